@@ -1,0 +1,1 @@
+"""GraphRAG global search: map-reduce over community summaries, with provenance."""

@@ -1,0 +1,99 @@
+"""The error tree of the engine.
+
+Every error the engine raises on purpose derives from :class:`GraphRAGError`. Errors about bad
+input are also ``ValueError`` subclasses, so callers that only know the standard library can
+still catch them. Messages of request, budget and output errors are part of the behaviour
+contract (``shared/spec/global-search.md``) and must not be reworded.
+"""
+
+from __future__ import annotations
+
+
+class GraphRAGError(Exception):
+    """Base class of every error raised on purpose by ``graphrag_core``."""
+
+
+class RequestValidationError(GraphRAGError, ValueError):
+    """A global search request field is out of its allowed range (spec section 1)."""
+
+
+class BudgetError(GraphRAGError, ValueError):
+    """A token budget cannot hold what it must hold (the prompt, a summary part)."""
+
+
+class ModelOutputError(GraphRAGError, ValueError):
+    """A model answered, but its text is not what the prompt asked for."""
+
+
+class MapOutputError(ModelOutputError):
+    """A map answer is not valid JSON with a string ``answer`` and a 0-100 ``usefulness``."""
+
+
+class ReduceOutputError(ModelOutputError):
+    """The reduce answer is not valid JSON with a non-blank string ``answer``."""
+
+
+class ModelError(GraphRAGError):
+    """A model call failed before it produced any text.
+
+    ``retryable`` says whether trying again can help (rate limits, server errors, timeouts,
+    lost connections); ``retry_after`` is the delay the server asked for, in seconds.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = True,
+        retry_after: float | None = None,
+        status_code: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status_code = status_code
+
+
+class RetryableModelError(ModelError):
+    """A transient model failure: 429, 5xx, a timeout or a connection error."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status_code: int | None = None) -> None:
+        super().__init__(message, retryable=True, retry_after=retry_after, status_code=status_code)
+
+
+class FatalModelError(ModelError):
+    """A model failure that retrying cannot fix: a 4xx other than 429, a bad configuration."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(message, retryable=False, status_code=status_code)
+
+
+class IndexValidationError(GraphRAGError, ValueError):
+    """An index is malformed. The message names the file, the row or line and the field."""
+
+    def __init__(self, message: str, *, path: str | None = None, row: int | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.row = row
+        self.field = field
+
+
+class IndexFormatError(IndexValidationError):
+    """A folder is not in any supported index layout."""
+
+
+class AllMapBatchesFailed(ExceptionGroup, GraphRAGError):
+    """Every Global Map batch failed after its retry; holds each batch's last error, in batch order."""
+
+    def __new__(cls, message: str = "Every Global Map batch failed.", exceptions=()):  # noqa: D102
+        return super().__new__(cls, message, list(exceptions))
+
+    def __init__(self, message: str = "Every Global Map batch failed.", exceptions=()) -> None:
+        super().__init__(message, list(exceptions))
+
+    def derive(self, excs):  # keeps the subclass when the group is split
+        return AllMapBatchesFailed(self.message, excs)
+
+
+class RunCancelled(GraphRAGError):
+    """A run was stopped by its user before it finished."""

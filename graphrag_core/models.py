@@ -1,0 +1,330 @@
+"""The index: communities, claims, source chunks and documents, with the lookups search needs.
+
+Records are frozen pydantic values. Ids are strings; integers are accepted and turned into
+their decimal text, so a Microsoft GraphRAG community number ``12`` is the id ``"12"``.
+The community hierarchy lives in a networkx ``DiGraph`` whose edges point parent -> child.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from functools import cached_property
+from typing import Annotated, Any
+
+import networkx as nx
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+
+from .errors import IndexValidationError
+
+
+def _as_id(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value  # rejected by the str type below
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+Id = Annotated[str, BeforeValidator(_as_id)]
+"""An identifier: a string, or an integer taken as its decimal text."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Community(_Record):
+    """One community of the hierarchy. Level 0 is the root level (coarsest)."""
+
+    id: Id
+    level: int = Field(ge=0)
+    parent_id: Id | None = None
+    title: str = ""
+    summary: str = ""
+    rank: float | None = None
+    size: int | None = None
+    entity_ids: tuple[Id, ...] = ()
+
+
+class Claim(_Record):
+    """A fact about a subject, attached to the leaf community that holds it."""
+
+    id: Id
+    community_id: Id
+    subject: str
+    object: str | None = None
+    description: str = ""
+    chunk_ids: tuple[Id, ...] = ()
+
+
+class SourceChunk(_Record):
+    """A piece of source text that claims cite."""
+
+    id: Id
+    document_id: Id | None = None
+    text: str
+
+
+class Document(_Record):
+    """A source document."""
+
+    id: Id
+    title: str = ""
+
+
+class Entity(_Record):
+    """A node of the knowledge graph (optional; for graph views)."""
+
+    id: Id
+    title: str
+    type: str | None = None
+    description: str = ""
+    community_ids: tuple[Id, ...] = ()
+
+
+class Relationship(_Record):
+    """An edge of the knowledge graph between two entity titles (optional; for graph views)."""
+
+    id: Id
+    source: str
+    target: str
+    description: str = ""
+    weight: float | None = None
+
+
+LEAF = "leaf"
+
+MAP_SECTION_SUMMARY = "[Community summary]"
+MAP_SECTION_CLAIMS = "[Supporting claims]"
+MAP_SECTION_SOURCES = "[Source excerpts]"
+
+
+def format_claim_line(claim: Claim) -> str:
+    """One line of the ``[Supporting claims]`` part: subject, object when present, description."""
+    head = claim.subject if not claim.object else f"{claim.subject} -> {claim.object}"
+    description = " ".join(claim.description.split())
+    return f"- {head}: {description}" if description else f"- {head}"
+
+
+class Index(_Record):
+    """A loaded index. Constructing one validates its structure.
+
+    Invariants once built: ids are unique per table; every parent exists and the parent links
+    form a forest whose child levels are their parent's level + 1; every claim names an
+    existing community and existing chunks; every chunk's document exists when documents are
+    given. ``warnings`` holds recoverable oddities found while loading.
+    """
+
+    communities: tuple[Community, ...]
+    claims: tuple[Claim, ...] = ()
+    chunks: tuple[SourceChunk, ...] = ()
+    documents: tuple[Document, ...] = ()
+    entities: tuple[Entity, ...] = ()
+    relationships: tuple[Relationship, ...] = ()
+    name: str = ""
+    description: str = ""
+    warnings: tuple[str, ...] = ()
+
+    _communities: dict[str, Community] = PrivateAttr(default_factory=dict)
+    _chunks: dict[str, SourceChunk] = PrivateAttr(default_factory=dict)
+    _documents: dict[str, Document] = PrivateAttr(default_factory=dict)
+    _claims: dict[str, Claim] = PrivateAttr(default_factory=dict)
+    _claims_by_community: dict[str, list[Claim]] = PrivateAttr(default_factory=dict)
+    _graph: nx.DiGraph = PrivateAttr(default_factory=nx.DiGraph)
+
+    def model_post_init(self, __context: Any) -> None:
+        self._communities = _unique("community", self.communities)
+        self._chunks = _unique("chunk", self.chunks)
+        self._documents = _unique("document", self.documents)
+        self._claims = _unique("claim", self.claims)
+        _unique("entity", self.entities)
+        _unique("relationship", self.relationships)
+
+        graph = nx.DiGraph()
+        graph.add_nodes_from(self._communities)
+        for community in self.communities:
+            if community.parent_id is None:
+                continue
+            parent = self._communities.get(community.parent_id)
+            if parent is None:
+                raise IndexValidationError(
+                    f"Community {community.id!r} names parent {community.parent_id!r}, which does not exist.",
+                    field="parent_id",
+                )
+            graph.add_edge(parent.id, community.id)
+        if not nx.is_directed_acyclic_graph(graph):
+            cycle = " -> ".join(str(edge[0]) for edge in nx.find_cycle(graph))
+            raise IndexValidationError(f"The parent links of communities form a cycle: {cycle}.", field="parent_id")
+        for community in self.communities:
+            if community.parent_id is not None:
+                parent = self._communities[community.parent_id]
+                if community.level != parent.level + 1:
+                    raise IndexValidationError(
+                        f"Community {community.id!r} has level {community.level}, but its parent "
+                        f"{parent.id!r} has level {parent.level}; a child's level must be its parent's + 1.",
+                        field="level",
+                    )
+        self._graph = graph
+
+        by_community: dict[str, list[Claim]] = {}
+        for claim in self.claims:
+            if claim.community_id not in self._communities:
+                raise IndexValidationError(
+                    f"Claim {claim.id!r} names community {claim.community_id!r}, which does not exist.",
+                    field="community_id",
+                )
+            for chunk_id in claim.chunk_ids:
+                if chunk_id not in self._chunks:
+                    raise IndexValidationError(
+                        f"Claim {claim.id!r} cites chunk {chunk_id!r}, which does not exist.", field="chunk_ids"
+                    )
+            by_community.setdefault(claim.community_id, []).append(claim)
+        self._claims_by_community = by_community
+        if self.documents:
+            for chunk in self.chunks:
+                if chunk.document_id is not None and chunk.document_id not in self._documents:
+                    raise IndexValidationError(
+                        f"Chunk {chunk.id!r} names document {chunk.document_id!r}, which does not exist.",
+                        field="document_id",
+                    )
+
+    # -- lookups -----------------------------------------------------------------------------
+
+    @property
+    def graph(self) -> nx.DiGraph:
+        """The hierarchy as a DiGraph, edges parent -> child (read-only by convention)."""
+        return self._graph
+
+    def community(self, community_id: str | int) -> Community:
+        """The community with that id; ``KeyError`` naming the id when there is none."""
+        try:
+            return self._communities[str(community_id)]
+        except KeyError:
+            raise KeyError(f"No community {community_id!r} in this index.") from None
+
+    def has_community(self, community_id: str | int) -> bool:
+        return str(community_id) in self._communities
+
+    def parent(self, community_id: str | int) -> Community | None:
+        parent_id = self.community(community_id).parent_id
+        return None if parent_id is None else self._communities[parent_id]
+
+    def children(self, community_id: str | int) -> list[Community]:
+        return [self._communities[c] for c in self._graph.successors(self.community(community_id).id)]
+
+    def path_to_root(self, community_id: str | int) -> list[Community]:
+        """The community, then its parent, up to its root."""
+        path = [self.community(community_id)]
+        while path[-1].parent_id is not None:
+            path.append(self._communities[path[-1].parent_id])
+        return path
+
+    def is_leaf(self, community_id: str | int) -> bool:
+        """True when no community names this one as its parent."""
+        return self._graph.out_degree(self.community(community_id).id) == 0
+
+    def descendant_leaves(self, community_id: str | int) -> list[Community]:
+        """The leaf communities below this one, in index order; a leaf is its own descendant."""
+        root = self.community(community_id).id
+        below = nx.descendants(self._graph, root) | {root}
+        return [c for c in self.communities if c.id in below and self._graph.out_degree(c.id) == 0]
+
+    def claims_of(self, community_id: str | int) -> list[Claim]:
+        """The claims attached directly to this community."""
+        return list(self._claims_by_community.get(self.community(community_id).id, ()))
+
+    def leaf_claims(self, community_id: str | int) -> list[Claim]:
+        """The claims attached to the descendant leaves of this community, leaf by leaf."""
+        return [claim for leaf in self.descendant_leaves(community_id) for claim in self._claims_by_community.get(leaf.id, ())]
+
+    def claim(self, claim_id: str | int) -> Claim:
+        try:
+            return self._claims[str(claim_id)]
+        except KeyError:
+            raise KeyError(f"No claim {claim_id!r} in this index.") from None
+
+    def chunk(self, chunk_id: str | int) -> SourceChunk:
+        try:
+            return self._chunks[str(chunk_id)]
+        except KeyError:
+            raise KeyError(f"No source chunk {chunk_id!r} in this index.") from None
+
+    def document(self, document_id: str | int) -> Document | None:
+        return self._documents.get(str(document_id))
+
+    def claim_chunks(self, claim: Claim | str | int) -> list[SourceChunk]:
+        """The source chunks a claim cites, in the claim's order."""
+        if not isinstance(claim, Claim):
+            claim = self.claim(claim)
+        return [self._chunks[c] for c in claim.chunk_ids]
+
+    def levels(self) -> dict[int, int]:
+        """Each level present, with its number of communities, in level order."""
+        return dict(sorted(Counter(c.level for c in self.communities).items()))
+
+    def summary_counts(self) -> dict[int | str, int]:
+        """How many non-blank summaries each choice of ``community_level`` would select."""
+        counts: dict[int | str, int] = {LEAF: len(self.select_communities(LEAF))}
+        for level in self.levels():
+            counts[level] = len(self.select_communities(level))
+        return counts
+
+    @cached_property
+    def leaves(self) -> tuple[Community, ...]:
+        return tuple(c for c in self.communities if self._graph.out_degree(c.id) == 0)
+
+    def select_communities(self, level: int | str = LEAF) -> list[Community]:
+        """The communities whose summaries global search maps over (spec section 2), in index order.
+
+        ``"leaf"``: every community with a non-blank summary that no community names as parent;
+        an integer: every community at that level with a non-blank summary.
+        """
+        if level == LEAF:
+            pool: Iterable[Community] = self.leaves
+        else:
+            pool = (c for c in self.communities if c.level == level)
+        return [c for c in pool if c.summary.strip()]
+
+    def map_text(self, community_id: str | int, *, include_claims: bool = True, include_sources: bool = True) -> str:
+        """The text the batcher packs for one selected community (spec section 3).
+
+        Three parts in order, each left out when empty: the community's summary; one line per
+        claim of its descendant leaves; the text of the chunks those claims cite, each once,
+        in first-seen order.
+        """
+        community = self.community(community_id)
+        parts: list[str] = []
+        if community.summary.strip():
+            parts.append(f"{MAP_SECTION_SUMMARY}\n{community.summary.strip()}")
+        claims = self.leaf_claims(community.id) if (include_claims or include_sources) else []
+        if include_claims and claims:
+            parts.append(MAP_SECTION_CLAIMS + "\n" + "\n".join(format_claim_line(c) for c in claims))
+        if include_sources and claims:
+            seen: dict[str, SourceChunk] = {}
+            for claim in claims:
+                for chunk_id in claim.chunk_ids:
+                    seen.setdefault(chunk_id, self._chunks[chunk_id])
+            excerpts = [chunk.text.strip() for chunk in seen.values() if chunk.text.strip()]
+            if excerpts:
+                parts.append(MAP_SECTION_SOURCES + "\n" + "\n\n".join(excerpts))
+        return "\n\n".join(parts)
+
+    def stats(self) -> dict[str, int]:
+        return {
+            "communities": len(self.communities),
+            "claims": len(self.claims),
+            "chunks": len(self.chunks),
+            "documents": len(self.documents),
+            "entities": len(self.entities),
+            "relationships": len(self.relationships),
+        }
+
+
+def _unique(kind: str, records: Sequence[Any]) -> dict[str, Any]:
+    by_id: dict[str, Any] = {}
+    for row, record in enumerate(records):
+        if record.id in by_id:
+            raise IndexValidationError(f"Duplicate {kind} id {record.id!r} (record {row}).", row=row, field="id")
+        by_id[record.id] = record
+    return by_id

@@ -1,0 +1,136 @@
+"""Every prompt the engine sends, as ``string.Template`` texts with one render function each.
+
+A prompt *skeleton* is the whole prompt with the query filled in and the content empty: every
+message's text joined by newlines. It counts against the phase's token budget, so what is
+budgeted is what is sent. The ``---Question---`` and ``---Data---`` markers split a user message
+into its parts; :func:`split_prompt_sections` reads them back (the offline model uses it).
+"""
+
+from __future__ import annotations
+
+from string import Template
+
+from .llm.base import ChatMessage
+
+MAP_SYSTEM = Template(
+    """---Role---
+You are a helpful assistant answering a question about a corpus, using only the community \
+reports in the data section below. Each report part starts with its community id.
+
+---Goal---
+Write an intermediate answer that collects the key points of the data that help answer the \
+question, and rate how useful those points are for answering it.
+- usefulness is an integer from 0 to 100: 0 when the data does not help at all, 100 when it \
+answers the question fully.
+- When nothing in the data is relevant, give usefulness 0 and an empty answer.
+- Do not make anything up; say only what the data supports.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"answer": "<the key points, in prose or as a list>", "usefulness": <0-100>}"""
+)
+
+MAP_USER = Template(
+    """---Question---
+$query
+
+---Data---
+$content"""
+)
+
+REDUCE_SYSTEM = Template(
+    """---Role---
+You are a helpful assistant writing the final answer to a question about a corpus, by \
+combining intermediate answers from analysts who each read part of the corpus's community \
+reports.
+
+---Goal---
+Combine the intermediate answers below into one answer to the question.
+- Intermediate answers are ranked by usefulness, most useful first.
+- Keep what is relevant and supported; drop what is not; merge repeated points.
+- Cite the community ids behind each point as [Communities: id, id].
+- If the answers do not contain enough to answer, say so.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"answer": "<the final answer, in Markdown>"}"""
+)
+
+REDUCE_USER = Template(
+    """---Question---
+$query
+
+---Data---
+$content"""
+)
+
+COMMUNITY_SUMMARY_SYSTEM = Template(
+    """---Role---
+You write short, factual summaries of a community of related terms from a knowledge graph.
+
+---Goal---
+Write a title (at most eight words) and a summary (three to five sentences) of the community \
+described below, using only what the data says.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"title": "<title>", "summary": "<summary>"}"""
+)
+
+COMMUNITY_SUMMARY_USER = Template(
+    """---Data---
+$content"""
+)
+
+QUESTION_MARKER = "---Question---"
+DATA_MARKER = "---Data---"
+
+
+def render_map_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+    """The map call for one batch: the system instructions and the question with the batch."""
+    return (
+        ChatMessage(role="system", content=MAP_SYSTEM.substitute()),
+        ChatMessage(role="user", content=MAP_USER.substitute(query=query, content=content)),
+    )
+
+
+def render_reduce_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+    """The reduce call: the system instructions and the question with the ranked answers."""
+    return (
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute()),
+        ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
+    )
+
+
+def render_community_summary_messages(content: str) -> tuple[ChatMessage, ...]:
+    """A call that asks a model to title and summarize one community (sample building)."""
+    return (
+        ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute()),
+        ChatMessage(role="user", content=COMMUNITY_SUMMARY_USER.substitute(content=content)),
+    )
+
+
+def _skeleton(messages: tuple[ChatMessage, ...]) -> str:
+    return "\n".join(m.content for m in messages)
+
+
+def map_prompt_skeleton(query: str) -> str:
+    """The whole map prompt with the query filled in and the content empty."""
+    return _skeleton(render_map_messages(query, ""))
+
+
+def reduce_prompt_skeleton(query: str) -> str:
+    """The whole reduce prompt with the query filled in and the content empty."""
+    return _skeleton(render_reduce_messages(query, ""))
+
+
+def split_prompt_sections(user_message: str) -> tuple[str, str]:
+    """``(question, data)`` of a map or reduce user message; missing parts are ``""``.
+
+    Only the first data marker counts, so data that itself contains the marker stays whole.
+    """
+    head, found, data = user_message.partition(f"{DATA_MARKER}\n")
+    if not found:
+        head, data = user_message, ""
+    question = head.split(f"{QUESTION_MARKER}\n", 1)[-1] if QUESTION_MARKER in head else ""
+    return question.strip(), data
