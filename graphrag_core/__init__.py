@@ -1,1 +1,102 @@
-"""GraphRAG global search: map-reduce over community summaries, with provenance."""
+"""GraphRAG global search: map-reduce over community summaries, with provenance.
+
+The names below are the public API; everything else is importable from its module.
+"""
+
+from .batching import MapText, SummaryBatch, build_summary_batches
+from .errors import (
+    AllMapBatchesFailed,
+    BudgetError,
+    FatalModelError,
+    GraphRAGError,
+    IndexFormatError,
+    IndexValidationError,
+    MapOutputError,
+    ModelError,
+    ModelOutputError,
+    ReduceOutputError,
+    RequestValidationError,
+    RetryableModelError,
+    RunCancelled,
+)
+from .events import Event, event_from_json, events_from_json, events_to_json
+from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUsage
+from .llm.scripted import ScriptedChatModel
+from .map import MapPhaseResult, run_global_map
+from .models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
+from .parsing import MapOutput, parse_map_output, parse_reduce_output
+from .reduce import ReducePlan, format_reduce_candidate, plan_reduce, select_reduce_answers
+from .request import GlobalSearchRequest, SearchDefaults
+from .results import (
+    NO_RESULTS_ANSWER,
+    BatchFailure,
+    GlobalSearchDiagnostics,
+    GlobalSearchResult,
+    MapAnswer,
+    ReduceCandidate,
+)
+from .search import plan_batches, retrieve_global, stream_global
+from .state import RunState
+from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
+
+__all__ = [
+    "AllMapBatchesFailed",
+    "BatchFailure",
+    "BudgetError",
+    "ChatMessage",
+    "ChatModel",
+    "ChatRequest",
+    "ChatResponse",
+    "Claim",
+    "Community",
+    "Document",
+    "Entity",
+    "Event",
+    "ExactTokenizer",
+    "FatalModelError",
+    "GlobalSearchDiagnostics",
+    "GlobalSearchRequest",
+    "GlobalSearchResult",
+    "GraphRAGError",
+    "HeuristicTokenizer",
+    "Index",
+    "IndexFormatError",
+    "IndexValidationError",
+    "MapAnswer",
+    "MapOutput",
+    "MapOutputError",
+    "MapPhaseResult",
+    "MapText",
+    "ModelError",
+    "ModelOutputError",
+    "NO_RESULTS_ANSWER",
+    "ReduceCandidate",
+    "ReduceOutputError",
+    "ReducePlan",
+    "Relationship",
+    "RequestValidationError",
+    "RetryableModelError",
+    "RunCancelled",
+    "RunState",
+    "ScriptedChatModel",
+    "SearchDefaults",
+    "SourceChunk",
+    "SummaryBatch",
+    "TokenUsage",
+    "Tokenizer",
+    "build_summary_batches",
+    "estimate_tokens",
+    "event_from_json",
+    "events_from_json",
+    "events_to_json",
+    "format_reduce_candidate",
+    "get_tokenizer",
+    "parse_map_output",
+    "parse_reduce_output",
+    "plan_batches",
+    "plan_reduce",
+    "retrieve_global",
+    "run_global_map",
+    "select_reduce_answers",
+    "stream_global",
+]

@@ -1,0 +1,190 @@
+"""Pack map texts into token-budgeted batches (spec section 5). Pure: no I/O, no model.
+
+Invariants of :func:`build_summary_batches`: every code point of every non-blank text lands in
+exactly one part, every part in exactly one batch, in shuffled order; every batch fits the
+budget together with the prompt skeleton; the same random source gives the same batches.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from .errors import BudgetError
+from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
+
+PART_HEADER_PLACEHOLDER = "9999999"
+"""Only for sizing: the header of a part is measured with this part number, whatever its own."""
+
+
+class MapText(BaseModel):
+    """The map text of one selected community."""
+
+    model_config = ConfigDict(frozen=True)
+
+    community_id: str
+    text: str
+
+
+class SummaryBatch(BaseModel):
+    """One map call's content: parts joined by newlines, and their community ids in first-seen order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    content: str
+    community_ids: tuple[str, ...]
+
+
+def part_header(community_id: str, part: int | str) -> str:
+    return f"[Community ID: {community_id} | summary part {part}]\n"
+
+
+def shuffle_in_place(items: list[Any], rng: random.Random) -> None:
+    """Fisher-Yates from the end: for i = n-1..1, j = floor(r * (i + 1)), swap i and j."""
+    for i in range(len(items) - 1, 0, -1):
+        j = int(rng.random() * (i + 1))
+        items[i], items[j] = items[j], items[i]
+
+
+def _as_map_text(item: Any) -> MapText:
+    if isinstance(item, MapText):
+        return item
+    if isinstance(item, tuple | list) and len(item) == 2:
+        return MapText(community_id=str(item[0]), text=item[1])
+    return MapText(community_id=str(item.community_id), text=item.text)
+
+
+class _Fitter:
+    """Answers ``fits(content)`` for one skeleton and budget: ``count(skeleton + "\\n" + content) <= budget``.
+
+    With an additive tokenizer the skeleton is measured once and pieces are measured
+    separately; otherwise the whole string is counted each time, so any tokenizer works.
+    """
+
+    def __init__(self, skeleton: str, budget: int, tokenizer: Tokenizer) -> None:
+        self.tokenizer = tokenizer
+        self.budget = budget
+        self.prefix = skeleton + "\n"
+        self.additive = isinstance(tokenizer, HeuristicTokenizer)
+        if self.additive:
+            self.prefix_measure = tokenizer.measure(self.prefix)
+
+    def fits(self, content: str) -> bool:
+        return self.tokenizer.count(self.prefix + content) <= self.budget
+
+    def fits_measure(self, ascii_count: int, cjk_count: int) -> bool:
+        a, c = self.prefix_measure
+        return HeuristicTokenizer.total(a + ascii_count, c + cjk_count) <= self.budget
+
+
+def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
+    """Split one text into the longest code point runs whose header-plus-run fits the budget."""
+    header = part_header(text.community_id, PART_HEADER_PLACEHOLDER)
+    body = text.text
+    if not body.strip():
+        return []
+    parts: list[str] = []
+    offset = 0
+    n = len(body)
+    if fitter.additive:
+        tok = fitter.tokenizer
+        ha, hc = tok.measure(header)
+
+        def fits_run(k: int) -> bool:
+            a, c = tok.measure(body[offset : offset + k])
+            return fitter.fits_measure(ha + a, hc + c)
+
+    else:
+
+        def fits_run(k: int) -> bool:
+            return fitter.fits(header + body[offset : offset + k])
+
+    while offset < n:
+        remaining = n - offset
+        if fits_run(remaining):
+            k = remaining
+        else:
+            lo, hi = 0, remaining - 1  # the largest fitting k lies in [lo, hi]
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                if fits_run(mid):
+                    lo = mid
+                else:
+                    hi = mid - 1
+            k = lo
+        if k == 0:
+            raise BudgetError(f"Map token budget is too small for community summary {text.community_id}.")
+        parts.append(body[offset : offset + k])
+        offset += k
+    return parts
+
+
+def build_summary_batches(
+    texts: Iterable[Any],
+    prompt_skeleton: str,
+    prompt_budget: int,
+    *,
+    rng: random.Random | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> list[SummaryBatch]:
+    """Shuffle the map texts, split them into budgeted parts and pack the parts greedily.
+
+    ``texts`` holds objects with ``community_id`` and ``text``, or ``(community_id, text)``
+    pairs. ``rng`` defaults to a fresh ``random.Random()``; pass a seeded one to repeat a run.
+    Raises :class:`BudgetError` when the skeleton alone, or one code point of a text with its
+    header, does not fit.
+    """
+    tokenizer = tokenizer or get_tokenizer()
+    rng = rng if rng is not None else random.Random()
+    fitter = _Fitter(prompt_skeleton, prompt_budget, tokenizer)
+    if not fitter.fits(""):
+        raise BudgetError("Map token budget cannot fit the Map prompt.")
+
+    items = [_as_map_text(t) for t in texts]
+    shuffle_in_place(items, rng)
+
+    batches: list[SummaryBatch] = []
+    current: list[str] = []
+    current_ids: dict[str, None] = {}
+    current_measure = (0, 0)
+
+    def flush() -> None:
+        if current:
+            batches.append(SummaryBatch(content="\n".join(current), community_ids=tuple(current_ids)))
+            current.clear()
+            current_ids.clear()
+
+    for item in items:
+        for number, run in enumerate(_split_parts(item, fitter), start=1):
+            part = part_header(item.community_id, number) + run
+            if fitter.additive:
+                a, c = fitter.tokenizer.measure(part)
+                joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)
+                fits_current = fitter.fits_measure(*joined)
+            else:
+                joined_text = "\n".join([*current, part])
+                fits_current = fitter.fits(joined_text)
+            if not fits_current:
+                flush()
+                if fitter.additive:
+                    joined = (a, c)
+                    fits_alone = fitter.fits_measure(a, c)
+                else:
+                    fits_alone = fitter.fits(part)
+                if not fits_alone:
+                    raise BudgetError(f"Map token budget cannot fit a summary part for {item.community_id}.")
+            current.append(part)
+            current_ids.setdefault(item.community_id, None)
+            if fitter.additive:
+                current_measure = joined
+    flush()
+    return batches
+
+
+def estimate_batches(batches: Sequence[SummaryBatch], prompt_skeleton: str, *, tokenizer: Tokenizer | None = None) -> list[int]:
+    """The prompt token estimate of each batch: ``count(skeleton + "\\n" + content)``."""
+    tokenizer = tokenizer or get_tokenizer()
+    return [tokenizer.count(prompt_skeleton + "\n" + b.content) for b in batches]

@@ -1,0 +1,149 @@
+"""The events of a run: frozen, tagged by ``kind``, JSON-serializable, emitted in order.
+
+A finished run's event list is enough to redraw it with no model: see ``state.RunState``.
+``at`` is seconds since the run started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .llm.base import TokenUsage
+from .request import GlobalSearchRequest
+from .results import GlobalSearchResult, ReduceCandidate
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    at: float = 0.0
+
+
+class RunStarted(_Event):
+    kind: Literal["run_started"] = "run_started"
+    run_id: str
+    request: GlobalSearchRequest
+    seed: int
+    model: str
+    tokenizer: str
+
+
+class SummariesSelected(_Event):
+    kind: Literal["summaries_selected"] = "summaries_selected"
+    community_level: int | Literal["leaf"]
+    count: int
+    community_ids: tuple[str, ...] = ()
+
+
+class PlannedBatch(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    community_ids: tuple[str, ...]
+    token_estimate: int
+
+
+class BatchesPlanned(_Event):
+    kind: Literal["batches_planned"] = "batches_planned"
+    batches: tuple[PlannedBatch, ...]
+    map_prompt_budget: int
+    concurrency: int
+
+
+class MapBatchStarted(_Event):
+    kind: Literal["map_batch_started"] = "map_batch_started"
+    batch_index: int
+    attempt: int
+
+
+class MapBatchRetried(_Event):
+    kind: Literal["map_batch_retried"] = "map_batch_retried"
+    batch_index: int
+    attempt: int
+    error: str
+    delay_s: float = 0.0
+
+
+class MapBatchSucceeded(_Event):
+    kind: Literal["map_batch_succeeded"] = "map_batch_succeeded"
+    batch_index: int
+    answer: str
+    usefulness: float
+    attempt: int
+    duration_s: float
+    usage: TokenUsage | None = None
+    cached: bool = False
+
+
+class MapBatchFailed(_Event):
+    kind: Literal["map_batch_failed"] = "map_batch_failed"
+    batch_index: int
+    attempts: int
+    error: str
+    error_type: str
+
+
+class ReduceSelection(_Event):
+    kind: Literal["reduce_selection"] = "reduce_selection"
+    candidates: tuple[ReduceCandidate, ...]
+    reduce_prompt_budget: int
+    strategy: Literal["skip", "stop"]
+
+
+class ReduceStarted(_Event):
+    kind: Literal["reduce_started"] = "reduce_started"
+    answer_count: int
+    prompt_tokens: int
+
+
+class RunFinished(_Event):
+    kind: Literal["run_finished"] = "run_finished"
+    result: GlobalSearchResult
+
+
+class RunFailed(_Event):
+    """The run ended without a result: every map batch failed, the reduce failed, or it was stopped."""
+
+    kind: Literal["run_failed"] = "run_failed"
+    error: str
+    error_type: str
+    cancelled: bool = False
+
+
+Event = Annotated[
+    Union[
+        RunStarted,
+        SummariesSelected,
+        BatchesPlanned,
+        MapBatchStarted,
+        MapBatchRetried,
+        MapBatchSucceeded,
+        MapBatchFailed,
+        ReduceSelection,
+        ReduceStarted,
+        RunFinished,
+        RunFailed,
+    ],
+    Field(discriminator="kind"),
+]
+
+_EVENT = TypeAdapter(Event)
+_EVENTS = TypeAdapter(list[Event])
+
+
+def event_from_json(data: str | bytes | dict) -> Event:
+    """An event back from its JSON text or dict."""
+    if isinstance(data, dict):
+        return _EVENT.validate_python(data)
+    return _EVENT.validate_json(data)
+
+
+def events_to_json(events: Iterable[Event]) -> str:
+    return _EVENTS.dump_json(list(events)).decode()
+
+
+def events_from_json(data: str | bytes) -> list[Event]:
+    return _EVENTS.validate_json(data)

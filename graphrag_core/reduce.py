@@ -1,0 +1,107 @@
+"""The reduce selection (spec section 7): rank map answers and pack them into the reduce budget.
+
+Invariants of :func:`plan_reduce`: every map answer gets exactly one fate; the selected ones,
+joined, fit the reduce prompt budget with the skeleton; ``skip`` keeps trying shorter answers
+after one that does not fit, ``stop`` ends at the first that does not fit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .results import MapAnswer, ReduceCandidate
+from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
+
+CANDIDATE_SEPARATOR = "\n\n"
+
+
+def format_usefulness(usefulness: float) -> str:
+    """A whole number prints without a decimal point (85, not 85.0)."""
+    value = float(usefulness)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def format_reduce_candidate(answer: MapAnswer) -> str:
+    """``[Usefulness: {u}; Community IDs: {id1, id2}]\\n{answer}``."""
+    ids = ", ".join(answer.community_ids)
+    return f"[Usefulness: {format_usefulness(answer.usefulness)}; Community IDs: {ids}]\n{answer.answer}"
+
+
+class ReducePlan(BaseModel):
+    """The fates of every map answer, the selected ones, and the reduce context they make."""
+
+    model_config = ConfigDict(frozen=True)
+
+    candidates: list[ReduceCandidate]
+    selected: list[MapAnswer]
+    context: str
+    prompt_tokens: int | None
+    """The estimate of ``skeleton + "\\n" + context``; None when nothing was selected."""
+
+
+def plan_reduce(
+    answers: Sequence[MapAnswer],
+    prompt_skeleton: str,
+    prompt_budget: int,
+    *,
+    strategy: Literal["skip", "stop"] = "skip",
+    tokenizer: Tokenizer | None = None,
+) -> ReducePlan:
+    """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget."""
+    tokenizer = tokenizer or get_tokenizer()
+    dropped = [a for a in answers if a.usefulness <= 0]
+    ranked = sorted((a for a in answers if a.usefulness > 0), key=lambda a: -a.usefulness)  # sorted() is stable
+
+    additive = isinstance(tokenizer, HeuristicTokenizer)
+    prefix = prompt_skeleton + "\n"
+    if additive:
+        prefix_a, prefix_c = tokenizer.measure(prefix)
+        sep_a = len(CANDIDATE_SEPARATOR)
+        used_a, used_c = prefix_a, prefix_c
+
+    candidates: list[ReduceCandidate] = []
+    selected: list[MapAnswer] = []
+    texts: list[str] = []
+    stopped = False
+    tokens_now: int | None = None
+    for rank, answer in enumerate(ranked, start=1):
+        if stopped:
+            candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="not_tried"))
+            continue
+        text = format_reduce_candidate(answer)
+        if additive:
+            a, c = tokenizer.measure(text)
+            trial_a, trial_c = used_a + a + (sep_a if texts else 0), used_c + c
+            tokens = HeuristicTokenizer.total(trial_a, trial_c)
+        else:
+            tokens = tokenizer.count(prefix + CANDIDATE_SEPARATOR.join([*texts, text]))
+        if tokens <= prompt_budget:
+            texts.append(text)
+            selected.append(answer)
+            tokens_now = tokens
+            if additive:
+                used_a, used_c = trial_a, trial_c
+            candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="selected", tokens=tokens))
+        else:
+            candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="skipped", tokens=tokens))
+            if strategy == "stop":
+                stopped = True
+    candidates.extend(ReduceCandidate(rank=None, answer=a, fate="dropped") for a in dropped)
+    return ReducePlan(
+        candidates=candidates, selected=selected, context=CANDIDATE_SEPARATOR.join(texts), prompt_tokens=tokens_now
+    )
+
+
+def select_reduce_answers(
+    answers: Sequence[MapAnswer],
+    prompt_skeleton: str,
+    prompt_budget: int,
+    *,
+    strategy: Literal["skip", "stop"] = "skip",
+    tokenizer: Tokenizer | None = None,
+) -> list[MapAnswer]:
+    """The map answers the reduce will read, in rank order (see :func:`plan_reduce`)."""
+    return plan_reduce(answers, prompt_skeleton, prompt_budget, strategy=strategy, tokenizer=tokenizer).selected

@@ -1,0 +1,177 @@
+"""A run's state as a fold over its events: ``state = state.apply(event)`` for each event.
+
+The app draws live runs from this state, and a saved event list redraws a finished run with no
+model (:meth:`RunState.replay`). Folding is cheap and never calls anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .events import (
+    BatchesPlanned,
+    Event,
+    MapBatchFailed,
+    MapBatchRetried,
+    MapBatchStarted,
+    MapBatchSucceeded,
+    ReduceSelection,
+    ReduceStarted,
+    RunFailed,
+    RunFinished,
+    RunStarted,
+    SummariesSelected,
+)
+from .request import GlobalSearchRequest
+from .results import GlobalSearchResult, ReduceCandidate
+
+BatchStatus = Literal["pending", "running", "done", "retried", "failed"]
+RunStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
+
+
+@dataclass
+class CallSpan:
+    """One model call of a batch on the run's clock; ``end`` is None while it runs."""
+
+    batch_index: int
+    attempt: int
+    start: float
+    end: float | None = None
+    outcome: Literal["running", "ok", "error", "cached"] = "running"
+
+
+@dataclass
+class BatchState:
+    index: int
+    community_ids: tuple[str, ...]
+    token_estimate: int
+    status: BatchStatus = "pending"
+    attempts: int = 0
+    usefulness: float | None = None
+    answer: str | None = None
+    errors: list[str] = field(default_factory=list)
+    cached: bool = False
+    duration_s: float | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "retried", "failed")
+
+
+@dataclass
+class RunState:
+    """Everything a page needs to draw a run, live or replayed."""
+
+    run_id: str | None = None
+    request: GlobalSearchRequest | None = None
+    seed: int | None = None
+    model: str | None = None
+    tokenizer: str | None = None
+    status: RunStatus = "idle"
+    phase: Literal["idle", "selecting", "map", "reduce", "done"] = "idle"
+    summary_count: int | None = None
+    selected_community_ids: tuple[str, ...] = ()
+    batches: list[BatchState] = field(default_factory=list)
+    concurrency: int | None = None
+    map_prompt_budget: int | None = None
+    calls: list[CallSpan] = field(default_factory=list)
+    candidates: list[ReduceCandidate] = field(default_factory=list)
+    reduce_prompt_budget: int | None = None
+    reduce_strategy: str | None = None
+    reduce_prompt_tokens: int | None = None
+    result: GlobalSearchResult | None = None
+    error: str | None = None
+    error_type: str | None = None
+    elapsed_s: float = 0.0
+    events: list[Event] = field(default_factory=list)
+
+    @classmethod
+    def replay(cls, events: Iterable[Event]) -> "RunState":
+        state = cls()
+        for event in events:
+            state.apply(event)
+        return state
+
+    @property
+    def finished_batches(self) -> int:
+        return sum(1 for b in self.batches if b.finished)
+
+    @property
+    def progress(self) -> float:
+        """Share of the work done, 0-1: map batches, with the reduce as the last step."""
+        if self.status in ("finished",):
+            return 1.0
+        if not self.batches:
+            return 0.0
+        return min(1.0, self.finished_batches / (len(self.batches) + 1))
+
+    def _open_call(self, index: int) -> CallSpan | None:
+        for span in reversed(self.calls):
+            if span.batch_index == index and span.end is None:
+                return span
+        return None
+
+    def _close_call(self, index: int, at: float, outcome: Literal["ok", "error", "cached"]) -> None:
+        span = self._open_call(index)
+        if span is not None:
+            span.end = at
+            span.outcome = outcome
+
+    def apply(self, event: Event) -> "RunState":
+        """Fold one event in; returns self so folds chain."""
+        self.events.append(event)
+        self.elapsed_s = max(self.elapsed_s, event.at)
+        match event:
+            case RunStarted():
+                self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
+                self.model, self.tokenizer = event.model, event.tokenizer
+                self.status, self.phase = "running", "selecting"
+            case SummariesSelected():
+                self.summary_count = event.count
+                self.selected_community_ids = event.community_ids
+            case BatchesPlanned():
+                self.batches = [BatchState(b.index, b.community_ids, b.token_estimate) for b in event.batches]
+                self.concurrency, self.map_prompt_budget = event.concurrency, event.map_prompt_budget
+                self.phase = "map"
+            case MapBatchStarted():
+                batch = self.batches[event.batch_index]
+                batch.attempts = max(batch.attempts, event.attempt)
+                if batch.status == "pending":
+                    batch.status = "running"
+                self.calls.append(CallSpan(event.batch_index, event.attempt, event.at))
+            case MapBatchRetried():
+                batch = self.batches[event.batch_index]
+                batch.errors.append(event.error)
+                batch.status = "running"
+                self._close_call(event.batch_index, event.at, "error")
+            case MapBatchSucceeded():
+                batch = self.batches[event.batch_index]
+                batch.status = "retried" if event.attempt > 1 else "done"
+                batch.usefulness, batch.answer = event.usefulness, event.answer
+                batch.cached, batch.duration_s = event.cached, event.duration_s
+                self._close_call(event.batch_index, event.at, "cached" if event.cached else "ok")
+            case MapBatchFailed():
+                batch = self.batches[event.batch_index]
+                batch.status = "failed"
+                batch.attempts = event.attempts
+                if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
+                    batch.errors.append(event.error)
+                self._close_call(event.batch_index, event.at, "error")
+            case ReduceSelection():
+                self.candidates = list(event.candidates)
+                self.reduce_prompt_budget, self.reduce_strategy = event.reduce_prompt_budget, event.strategy
+                self.phase = "reduce"
+            case ReduceStarted():
+                self.reduce_prompt_tokens = event.prompt_tokens
+            case RunFinished():
+                self.result = event.result
+                self.status, self.phase = "finished", "done"
+                if not self.candidates:
+                    self.candidates = list(event.result.reduce_candidates)
+            case RunFailed():
+                self.status = "cancelled" if event.cancelled else "failed"
+                self.error, self.error_type = event.error, event.error_type
+                self.phase = "done"
+        return self
