@@ -1,0 +1,168 @@
+"""The offline model answers the real prompts deterministically, with no network."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import socket
+
+import pytest
+
+from graphrag_core.llm.base import ChatModel, ChatRequest, model_identity
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.models import Claim, Community, Index, SourceChunk
+from graphrag_core.prompts import render_community_summary_messages, render_map_messages, render_reduce_messages
+
+FLOODS = """[Community ID: 3 | summary part 1]
+[Community summary]
+The river floods every spring. Farmers along the river built levees to protect their crops.
+
+[Supporting claims]
+- Levee -> River: Levees reduce flood damage to farms.
+[Community ID: 7 | summary part 1]
+[Community summary]
+Spring floods wash fertile silt onto the fields of the valley farmers."""
+
+JAZZ = """[Community ID: 9 | summary part 1]
+[Community summary]
+A jazz festival draws musicians from many countries. Concerts run all night in the old harbour."""
+
+ZH = """[Community ID: 21 | summary part 1]
+[Community summary]
+长江流域每年夏季发生洪水。农民修建堤坝保护农田。
+[Community ID: 22 | summary part 1]
+[Community summary]
+上海的金融业发展迅速。银行数量不断增加。"""
+
+
+def _map(model: OfflineChatModel, question: str, data: str) -> dict[str, object]:
+    request = ChatRequest(purpose="map", messages=render_map_messages(question, data), max_tokens=512)
+    return json.loads(asyncio.run(model.complete(request)).text)
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the offline model must not open a connection")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+
+
+def test_protocol_and_identity() -> None:
+    model = OfflineChatModel()
+    assert isinstance(model, ChatModel)
+    assert model_identity(model) == "offline:bm25"
+
+
+def test_same_input_same_output(no_network: None) -> None:
+    request = ChatRequest(purpose="map", messages=render_map_messages("How do farmers cope with floods?", FLOODS))
+    first = asyncio.run(OfflineChatModel().complete(request))
+    second = asyncio.run(OfflineChatModel(latency=(0.0, 0.01), seed=5).complete(request))
+    assert first.text == second.text
+    assert first.usage is not None and first.usage.prompt_tokens > 0
+
+
+def test_relevant_batch_scores_higher_than_irrelevant(no_network: None) -> None:
+    model = OfflineChatModel()
+    relevant = _map(model, "How do farmers cope with river floods?", FLOODS)
+    irrelevant = _map(model, "How do farmers cope with river floods?", JAZZ)
+    assert relevant["usefulness"] > irrelevant["usefulness"]
+    assert irrelevant == {"answer": "", "usefulness": 0}
+    assert isinstance(relevant["usefulness"], int) and 0 < relevant["usefulness"] <= 100
+    assert "levee" in str(relevant["answer"]).lower()
+    assert "[Communities: 3" in str(relevant["answer"])
+    assert len(str(relevant["answer"]).split()) <= 140
+
+
+def test_generic_words_alone_do_not_match() -> None:
+    # "What is the main theme of the jazz corpus?": only "jazz" is a content term.
+    result = _map(OfflineChatModel(), "What is the main theme of the jazz corpus?", FLOODS)
+    assert result["usefulness"] == 0
+
+
+def test_broad_question_still_answers() -> None:
+    result = _map(OfflineChatModel(), "What are the main themes?", FLOODS)
+    assert result["usefulness"] > 0
+    assert "[Communities:" in str(result["answer"])
+
+
+def test_chinese_batch_against_chinese_question() -> None:
+    model = OfflineChatModel()
+    result = _map(model, "长江洪水对农民有什么影响？", ZH)
+    assert result["usefulness"] > 0
+    assert "堤坝" in str(result["answer"]) and "21" in str(result["answer"])
+    assert "上海" not in str(result["answer"])
+    assert _map(model, "长江洪水对农民有什么影响？", JAZZ)["usefulness"] == 0
+    assert _map(model, "主要主题是什么？", ZH)["usefulness"] > 0
+
+
+def test_reduce_merges_and_cites() -> None:
+    data = "\n\n".join(
+        [
+            "[Usefulness: 85; Community IDs: 3, 7]\n- The river floods every spring. [Communities: 3]\n"
+            "- Levees reduce flood damage. [Communities: 3]",
+            "[Usefulness: 40; Community IDs: 9]\nThe river floods every spring. Spring floods bring silt.",
+        ]
+    )
+    request = ChatRequest(purpose="reduce", messages=render_reduce_messages("How do floods affect farms?", data))
+    answer = json.loads(asyncio.run(OfflineChatModel().complete(request)).text)["answer"]
+    lines = answer.splitlines()
+    assert lines[0].startswith("Overview")
+    assert answer.count("The river floods every spring.") == 1
+    assert "[Communities: 3, 9]" in answer
+    assert "Spring floods bring silt. [Communities: 9]" in answer
+
+
+def test_reduce_without_candidates_is_still_valid() -> None:
+    request = ChatRequest(purpose="reduce", messages=render_reduce_messages("Anything?", ""))
+    answer = json.loads(asyncio.run(OfflineChatModel().complete(request)).text)["answer"]
+    assert answer.strip()
+
+
+def test_summary_request() -> None:
+    text = "The river floods every spring. Farmers build levees along the river. Levees reduce flood damage."
+    request = ChatRequest(purpose="summary", messages=render_community_summary_messages(text))
+    payload = json.loads(asyncio.run(OfflineChatModel().complete(request)).text)
+    assert set(payload) == {"title", "summary"}
+    assert payload["title"] and "River" in payload["title"]
+    assert "levees" in payload["summary"]
+
+
+def test_latency_is_seeded_and_bounded() -> None:
+    request = ChatRequest(purpose="map", messages=render_map_messages("q", JAZZ))
+    other = ChatRequest(purpose="map", messages=render_map_messages("another question", JAZZ))
+    model = OfflineChatModel(latency=(0.1, 0.5), seed=1)
+    assert model.delay_for(request) == OfflineChatModel(latency=(0.1, 0.5), seed=1).delay_for(request)
+    assert 0.1 <= model.delay_for(request) <= 0.5
+    assert model.delay_for(request) != model.delay_for(other)
+    assert OfflineChatModel().delay_for(request) == 0.0
+    with pytest.raises(ValueError):
+        OfflineChatModel(latency=(0.5, 0.1))
+
+
+def _small_index() -> Index:
+    return Index(
+        communities=(
+            Community(id="0", level=0, summary="Water and farming in the valley, and the city's culture."),
+            Community(id="1", level=1, parent_id="0", summary="The river floods every spring and farmers build levees."),
+            Community(id="2", level=1, parent_id="0", summary="A jazz festival fills the harbour with concerts."),
+        ),
+        claims=(
+            Claim(id="c1", community_id="1", subject="Levee", object="River", description="Levees cut flood damage.", chunk_ids=("k1",)),
+        ),
+        chunks=(SourceChunk(id="k1", text="In 2021 the levees held back the spring flood."),),
+    )
+
+
+@pytest.mark.skipif(importlib.util.find_spec("graphrag_core.search") is None, reason="the engine (graphrag_core.search) is not there yet")
+def test_global_search_with_offline_model_cites_communities() -> None:
+    from graphrag_core import search
+
+    request_type = getattr(search, "GlobalSearchRequest", None) or getattr(search, "GlobalRequest")
+    result = asyncio.run(
+        search.retrieve_global(_small_index(), request_type(query="How do farmers deal with floods?", seed=0), OfflineChatModel())
+    )
+    assert result.status in ("completed", "partial")
+    assert "1" in result.community_ids
+    assert "[Communities: 1" in result.answer
