@@ -1,0 +1,139 @@
+"""A cache of map replies, so a rerun that changes only reduce settings makes no map calls.
+
+The key (:func:`cache_key`) is a sha256 over the model's identity and the exact
+:class:`~graphrag_core.llm.base.ChatRequest`: the same batch, question, prompt, output reserve
+and JSON mode against the same model give the same key; anything else gives another. Only
+replies that already parsed are stored (the engine calls ``put`` after parsing succeeds), so a
+hit is a reply the engine has accepted before. Model identities never carry secrets, so
+neither do keys.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from .llm.base import ChatRequest, model_identity
+
+SQLITE_TIMEOUT_S = 30.0
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS map_cache (
+    key TEXT PRIMARY KEY,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+@runtime_checkable
+class MapCache(Protocol):
+    """What the map phase needs from a cache: text by key, and storing text under a key."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, text: str) -> None: ...
+
+
+def cache_key(model: object, request: ChatRequest) -> str:
+    """sha256 hex of the model's identity and the request's JSON (a pure function of both)."""
+    digest = hashlib.sha256()
+    digest.update(model_identity(model).encode("utf-8"))
+    digest.update(b"\x00")
+    digest.update(request.model_dump_json().encode("utf-8"))
+    return digest.hexdigest()
+
+
+class SqliteMapCache:
+    """A :class:`MapCache` in one SQLite file (WAL mode), shared by threads and processes.
+
+    Each operation opens its own short-lived connection, so instances are safe to share between
+    Streamlit's script threads; writes also hold a per-instance lock. ``put`` on an existing key
+    replaces its text. ``hits``/``misses`` count this instance's ``get`` calls.
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        with self._connect() as connection:
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"SqliteMapCache({str(self.path)!r})"
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        connection = sqlite3.connect(self.path, timeout=SQLITE_TIMEOUT_S)
+        try:
+            with connection:  # commits on success, rolls back on error
+                yield connection
+        finally:
+            connection.close()
+
+    def get(self, key: str) -> str | None:
+        with self._connect() as connection:
+            row = connection.execute("SELECT text FROM map_cache WHERE key = ?", (key,)).fetchone()
+        with self._lock:
+            if row is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return None if row is None else str(row[0])
+
+    def put(self, key: str, text: str) -> None:
+        with self._lock, self._connect() as connection:
+            connection.execute(
+                "INSERT OR REPLACE INTO map_cache (key, text, created_at) VALUES (?, ?, ?)", (key, text, time.time())
+            )
+
+    def clear(self) -> int:
+        """Remove every entry; returns how many there were."""
+        with self._lock, self._connect() as connection:
+            return connection.execute("DELETE FROM map_cache").rowcount
+
+    def __len__(self) -> int:
+        with self._connect() as connection:
+            return int(connection.execute("SELECT COUNT(*) FROM map_cache").fetchone()[0])
+
+    def stats(self) -> dict[str, int]:
+        """Entries and total stored characters in the file; hits and misses of this instance."""
+        with self._connect() as connection:
+            entries, characters = connection.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(text)), 0) FROM map_cache").fetchone()
+        return {"entries": int(entries), "characters": int(characters), "hits": self.hits, "misses": self.misses}
+
+
+class MemoryMapCache:
+    """A :class:`MapCache` in a dict, for tests and one-off runs (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: str) -> str | None:
+        with self._lock:
+            return self._entries.get(key)
+
+    def put(self, key: str, text: str) -> None:
+        with self._lock:
+            self._entries[key] = text
+
+    def clear(self) -> int:
+        with self._lock:
+            count = len(self._entries)
+            self._entries.clear()
+            return count
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+__all__ = ["MapCache", "MemoryMapCache", "SqliteMapCache", "cache_key"]
