@@ -1,0 +1,487 @@
+"""The native index format: a folder of JSON Lines files and a manifest.
+
+Layout (see ``docs/index-format.md``)::
+
+    manifest.json        {"format": "graphrag-explorer-index", "format_version": 1, "name", ...}
+    communities.jsonl    one Community per line
+    claims.jsonl         one Claim per line
+    chunks.jsonl         one SourceChunk per line
+    documents.jsonl      one Document per line
+    entities.jsonl       optional: one Entity per line
+    relationships.jsonl  optional: one Relationship per line
+
+Every line is one JSON object whose keys are the model's fields in declaration order, written
+with ``ensure_ascii=False``; every file ends with a newline. Blank lines are ignored on reading.
+
+This module also holds the structural checks shared with the Microsoft GraphRAG importer
+(:func:`check_structure`): they run on parsed records *before* the :class:`Index` is built, so
+a failure names the file, the line (or parquet row) and the field instead of just an id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import IndexFormatError, IndexValidationError
+from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
+
+NATIVE_FORMAT = "graphrag-explorer-index"
+"""The value of ``manifest.json``'s ``format`` key."""
+
+NATIVE_FORMAT_VERSION = 1
+"""The newest ``format_version`` this code reads, and the one it writes."""
+
+MANIFEST_FILE = "manifest.json"
+COMMUNITIES_FILE = "communities.jsonl"
+CLAIMS_FILE = "claims.jsonl"
+CHUNKS_FILE = "chunks.jsonl"
+DOCUMENTS_FILE = "documents.jsonl"
+ENTITIES_FILE = "entities.jsonl"
+RELATIONSHIPS_FILE = "relationships.jsonl"
+
+REQUIRED_FILES: tuple[str, ...] = (COMMUNITIES_FILE, CLAIMS_FILE, CHUNKS_FILE, DOCUMENTS_FILE)
+OPTIONAL_FILES: tuple[str, ...] = (ENTITIES_FILE, RELATIONSHIPS_FILE)
+
+WARNING_EXAMPLES = 5
+"""How many example ids a warning about many records names."""
+
+R = TypeVar("R", bound=BaseModel)
+
+
+class Manifest(BaseModel):
+    """The contents of ``manifest.json``.
+
+    ``counts`` is informative: a mismatch with the files becomes a warning, not a failure, so a
+    hand-edited file still loads. ``warnings`` carries the oddities found when the index was
+    first built (e.g. claims an importer could not attach), so they survive a save and a load.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    format: Literal["graphrag-explorer-index"] = NATIVE_FORMAT
+    format_version: int = Field(default=NATIVE_FORMAT_VERSION, ge=1)
+    name: str = ""
+    description: str = ""
+    counts: dict[str, int] = Field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
+
+
+# -- locating records ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RecordSource:
+    """Where the records of one table came from: record ``i`` is at ``unit`` ``numbers[i]`` of ``file``.
+
+    Lines of JSON Lines files are counted from 1 (as editors show them); parquet rows from 0
+    (as ``pyarrow.Table.slice`` and ``DataFrame.iloc`` index them). ``fields`` renames model
+    fields to the source's column names in messages (e.g. ``parent_id`` -> ``parent``).
+    """
+
+    file: str
+    unit: Literal["line", "row"]
+    numbers: Sequence[int]
+    path: str | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+
+    def error(self, position: int, field: str, message: str) -> IndexValidationError:
+        """An error about record ``position`` whose message starts with the file, line/row and field."""
+        number = self.numbers[position]
+        field = self.fields.get(field, field)
+        return IndexValidationError(
+            f'{self.file} {self.unit} {number}, field "{field}": {message}',
+            path=self.path or self.file,
+            row=number,
+            field=field,
+        )
+
+
+def _q(value: object) -> str:
+    """A value quoted for a message (JSON style, so ids with quotes stay unambiguous)."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _examples(items: Sequence[str]) -> str:
+    shown = ", ".join(items[:WARNING_EXAMPLES])
+    return shown + (f", ... ({len(items) - WARNING_EXAMPLES} more)" if len(items) > WARNING_EXAMPLES else "")
+
+
+def _unique_ids(kind: str, records: Sequence[Any], source: RecordSource) -> dict[str, int]:
+    """Map id -> position; raise on the first repeated id, naming where it was first seen."""
+    first: dict[str, int] = {}
+    for position, record in enumerate(records):
+        seen = first.setdefault(record.id, position)
+        if seen != position:
+            raise source.error(
+                position,
+                "id",
+                f"duplicate {kind} id {_q(record.id)} (first at {source.unit} {source.numbers[seen]}).",
+            )
+    return first
+
+
+def check_structure(
+    *,
+    communities: Sequence[Community],
+    claims: Sequence[Claim],
+    chunks: Sequence[SourceChunk],
+    documents: Sequence[Document],
+    entities: Sequence[Entity],
+    relationships: Sequence[Relationship],
+    sources: Mapping[str, RecordSource],
+) -> list[str]:
+    """Check the cross-record rules the :class:`Index` enforces, naming file, line/row and field.
+
+    ``sources`` maps each table name (``"communities"``, ``"claims"``, ``"chunks"``,
+    ``"documents"``, ``"entities"``, ``"relationships"``) to where its records came from.
+    Raises :class:`IndexValidationError` on the first failure, in this order: duplicate ids,
+    unknown parents, parent cycles, levels that are not the parent's + 1, claims naming unknown
+    communities or chunks, chunks naming unknown documents (only when documents are given).
+    Returns the recoverable oddities as warning texts: relationships naming unknown entity
+    titles, entities naming unknown communities, communities naming unknown entities.
+    """
+    by_id = _unique_ids("community", communities, sources["communities"])
+    chunk_ids = _unique_ids("chunk", chunks, sources["chunks"])
+    document_ids = _unique_ids("document", documents, sources["documents"])
+    _unique_ids("claim", claims, sources["claims"])
+    entity_ids = _unique_ids("entity", entities, sources["entities"])
+    _unique_ids("relationship", relationships, sources["relationships"])
+
+    where = sources["communities"]
+    for position, community in enumerate(communities):
+        if community.parent_id is not None and community.parent_id not in by_id:
+            raise where.error(
+                position,
+                "parent_id",
+                f"community {_q(community.id)} names parent {_q(community.parent_id)}, which does not exist.",
+            )
+    _check_no_cycle(communities, by_id, where)
+    for position, community in enumerate(communities):
+        if community.parent_id is None:
+            continue
+        parent = communities[by_id[community.parent_id]]
+        if community.level != parent.level + 1:
+            raise where.error(
+                position,
+                "level",
+                f"community {_q(community.id)} has level {community.level}, but its parent {_q(parent.id)} "
+                f"has level {parent.level}; a child's level must be its parent's + 1.",
+            )
+
+    where = sources["claims"]
+    for position, claim in enumerate(claims):
+        if claim.community_id not in by_id:
+            raise where.error(
+                position,
+                "community_id",
+                f"claim {_q(claim.id)} names community {_q(claim.community_id)}, which does not exist.",
+            )
+        for chunk_id in claim.chunk_ids:
+            if chunk_id not in chunk_ids:
+                raise where.error(
+                    position, "chunk_ids", f"claim {_q(claim.id)} cites chunk {_q(chunk_id)}, which does not exist."
+                )
+    if documents:
+        where = sources["chunks"]
+        for position, chunk in enumerate(chunks):
+            if chunk.document_id is not None and chunk.document_id not in document_ids:
+                raise where.error(
+                    position,
+                    "document_id",
+                    f"chunk {_q(chunk.id)} names document {_q(chunk.document_id)}, which does not exist.",
+                )
+
+    warnings: list[str] = []
+    if entities:
+        titles = {entity.title for entity in entities}
+        dangling = [
+            f"{_q(r.id)} ({end} {_q(getattr(r, end))})"
+            for r in relationships
+            for end in ("source", "target")
+            if getattr(r, end) not in titles
+        ]
+        if dangling:
+            warnings.append(
+                f"{len(dangling)} relationship ends name no entity title: {_examples(dangling)}."
+            )
+        unknown_members = [
+            f"{_q(c.id)} ({_q(e)})" for c in communities for e in c.entity_ids if e not in entity_ids
+        ]
+        if unknown_members:
+            warnings.append(
+                f"{len(unknown_members)} community members name no entity: {_examples(unknown_members)}."
+            )
+    unknown_communities = [
+        f"{_q(e.id)} ({_q(c)})" for e in entities for c in e.community_ids if c not in by_id
+    ]
+    if unknown_communities:
+        warnings.append(
+            f"{len(unknown_communities)} entity community ids name no community: {_examples(unknown_communities)}."
+        )
+    return warnings
+
+
+def _check_no_cycle(communities: Sequence[Community], by_id: Mapping[str, int], where: RecordSource) -> None:
+    """Raise on the first community whose parent chain comes back to itself (parents all exist).
+
+    Each community is walked at most once overall (states: unseen, on the current walk, done),
+    so this is linear in the number of communities.
+    """
+    done: set[int] = set()
+    for start in range(len(communities)):
+        walk: list[int] = []
+        on_walk: set[int] = set()
+        position: int | None = start
+        while position is not None and position not in done:
+            if position in on_walk:
+                loop = walk[walk.index(position) :] + [position]
+                chain = " -> ".join(_q(communities[p].id) for p in loop)
+                raise where.error(position, "parent_id", f"the parent links form a cycle: {chain}.")
+            walk.append(position)
+            on_walk.add(position)
+            parent_id = communities[position].parent_id
+            position = None if parent_id is None else by_id[parent_id]
+        done.update(walk)
+
+
+# -- reading ---------------------------------------------------------------------------------------
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    return ".".join(str(part) for part in loc) if loc else "(record)"
+
+
+def _describe_validation_error(exc: ValidationError, model: type[BaseModel]) -> tuple[str, str]:
+    """(field, message) for the first problem pydantic found in one record."""
+    error = exc.errors(include_url=False)[0]
+    field = _field_name(error["loc"])
+    kind = error["type"]
+    more = f" ({exc.error_count() - 1} more problems on this line)" if exc.error_count() > 1 else ""
+    if kind == "missing":
+        return field, f"this required field is missing{more}."
+    if kind == "extra_forbidden":
+        allowed = ", ".join(model.model_fields)
+        return field, f"unknown field (a {model.__name__} has: {allowed}){more}."
+    return field, f"{error['msg']} (found {_q(error.get('input'))}){more}."
+
+
+def read_jsonl(path: Path, model: type[R]) -> tuple[list[R], RecordSource]:
+    """Parse one JSON Lines file into records; errors name the file, the line and the field.
+
+    Invariant: ``records[i]`` came from line ``source.numbers[i]``. Blank lines are skipped.
+    """
+    records: list[R] = []
+    numbers: list[int] = []
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise IndexValidationError(f"{path.name}: cannot be read ({exc.strerror}).", path=str(path)) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise IndexValidationError(
+            f"{path.name} line {line}: not valid UTF-8 text.", path=str(path), row=line
+        ) from exc
+    validate = model.model_validate_json
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(validate(line))
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            if first["type"] == "json_invalid":
+                raise IndexValidationError(
+                    f"{path.name} line {number}: invalid JSON ({first['ctx'].get('error', first['msg'])}).",
+                    path=str(path),
+                    row=number,
+                ) from exc
+            if first["type"] == "model_type" or (first["type"].endswith("_type") and not first["loc"]):
+                raise IndexValidationError(
+                    f"{path.name} line {number}: expected a JSON object (a {model.__name__}).",
+                    path=str(path),
+                    row=number,
+                ) from exc
+            field, message = _describe_validation_error(exc, model)
+            raise IndexValidationError(
+                f'{path.name} line {number}, field "{field}": {message}', path=str(path), row=number, field=field
+            ) from exc
+        numbers.append(number)
+    return records, RecordSource(path.name, "line", numbers, str(path))
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """Parse ``manifest.json``; an unknown ``format`` or a newer ``format_version`` is an IndexFormatError."""
+    path = folder / MANIFEST_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise IndexFormatError(f"{folder}: no {MANIFEST_FILE} found.", path=str(path)) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise IndexValidationError(f"{MANIFEST_FILE}: cannot be read ({exc}).", path=str(path)) from exc
+    except json.JSONDecodeError as exc:
+        raise IndexValidationError(
+            f"{MANIFEST_FILE} line {exc.lineno}: invalid JSON ({exc.msg}).", path=str(path), row=exc.lineno
+        ) from exc
+    if not isinstance(data, dict):
+        raise IndexFormatError(f"{MANIFEST_FILE}: expected a JSON object.", path=str(path))
+    if data.get("format") != NATIVE_FORMAT:
+        raise IndexFormatError(
+            f'{MANIFEST_FILE}, field "format": expected {_q(NATIVE_FORMAT)}, found {_q(data.get("format"))}.',
+            path=str(path),
+            field="format",
+        )
+    version = data.get("format_version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > NATIVE_FORMAT_VERSION:
+        raise IndexFormatError(
+            f'{MANIFEST_FILE}, field "format_version": this index has format version {version}, but this '
+            f"program reads versions up to {NATIVE_FORMAT_VERSION}; upgrade graphrag-global-explorer.",
+            path=str(path),
+            field="format_version",
+        )
+    try:
+        return Manifest.model_validate(data)
+    except ValidationError as exc:
+        field, message = _describe_validation_error(exc, Manifest)
+        raise IndexValidationError(
+            f'{MANIFEST_FILE}, field "{field}": {message}', path=str(path), field=field
+        ) from exc
+
+
+def load_native(folder: Path) -> Index:
+    """Load a native index folder (the manifest must exist; entities and relationships are optional).
+
+    Every per-line and cross-record check runs before the :class:`Index` is built, so failures
+    name ``<file> line <n>, field "<name>"``. Warnings stored in the manifest come first on the
+    loaded index, followed by any new ones found now (each text once).
+    """
+    manifest = read_manifest(folder)
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        raise IndexValidationError(
+            f"{folder}: the native index is missing {', '.join(missing)} (next to {MANIFEST_FILE}).",
+            path=str(folder / missing[0]),
+        )
+    communities, community_src = read_jsonl(folder / COMMUNITIES_FILE, Community)
+    claims, claim_src = read_jsonl(folder / CLAIMS_FILE, Claim)
+    chunks, chunk_src = read_jsonl(folder / CHUNKS_FILE, SourceChunk)
+    documents, document_src = read_jsonl(folder / DOCUMENTS_FILE, Document)
+    entities: list[Entity] = []
+    entity_src = RecordSource(ENTITIES_FILE, "line", ())
+    if (folder / ENTITIES_FILE).is_file():
+        entities, entity_src = read_jsonl(folder / ENTITIES_FILE, Entity)
+    relationships: list[Relationship] = []
+    relationship_src = RecordSource(RELATIONSHIPS_FILE, "line", ())
+    if (folder / RELATIONSHIPS_FILE).is_file():
+        relationships, relationship_src = read_jsonl(folder / RELATIONSHIPS_FILE, Relationship)
+
+    found = check_structure(
+        communities=communities,
+        claims=claims,
+        chunks=chunks,
+        documents=documents,
+        entities=entities,
+        relationships=relationships,
+        sources={
+            "communities": community_src,
+            "claims": claim_src,
+            "chunks": chunk_src,
+            "documents": document_src,
+            "entities": entity_src,
+            "relationships": relationship_src,
+        },
+    )
+    actual = {
+        "communities": len(communities),
+        "claims": len(claims),
+        "chunks": len(chunks),
+        "documents": len(documents),
+        "entities": len(entities),
+        "relationships": len(relationships),
+    }
+    mismatched = [
+        f"{table} {manifest.counts[table]} (files hold {actual[table]})"
+        for table in actual
+        if table in manifest.counts and manifest.counts[table] != actual[table]
+    ]
+    if mismatched:
+        found.append(f"{MANIFEST_FILE} counts differ from the files: {', '.join(mismatched)}.")
+    warnings = list(dict.fromkeys([*manifest.warnings, *found]))
+    return Index(
+        communities=tuple(communities),
+        claims=tuple(claims),
+        chunks=tuple(chunks),
+        documents=tuple(documents),
+        entities=tuple(entities),
+        relationships=tuple(relationships),
+        name=manifest.name,
+        description=manifest.description,
+        warnings=tuple(warnings),
+    )
+
+
+# -- writing ---------------------------------------------------------------------------------------
+
+
+def _write_atomically(path: Path, lines: Iterable[str]) -> None:
+    """Write text to ``path`` via a temporary sibling, so readers never see half a file."""
+    temporary = path.with_name(path.name + ".tmp")
+    with temporary.open("w", encoding="utf-8", newline="\n") as handle:
+        for line in lines:
+            handle.write(line)
+            handle.write("\n")
+    os.replace(temporary, path)
+
+
+def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    for record in records:
+        yield dumps(record.model_dump(mode="json"))
+
+
+def manifest_for(index: Index) -> Manifest:
+    """The manifest that describes ``index`` (name, description, counts, warnings)."""
+    return Manifest(
+        name=index.name,
+        description=index.description,
+        counts=index.stats(),
+        warnings=index.warnings,
+    )
+
+
+def save_native(index: Index, folder: Path) -> None:
+    """Write ``index`` as a native folder, creating it if needed and replacing the index files in it.
+
+    All six record files are written (entities and relationships possibly empty); the manifest
+    is written last, so a folder whose manifest is present holds a complete set of files.
+    Other files in the folder are left alone.
+    """
+    if folder.exists() and not folder.is_dir():
+        raise IndexValidationError(f"{folder}: exists and is not a folder; cannot save an index there.", path=str(folder))
+    folder.mkdir(parents=True, exist_ok=True)
+    tables: list[tuple[str, Sequence[BaseModel]]] = [
+        (COMMUNITIES_FILE, index.communities),
+        (CLAIMS_FILE, index.claims),
+        (CHUNKS_FILE, index.chunks),
+        (DOCUMENTS_FILE, index.documents),
+        (ENTITIES_FILE, index.entities),
+        (RELATIONSHIPS_FILE, index.relationships),
+    ]
+    for name, records in tables:
+        _write_atomically(folder / name, _record_lines(records))
+    manifest_text = json.dumps(manifest_for(index).model_dump(mode="json"), ensure_ascii=False, indent=2)
+    _write_atomically(folder / MANIFEST_FILE, [manifest_text])
+
+
+def looks_native(folder: Path) -> bool:
+    """True when ``folder`` holds a ``manifest.json`` (whatever its contents; reading checks them)."""
+    return (folder / MANIFEST_FILE).is_file()
+
