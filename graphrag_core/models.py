@@ -133,7 +133,28 @@ class Index(_Record):
     _claims_by_community: dict[str, list[Claim]] = PrivateAttr(default_factory=dict)
     _graph: nx.DiGraph = PrivateAttr(default_factory=nx.DiGraph)
 
+    def __init__(self, /, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except _Invalid as wrapped:
+            raise wrapped.error from None
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> "Index":
+        try:
+            return super().model_validate(obj, **kwargs)
+        except _Invalid as wrapped:
+            raise wrapped.error from None
+
     def model_post_init(self, __context: Any) -> None:
+        # pydantic would fold a ValueError raised here into its own ValidationError; carry
+        # ours out in a wrapper so callers get the IndexValidationError itself.
+        try:
+            self._build()
+        except IndexValidationError as error:
+            raise _Invalid(error) from None
+
+    def _build(self) -> None:
         self._communities = _unique("community", self.communities)
         self._chunks = _unique("chunk", self.chunks)
         self._documents = _unique("document", self.documents)
@@ -319,6 +340,12 @@ class Index(_Record):
             "entities": len(self.entities),
             "relationships": len(self.relationships),
         }
+
+
+class _Invalid(Exception):
+    def __init__(self, error: IndexValidationError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _unique(kind: str, records: Sequence[Any]) -> dict[str, Any]:

@@ -1,0 +1,152 @@
+import asyncio
+
+import pytest
+
+from graphrag_core import (
+    AllMapBatchesFailed,
+    FatalModelError,
+    MapOutputError,
+    RetryableModelError,
+    ScriptedChatModel,
+    SummaryBatch,
+    run_global_map,
+)
+from graphrag_core.events import MapBatchFailed, MapBatchRetried, MapBatchSucceeded
+
+
+def batches(n):
+    return [SummaryBatch(content=f"[Community ID: {i} | summary part 1]\ntext {i}", community_ids=(str(i),)) for i in range(n)]
+
+
+def batch_of(request):
+    data = request.messages[-1].content
+    return int(data.split("[Community ID: ")[1].split(" ")[0])
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+def test_never_more_calls_in_flight_than_the_concurrency():
+    model = ScriptedChatModel(lambda r: '{"answer": "a", "usefulness": 10}', latency=lambda r: 0.001 * (batch_of(r) % 5))
+    result = run(run_global_map("q", batches(40), model, concurrency=3))
+    assert model.max_in_flight == 3
+    assert model.calls == 40
+    assert len(result.answers) == 40
+
+
+def test_concurrency_capped_by_batch_count():
+    model = ScriptedChatModel('{"answer": "a", "usefulness": 10}', latency=0.01)
+    run(run_global_map("q", batches(2), model, concurrency=16))
+    assert model.max_in_flight == 2
+
+
+def test_answers_come_back_in_batch_order_whatever_the_completion_order():
+    # later batches finish first
+    model = ScriptedChatModel(
+        lambda r: f'{{"answer": "b{batch_of(r)}", "usefulness": {batch_of(r) + 1}}}',
+        latency=lambda r: 0.02 - 0.002 * batch_of(r),
+    )
+    result = run(run_global_map("q", batches(8), model, concurrency=8))
+    assert [a.answer for a in result.answers] == [f"b{i}" for i in range(8)]
+    assert [a.community_ids for a in result.answers] == [(str(i),) for i in range(8)]
+    assert [a.batch_index for a in result.answers] == list(range(8))
+
+
+def test_one_retry_then_success():
+    seen: dict[int, int] = {}
+
+    def reply(request):
+        i = batch_of(request)
+        seen[i] = seen.get(i, 0) + 1
+        if i == 1 and seen[i] == 1:
+            return RuntimeError("connection reset")
+        return '{"answer": "ok", "usefulness": 50}'
+
+    events = []
+    result = run(run_global_map("q", batches(3), ScriptedChatModel(reply), concurrency=2, on_event=events.append))
+    assert seen == {0: 1, 1: 2, 2: 1}
+    assert result.errors == [] and result.failures == []
+    retried = [e for e in events if isinstance(e, MapBatchRetried)]
+    assert [(e.batch_index, e.attempt, e.error) for e in retried] == [(1, 2, "connection reset")]
+    succeeded = {e.batch_index: e.attempt for e in events if isinstance(e, MapBatchSucceeded)}
+    assert succeeded == {0: 1, 1: 2, 2: 1}
+
+
+def test_invalid_output_counts_as_a_failed_attempt():
+    replies = iter(["garbage", '{"answer": "fixed", "usefulness": 70}'])
+    model = ScriptedChatModel(lambda r: next(replies))
+    result = run(run_global_map("q", batches(1), model, concurrency=1))
+    assert model.calls == 2
+    assert result.answers[0].answer == "fixed"
+
+
+def test_a_batch_failing_twice_is_kept_as_an_error():
+    def reply(request):
+        if batch_of(request) == 2:
+            return '{"answer": "x", "usefulness": "high"}'
+        return '{"answer": "fine", "usefulness": 60}'
+
+    events = []
+    model = ScriptedChatModel(reply)
+    result = run(run_global_map("q", batches(4), model, concurrency=2, on_event=events.append))
+    assert model.calls == 5  # 3 successes + 2 attempts of batch 2
+    assert [a.batch_index for a in result.answers] == [0, 1, 3]
+    assert len(result.errors) == 1 and isinstance(result.errors[0], MapOutputError)
+    failure = result.failures[0]
+    assert (failure.batch_index, failure.community_ids, failure.attempts) == (2, ("2",), 2)
+    assert failure.error == "Global Map output contains an invalid answer or usefulness score."
+    assert result.usefulness == [60, 60, None, 60]
+    assert [e.batch_index for e in events if isinstance(e, MapBatchFailed)] == [2]
+
+
+def test_every_batch_failing_raises_with_each_last_error():
+    def reply(request):
+        return ValueError(f"boom {batch_of(request)}")
+
+    model = ScriptedChatModel(reply)
+    with pytest.raises(AllMapBatchesFailed) as info:
+        run(run_global_map("q", batches(3), model, concurrency=2))
+    group = info.value
+    assert isinstance(group, ExceptionGroup)
+    assert group.message == "Every Global Map batch failed."
+    assert [str(e) for e in group.exceptions] == ["boom 0", "boom 1", "boom 2"]
+    assert model.calls == 6
+
+
+def test_fatal_model_error_is_not_retried_and_retry_after_is_honoured():
+    calls = {"fatal": 0, "limited": 0}
+
+    def reply(request):
+        if batch_of(request) == 0:
+            calls["fatal"] += 1
+            return FatalModelError("401 unauthorized", status_code=401)
+        calls["limited"] += 1
+        if calls["limited"] == 1:
+            return RetryableModelError("429 rate limited", retry_after=0.05, status_code=429)
+        return '{"answer": "ok", "usefulness": 5}'
+
+    events = []
+    result = run(run_global_map("q", batches(2), ScriptedChatModel(reply), concurrency=1, on_event=events.append))
+    assert calls == {"fatal": 1, "limited": 2}
+    assert result.failures[0].attempts == 1
+    retry = next(e for e in events if isinstance(e, MapBatchRetried))
+    assert retry.delay_s == pytest.approx(0.05)
+    success = next(e for e in events if isinstance(e, MapBatchSucceeded))
+    assert success.at - retry.at >= 0.04
+
+
+def test_map_requests_carry_the_query_and_the_output_reserve():
+    model = ScriptedChatModel('{"answer": "a", "usefulness": 1}')
+    run(run_global_map("What is a hack?", batches(1), model, concurrency=1, output_reserve=300))
+    request = model.requests[0]
+    assert request.purpose == "map"
+    assert request.max_tokens == 300
+    assert "What is a hack?" in request.messages[-1].content
+    assert "text 0" in request.messages[-1].content
+
+
+def test_no_batches_no_calls():
+    model = ScriptedChatModel([])
+    result = run(run_global_map("q", [], model, concurrency=4))
+    assert result.answers == [] and model.calls == 0

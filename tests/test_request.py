@@ -1,0 +1,82 @@
+import pytest
+
+from graphrag_core import BudgetError, GlobalSearchRequest, RequestValidationError, SearchDefaults
+
+
+def test_defaults_and_prompt_budgets():
+    request = GlobalSearchRequest(query="  What are the themes?  ")
+    assert request.query == "What are the themes?"
+    assert request.community_level == "leaf"
+    assert (request.map_token_budget, request.reduce_token_budget) == (8000, 8000)
+    assert (request.map_output_reserve, request.reduce_output_reserve) == (512, 1024)
+    assert request.map_concurrency == 4
+    assert request.seed is None
+    assert request.reduce_strategy == "skip"
+    assert request.map_prompt_budget == 7488
+    assert request.reduce_prompt_budget == 6976
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_empty_query(query):
+    with pytest.raises(ValueError) as info:
+        GlobalSearchRequest(query=query)
+    assert str(info.value) == "Global retrieval query must not be empty."
+    assert isinstance(info.value, RequestValidationError)
+
+
+@pytest.mark.parametrize("level", [-1, 1.5, "1", True, "root", None])
+def test_bad_community_level(level):
+    with pytest.raises(ValueError, match='^community_level must be "leaf" or a non-negative integer.$'):
+        GlobalSearchRequest(query="q", community_level=level)
+
+
+@pytest.mark.parametrize("field", ["map_token_budget", "reduce_token_budget", "map_concurrency"])
+@pytest.mark.parametrize("value", [0, -5, 1.5, "100", True, None])
+def test_positive_integers(field, value):
+    with pytest.raises(ValueError) as info:
+        GlobalSearchRequest(query="q", **{field: value})
+    assert str(info.value) == f"{field} must be a positive integer."
+
+
+@pytest.mark.parametrize("field", ["map_output_reserve", "reduce_output_reserve"])
+@pytest.mark.parametrize("value", [-1, 0.5, "0", False])
+def test_non_negative_reserves(field, value):
+    with pytest.raises(ValueError) as info:
+        GlobalSearchRequest(query="q", **{field: value})
+    assert str(info.value) == f"{field} must be a non-negative integer."
+
+
+def test_zero_reserves_are_allowed():
+    request = GlobalSearchRequest(query="q", map_output_reserve=0, reduce_output_reserve=0)
+    assert request.map_prompt_budget == 8000
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"map_token_budget": 512},
+        {"map_token_budget": 100, "map_output_reserve": 200},
+        {"reduce_token_budget": 1024},
+    ],
+)
+def test_budgets_must_exceed_reserves(fields):
+    with pytest.raises(BudgetError) as info:
+        GlobalSearchRequest(query="q", **fields)
+    assert str(info.value) == "Token budgets must exceed their output reserves."
+    assert isinstance(info.value, ValueError)
+
+
+def test_values_come_from_request_then_defaults_then_table():
+    defaults = SearchDefaults(map_concurrency=9, map_token_budget=4000)
+    request = GlobalSearchRequest.with_defaults("q", defaults, map_token_budget=3000, seed=7)
+    assert request.map_token_budget == 3000  # request
+    assert request.map_concurrency == 9  # configured default
+    assert request.reduce_token_budget == 8000  # table
+    assert request.seed == 7
+
+
+def test_request_is_frozen_and_round_trips_json():
+    request = GlobalSearchRequest(query="q", community_level=2, seed=3, reduce_strategy="stop")
+    assert GlobalSearchRequest.model_validate_json(request.model_dump_json()) == request
+    with pytest.raises(Exception):
+        request.seed = 4
