@@ -1,0 +1,592 @@
+"""Run history in SQLite: every run's request, events and result, so it can be listed, replayed,
+compared and exported with no model.
+
+One file holds the history (``default_store_path()``: ``$XDG_DATA_HOME`` or
+``~/.local/share``, then ``graphrag-explorer/runs.sqlite3``). The database runs in WAL mode and
+every operation opens and closes its own connection, so Streamlit reruns on other threads and
+several processes may share one file.
+
+Invariants:
+
+- a run is stored under its ``run_id``; ``save`` replaces an earlier record with the same id;
+- the events are stored as the JSON text of ``events_to_json``, so ``get`` returns a record
+  whose ``events`` replay (``RunState.replay``) to the same state as before it was saved;
+- the only model information stored is the model's *identity* string (``model_identity``),
+  which by contract never holds a secret;
+- the columns shown by ``list_runs`` are derived from the record when it is saved, so listing
+  never parses event JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .events import Event, RunStarted, events_from_json, events_to_json
+from .request import GlobalSearchRequest
+from .results import GlobalSearchResult, ReduceCandidate
+from .state import RunState
+
+RunStatus = Literal["completed", "partial", "no_results", "failed", "cancelled", "running"]
+"""The status of a stored run: a result's status, or how an unfinished run ended."""
+
+SCHEMA_VERSION = 1
+"""The newest schema this module writes and reads."""
+
+STORE_DIR_NAME = "graphrag-explorer"
+STORE_FILE_NAME = "runs.sqlite3"
+DEFAULT_LIST_LIMIT = 100
+CONNECT_TIMEOUT_S = 10.0
+"""How long an operation waits for another writer's lock before failing."""
+WAL_SWITCH_ATTEMPTS = 20
+WAL_SWITCH_PAUSE_S = 0.01
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS schema_version (
+    version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_id                TEXT PRIMARY KEY,
+    created_at            TEXT NOT NULL,
+    index_name            TEXT NOT NULL,
+    index_path            TEXT,
+    query                 TEXT NOT NULL,
+    community_level       TEXT NOT NULL,
+    seed                  INTEGER,
+    model                 TEXT NOT NULL,
+    status                TEXT NOT NULL,
+    duration_s            REAL NOT NULL,
+    batch_count           INTEGER NOT NULL,
+    failed_batch_count    INTEGER NOT NULL,
+    selected_answer_count INTEGER NOT NULL,
+    label                 TEXT NOT NULL DEFAULT '',
+    error                 TEXT,
+    request_json          TEXT NOT NULL,
+    result_json           TEXT,
+    events_json           TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_by_index ON runs (index_name, created_at);
+CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_at);
+"""
+
+_SUMMARY_COLUMNS = (
+    "run_id, created_at, index_name, query, status, community_level, seed, model, duration_s, "
+    "batch_count, failed_batch_count, selected_answer_count, label"
+)
+
+
+class StoreError(Exception):
+    """The run store file cannot be used: it was written by a newer schema, or is not a run store."""
+
+
+def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the run history lives by default: ``$XDG_DATA_HOME`` (else ``~/.local/share``),
+    then ``graphrag-explorer/runs.sqlite3``. The only place the store looks at the environment."""
+    env = os.environ if environ is None else environ
+    base = env.get("XDG_DATA_HOME") or ""
+    root = Path(base).expanduser() if base.strip() else Path.home() / ".local" / "share"
+    return root / STORE_DIR_NAME / STORE_FILE_NAME
+
+
+def utc_now_iso() -> str:
+    """The current time as an ISO 8601 UTC string with seconds precision and a ``Z``-free offset."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _level_text(level: int | str) -> str:
+    return str(level)
+
+
+def _level_value(text: str) -> int | Literal["leaf"]:
+    return "leaf" if text == "leaf" else int(text)
+
+
+class RunSummary(BaseModel):
+    """One line of the run history: what a list shows, without the events or the result."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    created_at: str
+    index_name: str
+    query: str
+    status: RunStatus
+    community_level: int | Literal["leaf"]
+    seed: int | None
+    model: str
+    duration_s: float
+    batch_count: int
+    failed_batch_count: int
+    selected_answer_count: int
+    label: str = ""
+
+
+class RunRecord(BaseModel):
+    """One run as stored: its request, every event it emitted, and its result when it finished.
+
+    ``model`` is the model's identity string (never a secret). ``status`` is the result's status
+    for a finished run, else ``failed``, ``cancelled`` or ``running`` (an event list cut short).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    created_at: str = Field(default_factory=utc_now_iso)
+    index_name: str
+    index_path: str | None = None
+    query: str
+    request: GlobalSearchRequest
+    model: str
+    seed: int | None = None
+    status: RunStatus
+    duration_s: float = 0.0
+    error: str | None = None
+    events: list[Event] = Field(default_factory=list)
+    result: GlobalSearchResult | None = None
+    label: str = ""
+
+    @classmethod
+    def from_events(
+        cls,
+        events: Iterable[Event],
+        *,
+        index_name: str,
+        index_path: str | os.PathLike[str] | None = None,
+        label: str = "",
+        created_at: str | None = None,
+    ) -> "RunRecord":
+        """A record of the run those events describe, finished or not.
+
+        The events must start with ``RunStarted`` (it carries the run id, request, seed and model);
+        a list cut short (a failed or cancelled run, or one still running) is fine.
+        """
+        events = list(events)
+        if not events or not isinstance(events[0], RunStarted):
+            raise ValueError("A run record needs the run's events, starting with run_started.")
+        state = RunState.replay(events)
+        assert state.request is not None and state.run_id is not None  # set by RunStarted
+        result = state.result
+        status: RunStatus
+        if result is not None:
+            status = result.status
+        elif state.status == "cancelled":
+            status = "cancelled"
+        elif state.status == "failed":
+            status = "failed"
+        else:
+            status = "running"
+        duration = result.diagnostics.duration_s if result is not None else state.elapsed_s
+        return cls(
+            run_id=state.run_id,
+            created_at=created_at or utc_now_iso(),
+            index_name=index_name,
+            index_path=None if index_path is None else os.fspath(index_path),
+            query=state.request.query,
+            request=state.request,
+            model=state.model or "",
+            seed=state.seed,
+            status=status,
+            duration_s=duration,
+            error=state.error,
+            events=events,
+            result=result,
+            label=label,
+        )
+
+    def replay(self) -> RunState:
+        """The run's state, folded from its stored events (no model needed)."""
+        return RunState.replay(self.events)
+
+    @property
+    def batch_count(self) -> int:
+        if self.result is not None:
+            return self.result.diagnostics.batch_count
+        return len(self.replay().batches)
+
+    @property
+    def failed_batch_count(self) -> int:
+        if self.result is not None:
+            return self.result.diagnostics.failed_batch_count
+        return sum(1 for b in self.replay().batches if b.status == "failed")
+
+    @property
+    def selected_answer_count(self) -> int:
+        if self.result is not None:
+            return self.result.diagnostics.selected_answer_count
+        return 0
+
+    def summary(self) -> RunSummary:
+        return RunSummary(
+            run_id=self.run_id,
+            created_at=self.created_at,
+            index_name=self.index_name,
+            query=self.query,
+            status=self.status,
+            community_level=self.request.community_level,
+            seed=self.seed,
+            model=self.model,
+            duration_s=self.duration_s,
+            batch_count=self.batch_count,
+            failed_batch_count=self.failed_batch_count,
+            selected_answer_count=self.selected_answer_count,
+            label=self.label,
+        )
+
+
+class RunStore:
+    """The run history in one SQLite file. Thread- and process-safe: each call opens its own
+    connection (WAL mode, a busy timeout), and nothing is held between calls."""
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path).expanduser() if path is not None else default_store_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._migrate()
+
+    def __repr__(self) -> str:
+        return f"RunStore({str(self.path)!r})"
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One connection for one operation; commits on success, rolls back on error, always closes."""
+        conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S)
+        try:
+            conn.execute("PRAGMA foreign_keys = ON")
+            with conn:
+                yield conn
+        finally:
+            conn.close()
+
+    def _migrate(self) -> None:
+        """Create the tables when missing and check the schema version, in one immediate
+        transaction, so that several threads or processes opening a new file at once agree."""
+        try:
+            conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the run store: {exc}") from exc
+        try:
+            self._enable_wal(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for statement in _SCHEMA.split(";"):
+                    if statement.strip():
+                        conn.execute(statement)
+                row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
+                version = row[0] if row else None
+                if version is None:
+                    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
+                elif version > SCHEMA_VERSION:
+                    raise StoreError(
+                        f"{self.path}: the run store has schema version {version}, newer than this "
+                        f"program's {SCHEMA_VERSION}; upgrade graphrag-explorer to read it."
+                    )
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"{self.path}: cannot open the run store: {exc}.") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
+        finally:
+            conn.close()
+
+    @staticmethod
+    def _enable_wal(conn: sqlite3.Connection) -> None:
+        """Switch the file to WAL once; a concurrent opener may hold the lock, so retry briefly.
+
+        Changing the journal mode does not wait on the busy timeout, hence the loop."""
+        for attempt in range(WAL_SWITCH_ATTEMPTS):
+            try:
+                if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
+                    return
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) and "busy" not in str(exc):
+                    raise
+                time.sleep(WAL_SWITCH_PAUSE_S * (attempt + 1))
+        conn.execute("PRAGMA journal_mode = WAL")
+
+    @property
+    def schema_version(self) -> int:
+        with self._connect() as conn:
+            return int(conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0])
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def save(self, record: RunRecord) -> None:
+        """Insert the record, or replace the one stored under the same ``run_id``."""
+        row = (
+            record.run_id,
+            record.created_at,
+            record.index_name,
+            record.index_path,
+            record.query,
+            _level_text(record.request.community_level),
+            record.seed,
+            record.model,
+            record.status,
+            record.duration_s,
+            record.batch_count,
+            record.failed_batch_count,
+            record.selected_answer_count,
+            record.label,
+            record.error,
+            record.request.model_dump_json(),
+            None if record.result is None else record.result.model_dump_json(),
+            events_to_json(record.events),
+        )
+        with self._connect() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO runs (run_id, created_at, index_name, index_path, query, "
+                "community_level, seed, model, status, duration_s, batch_count, failed_batch_count, "
+                "selected_answer_count, label, error, request_json, result_json, events_json) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+
+    def set_label(self, run_id: str, label: str) -> bool:
+        """Change a stored run's label; False when there is no such run."""
+        record = self.get(run_id)
+        if record is None:
+            return False
+        self.save(record.model_copy(update={"label": label}))
+        return True
+
+    def delete(self, run_id: str) -> bool:
+        """Remove a run; True when it existed."""
+        with self._connect() as conn:
+            return conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def get(self, run_id: str) -> RunRecord | None:
+        """The full record of a run (events and result included), or None."""
+        with self._connect() as conn:
+            row = conn.execute(
+                "SELECT run_id, created_at, index_name, index_path, query, seed, model, status, "
+                "duration_s, label, error, request_json, result_json, events_json FROM runs WHERE run_id = ?",
+                (run_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
+         request_json, result_json, events_json) = row
+        return RunRecord(
+            run_id=rid,
+            created_at=created_at,
+            index_name=index_name,
+            index_path=index_path,
+            query=query,
+            request=GlobalSearchRequest(**json.loads(request_json)),
+            model=model,
+            seed=seed,
+            status=status,
+            duration_s=duration_s,
+            error=error,
+            events=events_from_json(events_json),
+            result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
+            label=label,
+        )
+
+    def list_runs(self, limit: int = DEFAULT_LIST_LIMIT, *, index_name: str | None = None) -> list[RunSummary]:
+        """The newest runs first (at most ``limit``), optionally only those of one index."""
+        sql = f"SELECT {_SUMMARY_COLUMNS} FROM runs"
+        params: list[object] = []
+        if index_name is not None:
+            sql += " WHERE index_name = ?"
+            params.append(index_name)
+        sql += " ORDER BY created_at DESC, rowid DESC LIMIT ?"
+        params.append(int(limit))
+        with self._connect() as conn:
+            rows = conn.execute(sql, params).fetchall()
+        return [_summary_from_row(row) for row in rows]
+
+    def __len__(self) -> int:
+        with self._connect() as conn:
+            return int(conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+    def __contains__(self, run_id: object) -> bool:
+        if not isinstance(run_id, str):
+            return False
+        with self._connect() as conn:
+            return conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (run_id,)).fetchone() is not None
+
+    # -- export -------------------------------------------------------------------------------
+
+    def export_json(self, run_id: str) -> str:
+        """The whole record as JSON (``RunRecord.model_validate_json`` reads it back)."""
+        return self._require(run_id).model_dump_json(indent=2)
+
+    def export_markdown(self, run_id: str) -> str:
+        """A readable report of the run: see :func:`record_to_markdown`."""
+        return record_to_markdown(self._require(run_id))
+
+    def _require(self, run_id: str) -> RunRecord:
+        record = self.get(run_id)
+        if record is None:
+            raise KeyError(f"No run {run_id!r} in {self.path}.")
+        return record
+
+
+def _summary_from_row(row: Sequence[object]) -> RunSummary:
+    names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
+    data = dict(zip(names, row))
+    data["community_level"] = _level_value(str(data["community_level"]))
+    return RunSummary.model_validate(data)
+
+
+# -- Markdown report ------------------------------------------------------------------------
+
+
+def _cell(value: object) -> str:
+    """A value made safe for one Markdown table cell (no pipes, no line breaks)."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _candidate_row(candidate: ReduceCandidate) -> list[object]:
+    answer = candidate.answer
+    excerpt = answer.answer if len(answer.answer) <= 160 else answer.answer[:157] + "..."
+    return [
+        "" if candidate.rank is None else candidate.rank,
+        _number(answer.usefulness),
+        candidate.fate,
+        "" if candidate.tokens is None else candidate.tokens,
+        ", ".join(answer.community_ids),
+        excerpt,
+    ]
+
+
+def record_to_markdown(record: RunRecord) -> str:
+    """A Markdown report of one run: question, settings, status, answer, the communities behind
+    it, diagnostics, the reduce candidates and the failed batches. Sections with nothing to show
+    say so instead of disappearing, so two reports line up."""
+    request = record.request
+    result = record.result
+    state = record.replay()
+    lines: list[str] = [f"# Global search run {record.run_id}", ""]
+    if record.label:
+        lines += [f"**Label:** {record.label}", ""]
+    lines += ["## Question", "", request.query, ""]
+
+    lines += ["## Settings", ""]
+    settings: list[tuple[str, object]] = [
+        ("index", record.index_name + (f" ({record.index_path})" if record.index_path else "")),
+        ("model", record.model),
+        ("created at", record.created_at),
+        ("community level", request.community_level),
+        ("seed", record.seed if record.seed is not None else "drawn"),
+        ("map token budget", request.map_token_budget),
+        ("map output reserve", request.map_output_reserve),
+        ("reduce token budget", request.reduce_token_budget),
+        ("reduce output reserve", request.reduce_output_reserve),
+        ("map concurrency", request.map_concurrency),
+        ("reduce strategy", request.reduce_strategy),
+        ("claims included", "yes" if request.include_claims else "no"),
+        ("sources included", "yes" if request.include_sources else "no"),
+        ("tokenizer", request.tokenizer),
+    ]
+    lines += _table(["setting", "value"], settings) + [""]
+
+    lines += ["## Status", "", f"**{record.status}** in {record.duration_s:.2f} s", ""]
+    if record.error:
+        lines += [f"Error: {record.error}", ""]
+
+    lines += ["## Answer", ""]
+    lines += [result.answer if result is not None else "_The run produced no answer._", ""]
+
+    lines += ["## Communities behind the answer", ""]
+    if result is not None and result.community_ids:
+        lines += [", ".join(result.community_ids), ""]
+    else:
+        lines += ["_None._", ""]
+
+    lines += ["## Diagnostics", ""]
+    if result is not None:
+        d = result.diagnostics
+        figures: list[tuple[str, object]] = [
+            ("summaries selected", d.summary_count),
+            ("map batches", d.batch_count),
+            ("failed batches", d.failed_batch_count),
+            ("answers selected for the reduce", d.selected_answer_count),
+            ("map prompt budget", d.map_prompt_budget),
+            ("reduce prompt budget", d.reduce_prompt_budget),
+            ("reduce prompt tokens", "" if d.reduce_prompt_tokens is None else d.reduce_prompt_tokens),
+            ("map calls", d.map_calls),
+            ("reduce calls", d.reduce_calls),
+            ("cache hits", d.cache_hits),
+            ("prompt tokens (reported)", d.usage.prompt_tokens),
+            ("completion tokens (reported)", d.usage.completion_tokens),
+        ]
+        lines += _table(["figure", "value"], figures) + [""]
+        if d.batch_community_ids:
+            batch_rows = [
+                [i, ", ".join(ids), d.batch_token_estimates[i] if i < len(d.batch_token_estimates) else "",
+                 _number(d.batch_usefulness[i]) if i < len(d.batch_usefulness) else ""]
+                for i, ids in enumerate(d.batch_community_ids)
+            ]
+            lines += ["### Map batches", ""]
+            lines += _table(["batch", "communities", "tokens", "usefulness"], batch_rows) + [""]
+    else:
+        figures = [
+            ("summaries selected", "" if state.summary_count is None else state.summary_count),
+            ("map batches", len(state.batches)),
+            ("finished batches", state.finished_batches),
+            ("failed batches", sum(1 for b in state.batches if b.status == "failed")),
+        ]
+        lines += _table(["figure", "value"], figures) + [""]
+
+    lines += ["## Reduce candidates", ""]
+    candidates = list(result.reduce_candidates) if result is not None else list(state.candidates)
+    if candidates:
+        lines += _table(["rank", "usefulness", "fate", "tokens", "communities", "answer"],
+                        (_candidate_row(c) for c in candidates)) + [""]
+    else:
+        lines += ["_None._", ""]
+
+    lines += ["## Failed batches", ""]
+    if result is not None:
+        failures = [(f.batch_index, ", ".join(f.community_ids), f.attempts, f.error_type, f.error) for f in result.failed_batches]
+    else:
+        failures = [(b.index, ", ".join(b.community_ids), b.attempts, "", b.errors[-1] if b.errors else "")
+                    for b in state.batches if b.status == "failed"]
+    if failures:
+        lines += _table(["batch", "communities", "attempts", "error type", "error"], failures) + [""]
+    else:
+        lines += ["_None._", ""]
+    return "\n".join(lines)
+
+
+__all__ = [
+    "DEFAULT_LIST_LIMIT",
+    "SCHEMA_VERSION",
+    "RunRecord",
+    "RunStatus",
+    "RunStore",
+    "RunSummary",
+    "StoreError",
+    "default_store_path",
+    "record_to_markdown",
+]
