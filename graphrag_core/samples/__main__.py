@@ -1,0 +1,74 @@
+"""Rebuild a bundled sample index.
+
+    python -m graphrag_core.samples jargon --source /usr/share/doc/jargon-text/jargon.txt.gz --out sample_data/jargon
+    python -m graphrag_core.samples zh --out sample_data/zh-tea
+
+Both builds are deterministic: the same source and options give the same bytes. With
+``--summaries model`` the configured chat model (``GRAPHRAG_LLM_*`` environment variables, see
+:mod:`graphrag_core.llm.settings`) writes the community titles and summaries instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from ..llm.base import ChatModel
+from . import sample_path
+from .builder import DEFAULT_SEED, BuildOptions, SampleBuildError, build_index
+from .jargon import DEFAULT_SOURCE, jargon_articles, jargon_options, read_source
+from .zh import SOURCE_FILE, parse_zh_source, zh_options
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m graphrag_core.samples", description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="sample", required=True)
+    jargon = commands.add_parser("jargon", help="the Jargon File sample (English)")
+    jargon.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="jargon.txt or jargon.txt.gz")
+    jargon.add_argument("--out", type=Path, default=sample_path("jargon"), help="index folder to write")
+    zh = commands.add_parser("zh", help="the Chinese tea sample")
+    zh.add_argument("--source", type=Path, default=SOURCE_FILE, help="the sample's source text")
+    zh.add_argument("--out", type=Path, default=sample_path("zh-tea"), help="index folder to write")
+    for command in (jargon, zh):
+        command.add_argument("--summaries", choices=("extractive", "model"), default="extractive")
+        command.add_argument("--seed", type=int, default=DEFAULT_SEED, help="Louvain seed")
+    return parser
+
+
+def _configured_model() -> ChatModel:
+    from ..llm.settings import ModelSettings, build_chat_model
+
+    return build_chat_model(ModelSettings.from_mapping(os.environ))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    from ..index import save_index
+
+    if args.sample == "jargon":
+        articles = jargon_articles(read_source(args.source))
+        options: BuildOptions = jargon_options()
+    else:
+        articles = parse_zh_source(args.source.read_text(encoding="utf-8"))
+        options = zh_options()
+    options = replace(options, seed=args.seed, summaries=args.summaries)
+    model = _configured_model() if args.summaries == "model" else None
+    try:
+        index, report = asyncio.run(build_index(articles, options, model=model))
+    except SampleBuildError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    save_index(index, args.out)
+    levels = ", ".join(f"level {level}: {count}" for level, count in report.levels.items())
+    print(f"Wrote {args.out}: {report.articles} articles; communities {levels}; {report.leaves} leaves.")
+    print(f"{index.stats()}; unresolved links {report.unresolved_links}; similarity links {report.similarity_links}.")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
