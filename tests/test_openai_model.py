@@ -1,0 +1,332 @@
+"""The OpenAI-compatible adapter against a real chat-completions server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from email.utils import format_datetime
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from graphrag_core.errors import FatalModelError, MapOutputError, ModelError, RetryableModelError
+from graphrag_core.llm.base import ChatModel, ChatRequest
+from graphrag_core.llm.openai_model import OpenAIChatModel, parse_retry_after
+from graphrag_core.llm.settings import ModelSettings, SettingsError, build_chat_model
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.prompts import render_map_messages
+
+SECRET = "sk-test-SECRET-0123456789abcdef"
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes | dict | str = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+def completion(content: str | None = '{"answer": "Floods.", "usefulness": 80}', *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+    return {
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "test-model",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
+    }
+
+
+class FakeServer:
+    """A chat-completions server with a scripted queue of replies; records every request."""
+
+    def __init__(self) -> None:
+        self.replies: deque[Reply] = deque()
+        self.requests: list[dict] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+                length = int(self.headers.get("content-length", "0"))
+                body = self.rfile.read(length)
+                server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": json.loads(body or b"{}")})
+                reply = server.replies.popleft() if server.replies else Reply(500, {"error": {"message": "script exhausted"}})
+                if reply.delay:
+                    time.sleep(reply.delay)
+                payload = reply.body
+                content_type = "application/json"
+                if isinstance(payload, dict):
+                    payload = json.dumps(payload).encode()
+                elif isinstance(payload, str):
+                    payload = payload.encode()
+                    content_type = "text/plain"
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("content-type", reply.headers.pop("content-type", content_type))
+                    self.send_header("content-length", str(len(payload)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(payload)
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
+                    pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    fake.thread.start()
+    try:
+        yield fake
+    finally:
+        fake.httpd.shutdown()
+        fake.httpd.server_close()
+
+
+def make_model(server: FakeServer, **overrides: object) -> OpenAIChatModel:
+    values = {
+        "GRAPHRAG_LLM_BASE_URL": server.base_url,
+        "GRAPHRAG_LLM_API_KEY": SECRET,
+        "GRAPHRAG_LLM_MODEL": "test-model",
+        "GRAPHRAG_LLM_TIMEOUT": "5",
+        **overrides,
+    }
+    model = build_chat_model(ModelSettings.from_mapping(values))
+    assert isinstance(model, OpenAIChatModel)
+    return model
+
+
+def map_request(max_tokens: int | None = 256) -> ChatRequest:
+    return ChatRequest(purpose="map", messages=render_map_messages("What floods?", "[Community ID: 1 | summary part 1]\nRivers flood."), max_tokens=max_tokens)
+
+
+def run(model: ChatModel, request: ChatRequest | None = None):
+    return asyncio.run(model.complete(request or map_request()))
+
+
+def test_success_sends_the_request_and_records_usage(server: FakeServer) -> None:
+    server.script(Reply(body=completion()))
+    model = make_model(server, GRAPHRAG_LLM_TEMPERATURE="0.3")
+    response = run(model)
+    assert response.text == '{"answer": "Floods.", "usefulness": 80}'
+    assert response.usage is not None
+    assert (response.usage.prompt_tokens, response.usage.completion_tokens, response.usage.total_tokens) == (11, 7, 18)
+    sent = server.requests[0]
+    assert sent["path"] == "/v1/chat/completions"
+    assert sent["headers"]["authorization"] == f"Bearer {SECRET}"
+    assert sent["json"]["model"] == "test-model"
+    assert sent["json"]["max_tokens"] == 256
+    assert sent["json"]["temperature"] == 0.3
+    assert sent["json"]["response_format"] == {"type": "json_object"}
+    assert [m["role"] for m in sent["json"]["messages"]] == ["system", "user"]
+
+
+def test_json_mode_off_and_no_max_tokens(server: FakeServer) -> None:
+    server.script(Reply(body=completion()))
+    run(make_model(server, GRAPHRAG_LLM_JSON_MODE="false"), map_request(max_tokens=None))
+    sent = server.requests[0]["json"]
+    assert "response_format" not in sent and "max_tokens" not in sent
+
+
+def test_usage_missing_is_none(server: FakeServer) -> None:
+    body = completion()
+    del body["usage"]
+    server.script(Reply(body=body))
+    assert run(make_model(server)).usage is None
+
+
+def test_client_survives_separate_event_loops(server: FakeServer) -> None:
+    server.script(Reply(body=completion("one")), Reply(body=completion("two")))
+    model = make_model(server)
+    assert run(model).text == "one"
+    assert run(model).text == "two"  # a second asyncio.run: no "Event loop is closed"
+
+
+def test_429_with_retry_after_then_success(server: FakeServer) -> None:
+    server.script(
+        Reply(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, {"retry-after": "2"}),
+        Reply(body=completion()),
+    )
+    model = make_model(server)
+    with pytest.raises(RetryableModelError) as caught:
+        run(model)
+    error = caught.value
+    assert error.retryable and error.status_code == 429 and error.retry_after == 2.0
+    assert "Rate limit reached" in str(error)
+    assert run(model).text.startswith('{"answer"')
+    assert len(server.requests) == 2  # the SDK did not retry on its own
+
+
+def test_retry_after_http_date_and_ms() -> None:
+    now = datetime(2026, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+    later = format_datetime(now + timedelta(seconds=30), usegmt=True)
+    assert parse_retry_after({"Retry-After": later}, now=now.timestamp()) == pytest.approx(30.0)
+    assert parse_retry_after({"Retry-After": format_datetime(now - timedelta(seconds=5), usegmt=True)}, now=now.timestamp()) == 0.0
+    assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5
+    assert parse_retry_after({"retry-after": "soon"}) is None
+    assert parse_retry_after({}) is None and parse_retry_after(None) is None
+
+
+def test_500_twice_is_retryable_each_time(server: FakeServer) -> None:
+    server.script(Reply(500, {"error": {"message": "boom"}}), Reply(503, "upstream down"))
+    model = make_model(server)
+    for status in (500, 503):
+        with pytest.raises(RetryableModelError) as caught:
+            run(model)
+        assert caught.value.status_code == status and caught.value.retry_after is None
+    assert len(server.requests) == 2
+
+
+@pytest.mark.parametrize("status", [400, 401, 404, 422])
+def test_other_4xx_are_fatal(server: FakeServer, status: int) -> None:
+    server.script(Reply(status, {"error": {"message": f"Incorrect API key provided: {SECRET}"}}))
+    with pytest.raises(FatalModelError) as caught:
+        run(make_model(server))
+    assert not caught.value.retryable and caught.value.status_code == status
+    assert SECRET not in str(caught.value)
+    assert len(server.requests) == 1
+
+
+def test_timeout_is_retryable(server: FakeServer) -> None:
+    server.script(Reply(body=completion(), delay=1.5))
+    started = time.monotonic()
+    with pytest.raises(RetryableModelError, match="timed out"):
+        run(make_model(server, GRAPHRAG_LLM_TIMEOUT="0.3"))
+    assert time.monotonic() - started < 1.4
+    assert len(server.requests) == 1
+
+
+def test_connection_refused_is_retryable() -> None:
+    fake = FakeServer()  # bound but never serving, then closed: nothing listens on the port
+    base_url = fake.base_url
+    fake.httpd.server_close()
+    model = build_chat_model(ModelSettings(provider="openai", base_url=base_url, api_key=SECRET, model="m", timeout=2))
+    with pytest.raises(RetryableModelError, match="Could not reach"):
+        run(model)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"id": "x", "object": "chat.completion", "choices": []},
+        {"id": "x"},
+        completion(content=None),
+        "<html>Bad gateway page</html>",
+    ],
+    ids=["empty-choices", "no-choices", "no-content", "not-json"],
+)
+def test_malformed_body_is_retryable(server: FakeServer, body: dict | str) -> None:
+    server.script(Reply(body=body))
+    with pytest.raises(RetryableModelError, match="malformed") as caught:
+        run(make_model(server))
+    assert caught.value.retryable
+
+
+def test_non_json_answer_is_returned_and_rejected_by_the_parser(server: FakeServer) -> None:
+    server.script(Reply(body=completion("Sure! Floods happen in spring.")))
+    response = run(make_model(server))
+    assert response.text == "Sure! Floods happen in spring."
+    from graphrag_core.parsing import parse_map_output
+
+    with pytest.raises(MapOutputError, match="LLM output is not valid JSON"):
+        parse_map_output(response.text)
+
+
+def test_azure_api_version(server: FakeServer) -> None:
+    server.script(Reply(body=completion()))
+    azure_base = server.base_url.removesuffix("/v1")
+    model = make_model(server, GRAPHRAG_LLM_BASE_URL=azure_base, GRAPHRAG_LLM_API_VERSION="2024-06-01", GRAPHRAG_LLM_MODEL="my-deployment")
+    assert model.identity.startswith("azure:my-deployment@127.0.0.1:")
+    run(model)
+    sent = server.requests[0]
+    assert sent["path"] == "/openai/deployments/my-deployment/chat/completions?api-version=2024-06-01"
+    assert sent["headers"]["api-key"] == SECRET
+
+
+def test_no_key_sends_a_placeholder_not_the_environment(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    server.script(Reply(body=completion()))
+    model = build_chat_model(ModelSettings(provider="openai", base_url=server.base_url, model="llama3"))
+    run(model)
+    assert "sk-from-the-environment" not in server.requests[0]["headers"].get("authorization", "")
+
+
+def test_key_never_recorded(server: FakeServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_LOG", "debug")
+    caplog.set_level(logging.DEBUG)
+    server.script(
+        Reply(body=completion()),
+        Reply(401, {"error": {"message": f"Incorrect API key provided: {SECRET}."}}),
+        Reply(500, {"error": {"message": f"echo {SECRET}"}}),
+    )
+    settings = ModelSettings.from_mapping({"GRAPHRAG_LLM_BASE_URL": server.base_url, "OPENAI_API_KEY": SECRET, "GRAPHRAG_LLM_MODEL": "m"})
+    model = build_chat_model(settings)
+    run(model)
+    errors: list[ModelError] = []
+    for _ in range(2):
+        with pytest.raises(ModelError) as caught:
+            run(model)
+        errors.append(caught.value)
+    recorded = [
+        repr(model),
+        str(model.identity),
+        repr(settings),
+        str(settings),
+        settings.model_dump_json(),
+        json.dumps(settings.describe()),
+        str(settings.model_dump()),
+        *(str(e) for e in errors),
+        *(r.getMessage() for r in caplog.records),
+        caplog.text,
+    ]
+    for text in recorded:
+        assert SECRET not in text
+    assert model.identity == f"openai:m@{settings.host}"
+    assert settings.api_key is not None and settings.api_key.get_secret_value() == SECRET
+
+
+def test_settings_defaults_and_errors() -> None:
+    offline = ModelSettings.from_mapping({})
+    assert offline.provider == "offline" and isinstance(build_chat_model(offline), OfflineChatModel)
+    configured = ModelSettings.from_mapping({"OPENAI_API_KEY": SECRET})
+    assert configured.provider == "openai" and configured.base_url == "https://api.openai.com/v1"
+    assert ModelSettings.from_mapping({"GRAPHRAG_LLM_PROVIDER": "offline", "OPENAI_API_KEY": SECRET}).provider == "offline"
+    latency = ModelSettings.from_mapping({"GRAPHRAG_LLM_OFFLINE_LATENCY": "0.1, 0.4", "GRAPHRAG_LLM_OFFLINE_SEED": 3})
+    model = build_chat_model(latency)
+    assert isinstance(model, OfflineChatModel) and model.latency == (0.1, 0.4) and model.seed == 3
+    typed = ModelSettings.from_mapping({"GRAPHRAG_LLM_JSON_MODE": False, "GRAPHRAG_LLM_TIMEOUT": 12, "GRAPHRAG_LLM_BASE_URL": "http://localhost:11434/v1"})
+    assert typed.provider == "openai" and typed.json_mode is False and typed.timeout == 12.0 and typed.api_key is None
+    for bad in (
+        {"GRAPHRAG_LLM_PROVIDER": "anthropic"},
+        {"GRAPHRAG_LLM_TEMPERATURE": "hot"},
+        {"GRAPHRAG_LLM_TIMEOUT": "0", "GRAPHRAG_LLM_API_KEY": SECRET},
+        {"GRAPHRAG_LLM_BASE_URL": "localhost:8000", "GRAPHRAG_LLM_API_KEY": SECRET},
+        {"GRAPHRAG_LLM_JSON_MODE": "perhaps"},
+        {"GRAPHRAG_LLM_OFFLINE_LATENCY": "2,1"},
+    ):
+        with pytest.raises(SettingsError) as caught:
+            ModelSettings.from_mapping(bad)
+        assert SECRET not in str(caught.value)
