@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Set up a fresh machine and run every test: the engine, the importers, the samples, the app
+# (AppTest) and the browser tests (Playwright driving Debian's chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "chromium is missing: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2
+  fi
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e ".[test]"
+python3 -m pytest -q "$@"
