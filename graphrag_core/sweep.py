@@ -1,0 +1,436 @@
+"""Sweeps: one question asked over a grid of levels, seeds and token budgets.
+
+A sweep answers "how much does the answer depend on the level, the shuffle seed and the
+budgets?" Each grid point is an ordinary :func:`~graphrag_core.search.retrieve_global` run; the
+sweep collects one flat row per point and a stability figure per level (how much the cited
+communities change between seeds).
+
+Invariants:
+
+- every grid point gets exactly one :class:`SweepPoint` result, in grid order
+  (level, map budget, reduce budget, seed), whatever the completion order;
+- a point that fails with an engine error (``AllMapBatchesFailed``, ``BudgetError``, a model
+  or reduce error) is recorded as ``failed`` with its error; it never stops the sweep. Errors
+  that are not the engine's (bugs) and cancellation do stop it;
+- at most ``SweepSpec.point_concurrency`` points run at once (each still bounds its own map
+  calls by ``map_concurrency``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import itertools
+import json
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
+from .events import Event
+from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
+from .models import Index
+from .request import GlobalSearchRequest, SearchDefaults
+from .results import GlobalSearchResult
+from .search import retrieve_global
+from .state import RunState
+from .store import RunRecord, RunStore
+
+if TYPE_CHECKING:
+    from .cache import MapCache
+
+Level = int | Literal["leaf"]
+PointStatus = Literal["completed", "partial", "no_results", "failed"]
+
+DEFAULT_POINT_CONCURRENCY = 1
+"""Grid points run one after the other unless a spec asks for more."""
+
+CSV_LIST_SEPARATOR = ";"
+"""How a list (community ids) is joined inside one CSV cell."""
+
+
+def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
+    """Apply the request's rules (and exact messages) to every listed value of a sweep spec.
+
+    Runs before pydantic, like the request's own validation, so the errors are this package's
+    ``RequestValidationError`` and not pydantic's wrapper."""
+    GlobalSearchRequest(query=data.get("query"))  # the empty-query message
+    for level in data.get("levels") or []:
+        GlobalSearchRequest(query="probe", community_level=level)
+    for seed in data.get("seeds") or []:
+        if seed is None:
+            raise RequestValidationError("A sweep's seeds must be integers.")
+        GlobalSearchRequest(query="probe", seed=seed)
+    for name in ("map_token_budgets", "reduce_token_budgets"):
+        field = name[:-1]  # map_token_budget / reduce_token_budget
+        for value in data.get(name) or []:
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise RequestValidationError(f"{field} must be a positive integer.")
+    concurrency = data.get("point_concurrency", DEFAULT_POINT_CONCURRENCY)
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 0:
+        raise RequestValidationError("point_concurrency must be a positive integer.")
+    for name in ("levels", "seeds"):
+        if name in data and not data[name]:
+            raise RequestValidationError("A sweep needs at least one level and one seed.")
+    return data
+
+
+class SweepSpec(BaseModel):
+    """A sweep's grid and the settings shared by every point.
+
+    ``base`` holds every request field other than the query, level, seed and budgets. An empty
+    budget list means "the base value only". The grid is the product of the four lists.
+    Validation: the query and each listed value follow the request's rules (spec section 1)
+    and raise the same errors; a budget that is valid alone but cannot hold its reserve is
+    allowed here and fails only its own points.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    query: str
+    levels: list[Level] = Field(default_factory=lambda: ["leaf"])
+    seeds: list[int] = Field(default_factory=lambda: [0])
+    map_token_budgets: list[int] = Field(default_factory=list)
+    reduce_token_budgets: list[int] = Field(default_factory=list)
+    base: SearchDefaults = Field(default_factory=SearchDefaults)
+    point_concurrency: int = DEFAULT_POINT_CONCURRENCY
+
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**_check_spec_values(data))
+
+    @field_validator("query")
+    @classmethod
+    def _strip_query(cls, value: str) -> str:
+        return value.strip()
+
+    @field_validator("levels", "seeds", "map_token_budgets", "reduce_token_budgets")
+    @classmethod
+    def _unique(cls, value: list[Any]) -> list[Any]:
+        return list(dict.fromkeys(value))  # a repeated value would only repeat runs
+
+    def grid(self) -> list[tuple[Level, int, int, int]]:
+        """Every point as ``(level, map_token_budget, reduce_token_budget, seed)``, in grid order."""
+        map_budgets = self.map_token_budgets or [self.base.map_token_budget]
+        reduce_budgets = self.reduce_token_budgets or [self.base.reduce_token_budget]
+        return list(itertools.product(self.levels, map_budgets, reduce_budgets, self.seeds))
+
+    def __len__(self) -> int:
+        return len(self.grid())
+
+    def request_for(self, level: Level, map_budget: int, reduce_budget: int, seed: int) -> GlobalSearchRequest:
+        """The request of one point; raises ``BudgetError`` when a budget cannot hold its reserve."""
+        return GlobalSearchRequest.with_defaults(
+            self.query,
+            self.base,
+            community_level=level,
+            map_token_budget=map_budget,
+            reduce_token_budget=reduce_budget,
+            seed=seed,
+        )
+
+
+class SweepPoint(BaseModel):
+    """The outcome of one grid point, flat enough for a table row.
+
+    ``prompt_tokens`` is the planned prompt estimate: each map batch's prompt once plus the
+    reduce prompt (retries are not counted again). ``model_calls`` counts every call made,
+    retries included. ``community_ids`` are those behind the answer (empty unless the point
+    produced one).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    level: Level
+    seed: int
+    map_token_budget: int
+    reduce_token_budget: int
+    status: PointStatus
+    summary_count: int = 0
+    batch_count: int = 0
+    map_calls: int = 0
+    reduce_calls: int = 0
+    prompt_tokens: int = 0
+    failed_batch_count: int = 0
+    selected_answer_count: int = 0
+    duration_s: float = 0.0
+    community_ids: tuple[str, ...] = ()
+    answer: str = ""
+    error: str | None = None
+    error_type: str | None = None
+    batch_errors: tuple[str, ...] = ()
+    run_id: str | None = None
+
+    @property
+    def model_calls(self) -> int:
+        return self.map_calls + self.reduce_calls
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
+
+
+ROW_FIELDS: tuple[str, ...] = (
+    "index",
+    "level",
+    "seed",
+    "map_token_budget",
+    "reduce_token_budget",
+    "status",
+    "summary_count",
+    "batch_count",
+    "map_calls",
+    "reduce_calls",
+    "model_calls",
+    "prompt_tokens",
+    "failed_batch_count",
+    "selected_answer_count",
+    "duration_s",
+    "community_ids",
+    "error",
+    "error_type",
+    "run_id",
+)
+"""The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
+
+
+def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
+    """``|a & b| / |a | b|``; two empty sets are identical (1.0)."""
+    union = a | b
+    return 1.0 if not union else len(a & b) / len(union)
+
+
+class SweepResult(BaseModel):
+    """Every point of a sweep, in grid order, with what it was run against."""
+
+    model_config = ConfigDict(frozen=True)
+
+    sweep_id: str
+    spec: SweepSpec
+    index_name: str
+    model: str
+    points: list[SweepPoint]
+    duration_s: float = 0.0
+
+    def to_rows(self) -> list[dict[str, Any]]:
+        """One dict per point with the keys of :data:`ROW_FIELDS`; ``community_ids`` is a list."""
+        rows = []
+        for point in self.points:
+            data = point.model_dump()
+            data["model_calls"] = point.model_calls
+            data["community_ids"] = list(point.community_ids)
+            rows.append({name: data[name] for name in ROW_FIELDS})
+        return rows
+
+    def to_csv(self) -> str:
+        """The rows as CSV with a header; community ids joined by ``;`` in one cell."""
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(ROW_FIELDS), lineterminator="\n")
+        writer.writeheader()
+        for row in self.to_rows():
+            row["community_ids"] = CSV_LIST_SEPARATOR.join(row["community_ids"])
+            writer.writerow({k: "" if v is None else v for k, v in row.items()})
+        return buffer.getvalue()
+
+    def to_json(self, *, indent: int | None = 2) -> str:
+        """The spec, the rows and the stability per level as one JSON document."""
+        document = {
+            "sweep_id": self.sweep_id,
+            "index_name": self.index_name,
+            "model": self.model,
+            "duration_s": self.duration_s,
+            "spec": self.spec.model_dump(mode="json"),
+            "points": self.to_rows(),
+            "stability_by_level": {str(level): value for level, value in self.stability_by_level().items()},
+        }
+        return json.dumps(document, indent=indent, ensure_ascii=False)
+
+    def stability_by_level(self) -> dict[Level, float | None]:
+        """For each level, the mean pairwise Jaccard similarity of the cited community sets
+        across seeds.
+
+        Pairs are only formed between points with the same budgets (so a budget change is not
+        counted as seed instability), and failed points are left out. ``None`` when a level
+        has fewer than two usable points with the same budgets. Two points that both cite
+        nothing (``no_results``) count as identical.
+        """
+        stability: dict[Level, float | None] = {}
+        for level in self.spec.levels:
+            groups: dict[tuple[int, int], list[frozenset[str]]] = {}
+            for point in self.points:
+                if point.level == level and not point.failed:
+                    key = (point.map_token_budget, point.reduce_token_budget)
+                    groups.setdefault(key, []).append(frozenset(point.community_ids))
+            scores = [jaccard(a, b) for sets in groups.values() for a, b in itertools.combinations(sets, 2)]
+            stability[level] = sum(scores) / len(scores) if scores else None
+        return stability
+
+    def points_at(self, level: Level) -> list[SweepPoint]:
+        return [p for p in self.points if p.level == level]
+
+
+@dataclass(frozen=True)
+class SweepProgress:
+    """Reported after each point finishes: how many are done, of how many, and the last one."""
+
+    done: int
+    total: int
+    point: SweepPoint
+
+
+ProgressSink = Callable[[SweepProgress], None]
+
+
+class _CountingModel:
+    """Forwards to a model and counts the calls that reached it, by purpose (one point's run).
+
+    It keeps the wrapped model's identity, so caches and run records see the same model."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self._model = model
+        self.identity = model_identity(model)
+        self.map_calls = 0
+        self.reduce_calls = 0
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        if request.purpose == "reduce":
+            self.reduce_calls += 1
+        else:
+            self.map_calls += 1
+        return await self._model.complete(request)
+
+
+def _point_from_result(
+    base: dict[str, Any], result: GlobalSearchResult, calls: _CountingModel, run_id: str | None
+) -> SweepPoint:
+    d = result.diagnostics
+    return SweepPoint(
+        **base,
+        status=result.status,
+        summary_count=d.summary_count,
+        batch_count=d.batch_count,
+        map_calls=calls.map_calls,
+        reduce_calls=calls.reduce_calls,
+        prompt_tokens=sum(d.batch_token_estimates) + ((d.reduce_prompt_tokens or 0) if calls.reduce_calls else 0),
+        failed_batch_count=d.failed_batch_count,
+        selected_answer_count=d.selected_answer_count,
+        duration_s=d.duration_s,
+        community_ids=tuple(result.community_ids),
+        answer=result.answer,
+        batch_errors=tuple(f.error for f in result.failed_batches),
+        run_id=run_id,
+    )
+
+
+def _point_from_failure(
+    base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], calls: _CountingModel, duration_s: float
+) -> SweepPoint:
+    state = RunState.replay(events) if events else RunState()
+    if isinstance(exc, AllMapBatchesFailed):
+        batch_errors = tuple(str(e) or type(e).__name__ for e in exc.exceptions)
+        error = exc.message
+    else:
+        batch_errors = tuple(b.errors[-1] for b in state.batches if b.status == "failed" and b.errors)
+        error = str(exc) or type(exc).__name__
+    return SweepPoint(
+        **base,
+        status="failed",
+        summary_count=state.summary_count or 0,
+        batch_count=len(state.batches),
+        map_calls=calls.map_calls,
+        reduce_calls=calls.reduce_calls,
+        prompt_tokens=sum(b.token_estimate for b in state.batches) + (state.reduce_prompt_tokens or 0),
+        failed_batch_count=sum(1 for b in state.batches if b.status == "failed"),
+        duration_s=duration_s,
+        error=error,
+        error_type=type(exc).__name__,
+        batch_errors=batch_errors,
+        run_id=state.run_id,
+    )
+
+
+async def run_sweep(
+    index: Index,
+    spec: SweepSpec,
+    model: ChatModel,
+    *,
+    on_progress: ProgressSink | None = None,
+    cache: MapCache | None = None,
+    store: RunStore | None = None,
+    index_path: str | None = None,
+) -> SweepResult:
+    """Run every grid point of ``spec`` against ``index`` and collect one row per point.
+
+    ``store``, when given, receives each point's run (finished or failed) as a
+    :class:`~graphrag_core.store.RunRecord` labelled with the sweep id and the point.
+    """
+    sweep_id = uuid.uuid4().hex
+    grid = spec.grid()
+    points: list[SweepPoint | None] = [None] * len(grid)
+    started = time.monotonic()
+    done = 0
+    next_point = 0
+
+    async def run_point(i: int) -> SweepPoint:
+        level, map_budget, reduce_budget, seed = grid[i]
+        base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
+        events: list[Event] = []
+        counted = _CountingModel(model)
+        point_started = time.monotonic()
+        try:
+            request = spec.request_for(level, map_budget, reduce_budget, seed)
+            result = await retrieve_global(index, request, counted, on_event=events.append, cache=cache)
+            point = _point_from_result(base, result, counted, RunState.replay(events[:1]).run_id)
+        except GraphRAGError as exc:
+            point = _point_from_failure(base, exc, events, counted, time.monotonic() - point_started)
+        if store is not None and events:
+            label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
+            store.save(RunRecord.from_events(events, index_name=index.name, index_path=index_path, label=label))
+        return point
+
+    async def worker() -> None:
+        nonlocal next_point, done
+        while next_point < len(grid):
+            i = next_point
+            next_point += 1
+            point = await run_point(i)
+            points[i] = point
+            done += 1
+            if on_progress is not None:
+                on_progress(SweepProgress(done=done, total=len(grid), point=point))
+
+    workers = [asyncio.ensure_future(worker()) for _ in range(min(spec.point_concurrency, len(grid)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for task in workers:
+            task.cancel()
+    assert all(p is not None for p in points)
+    return SweepResult(
+        sweep_id=sweep_id,
+        spec=spec,
+        index_name=index.name,
+        model=model_identity(model),
+        points=[p for p in points if p is not None],
+        duration_s=time.monotonic() - started,
+    )
+
+
+__all__ = [
+    "CSV_LIST_SEPARATOR",
+    "ROW_FIELDS",
+    "Level",
+    "PointStatus",
+    "ProgressSink",
+    "SweepPoint",
+    "SweepProgress",
+    "SweepResult",
+    "SweepSpec",
+    "jaccard",
+    "run_sweep",
+]
