@@ -8,7 +8,9 @@ before the section's first entry and are not part of any entry.
 
 Invariants of :func:`parse_jargon`: entries come out in file order; every paragraph is a single
 line with runs of whitespace collapsed; a cross-reference that breaks across a line is read
-whole; the Crunchly cartoon navigation notes are dropped; entries with no text are dropped.
+whole; the Crunchly cartoon navigation notes are dropped; entries shorter than
+``MIN_BODY_CHARS`` are dropped unless they are redirects (``See {x}.``), which
+:func:`jargon_articles` turns into aliases.
 """
 
 from __future__ import annotations
@@ -95,7 +97,11 @@ def parse_jargon(text: str) -> list[JargonEntry]:
         elif stripped == LEXICON_END and number > start:
             end = number
             break
-    return [entry for entry in _entries(lines[start:end]) if sum(len(p) for p in entry.paragraphs) >= MIN_BODY_CHARS]
+    return [
+        entry
+        for entry in _entries(lines[start:end])
+        if entry.redirect is not None or sum(len(p) for p in entry.paragraphs) >= MIN_BODY_CHARS
+    ]
 
 
 def _entries(lines: Iterable[str]) -> Iterable[JargonEntry]:
