@@ -146,7 +146,7 @@ async def build_index(
     relationships.extend(similarity)
 
     roots = _hierarchy(graph, options)
-    ordered = _number_communities(roots, articles)
+    ordered = _number_communities(roots)
     depth = max(node.level for node in ordered) + 1
     if depth < options.min_levels:
         raise SampleBuildError(
@@ -178,6 +178,7 @@ async def build_index(
     summaries = await _summaries(ordered, digests, options, model)
 
     pagerank = nx.pagerank(graph, weight="weight") if graph.number_of_edges() else {}
+    top_rank = max(1e-12, _max_rank(ordered, pagerank))
     communities = [
         Community(
             id=node.id,
@@ -185,7 +186,7 @@ async def build_index(
             parent_id=node.parent.id if node.parent else None,
             title=summaries[id(node)].title,
             summary=summaries[id(node)].summary,
-            rank=round(10.0 * sum(pagerank.get(m, 0.0) for m in node.members) / max(1e-12, _max_rank(ordered, pagerank)), 4),
+            rank=round(10.0 * sum(pagerank.get(m, 0.0) for m in node.members) / top_rank, 4),
             size=len(node.members),
             entity_ids=tuple(_entity_id(m) for m in centrality[id(node)]),
         )
@@ -432,7 +433,7 @@ def _hierarchy(graph: nx.Graph, options: BuildOptions) -> list[_Node]:
     return roots
 
 
-def _number_communities(roots: list[_Node], articles: Sequence[Article]) -> list[_Node]:
+def _number_communities(roots: list[_Node]) -> list[_Node]:
     """Every community, level by level (roots first), children in their parent's order; ids
     are the decimal position in that order."""
     ordered: list[_Node] = []
