@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import json
 import socket
 
@@ -155,14 +154,22 @@ def _small_index() -> Index:
     )
 
 
-@pytest.mark.skipif(importlib.util.find_spec("graphrag_core.search") is None, reason="the engine (graphrag_core.search) is not there yet")
 def test_global_search_with_offline_model_cites_communities() -> None:
-    from graphrag_core import search
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.search import retrieve_global
 
-    request_type = getattr(search, "GlobalSearchRequest", None) or getattr(search, "GlobalRequest")
-    result = asyncio.run(
-        search.retrieve_global(_small_index(), request_type(query="How do farmers deal with floods?", seed=0), OfflineChatModel())
-    )
-    assert result.status in ("completed", "partial")
+    request = GlobalSearchRequest(query="How do farmers deal with floods?", seed=0)
+    result = asyncio.run(retrieve_global(_small_index(), request, OfflineChatModel()))
+    assert result.status == "completed"
     assert "1" in result.community_ids
     assert "[Communities: 1" in result.answer
+    assert result.diagnostics.usage.total_tokens > 0
+
+
+def test_broad_global_search_answers_from_every_community() -> None:
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.search import retrieve_global
+
+    result = asyncio.run(retrieve_global(_small_index(), GlobalSearchRequest(query="What are the main themes?", seed=0), OfflineChatModel()))
+    assert result.status == "completed"
+    assert "[Communities: 1]" in result.answer and "[Communities: 2]" in result.answer

@@ -60,7 +60,8 @@ _GENERIC_WORDS = frozenset(
     collection overall general summarize summarise summary summaries describe description overview
     tell give list explain discuss discussed mention mentioned cover covered covers top highlight
     highlights thing things aspect aspects point points idea ideas issue issues content contents
-    question questions answer find show""".split()
+    question questions answer find show mean means meaning meant define defined definition refer
+    refers""".split()
 )
 _CJK_STOP_CHARS = frozenset("的了是在和与及或有也都就而之其这那个一些哪什么吗呢吧啊着被把对于为从等我你他她它们")
 _CJK_GENERIC_CHARS = frozenset("主要题怎样如何语料档内容总结概述请问")
@@ -175,8 +176,14 @@ def _split_sentences(text: str) -> list[str]:
     return sentences
 
 
+_HEADWORD_RE = re.compile(r"^[^:：。.!?]{1,40}[:：]\s*")
+
+
 def _norm_key(sentence: str) -> str:
-    return " ".join(t.lower() for t in _TOKEN_RE.findall(sentence))
+    """What makes two sentences the same point: their words, lowercased, without a leading
+    ``headword:`` (a claim line and the summary sentence it repeats are one point)."""
+    body = _HEADWORD_RE.sub("", sentence.strip()) or sentence
+    return "".join(t.lower() for t in _TOKEN_RE.findall(body))
 
 
 def _format_ids(ids: Iterable[str]) -> str:
@@ -197,6 +204,7 @@ class _Sentence:
     order: int
     section: str = ""
     terms: _Terms = field(default_factory=lambda: _Terms((), ()))
+    opens_section: bool = False
 
 
 def _bm25(query: Counter[str], docs: Sequence[_Terms]) -> list[float]:
@@ -288,8 +296,8 @@ def _map_sentences(data: str) -> list[_Sentence]:
     def flush() -> None:
         if community is None:
             return
-        for text in _split_sentences("\n".join(lines)):
-            sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text)))
+        for position, text in enumerate(_split_sentences("\n".join(lines))):
+            sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
 
     for line in data.splitlines():
         header = _PART_HEADER_RE.match(line.strip())
@@ -326,7 +334,7 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     # stronger term; otherwise every Chinese text would share a character with the question.
     strong_query = set(query.strong)
     relevant = [
-        score if (strong_query & set(s.terms.strong)) or not strong_query else 0.0
+        _shape(s, score, set(weights)) if (strong_query & set(s.terms.strong)) or not strong_query else 0.0
         for s, score in zip(sentences, scores)
     ]
     if not any(score > 0 for score in relevant):
@@ -341,10 +349,27 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     return {"answer": _bullets(chosen), "usefulness": usefulness}
 
 
+def _shape(sentence: _Sentence, score: float, query: set[str]) -> float:
+    """BM25 adjusted for the shape of the sentence: a query term among its first three terms
+    (the subject of a claim line, a glossary headword) counts more; a fragment counts less."""
+    if any(term in query for term in sentence.terms.strong[:3]):
+        score *= 1.5
+    if _word_count(sentence.text) < 5:
+        score *= 0.5
+    return score
+
+
 def _answer_broad(sentences: Sequence[_Sentence]) -> dict[str, object]:
     """A question with no content terms: the batch's most central sentences, summaries first."""
     scores = _centrality([s.terms for s in sentences])
-    scores = [score * (1.5 if s.section == MAP_SECTION_SUMMARY else 1.0) for s, score in zip(sentences, scores)]
+    # Summary sentences say what a community is about, its first one most of all: they come
+    # first, then the most central of the rest.
+    top = max(scores, default=0.0) + 1.0
+    scores = [
+        (score + (top * (1 + s.opens_section) if s.section == MAP_SECTION_SUMMARY else 0.0))
+        * (0.5 if _word_count(s.text) < 5 else 1.0)
+        for s, score in zip(sentences, scores)
+    ]
     chosen = _pick(sentences, scores, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
     if not chosen:
         return {"answer": "", "usefulness": 0}
@@ -354,56 +379,77 @@ def _answer_broad(sentences: Sequence[_Sentence]) -> dict[str, object]:
 
 
 def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_Sentence]:
-    """The cited sentences of one intermediate answer; uncited ones get the candidate's ids."""
+    """The cited sentences of one intermediate answer, in its order.
+
+    A citation ``[Communities: ...]`` applies to the text before it on its line (back to the
+    previous citation); text with no citation after it gets the candidate's community ids.
+    """
     points: list[_Sentence] = []
-    for text in _split_sentences(answer):
-        ids: list[str] = []
-        for match in _CITATION_RE.finditer(text):
-            ids.extend(i for i in _split_ids(match.group("ids")) if i not in ids)
-        text = _CITATION_RE.sub(" ", text).strip()
-        if not text or not _TOKEN_RE.search(text):
-            if ids and points:  # a citation on its own, e.g. after "。": it belongs to the point before
-                points[-1].community_ids = list(dict.fromkeys(points[-1].community_ids + ids))
+    for line in answer.splitlines():
+        line = _BULLET_RE.sub("", line.strip())
+        if not line or line in _SECTION_HEADERS:
             continue
-        points.append(_Sentence(text, ids or list(default_ids), rank * 1000 + len(points), terms=_terms(text)))
+        segments: list[tuple[str, list[str]]] = []
+        offset = 0
+        for match in _CITATION_RE.finditer(line):
+            segments.append((line[offset : match.start()], _split_ids(match.group("ids"))))
+            offset = match.end()
+        segments.append((line[offset:], []))
+        for text, ids in segments:
+            for sentence in _SENTENCE_END_RE.split(text):
+                sentence = sentence.strip()
+                if sentence and _TOKEN_RE.search(sentence):
+                    points.append(
+                        _Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=_terms(sentence))
+                    )
     return points
 
 
+def _usefulness(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        return 0.0
+    return value if math.isfinite(value) else 0.0
+
+
 def answer_reduce(question: str, data: str) -> dict[str, object]:
-    """The reduce reply ``{"answer"}``: an overview line and the merged, cited points."""
-    candidates: list[tuple[list[str], list[str]]] = []  # (ids, answer lines)
+    """The reduce reply ``{"answer"}``: an overview line and the merged, cited points.
+
+    A point's rank blends its candidate's usefulness, its relevance to the question (BM25 over
+    every candidate's points, scaled to 0-1) and its place in its candidate's answer (earlier
+    is better); ties keep a round-robin order over the candidates.
+    """
+    candidates: list[tuple[float, list[str], list[str]]] = []  # (usefulness, ids, answer lines)
     for line in data.splitlines():
         header = _CANDIDATE_HEADER_RE.match(line.strip())
         if header:
-            candidates.append((_split_ids(header.group("ids")), []))
+            candidates.append((_usefulness(header.group("u")), _split_ids(header.group("ids")), []))
         elif candidates:
-            candidates[-1][1].append(line)
+            candidates[-1][2].append(line)
     per_candidate = [
-        _candidate_points("\n".join(lines), ids, rank) for rank, (ids, lines) in enumerate(candidates)
+        (usefulness, points)
+        for rank, (usefulness, ids, lines) in enumerate(candidates)
+        if (points := _candidate_points("\n".join(lines), ids, rank))
     ]
-    per_candidate = [points for points in per_candidate if points]
     if not per_candidate:
         return {"answer": NO_ANSWER}
 
-    # Round-robin over candidates (already ranked by usefulness, most useful first): every
-    # candidate's best point comes before any candidate's second point.
-    merged: list[_Sentence] = []
-    for depth in range(max(len(points) for points in per_candidate)):
-        merged.extend(points[depth] for points in per_candidate if depth < len(points))
-    # Points that share a content term with the question go first, unless fewer than three
-    # do (then the order above is all there is to go by).
+    merged: list[tuple[float, int, _Sentence]] = []  # (usefulness, depth, point), round-robin
+    for depth in range(max(len(points) for _, points in per_candidate)):
+        merged.extend((u, depth, points[depth]) for u, points in per_candidate if depth < len(points))
     query = _terms(question, keep_generic=False)
     weights = Counter({**{t: 0.5 for t in query.weak}, **{t: 1.0 for t in query.strong}})
-    relevance = _bm25(weights, [s.terms for s in merged])
-    prefer_relevant = sum(1 for r in relevance if r > 0) >= 3
-    order = len(merged)
-    scores = [float(order - i) + (order if prefer_relevant and relevance[i] > 0 else 0) for i in range(order)]
-    chosen = _pick(
-        [_Sentence(s.text, s.community_ids, i, terms=s.terms) for i, s in enumerate(merged)],
-        scores,
-        max_words=REDUCE_MAX_WORDS,
-        max_count=REDUCE_MAX_POINTS,
-    )
+    relevance = _bm25(weights, [point.terms for _, _, point in merged])
+    relevance = [_shape(point, score, set(weights)) for (_, _, point), score in zip(merged, relevance)]
+    top_relevance = max(relevance, default=0.0) or 1.0
+    scores = [
+        2.0 * u / 100.0 + relevance[i] / top_relevance - 0.25 * depth + _length_factor(point.text) + 1e-6 * (len(merged) - i)
+        for i, (u, depth, point) in enumerate(merged)
+    ]
+    floor = min(scores)
+    points = [_Sentence(p.text, p.community_ids, i, terms=p.terms) for i, (_, _, p) in enumerate(merged)]
+    chosen = _pick(points, [score - floor + 1.0 for score in scores], max_words=REDUCE_MAX_WORDS, max_count=REDUCE_MAX_POINTS)
     communities: list[str] = []
     for sentence in chosen:
         communities.extend(c for c in sentence.community_ids if c not in communities)
@@ -414,6 +460,11 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
         f"covering {len(communities)} communit{'ies' if len(communities) != 1 else 'y'}."
     )
     return {"answer": f"{overview}\n\n{_bullets(chosen)}"}
+
+
+def _length_factor(text: str) -> float:
+    """A penalty for fragments (fewer than five words): they rarely make a point on their own."""
+    return -0.5 if _word_count(text) < 5 else 0.0
 
 
 def answer_summary(data: str) -> dict[str, object]:
