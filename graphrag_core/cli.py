@@ -1,0 +1,693 @@
+"""The ``graphrag-explorer`` command line (also ``python -m graphrag_core``).
+
+Subcommands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
+``inspect`` (what an index holds, level by level), ``import`` (a Microsoft GraphRAG output
+folder to the native format) and ``runs`` (the stored run history).
+
+Streams: results go to stdout (the answer, or JSON with ``--json``); progress, warnings and
+errors go to stderr, so ``graphrag-explorer query ... > answer.txt`` keeps only the answer.
+
+Exit codes (:data:`EXIT_USAGE` and friends): 0 success (``no_results`` included: it is an
+answer), 2 a usage or validation error (the spec's message, no traceback), 3 an index that
+cannot be read, 4 a model or run failure, 130 interrupted by Ctrl-C.
+
+This is an application entry point: it may read ``os.environ`` (model settings, the default
+store and cache locations); the engine it calls never does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sqlite3
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, NoReturn, TextIO
+
+from .errors import (
+    AllMapBatchesFailed,
+    BudgetError,
+    GraphRAGError,
+    IndexValidationError,
+    ModelError,
+    ModelOutputError,
+    RequestValidationError,
+)
+from .events import (
+    BatchesPlanned,
+    Event,
+    MapBatchFailed,
+    MapBatchRetried,
+    MapBatchSucceeded,
+    ReduceStarted,
+    RunFailed,
+    RunFinished,
+    SummariesSelected,
+)
+from .llm.base import ChatModel
+from .models import LEAF, Index
+from .request import GlobalSearchRequest, SearchDefaults
+from .results import GlobalSearchResult
+from .search import retrieve_global
+from .state import RunState
+from .store import RunRecord, RunStore, StoreError, default_store_path
+from .sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
+from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+
+PROG = "graphrag-explorer"
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_INDEX = 3
+EXIT_RUN = 4
+EXIT_INTERRUPTED = 130
+
+CACHE_FILE_NAME = "map-cache.sqlite3"
+"""The default map cache lives next to the default run store."""
+
+MODEL_CHOICES = ("offline", "openai")
+PROGRESS_STEPS = 10
+"""Off a terminal, map progress is printed about this many times per run."""
+SHOWN_COMMUNITY_IDS = 20
+"""How many community ids the text output names before summarising the rest."""
+SWEEP_FORMATS = {".csv": "csv", ".json": "json"}
+
+
+class CliError(Exception):
+    """A failure the command line reports as one message and an exit code, with no traceback."""
+
+    def __init__(self, message: str, code: int, *, details: Sequence[str] = (), usage: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = tuple(details)
+        self.usage = usage
+
+
+# -- argument parsing ---------------------------------------------------------------------------
+
+
+def _int_or_text(text: str) -> int | str:
+    """An integer when the text is one, else the text itself, so the request's own validation
+    (with the spec's message) rejects it rather than argparse's generic one."""
+    try:
+        return int(text.strip())
+    except ValueError:
+        return text
+
+
+def _level(text: str) -> int | str:
+    return LEAF if text.strip().lower() == LEAF else _int_or_text(text)
+
+
+def _list_of(item: Callable[[str], Any]) -> Callable[[str], list[Any]]:
+    def parse(text: str) -> list[Any]:
+        return [item(part) for part in text.split(",") if part.strip()]
+
+    return parse
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` that raises instead of exiting, so ``main`` returns its code."""
+
+    def error(self, message: str) -> NoReturn:
+        raise CliError(f"{self.prog}: {message}", EXIT_USAGE, usage=self.format_usage().rstrip())
+
+
+def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
+    """The options of a request, the model, the cache and the store (shared by query and sweep)."""
+    parser.add_argument("index", metavar="INDEX", help="an index folder (native or Microsoft GraphRAG output) or a bundled sample name")
+    parser.add_argument("question", metavar="QUESTION", help="the global question")
+    req = parser.add_argument_group("request")
+    if not sweep:
+        req.add_argument("--level", type=_level, default=None, help='community level: "leaf" (default) or an integer >= 0')
+        req.add_argument("--map-budget", type=_int_or_text, default=None, help="map token budget (default 8000)")
+        req.add_argument("--reduce-budget", type=_int_or_text, default=None, help="reduce token budget (default 8000)")
+        req.add_argument("--seed", type=_int_or_text, default=None, help="shuffle seed (default: drawn and reported)")
+    req.add_argument("--map-reserve", type=_int_or_text, default=None, help="map output reserve (default 512)")
+    req.add_argument("--reduce-reserve", type=_int_or_text, default=None, help="reduce output reserve (default 1024)")
+    req.add_argument("--concurrency", type=_int_or_text, default=None, help="map calls in flight at most (default 4)")
+    req.add_argument("--strategy", choices=("skip", "stop"), default=None, help="reduce selection when an answer does not fit")
+    req.add_argument("--no-claims", action="store_true", help="leave supporting claims out of the map texts")
+    req.add_argument("--no-sources", action="store_true", help="leave source excerpts out of the map texts")
+    req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help="token counting (default heuristic)")
+
+    mod = parser.add_argument_group("model")
+    mod.add_argument("--model", choices=MODEL_CHOICES, default="offline", help="offline (no network, default) or an OpenAI-compatible endpoint")
+    mod.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (with --model openai)")
+    mod.add_argument("--model-name", default=None, help="model name at the endpoint (with --model openai)")
+    mod.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable that holds the API key (the key is never a command-line value)")
+
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache", type=Path, default=None, metavar="PATH", help=f"map reply cache file (default: next to the run store, {CACHE_FILE_NAME})")
+    cache.add_argument("--no-cache", action="store_true", help="do not cache map replies")
+    store = parser.add_mutually_exclusive_group()
+    store.add_argument("--store", type=Path, default=None, metavar="PATH", help="run history file (default: the user data folder)")
+    store.add_argument("--no-store", action="store_true", help="do not record the run")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog=PROG, description="GraphRAG global search (map-reduce over community summaries) from the command line.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+
+    query = sub.add_parser("query", help="answer one global question", description="Answer one global question over an index.")
+    _add_run_options(query, sweep=False)
+    query.add_argument("--json", action="store_true", help="print the result as JSON instead of the answer")
+    query.set_defaults(handler=cmd_query)
+
+    sweep = sub.add_parser("sweep", help="run a question over a grid of levels, seeds and budgets")
+    _add_run_options(sweep, sweep=True)
+    grid = sweep.add_argument_group("grid")
+    grid.add_argument("--levels", type=_list_of(_level), default=[LEAF], help='comma-separated levels, e.g. "leaf,0,1"')
+    grid.add_argument("--seeds", type=_list_of(_int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2,3"')
+    grid.add_argument("--map-budgets", type=_list_of(_int_or_text), default=[], help="comma-separated map token budgets")
+    grid.add_argument("--reduce-budgets", type=_list_of(_int_or_text), default=[], help="comma-separated reduce token budgets")
+    grid.add_argument("--point-concurrency", type=_int_or_text, default=1, help="grid points run at once (default 1)")
+    sweep.add_argument("--out", type=Path, default=None, metavar="FILE", help="write FILE.csv or FILE.json (default: CSV on stdout)")
+    sweep.set_defaults(handler=cmd_sweep)
+
+    inspect = sub.add_parser("inspect", help="statistics of an index, level by level")
+    inspect.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")
+    inspect.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default="heuristic")
+    inspect.add_argument("--no-claims", action="store_true", help="count map texts without claims")
+    inspect.add_argument("--no-sources", action="store_true", help="count map texts without source excerpts")
+    inspect.add_argument("--summary", choices=("full_content", "summary"), default="full_content", help="which GraphRAG report text is the summary")
+    inspect.add_argument("--json", action="store_true", help="print the statistics as JSON")
+    inspect.set_defaults(handler=cmd_inspect)
+
+    imp = sub.add_parser("import", help="convert a Microsoft GraphRAG output folder to the native format")
+    imp.add_argument("src", metavar="SRC", help="Microsoft GraphRAG output folder (or any index folder)")
+    imp.add_argument("dest", metavar="DEST", type=Path, help="folder to write the native index to")
+    imp.add_argument("--summary", choices=("full_content", "summary"), default="full_content", help="the report text used as the community summary")
+    imp.set_defaults(handler=cmd_import)
+
+    runs = sub.add_parser("runs", help="the stored run history")
+    runs.add_argument("--store", type=Path, default=None, metavar="PATH", help="run history file (default: the user data folder)")
+    runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", parser_class=_Parser)
+    runs_sub.required = True
+    runs_list = runs_sub.add_parser("list", help="the newest runs")
+    runs_list.add_argument("--limit", type=int, default=20)
+    runs_list.add_argument("--index-name", default=None)
+    runs_list.set_defaults(handler=cmd_runs_list)
+    runs_show = runs_sub.add_parser("show", help="one run as Markdown (or --json)")
+    runs_show.add_argument("run_id", metavar="RUN_ID")
+    runs_show.add_argument("--json", action="store_true")
+    runs_show.set_defaults(handler=cmd_runs_show)
+    runs_delete = runs_sub.add_parser("delete", help="remove one run")
+    runs_delete.add_argument("run_id", metavar="RUN_ID")
+    runs_delete.set_defaults(handler=cmd_runs_delete)
+    return parser
+
+
+# -- shared steps -------------------------------------------------------------------------------
+
+
+class _Io:
+    """The streams, environment and (optionally) model of one invocation; tests pass their own."""
+
+    def __init__(self, stdout: TextIO, stderr: TextIO, environ: Mapping[str, str], model: ChatModel | None = None) -> None:
+        self.out, self.err, self.environ, self.model = stdout, stderr, environ, model
+
+    def note(self, text: str) -> None:
+        print(text, file=self.err, flush=True)
+
+
+def resolve_index_path(text: str) -> Path:
+    """INDEX as given: an existing path wins; else a bundled sample of that name; else the path
+    (whose loading then reports that it does not exist)."""
+    path = Path(text).expanduser()
+    if path.exists():
+        return path
+    try:
+        from .samples import sample_path
+    except ImportError:
+        return path
+    try:
+        return sample_path(text)
+    except KeyError:
+        return path
+
+
+def load_index_at(text: str, *, summary: str = "full_content") -> tuple[Index, Path]:
+    """The index INDEX names, or :class:`CliError` with exit code 3."""
+    try:
+        from .index import load_index
+    except ImportError as exc:
+        raise CliError(f"Index loading is not available in this installation: {exc}", EXIT_INDEX) from None
+    path = resolve_index_path(text)
+    try:
+        return load_index(path, summary=summary), path  # type: ignore[arg-type]
+    except IndexValidationError as exc:
+        raise CliError(str(exc), EXIT_INDEX) from None
+    except OSError as exc:
+        raise CliError(f"{path}: cannot read the index: {exc.strerror or exc}", EXIT_INDEX) from None
+
+
+def index_display_name(index: Index, path: Path) -> str:
+    return index.name or path.name or str(path)
+
+
+def _tokenizer(name: str) -> Tokenizer:
+    try:
+        return get_tokenizer(name)
+    except ImportError as exc:
+        raise CliError(f"The {name} tokenizer needs the bpe-openai package: {exc}", EXIT_USAGE) from None
+
+
+def build_model(args: argparse.Namespace, environ: Mapping[str, str], *, given: ChatModel | None = None) -> ChatModel:
+    """The model the options ask for. ``openai`` reads ``GRAPHRAG_LLM_*`` settings from the
+    environment, then applies ``--base-url``, ``--model-name`` and the key in ``--api-key-env``.
+    A ``given`` model (the test seam of :func:`main`) is used as is."""
+    if given is not None:
+        return given
+    if args.model == "offline":
+        if args.base_url or args.model_name or args.api_key_env:
+            raise CliError("--base-url, --model-name and --api-key-env need --model openai.", EXIT_USAGE)
+        from .llm.offline import OfflineChatModel
+
+        return OfflineChatModel()
+    try:
+        from .llm.settings import ModelSettings, build_chat_model
+    except ImportError as exc:
+        raise CliError(f"The openai model is not available in this installation: {exc}", EXIT_USAGE) from None
+    mapping: dict[str, str] = dict(environ)
+    mapping["GRAPHRAG_LLM_PROVIDER"] = "openai"
+    if args.base_url:
+        mapping["GRAPHRAG_LLM_BASE_URL"] = args.base_url
+    if args.model_name:
+        mapping["GRAPHRAG_LLM_MODEL"] = args.model_name
+    if args.api_key_env:
+        key = environ.get(args.api_key_env, "")
+        if not key.strip():
+            raise CliError(f"--api-key-env: the environment variable {args.api_key_env} is not set or is empty.", EXIT_USAGE)
+        mapping["GRAPHRAG_LLM_API_KEY"] = key
+    try:
+        return build_chat_model(ModelSettings.from_mapping(mapping))
+    except ValueError as exc:  # SettingsError; its message names the key, never the secret
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
+def open_store(args: argparse.Namespace, environ: Mapping[str, str]) -> RunStore | None:
+    if getattr(args, "no_store", False):
+        return None
+    path = args.store if args.store is not None else default_store_path(environ)
+    try:
+        return RunStore(path)
+    except (StoreError, OSError) as exc:
+        raise CliError(f"Cannot use the run store: {exc}", EXIT_USAGE) from None
+
+
+def open_cache(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
+    if args.no_cache:
+        return None
+    from .cache import SqliteMapCache
+
+    path = args.cache if args.cache is not None else default_store_path(environ).parent / CACHE_FILE_NAME
+    try:
+        return SqliteMapCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        raise CliError(f"Cannot use the map cache {path}: {exc}", EXIT_USAGE) from None
+
+
+def _defaults_from(args: argparse.Namespace) -> SearchDefaults:
+    """The request options shared by every grid point, as validated defaults."""
+    fields = {
+        "map_output_reserve": args.map_reserve,
+        "reduce_output_reserve": args.reduce_reserve,
+        "map_concurrency": args.concurrency,
+        "reduce_strategy": args.strategy,
+        "tokenizer": args.tokenizer,
+    }
+    fields = {k: v for k, v in fields.items() if v is not None}
+    if args.no_claims:
+        fields["include_claims"] = False
+    if args.no_sources:
+        fields["include_sources"] = False
+    GlobalSearchRequest(query="probe", **fields)  # a bad value fails here, with the spec's message
+    return SearchDefaults(**fields)
+
+
+def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
+    """The request the query options describe; raises the request's own validation errors."""
+    defaults = _defaults_from(args)
+    return GlobalSearchRequest.with_defaults(
+        args.question,
+        defaults,
+        community_level=args.level,
+        map_token_budget=args.map_budget,
+        reduce_token_budget=args.reduce_budget,
+        seed=args.seed,
+    )
+
+
+class ProgressPrinter:
+    """Prints a run's progress on stderr as its events arrive: batches done/total, retries,
+    failures, the reduce. On a terminal it rewrites one line; elsewhere one line per step."""
+
+    def __init__(self, stream: TextIO, *, enabled: bool = True) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.total = 0
+        self.done = 0
+        self.failed = 0
+        self.live = enabled and stream.isatty()
+
+    def _line(self, text: str, *, transient: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self.live and transient:
+            self.stream.write("\r\033[K" + text)
+        else:
+            self.stream.write(("\r\033[K" if self.live else "") + text + "\n")
+        self.stream.flush()
+
+    def _map_progress(self) -> None:
+        """On a terminal every batch rewrites the line; elsewhere about every tenth, and the last."""
+        step = max(1, self.total // PROGRESS_STEPS)
+        if self.live or self.done == self.total or self.done % step == 0:
+            self._line(self._map_line(), transient=self.done < self.total)
+
+    def _map_line(self) -> str:
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"map: {self.done}/{self.total} batches done{failed}"
+
+    def __call__(self, event: Event) -> None:
+        match event:
+            case SummariesSelected():
+                self._line(f"selected {event.count} community summaries at level {event.community_level}")
+            case BatchesPlanned():
+                self.total = len(event.batches)
+                self._line(self._map_line(), transient=True)
+            case MapBatchRetried():
+                self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying: {event.error}")
+            case MapBatchSucceeded():
+                self.done += 1
+                self._map_progress()
+            case MapBatchFailed():
+                self.done += 1
+                self.failed += 1
+                self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
+                self._map_progress()
+            case ReduceStarted():
+                self._line(f"reduce: {event.answer_count} answers, {event.prompt_tokens} prompt tokens")
+            case RunFinished():
+                d = event.result.diagnostics
+                self._line(f"{event.result.status} in {d.duration_s:.2f}s (seed {event.result.seed}, {d.map_calls} map calls)")
+            case RunFailed():
+                pass  # the error is reported by main, with its exit code
+            case _:
+                pass
+
+
+def _save_run(store: RunStore | None, events: list[Event], index: Index, path: Path, io: _Io) -> str | None:
+    if store is None or not events:
+        return None
+    try:
+        record = RunRecord.from_events(events, index_name=index_display_name(index, path), index_path=str(path))
+        store.save(record)
+    except (StoreError, OSError, ValueError) as exc:
+        io.note(f"warning: the run was not recorded: {exc}")
+        return None
+    return record.run_id
+
+
+def _batch_error_lines(exc: AllMapBatchesFailed, events: Sequence[Event]) -> list[str]:
+    state = RunState.replay(events)
+    failed = [b for b in state.batches if b.status == "failed"]
+    if failed:
+        return [f"batch {b.index} (communities {', '.join(b.community_ids)}): {b.errors[-1] if b.errors else 'failed'}" for b in failed]
+    return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
+
+
+# -- commands -----------------------------------------------------------------------------------
+
+
+def cmd_query(args: argparse.Namespace, io: _Io) -> int:
+    request = build_request(args)
+    tokenizer = _tokenizer(request.tokenizer)
+    model = build_model(args, io.environ, given=io.model)
+    index, path = load_index_at(args.index)
+    store = open_store(args, io.environ)
+    cache = open_cache(args, io.environ)
+    events: list[Event] = []
+    progress = ProgressPrinter(io.err, enabled=not args.quiet)
+
+    def on_event(event: Event) -> None:
+        events.append(event)
+        progress(event)
+
+    try:
+        result: GlobalSearchResult = asyncio.run(
+            retrieve_global(index, request, model, on_event=on_event, cache=cache, tokenizer=tokenizer)
+        )
+    except AllMapBatchesFailed as exc:
+        _save_run(store, events, index, path, io)
+        raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
+    except BudgetError as exc:
+        _save_run(store, events, index, path, io)
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except (ModelError, ModelOutputError) as exc:
+        _save_run(store, events, index, path, io)
+        raise CliError(f"The run failed: {exc}", EXIT_RUN) from None
+    except KeyboardInterrupt:
+        _save_run(store, events, index, path, io)
+        raise
+    run_id = _save_run(store, events, index, path, io)
+
+    if args.json:
+        io.out.write(result.model_dump_json(indent=2) + "\n")
+    else:
+        io.out.write(result.answer.rstrip() + "\n")
+        if not args.quiet:
+            if result.community_ids:
+                ids = result.community_ids
+                more = f" ... ({len(ids) - SHOWN_COMMUNITY_IDS} more)" if len(ids) > SHOWN_COMMUNITY_IDS else ""
+                io.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+            for failure in result.failed_batches:
+                io.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
+            if run_id:
+                io.note(f"run {run_id} recorded in {store.path if store else ''}")
+    return EXIT_OK
+
+
+def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
+    fmt = "csv"
+    if args.out is not None:
+        fmt = SWEEP_FORMATS.get(args.out.suffix.lower(), "")
+        if not fmt:
+            raise CliError(f"--out must end in .csv or .json, not {args.out.name!r}.", EXIT_USAGE)
+    spec = SweepSpec(
+        query=args.question,
+        levels=args.levels,
+        seeds=args.seeds,
+        map_token_budgets=args.map_budgets,
+        reduce_token_budgets=args.reduce_budgets,
+        base=_defaults_from(args),
+        point_concurrency=args.point_concurrency,
+    )
+    _tokenizer(spec.base.tokenizer)
+    model = build_model(args, io.environ, given=io.model)
+    index, path = load_index_at(args.index)
+    store = open_store(args, io.environ)
+    cache = open_cache(args, io.environ)
+
+    def on_progress(progress: SweepProgress) -> None:
+        if args.quiet:
+            return
+        p = progress.point
+        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities cited")
+        io.note(
+            f"point {progress.done}/{progress.total} level={p.level} seed={p.seed} "
+            f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"
+        )
+
+    result: SweepResult = asyncio.run(
+        run_sweep(index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(path))
+    )
+    text = result.to_json() + "\n" if fmt == "json" else result.to_csv()
+    if args.out is None:
+        io.out.write(text)
+    else:
+        try:
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+        io.note(f"wrote {len(result.points)} points to {args.out}")
+    if not args.quiet:
+        for level, value in result.stability_by_level().items():
+            shown = "n/a (fewer than two comparable points)" if value is None else f"{value:.3f}"
+            io.note(f"stability at level {level}: {shown}")
+    failed = sum(1 for p in result.points if p.failed)
+    if failed == len(result.points):
+        raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)
+    return EXIT_OK
+
+
+def index_statistics(index: Index, *, tokenizer: Tokenizer, include_claims: bool = True, include_sources: bool = True) -> dict[str, Any]:
+    """Per selection (``leaf`` and each level): communities, non-blank summaries, token totals
+    of the summaries and of the map texts, and the claims the map texts bring; plus totals and
+    warnings. Pure: it reads the index only."""
+
+    def row(selection: int | str, pool: Sequence[Any]) -> dict[str, Any]:
+        selected = [c for c in pool if c.summary.strip()]
+        return {
+            "level": selection,
+            "communities": len(pool),
+            "summaries": len(selected),
+            "summary_tokens": sum(tokenizer.count(c.summary.strip()) for c in selected),
+            "map_text_tokens": sum(
+                tokenizer.count(index.map_text(c.id, include_claims=include_claims, include_sources=include_sources)) for c in selected
+            ),
+            "claims": sum(len(index.leaf_claims(c.id)) for c in selected),
+        }
+
+    levels = [row(level, [c for c in index.communities if c.level == level]) for level in index.levels()]
+    leaf = row(LEAF, list(index.leaves))
+    warnings = list(index.warnings)
+    for entry in [leaf, *levels]:
+        blank = entry["communities"] - entry["summaries"]
+        if entry["communities"] and not entry["summaries"]:
+            warnings.append(f"Level {entry['level']}: no community has a summary; a search there finds nothing.")
+        elif blank and entry["level"] != LEAF:
+            warnings.append(f"Level {entry['level']}: {blank} of {entry['communities']} communities have a blank summary.")
+    return {
+        "name": index.name,
+        "tokenizer": tokenizer.name,
+        "levels": [leaf, *levels],
+        "totals": index.stats(),
+        "warnings": warnings,
+    }
+
+
+def cmd_inspect(args: argparse.Namespace, io: _Io) -> int:
+    tokenizer = _tokenizer(args.tokenizer)
+    index, path = load_index_at(args.index, summary=args.summary)
+    stats = index_statistics(index, tokenizer=tokenizer, include_claims=not args.no_claims, include_sources=not args.no_sources)
+    stats["path"] = str(path)
+    if args.json:
+        io.out.write(json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+        return EXIT_OK
+    out = io.out
+    out.write(f"Index {index_display_name(index, path)} ({path})\n")
+    out.write(f"tokens counted with {tokenizer.name}\n\n")
+    header = ("level", "communities", "summaries", "summary_tokens", "map_text_tokens", "claims")
+    widths = [max(len(h), *(len(str(r[h])) for r in stats["levels"])) for h in header]
+    out.write("  ".join(h.rjust(w) for h, w in zip(header, widths)) + "\n")
+    for r in stats["levels"]:
+        out.write("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths)) + "\n")
+    out.write("\ntotals: " + ", ".join(f"{k} {v}" for k, v in stats["totals"].items()) + "\n")
+    if stats["warnings"]:
+        out.write("\nwarnings:\n" + "".join(f"- {w}\n" for w in stats["warnings"]))
+    return EXIT_OK
+
+
+def cmd_import(args: argparse.Namespace, io: _Io) -> int:
+    index, src = load_index_at(args.src, summary=args.summary)
+    try:
+        from .index import save_index
+
+        save_index(index, args.dest)
+    except IndexValidationError as exc:
+        raise CliError(str(exc), EXIT_INDEX) from None
+    except OSError as exc:
+        raise CliError(f"Cannot write {args.dest}: {exc.strerror or exc}", EXIT_INDEX) from None
+    counts = ", ".join(f"{v} {k}" for k, v in index.stats().items())
+    io.out.write(f"Imported {src} -> {args.dest}: {counts}\n")
+    for warning in index.warnings:
+        io.note(f"warning: {warning}")
+    return EXIT_OK
+
+
+def cmd_runs_list(args: argparse.Namespace, io: _Io) -> int:
+    store = open_store(args, io.environ)
+    assert store is not None
+    for s in store.list_runs(args.limit, index_name=args.index_name):
+        label = f" [{s.label}]" if s.label else ""
+        io.out.write(f"{s.run_id}  {s.created_at}  {s.status:<10} {s.index_name} level={s.community_level} seed={s.seed}  {s.query}{label}\n")
+    return EXIT_OK
+
+
+def cmd_runs_show(args: argparse.Namespace, io: _Io) -> int:
+    store = open_store(args, io.environ)
+    assert store is not None
+    try:
+        text = store.export_json(args.run_id) if args.json else store.export_markdown(args.run_id)
+    except KeyError:
+        raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE) from None
+    io.out.write(text.rstrip() + "\n")
+    return EXIT_OK
+
+
+def cmd_runs_delete(args: argparse.Namespace, io: _Io) -> int:
+    store = open_store(args, io.environ)
+    assert store is not None
+    if not store.delete(args.run_id):
+        raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE)
+    io.out.write(f"Deleted run {args.run_id}.\n")
+    return EXIT_OK
+
+
+# -- entry point --------------------------------------------------------------------------------
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+    model: ChatModel | None = None,
+) -> int:
+    """Run the command line; returns the exit code (see the module docstring).
+
+    ``model``, when given, replaces the one ``--model`` would build (the seam tests use to
+    script replies); ``environ`` replaces ``os.environ``."""
+    io = _Io(stdout or sys.stdout, stderr or sys.stderr, os.environ if environ is None else environ, model)
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        except SystemExit as exc:  # --help and --version exit through argparse
+            return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        return int(args.handler(args, io))
+    except CliError as exc:
+        if exc.usage:
+            io.note(exc.usage)
+        io.note(f"error: {exc}")
+        for detail in exc.details:
+            io.note(f"  {detail}")
+        return exc.code
+    except (RequestValidationError, BudgetError) as exc:
+        io.note(f"error: {exc}")
+        return EXIT_USAGE
+    except IndexValidationError as exc:
+        io.note(f"error: {exc}")
+        return EXIT_INDEX
+    except GraphRAGError as exc:
+        io.note(f"error: {exc}")
+        return EXIT_RUN
+    except KeyboardInterrupt:
+        io.note("interrupted")
+        return EXIT_INTERRUPTED
+
+
+__all__ = [
+    "EXIT_INDEX",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_RUN",
+    "EXIT_USAGE",
+    "CliError",
+    "ProgressPrinter",
+    "build_model",
+    "build_parser",
+    "build_request",
+    "index_statistics",
+    "main",
+    "resolve_index_path",
+]
