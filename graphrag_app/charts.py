@@ -1,0 +1,213 @@
+"""Charts of a run as pure functions ``figure(state) -> go.Figure`` (no streamlit here).
+
+Each figure is drawn from a :class:`~graphrag_core.state.RunState` alone, so a live run, a
+reopened run and a test draw the same thing. One trace per category (not per bar) keeps a
+1,000-batch run cheap to redraw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from graphrag_core.state import BatchState, CallSpan, RunState
+
+BATCH_COLORS: dict[str, str] = {
+    "pending": "#d0d4dc",
+    "running": "#4c8bf5",
+    "done": "#2ca05a",
+    "retried": "#f0a030",
+    "failed": "#d63b3b",
+}
+CALL_COLORS: dict[str, str] = {"running": "#4c8bf5", "ok": "#2ca05a", "cached": "#8e7cc3", "error": "#d63b3b"}
+FATE_COLORS: dict[str, str] = {
+    "selected": "#2ca05a",
+    "skipped": "#f0a030",
+    "not_tried": "#9aa0aa",
+    "dropped": "#e8a0a0",
+}
+FATE_LABELS: dict[str, str] = {
+    "selected": "selected",
+    "skipped": "skipped (over budget)",
+    "not_tried": "not tried (after stop)",
+    "dropped": "dropped (usefulness 0)",
+}
+HOVER_IDS_MAX = 12
+CHART_HEIGHT = 300
+
+
+def short_ids(ids: Sequence[str], limit: int = HOVER_IDS_MAX) -> str:
+    """``"1, 2, 3"``, cut to ``limit`` ids with a count of the rest."""
+    shown = ", ".join(ids[:limit])
+    return shown if len(ids) <= limit else f"{shown}, … (+{len(ids) - limit})"
+
+
+def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}},
+        height=height,
+        margin={"l": 50, "r": 20, "t": 40, "b": 40},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        bargap=0.1,
+        uirevision="keep",  # keeps zoom and legend toggles across live redraws
+    )
+    return fig
+
+
+def usefulness_figure(state: RunState) -> go.Figure:
+    """Per-batch usefulness, coloured by state; unfinished and failed batches are faint full-height slots."""
+    fig = go.Figure()
+    by_status: dict[str, list[BatchState]] = {status: [] for status in BATCH_COLORS}
+    for batch in state.batches:
+        by_status[batch.status].append(batch)
+    for status, batches in by_status.items():
+        if not batches:
+            continue
+        scored = status in ("done", "retried")
+        fig.add_trace(
+            go.Bar(
+                name=status,
+                x=[b.index for b in batches],
+                y=[(b.usefulness or 0.0) if scored else 100.0 for b in batches],
+                marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.35},
+                customdata=[
+                    [short_ids(b.community_ids), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", b.token_estimate]
+                    for b in batches
+                ],
+                hovertemplate=(
+                    "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
+                    "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}<extra></extra>"
+                ),
+            )
+        )
+    count = len(state.batches)
+    fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5])
+    fig.update_yaxes(title_text="usefulness", range=[0, 100])
+    finished = state.finished_batches
+    return _layout(fig, f"Map batches: {finished} of {count} finished")
+
+
+def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
+    """A lane for each call such that calls in one lane never overlap (greedy interval colouring).
+
+    The number of lanes used is the peak number of calls in flight.
+    """
+    order = sorted(range(len(calls)), key=lambda i: (calls[i].start, calls[i].batch_index))
+    lane_free: list[float] = []
+    lanes = [0] * len(calls)
+    for i in order:
+        span = calls[i]
+        end = span.end if span.end is not None else now
+        for lane, free_at in enumerate(lane_free):
+            if free_at <= span.start:
+                lanes[i], lane_free[lane] = lane, end
+                break
+        else:
+            lanes[i] = len(lane_free)
+            lane_free.append(end)
+    return lanes
+
+
+def timeline_figure(state: RunState) -> go.Figure:
+    """Each model call of the map as a bar on the run's clock, one row per call in flight."""
+    now = state.elapsed_s
+    lanes = call_lanes(state.calls, now)
+    fig = go.Figure()
+    for outcome, color in CALL_COLORS.items():
+        picked = [(span, lane) for span, lane in zip(state.calls, lanes) if span.outcome == outcome]
+        if not picked:
+            continue
+        fig.add_trace(
+            go.Bar(
+                name=outcome,
+                orientation="h",
+                y=[lane + 1 for _, lane in picked],
+                base=[span.start for span, _ in picked],
+                x=[max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
+                marker={"color": color},
+                customdata=[[span.batch_index, span.attempt] for span, _ in picked],
+                hovertemplate=(
+                    "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long"
+                    "<extra>" + outcome + "</extra>"
+                ),
+            )
+        )
+    peak = max(lanes, default=-1) + 1
+    limit = state.concurrency or peak
+    fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
+    fig.update_yaxes(title_text="call slot", range=[0.5, max(limit, peak, 1) + 0.5], dtick=1)
+    fig.update_layout(barmode="overlay")
+    return _layout(fig, f"Model calls: {len(state.calls)}, at most {peak} in flight (limit {limit})")
+
+
+def reduce_figure(state: RunState) -> go.Figure:
+    """The reduce candidates in rank order: usefulness coloured by fate (top), and the reduce
+    prompt tokens with each candidate added against the budget (bottom)."""
+    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
+    candidates = state.candidates
+    for fate, color in FATE_COLORS.items():
+        picked = [(i, c) for i, c in enumerate(candidates) if c.fate == fate]
+        if not picked:
+            continue
+        custom = [
+            [short_ids(c.answer.community_ids), "-" if c.answer.batch_index is None else c.answer.batch_index, "-" if c.tokens is None else c.tokens]
+            for _, c in picked
+        ]
+        hover = (
+            "Candidate %{x} (" + FATE_LABELS[fate] + ")<br>Usefulness: %{y}<br>Batch: %{customdata[1]}"
+            "<br>Reduce tokens: %{customdata[2]}<br>Communities: %{customdata[0]}<extra></extra>"
+        )
+        fig.add_trace(
+            go.Bar(
+                name=FATE_LABELS[fate],
+                legendgroup=fate,
+                x=[i + 1 for i, _ in picked],
+                y=[c.answer.usefulness for _, c in picked],
+                marker={"color": color},
+                customdata=custom,
+                hovertemplate=hover,
+            ),
+            row=1,
+            col=1,
+        )
+        with_tokens = [(i, c) for i, c in picked if c.tokens is not None]
+        if with_tokens:
+            fig.add_trace(
+                go.Scatter(
+                    name=FATE_LABELS[fate],
+                    legendgroup=fate,
+                    showlegend=False,
+                    mode="markers",
+                    x=[i + 1 for i, _ in with_tokens],
+                    y=[c.tokens for _, c in with_tokens],
+                    marker={"color": color, "size": 8, "symbol": "circle" if fate == "selected" else "x"},
+                    hovertemplate="Candidate %{x}: %{y} reduce prompt tokens if added<extra>" + FATE_LABELS[fate] + "</extra>",
+                ),
+                row=2,
+                col=1,
+            )
+    running: list[tuple[int, int]] = [(i + 1, c.tokens) for i, c in enumerate(candidates) if c.fate == "selected" and c.tokens is not None]
+    if running:
+        fig.add_trace(
+            go.Scatter(
+                name="reduce prompt filling up",
+                mode="lines",
+                line={"shape": "hv", "color": FATE_COLORS["selected"], "width": 1},
+                x=[x for x, _ in running],
+                y=[y for _, y in running],
+                hoverinfo="skip",
+                showlegend=False,
+            ),
+            row=2,
+            col=1,
+        )
+    budget = state.reduce_prompt_budget
+    if budget is not None:
+        fig.add_hline(y=budget, line={"dash": "dash", "color": "#d63b3b"}, row=2, col=1, annotation_text=f"budget {budget}")
+    fig.update_yaxes(title_text="usefulness", range=[0, 100], row=1, col=1)
+    fig.update_yaxes(title_text="reduce tokens", rangemode="tozero", row=2, col=1)
+    fig.update_xaxes(title_text="candidate (rank order)", row=2, col=1)
+    selected = sum(1 for c in candidates if c.fate == "selected")
+    return _layout(fig, f"Reduce candidates: {selected} of {len(candidates)} selected", height=CHART_HEIGHT + 120)

@@ -1,0 +1,224 @@
+"""The Explore page's settings widgets (sidebar) and the buttons' callbacks.
+
+Widgets take their values from ``st.session_state`` (seeded from the session's
+``RunSettings``), never from ``value=``, so a reopened run or a URL can set them.
+Callbacks run before the script, so a click on Run starts the worker before the page draws
+(and the page then draws Stop enabled); errors are queued on the session and shown on the page.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from graphrag_core.errors import GraphRAGError
+from graphrag_core.llm.settings import build_chat_model
+from graphrag_core.models import Index
+from graphrag_core.request import REDUCE_STRATEGIES
+from graphrag_core.search import draw_seed
+from graphrag_core.state import RunState
+from graphrag_core.store import RunStore
+from graphrag_core.tokens import TOKENIZER_NAMES
+
+from .loaders import IndexAccessError, IndexSource, load_source, resolve_source, sample_names
+from .runner import start_run
+from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, seed_widgets, settings_from_widgets
+from .settings import AppSettings, load_settings, model_settings_for
+from .urls import LEAF, MAX_LATENCY_S, MAX_SEED, RunSettings
+
+MAX_BUDGET = 2_000_000
+MAX_CONCURRENCY = 64
+
+
+@dataclass
+class OpenedIndex:
+    """The index the widgets name, or why it could not be opened."""
+
+    source: IndexSource | None
+    index: Index | None
+    error: str | None
+
+
+def open_index(key: str, app: AppSettings) -> OpenedIndex:
+    """Resolve and load an index for the page; any failure becomes a message naming the error."""
+    try:
+        source = resolve_source(key, app)
+    except IndexAccessError as exc:
+        return OpenedIndex(None, None, str(exc))
+    try:
+        return OpenedIndex(source, load_source(source), None)
+    except GraphRAGError as exc:
+        return OpenedIndex(source, None, f"{source.path} is not a readable index: {exc}")
+    except (OSError, ValueError) as exc:  # unreadable files, malformed JSON or parquet
+        return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
+
+
+def _level_label(level: str, counts: dict[int | str, int]) -> str:
+    value: int | str = level if level == LEAF else int(level)
+    count = counts.get(value, 0)
+    name = "leaf" if level == LEAF else f"level {level}"
+    return f"{name} ({count} summaries)"
+
+
+def draw_settings(app: AppSettings) -> OpenedIndex:
+    """Draw the sidebar's settings; return the index they name."""
+    samples = sample_names()
+    st.header("Index")
+    st.selectbox(
+        "Index",
+        [*samples, FOLDER_CHOICE],
+        key=Keys.INDEX,
+        format_func=lambda v: "Folder path…" if v == FOLDER_CHOICE else f"{v} (sample)",
+    )
+    if st.session_state.get(Keys.INDEX) == FOLDER_CHOICE:
+        st.text_input(
+            "Index folder",
+            key=Keys.FOLDER,
+            placeholder="/path/to/index (native, or GraphRAG output)",
+            help="A native index folder (manifest.json) or a Microsoft GraphRAG output folder (.parquet).",
+        )
+        key = str(st.session_state.get(Keys.FOLDER) or "")
+    else:
+        key = str(st.session_state.get(Keys.INDEX) or "")
+    opened = open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+
+    counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
+    levels = [str(level) for level in counts]
+    if st.session_state.get(Keys.LEVEL) not in levels:
+        st.session_state[Keys.LEVEL] = LEAF
+    st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
+
+    st.header("Budgets")
+    left, right = st.columns(2)
+    left.number_input("Map token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.MAP_BUDGET)
+    right.number_input("Map output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.MAP_RESERVE)
+    left.number_input("Reduce token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.REDUCE_BUDGET)
+    right.number_input("Reduce output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.REDUCE_RESERVE)
+    st.number_input("Map concurrency", min_value=1, max_value=MAX_CONCURRENCY, step=1, key=Keys.CONCURRENCY)
+
+    st.header("Search")
+    seed_col, button_col = st.columns([3, 2], vertical_alignment="bottom")
+    seed_col.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
+    button_col.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:")
+    st.radio(
+        "Reduce strategy",
+        list(REDUCE_STRATEGIES),
+        key=Keys.STRATEGY,
+        horizontal=True,
+        format_func=lambda v: {"skip": "skip (try shorter ones)", "stop": "stop (first that does not fit)"}[v],
+    )
+    st.checkbox("Include claims", key=Keys.CLAIMS, help="Add the leaf claims to each summary's map text.")
+    st.checkbox("Include source excerpts", key=Keys.SOURCES, help="Add the source chunks those claims cite.")
+    st.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=Keys.TOKENIZER)
+
+    st.header("Model")
+    st.radio(
+        "Model",
+        ["offline", "openai"],
+        key=Keys.MODEL,
+        format_func=lambda v: {"offline": "Offline (no network)", "openai": "OpenAI-compatible"}[v],
+    )
+    if st.session_state.get(Keys.MODEL) == "openai":
+        st.text_input("Model name", key=Keys.MODEL_NAME, placeholder=app.model.model)
+        st.text_input("Base URL", key=Keys.BASE_URL, placeholder=app.model.base_url or "https://api.openai.com/v1")
+        st.text_input(
+            "API key",
+            key=Keys.API_KEY,
+            type="password",
+            help="Kept in this browser session only (never in the URL or the run history). "
+            "Leave empty to use GRAPHRAG_LLM_API_KEY / OPENAI_API_KEY.",
+        )
+    else:
+        st.number_input(
+            "Simulated latency (s)",
+            min_value=0.0,
+            max_value=MAX_LATENCY_S,
+            step=0.1,
+            key=Keys.LATENCY,
+            help="Average delay of each offline model call, to watch the batches stream in.",
+        )
+    if app.model_error:
+        st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
+    return opened
+
+
+def _new_seed() -> None:
+    st.session_state[Keys.SEED] = draw_seed()
+
+
+def start_clicked() -> None:
+    """Callback of "Run global search": start the run in its worker, or queue why not."""
+    session = get_session()
+    if session.running or session.settings is None:
+        return
+    app = load_settings()
+    current = settings_from_widgets(session.settings)
+    try:
+        request = current.to_request()
+    except ValueError as exc:
+        session.errors.append(str(exc))
+        return
+    opened = open_index(current.index, app)
+    if opened.index is None or opened.source is None:
+        session.errors.append(opened.error or "The index could not be opened.")
+        return
+    try:
+        model_settings = model_settings_for(
+            app,
+            provider=current.model,
+            model_name=current.model_name,
+            base_url=current.base_url,
+            api_key=str(st.session_state.get(Keys.API_KEY) or ""),
+            latency_s=current.latency_s,
+        )
+    except ValueError as exc:
+        session.errors.append(f"The model settings cannot be used: {exc}")
+        return
+    handle = start_run(
+        opened.index,
+        request,
+        lambda: build_chat_model(model_settings),
+        store_path=app.store_path,
+        index_name=opened.source.key,
+        index_path=str(opened.source.path),
+    )
+    session.settings = current
+    session.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
+
+
+def stop_clicked() -> None:
+    """Callback of "Stop": cancel the running search (the page then shows it stopped)."""
+    view = get_session().view
+    if view is not None and view.handle is not None:
+        view.handle.request_stop()
+
+
+def open_run(session: ExplorerSession, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
+    """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
+    try:
+        record = RunStore(app.store_path).get(run_id)
+    except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
+        session.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
+        return False
+    if record is None:
+        session.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
+        return False
+    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=record.index_name)
+    base = session.settings or RunSettings()
+    session.settings = RunSettings.from_request(record.request, index=record.index_name, seed=record.seed, base=base)
+    if set_widgets:
+        seed_widgets(session.settings, index_options=sample_names(), overwrite=True)
+    return True
+
+
+def open_clicked(run_id: str) -> None:
+    session = get_session()
+    if not session.running:
+        open_run(session, run_id, app=load_settings())
+
+
+def close_clicked() -> None:
+    session = get_session()
+    if not session.running:
+        session.view = None

@@ -1,0 +1,115 @@
+"""Opening indexes for the pages: which folders may be opened, and cached loading.
+
+An index is cached (``st.cache_resource``, shared by every session; ``Index`` is frozen) by its
+folder and a signature of the folder's file times, so an index rewritten on disk is read again.
+The cost preview is cached per index and request.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from graphrag_core.index import load_index
+from graphrag_core.models import Index
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
+from graphrag_core.search import plan_batches
+from graphrag_core.tokens import get_tokenizer
+
+from .settings import ENV_ALLOWED_ROOTS, AppSettings
+
+INDEX_CACHE_ENTRIES = 6
+PREVIEW_CACHE_ENTRIES = 128
+
+
+class IndexAccessError(ValueError):
+    """The folder may not be opened here (outside the allowed roots, or no folder given)."""
+
+
+@dataclass(frozen=True)
+class IndexSource:
+    """What an ``index`` URL value names: a bundled sample, or a folder."""
+
+    key: str
+    path: Path
+    is_sample: bool
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} (sample)" if self.is_sample else str(self.path)
+
+
+def default_index_key() -> str:
+    return DEFAULT_SAMPLE if DEFAULT_SAMPLE in SAMPLES else next(iter(SAMPLES), "")
+
+
+def sample_names() -> list[str]:
+    return list(SAMPLES)
+
+
+def resolve_source(key: str, settings: AppSettings) -> IndexSource:
+    """The index ``key`` names. A folder must lie under an allowed root when roots are set."""
+    key = key.strip()
+    if key in SAMPLES:
+        return IndexSource(key=key, path=SAMPLES[key], is_sample=True)
+    if not key:
+        raise IndexAccessError("Enter the path of an index folder.")
+    path = Path(key).expanduser().resolve()
+    roots = settings.allowed_roots
+    if roots is not None and not any(path == root or path.is_relative_to(root) for root in roots):
+        allowed = ", ".join(str(root) for root in roots) or "none: only the bundled samples"
+        raise IndexAccessError(f"{path} is outside the folders this app may open ({ENV_ALLOWED_ROOTS}: {allowed}).")
+    return IndexSource(key=key, path=path, is_sample=False)
+
+
+def folder_signature(path: Path) -> int:
+    """A number that changes when a file of the folder (not its subfolders) is rewritten."""
+    try:
+        stats = [path.stat()]
+        if path.is_dir():
+            stats.extend(entry.stat() for entry in os.scandir(path) if entry.is_file())
+    except OSError:
+        return 0
+    return hash(tuple((s.st_mtime_ns, s.st_size) for s in stats))
+
+
+@st.cache_resource(max_entries=INDEX_CACHE_ENTRIES, show_spinner="Loading the index…")
+def _load(path: str, signature: int) -> Index:
+    return load_index(path)
+
+
+def load_source(source: IndexSource) -> Index:
+    """The index at ``source`` (cached); raises ``IndexValidationError``/``IndexFormatError``."""
+    return _load(str(source.path), folder_signature(source.path))
+
+
+@dataclass(frozen=True)
+class CostPreview:
+    """What a run with these settings would cost, before any model call."""
+
+    summaries: int
+    batches: int
+    map_prompt_tokens: int
+    largest_batch_tokens: int
+
+    @property
+    def model_calls(self) -> int:
+        """Map calls plus the reduce (when there is anything to map)."""
+        return self.batches + 1 if self.batches else 0
+
+
+@st.cache_data(max_entries=PREVIEW_CACHE_ENTRIES, show_spinner=False)
+def cost_preview(_index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
+    """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``)."""
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    communities, _batches, estimates = plan_batches(_index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
+    return CostPreview(
+        summaries=len(communities),
+        batches=len(estimates),
+        map_prompt_tokens=sum(estimates),
+        largest_batch_tokens=max(estimates, default=0),
+    )

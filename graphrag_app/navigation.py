@@ -1,0 +1,40 @@
+"""The app's pages, in one place. Pages whose file is not there (yet) are left out."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+APP_ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    path: str
+    title: str
+    icon: str
+    url_path: str
+    default: bool = False
+
+
+PAGE_SPECS: tuple[PageSpec, ...] = (
+    PageSpec("pages/explore.py", "Explore", ":material/travel_explore:", "explore", default=True),
+    PageSpec("pages/provenance.py", "Provenance", ":material/account_tree:", "provenance"),
+    PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
+    PageSpec("pages/index_browser.py", "Index browser", ":material/folder_open:", "index_browser"),
+    PageSpec("pages/sweeps.py", "Sweeps", ":material/tune:", "sweeps"),
+)
+
+
+def available_specs(root: Path = APP_ROOT) -> list[PageSpec]:
+    return [spec for spec in PAGE_SPECS if (root / spec.path).is_file()]
+
+
+def build_pages(root: Path = APP_ROOT) -> list[st.Page]:
+    """The ``st.Page`` of every page whose file exists; Explore is the default (served at ``/``)."""
+    return [
+        st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
+        for spec in available_specs(root)
+    ]

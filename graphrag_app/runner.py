@@ -1,0 +1,242 @@
+"""Running a global search beside the Streamlit script, and following it from the script.
+
+A run lives in its own thread with its own asyncio event loop (:func:`start_run`), so a
+Streamlit rerun (a click on Stop, a changed widget, leaving the page) never interrupts it:
+the next script run finds the :class:`RunHandle` in the session and follows it again.
+The page folds the handle's events into a ``RunState`` and redraws at most every
+``interval`` seconds, plus once at the end (:func:`follow`).
+
+Invariants:
+- the model is built inside the run's own event loop, once per run (an ``AsyncOpenAI``
+  client must not outlive its loop);
+- whatever way the run ends (finished, failed, stopped), its events are saved as a
+  ``RunRecord`` before ``done`` is set, and a stopped run's events end with
+  ``RunFailed(cancelled=True)``.
+- no streamlit import here: the worker thread never touches the page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from graphrag_core.cache import MapCache
+from graphrag_core.events import Event, RunFailed, RunFinished
+from graphrag_core.llm.base import ChatModel
+from graphrag_core.models import Index
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.search import stream_global
+from graphrag_core.state import RunState
+from graphrag_core.store import RunRecord, RunStore
+
+DEFAULT_REDRAW_INTERVAL_S = 0.3
+DEFAULT_POLL_INTERVAL_S = 0.05
+STOPPED_MESSAGE = "The run was stopped before it finished."
+
+
+@dataclass
+class RunHandle:
+    """A run in progress in its worker thread: its events so far, and how to stop it."""
+
+    run_id: str
+    index_name: str
+    index_path: str | None
+    started_at: float = field(default_factory=time.monotonic)
+    error: str | None = None
+    error_type: str | None = None
+    save_error: str | None = None
+    _events: list[Event] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _done: threading.Event = field(default_factory=threading.Event)
+    _stop: threading.Event = field(default_factory=threading.Event)
+    _loop: asyncio.AbstractEventLoop | None = None
+    _task: asyncio.Future[None] | None = None
+    _thread: threading.Thread | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop.is_set()
+
+    def events_since(self, start: int) -> list[Event]:
+        with self._lock:
+            return self._events[start:]
+
+    def event_count(self) -> int:
+        with self._lock:
+            return len(self._events)
+
+    def _append(self, event: Event) -> None:
+        with self._lock:
+            self._events.append(event)
+
+    def request_stop(self) -> None:
+        """Cancel the run's task (thread-safe; a no-op once the run ended)."""
+        self._stop.set()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop closed between the check and the call
+                pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+
+ModelFactory = Callable[[], ChatModel]
+
+
+def start_run(
+    index: Index,
+    request: GlobalSearchRequest,
+    model_factory: ModelFactory,
+    *,
+    store_path: Path | None,
+    index_name: str,
+    index_path: str | None = None,
+    cache_factory: Callable[[], MapCache] | None = None,
+    run_id: str | None = None,
+) -> RunHandle:
+    """Start a run in a daemon thread and return its handle at once."""
+    handle = RunHandle(run_id=run_id or uuid.uuid4().hex, index_name=index_name, index_path=index_path)
+
+    async def consume() -> None:
+        model = model_factory()
+        cache = cache_factory() if cache_factory is not None else None
+        async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id):
+            handle._append(event)
+
+    async def main() -> None:
+        handle._loop = asyncio.get_running_loop()
+        handle._task = asyncio.ensure_future(consume())
+        if handle.stop_requested:
+            handle._task.cancel()
+        try:
+            await handle._task
+        except asyncio.CancelledError:
+            _end_stopped(handle)
+        except Exception as exc:  # noqa: BLE001 - the app boundary: any failure becomes a shown error
+            handle.error, handle.error_type = str(exc) or type(exc).__name__, type(exc).__name__
+            _end_failed(handle, exc)
+
+    def work() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(main())
+        finally:
+            try:
+                _save(handle, store_path)
+            finally:
+                loop.close()
+                handle._done.set()
+
+    thread = threading.Thread(target=work, name=f"graphrag-run-{handle.run_id[:8]}", daemon=True)
+    handle._thread = thread
+    thread.start()
+    return handle
+
+
+def _elapsed(handle: RunHandle) -> float:
+    return round(time.monotonic() - handle.started_at, 6)
+
+
+def _terminal(events: list[Event]) -> bool:
+    return bool(events) and isinstance(events[-1], (RunFinished, RunFailed))
+
+
+def _end_stopped(handle: RunHandle) -> None:
+    """A stopped run ends with ``RunFailed(cancelled=True)`` (stream_global's consumer may not see the engine's)."""
+    events = handle.events_since(0)
+    if events and not _terminal(events):
+        handle._append(RunFailed(at=max(_elapsed(handle), events[-1].at), error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
+    handle.error, handle.error_type = STOPPED_MESSAGE, "RunCancelled"
+
+
+def _end_failed(handle: RunHandle, exc: BaseException) -> None:
+    """A run that failed before the engine could report it (e.g. the model could not be built)."""
+    events = handle.events_since(0)
+    if events and not _terminal(events):
+        handle._append(RunFailed(at=max(_elapsed(handle), events[-1].at), error=str(exc) or type(exc).__name__, error_type=type(exc).__name__))
+
+
+def _save(handle: RunHandle, store_path: Path | None) -> None:
+    events = handle.events_since(0)
+    if store_path is None or not events:
+        return
+    try:
+        record = RunRecord.from_events(events, index_name=handle.index_name, index_path=handle.index_path)
+        RunStore(store_path).save(record)
+    except Exception as exc:  # noqa: BLE001 - a run must end even when its record cannot be written
+        handle.save_error = f"The run could not be saved to {store_path}: {type(exc).__name__}: {exc}"
+
+
+class Throttle:
+    """``due()`` is true at most once per ``interval`` seconds (and the first time it is asked)."""
+
+    def __init__(self, interval: float, *, clock: Callable[[], float] = time.monotonic) -> None:
+        self.interval = interval
+        self._clock = clock
+        self._last: float | None = None
+
+    def due(self) -> bool:
+        now = self._clock()
+        if self._last is None or now - self._last >= self.interval:
+            self._last = now
+            return True
+        return False
+
+
+def follow(
+    handle: RunHandle,
+    state: RunState,
+    render: Callable[[RunState], None],
+    *,
+    interval: float = DEFAULT_REDRAW_INTERVAL_S,
+    poll: float = DEFAULT_POLL_INTERVAL_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> RunState:
+    """Fold the handle's new events into ``state`` until the run ends, redrawing at most every
+    ``interval`` seconds and once more at the end. ``state`` may already hold a prefix of the
+    events (a rerun picks up where the last script run stopped following)."""
+    throttle = Throttle(interval, clock=clock)
+    while True:
+        ended = handle.done  # read before draining, so the last events are never missed
+        new = handle.events_since(len(state.events))
+        for event in new:
+            state.apply(event)
+        if ended:
+            break
+        if state.status == "running" and state.phase != "done":
+            state.elapsed_s = max(state.elapsed_s, _elapsed(handle))
+        if throttle.due():
+            render(state)
+        sleep(poll)
+    render(state)
+    return state
+
+
+def run_blocking(
+    index: Index,
+    request: GlobalSearchRequest,
+    model: ChatModel,
+    *,
+    store_path: Path | None = None,
+    index_name: str = "",
+    timeout: float | None = None,
+) -> tuple[RunHandle, RunState]:
+    """Start a run and follow it to the end with no drawing (scripts and tests)."""
+    handle = start_run(index, request, lambda: model, store_path=store_path, index_name=index_name)
+    if not handle.wait(timeout):
+        handle.request_stop()
+    state = follow(handle, RunState(), lambda _state: None)
+    return handle, state

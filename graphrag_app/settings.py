@@ -1,0 +1,123 @@
+"""The app's settings: the only module that reads ``os.environ`` and ``st.secrets``.
+
+============================================  ===============================================
+``GRAPHRAG_EXPLORER_DB``                      the run history (SQLite); default:
+                                              ``graphrag_core.store.default_store_path()``
+``GRAPHRAG_EXPLORER_ALLOWED_ROOTS``           folders (``os.pathsep``-separated) under which
+                                              index folders may be opened; unset: any folder
+                                              (a local tool); set but empty: samples only
+``GRAPHRAG_EXPLORER_CACHE``                   a SQLite map cache file (optional; off if unset)
+``GRAPHRAG_LLM_*``, ``OPENAI_API_KEY``        the model: see ``graphrag_core.llm.settings``
+============================================  ===============================================
+
+The same keys may be given at the top level of ``.streamlit/secrets.toml``; the environment
+wins over the secrets file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from graphrag_core.llm.settings import ModelSettings, SettingsError
+from graphrag_core.store import default_store_path
+
+ENV_DB = "GRAPHRAG_EXPLORER_DB"
+ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
+ENV_CACHE = "GRAPHRAG_EXPLORER_CACHE"
+
+
+@dataclass(frozen=True)
+class AppSettings:
+    """Everything the pages read from outside: where runs live, which folders open, the model.
+
+    ``allowed_roots`` is None when any folder may be opened. ``model`` is the configured model
+    (offline when nothing is configured); ``model_error`` explains a configuration that could
+    not be used, in which case ``model`` falls back to offline.
+    """
+
+    store_path: Path
+    allowed_roots: tuple[Path, ...] | None
+    model: ModelSettings
+    model_error: str | None = None
+    cache_path: Path | None = None
+
+
+def _secrets() -> dict[str, Any]:
+    """The top-level keys of ``secrets.toml``, or nothing when there is no secrets file."""
+    try:
+        if not st.secrets.load_if_toml_exists():
+            return {}
+        return {key: value for key, value in st.secrets.items() if not isinstance(value, Mapping)}
+    except (OSError, ValueError) as exc:  # an unreadable or malformed secrets.toml
+        return {"__error__": f"secrets.toml could not be read: {exc}"}
+
+
+def parse_allowed_roots(value: str | None) -> tuple[Path, ...] | None:
+    """``None`` for unset; otherwise the resolved, non-blank entries of an ``os.pathsep`` list."""
+    if value is None:
+        return None
+    return tuple(Path(part).expanduser().resolve() for part in value.split(os.pathsep) if part.strip())
+
+
+def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
+    """The settings a mapping of ``KEY -> value`` describes (pure; used by tests)."""
+    db = str(mapping.get(ENV_DB) or "").strip()
+    store_path = Path(db).expanduser() if db else default_store_path({k: str(v) for k, v in mapping.items()})
+    roots_value = mapping.get(ENV_ALLOWED_ROOTS)
+    cache = str(mapping.get(ENV_CACHE) or "").strip()
+    model_error: str | None = mapping.get("__error__")  # type: ignore[assignment]
+    try:
+        model = ModelSettings.from_mapping(mapping)
+    except SettingsError as exc:
+        model, model_error = ModelSettings(), str(exc)
+    return AppSettings(
+        store_path=store_path,
+        allowed_roots=parse_allowed_roots(None if roots_value is None else str(roots_value)),
+        model=model,
+        model_error=model_error,
+        cache_path=Path(cache).expanduser() if cache else None,
+    )
+
+
+def load_settings() -> AppSettings:
+    """The settings of this process: ``secrets.toml`` overlaid by the environment."""
+    return settings_from_mapping({**_secrets(), **os.environ})
+
+
+OFFLINE_LATENCY_SPREAD = 0.5
+"""A simulated latency of ``x`` seconds draws each call's delay from ``[x/2, 3x/2]``."""
+
+
+def model_settings_for(
+    app: AppSettings,
+    *,
+    provider: str,
+    model_name: str = "",
+    base_url: str = "",
+    api_key: str = "",
+    latency_s: float = 0.0,
+) -> ModelSettings:
+    """The configured model settings with the page's choices applied; raises ``ValueError``
+    (pydantic's) with a message naming the field when a choice cannot be used."""
+    update: dict[str, Any] = {"provider": provider}
+    if provider == "openai":
+        if model_name.strip():
+            update["model"] = model_name.strip()
+        if base_url.strip():
+            update["base_url"] = base_url.strip()
+        if api_key.strip():
+            update["api_key"] = api_key.strip()
+    else:
+        spread = OFFLINE_LATENCY_SPREAD
+        update["offline_latency"] = (latency_s * (1 - spread), latency_s * (1 + spread)) if latency_s > 0 else None
+    data = app.model.model_dump()
+    if app.model.api_key is not None:
+        data["api_key"] = app.model.api_key.get_secret_value()
+    data.update(update)
+    return ModelSettings(**data)

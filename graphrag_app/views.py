@@ -1,0 +1,207 @@
+"""One render function per panel; each takes the container to draw into.
+
+Index text (summaries, claims, chunks) and model output are untrusted: they are drawn with
+``st.text`` (no Markdown, no HTML), and short values put into Markdown (labels, messages) go
+through :func:`escape_markdown`. No panel uses ``unsafe_allow_html``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import pandas as pd
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from graphrag_core.state import RunState
+
+from . import charts
+from .loaders import CostPreview
+from .urls import provenance_params
+
+PROVENANCE_PAGE = "pages/provenance.py"
+LINKS_PER_ROW = 6
+MAX_COMMUNITY_LINKS = 60
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` with every Markdown/HTML-significant character backslash-escaped, on one line."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+
+def status_label(state: RunState) -> str:
+    """The run's status word: a result's status, or running / stopped / failed."""
+    if state.status == "finished" and state.result is not None:
+        return state.result.status
+    return {"cancelled": "stopped", "failed": "failed", "running": "running", "idle": "idle"}[state.status]
+
+
+def phase_label(state: RunState) -> str:
+    if state.status != "running":
+        return ""
+    if state.phase == "map":
+        return f"map: {state.finished_batches} of {len(state.batches)} batches"
+    return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
+
+
+def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, error: str | None) -> None:
+    with container:
+        if error:
+            st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
+            return
+        if preview is None:
+            return
+        cols = st.columns(4)
+        cols[0].metric("Summaries", preview.summaries)
+        cols[1].metric("Batches", preview.batches)
+        cols[2].metric("Est. map prompt tokens", f"{preview.map_prompt_tokens:,}")
+        cols[3].metric("Model calls", preview.model_calls, help="One per map batch plus the reduce; a failed call is retried once.")
+
+
+def render_status(container: DeltaGenerator, state: RunState) -> None:
+    with container:
+        status = status_label(state)
+        phase = phase_label(state)
+        line = f"Status: {status}" + (f" ({phase})" if phase else "")
+        st.text(line + f" · {state.elapsed_s:.1f}s")
+        if state.status in ("running", "finished"):
+            st.progress(state.progress, text=f"{state.finished_batches} of {len(state.batches)} map batches finished")
+        if state.status == "cancelled":
+            st.warning("The run was stopped. Its events so far are saved with the status cancelled.", icon=":material/stop_circle:")
+        elif state.status == "failed":
+            st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
+            st.text(state.error or "")
+
+
+def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+    if not state.batches:
+        return
+    with container:
+        left, right = st.columns(2)
+        left.plotly_chart(charts.usefulness_figure(state), key=f"{key}-usefulness", config={"displaylogo": False})
+        right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
+
+
+def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+    if not state.candidates and state.reduce_prompt_budget is None:
+        return
+    with container:
+        if not state.candidates:
+            st.info("No map answer had a usefulness above 0, so nothing went to the reduce.")
+            return
+        st.plotly_chart(charts.reduce_figure(state), key=f"{key}-reduce", config={"displaylogo": False})
+
+
+def render_community_links(container: DeltaGenerator, community_ids: Sequence[str], *, index_key: str, run_id: str | None) -> None:
+    """One link per community to its provenance page (with index, community and run in the URL)."""
+    with container:
+        shown = list(community_ids)[:MAX_COMMUNITY_LINKS]
+        for start in range(0, len(shown), LINKS_PER_ROW):
+            cols = st.columns(LINKS_PER_ROW)
+            for col, community_id in zip(cols, shown[start : start + LINKS_PER_ROW]):
+                col.page_link(
+                    PROVENANCE_PAGE,
+                    label=f"Community {escape_markdown(community_id)}",
+                    query_params=provenance_params(index_key, community_id, run_id),
+                    icon=":material/account_tree:",
+                )
+        if len(community_ids) > len(shown):
+            st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
+
+
+def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
+    result = state.result
+    if result is None:
+        return
+    with container:
+        st.subheader("Answer")
+        st.text(f"Status: {result.status}")
+        st.text(result.answer)
+        if result.community_ids:
+            st.markdown("**Communities behind this answer**")
+            render_community_links(st.container(), result.community_ids, index_key=index_key, run_id=state.run_id)
+
+
+def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
+    result = state.result
+    with container:
+        st.subheader("Diagnostics")
+        cols = st.columns(4)
+        request = state.request
+        cols[0].metric("Community level", str(request.community_level) if request else "-")
+        cols[1].metric("Summaries", state.summary_count if state.summary_count is not None else "-")
+        cols[2].metric("Map batches", len(state.batches))
+        cols[3].metric("Failed batches", sum(1 for b in state.batches if b.status == "failed"))
+        cols = st.columns(4)
+        cols[0].metric("Selected for reduce", sum(1 for c in state.candidates if c.fate == "selected"))
+        cols[1].metric("Reduce prompt tokens", state.reduce_prompt_tokens if state.reduce_prompt_tokens is not None else "-")
+        cols[2].metric("Seed", state.seed if state.seed is not None else "-")
+        cols[3].metric("Duration", f"{(result.diagnostics.duration_s if result else state.elapsed_s):.2f}s")
+        st.caption(
+            f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
+            f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
+            f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
+        )
+        if state.batches:
+            with st.expander(f"Batches ({len(state.batches)})"):
+                st.dataframe(
+                    pd.DataFrame(
+                        {
+                            "batch": [b.index for b in state.batches],
+                            "status": [b.status for b in state.batches],
+                            "usefulness": [b.usefulness for b in state.batches],
+                            "attempts": [b.attempts for b in state.batches],
+                            "prompt tokens": [b.token_estimate for b in state.batches],
+                            "communities": [", ".join(b.community_ids) for b in state.batches],
+                        }
+                    ),
+                    hide_index=True,
+                    width="stretch",
+                )
+        if state.candidates:
+            with st.expander(f"Reduce candidates ({len(state.candidates)})"):
+                st.dataframe(
+                    pd.DataFrame(
+                        {
+                            "rank": [c.rank for c in state.candidates],
+                            "fate": [charts.FATE_LABELS[c.fate] for c in state.candidates],
+                            "usefulness": [c.answer.usefulness for c in state.candidates],
+                            "reduce tokens": [c.tokens for c in state.candidates],
+                            "batch": [c.answer.batch_index for c in state.candidates],
+                            "communities": [", ".join(c.answer.community_ids) for c in state.candidates],
+                            "answer": [c.answer.answer for c in state.candidates],
+                        }
+                    ),
+                    hide_index=True,
+                    width="stretch",
+                )
+
+
+def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
+    failed = [b for b in state.batches if b.status == "failed" or (b.status == "retried" and b.errors)]
+    if not failed:
+        return
+    with container:
+        hard = sum(1 for b in failed if b.status == "failed")
+        with st.expander(f"Errors: {hard} failed batches, {len(failed) - hard} recovered on retry", expanded=hard > 0):
+            for batch in failed:
+                verdict = "failed" if batch.status == "failed" else "recovered on retry"
+                st.markdown(f"**Batch {batch.index}** ({verdict}, {batch.attempts} attempts) · communities {escape_markdown(charts.short_ids(batch.community_ids))}")
+                for attempt, error in enumerate(batch.errors, start=1):
+                    st.text(f"attempt {attempt}: {error}")
+
+
+def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str) -> None:
+    """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
+    with container:
+        render_status(st.container(), state)
+        render_map_charts(st.container(), state, key=key)
+        if state.phase in ("reduce", "done"):
+            render_reduce_chart(st.container(), state, key=key)
+        render_answer(st.container(), state, index_key=index_key)
+        if state.status != "running":
+            render_failed_batches(st.container(), state)
+            render_diagnostics(st.container(), state)

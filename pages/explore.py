@@ -1,0 +1,99 @@
+"""Explore: choose an index and settings, preview the cost, run a global search and watch it."""
+
+from __future__ import annotations
+
+import itertools
+
+import streamlit as st
+
+from graphrag_app import controls, views
+from graphrag_app.loaders import cost_preview, default_index_key, folder_signature, sample_names
+from graphrag_app.recent import draw_recent_runs
+from graphrag_app.runner import follow
+from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_widgets
+from graphrag_app.settings import load_settings
+from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, to_query_params
+from graphrag_core.errors import GraphRAGError
+from graphrag_core.search import draw_seed
+
+app = load_settings()
+session = get_session()
+
+if session.settings is None:  # first script run of this browser session: the URL sets the page
+    configured = app.model
+    base = RunSettings(
+        index=default_index_key(),
+        seed=draw_seed(),
+        model=configured.provider,
+        model_name=configured.model if configured.provider == "openai" else "",
+        base_url=(configured.base_url or "") if configured.provider == "openai" else "",
+        latency_s=round(sum(configured.offline_latency) / 2, 3) if configured.offline_latency else 0.0,
+    )
+    session.settings, problems = from_query_params(st.query_params.to_dict(), base=base)
+    session.notices.extend(problems)
+    if run_id := st.query_params.get(RUN_PARAM):
+        controls.open_run(session, run_id, app=app, set_widgets=False)
+seed_widgets(session.settings, index_options=sample_names())
+
+with st.sidebar:
+    opened = controls.draw_settings(app)
+
+st.title("Explore")
+st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
+st.text_area("Question", key=Keys.QUESTION, height=80, placeholder="What are the main themes of this corpus?")
+current = settings_from_widgets(session.settings)
+session.settings = current
+
+if opened.error:
+    st.error(views.escape_markdown(opened.error), icon=":material/folder_off:")
+
+# The cost of these settings, before any model call.
+request_error: str | None = None
+preview = None
+try:
+    request = current.to_request(query=current.query if current.query.strip() else "?")
+    if opened.index is not None and opened.source is not None:
+        preview = cost_preview(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), current.seed)
+except (GraphRAGError, ValueError) as exc:
+    request_error = str(exc)
+views.render_cost_preview(st.container(), preview, request_error)
+
+running = session.running
+left, mid, right = st.columns([2, 1, 5], vertical_alignment="center")
+left.button(
+    "Run global search",
+    key=Keys.RUN,
+    type="primary",
+    disabled=running,
+    on_click=controls.start_clicked,
+    icon=":material/play_arrow:",
+)
+mid.button("Stop", key=Keys.STOP, disabled=not running, on_click=controls.stop_clicked, icon=":material/stop:")
+if not current.query.strip():
+    right.caption("Type a question to run.")
+
+for message in session.errors:
+    st.error(views.escape_markdown(message), icon=":material/error:")
+for message in session.notices:
+    st.info(views.escape_markdown(message), icon=":material/info:")
+session.errors.clear()
+session.notices.clear()
+
+# The URL carries the settings (and the run shown), so a link reproduces the run.
+view = session.view
+params = to_query_params(current, run_id=view.run_id if view else None)
+if st.query_params.to_dict() != params:
+    st.query_params.from_dict(params)
+
+draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":material/history:"), app=app, session=session)
+
+run_area = st.empty()
+if view is not None and view.handle is not None:
+    ticks = itertools.count()
+    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}"))
+    if view.handle.save_error:
+        session.errors.append(view.handle.save_error)
+    view.handle = None
+    st.rerun()
+elif view is not None:
+    views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run")

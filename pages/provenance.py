@@ -1,0 +1,14 @@
+"""Provenance: where a community's text comes from, and what a run did with it.
+
+Reached from a community link: ``/provenance?index=jargon&community=12&run=<run_id>``.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from graphrag_app import provenance
+from graphrag_app.session import get_session
+from graphrag_app.settings import load_settings
+
+provenance.draw_page(load_settings(), get_session())
