@@ -74,7 +74,7 @@ class ExactTokenizer:
     def count(self, text: str) -> int:
         if not text:
             return 0
-        return len(self._encoding.encode(text))
+        return len(self._encoding.encode(text, disallowed_special=()))
 
 
 @lru_cache(maxsize=None)
