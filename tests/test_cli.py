@@ -1,0 +1,315 @@
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphrag_core import (
+    Claim,
+    Community,
+    Document,
+    FatalModelError,
+    GlobalSearchResult,
+    Index,
+    RetryableModelError,
+    ScriptedChatModel,
+    SourceChunk,
+)
+from graphrag_core.cli import EXIT_INDEX, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN, EXIT_USAGE, main
+from graphrag_core.store import RunStore
+
+index_io = pytest.importorskip("graphrag_core.index")
+load_index, save_index = index_io.load_index, index_io.save_index
+
+QUESTION = "What shapes the town?"
+ANSWER = "The mill and the river shape the town."
+
+
+def make_index() -> Index:
+    return Index(
+        name="tiny",
+        communities=[
+            Community(id="r", level=0, title="Root", summary="Everything about the town and its valley."),
+            Community(id="a", level=1, parent_id="r", title="Alpha", summary="The mill employs most people."),
+            Community(id="b", level=1, parent_id="r", title="Beta", summary="The river floods every spring."),
+            Community(id="c", level=1, parent_id="r", title="Gamma", summary="   "),
+        ],
+        claims=[Claim(id="k1", community_id="a", subject="mill", object="town", description="employs", chunk_ids=("s1",))],
+        chunks=[SourceChunk(id="s1", document_id="d1", text="The mill opened in 1850.")],
+        documents=[Document(id="d1", title="History")],
+    )
+
+
+def reply(request):
+    if request.purpose == "map":
+        return '{"answer": "The mill matters.", "usefulness": 60}'
+    return json.dumps({"answer": ANSWER})
+
+
+@pytest.fixture
+def index_dir(tmp_path) -> Path:
+    folder = tmp_path / "tiny-index"
+    save_index(make_index(), folder)
+    return folder
+
+
+def run_cli(capsys, *argv, model=None, environ=None):
+    code = main([str(a) for a in argv], model=model, environ=environ or {})
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_query_prints_the_answer_and_progress(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    code, out, err = run_cli(
+        capsys, "query", index_dir, QUESTION, "--seed", "3", "--store", store_path, "--no-cache", model=ScriptedChatModel(reply)
+    )
+    assert code == EXIT_OK
+    assert out == ANSWER + "\n"
+    assert "selected 2 community summaries at level leaf" in err
+    assert "map: 1/1 batches done" in err
+    assert "completed" in err and "seed 3" in err
+    runs = RunStore(store_path).list_runs()
+    assert len(runs) == 1 and runs[0].status == "completed" and runs[0].seed == 3
+    assert runs[0].index_name == "tiny" and runs[0].model == "scripted"
+
+
+def test_query_json_prints_the_result(capsys, index_dir):
+    model = ScriptedChatModel(reply)
+    code, out, err = run_cli(
+        capsys, "query", index_dir, QUESTION, "--json", "--level", "1", "--seed", "5", "--map-budget", "4000",
+        "--reduce-budget", "3000", "--map-reserve", "100", "--reduce-reserve", "200", "--concurrency", "2",
+        "--strategy", "stop", "--no-claims", "--no-sources", "--no-store", "--no-cache", model=model,
+    )
+    assert code == EXIT_OK
+    result = GlobalSearchResult.model_validate_json(out)
+    assert result.answer == ANSWER and result.status == "completed"
+    request = result.request
+    assert (request.community_level, request.seed, request.map_token_budget, request.reduce_token_budget) == (1, 5, 4000, 3000)
+    assert (request.map_output_reserve, request.reduce_output_reserve, request.map_concurrency) == (100, 200, 2)
+    assert request.reduce_strategy == "stop" and not request.include_claims and not request.include_sources
+    assert "[Supporting claims]" not in model.calls_for("map")[0].prompt_text
+
+
+def test_query_quiet_and_offline_model(capsys, index_dir):
+    code, out, err = run_cli(capsys, "query", index_dir, "What does the mill do?", "--quiet", "--no-store", "--no-cache")
+    assert code == EXIT_OK
+    assert out.strip()
+    assert err == ""
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--level", "-1"], 'community_level must be "leaf" or a non-negative integer.'),
+        (["--level", "top"], 'community_level must be "leaf" or a non-negative integer.'),
+        (["--map-budget", "0"], "map_token_budget must be a positive integer."),
+        (["--map-budget", "lots"], "map_token_budget must be a positive integer."),
+        (["--reduce-budget", "-5"], "reduce_token_budget must be a positive integer."),
+        (["--map-reserve", "-1"], "map_output_reserve must be a non-negative integer."),
+        (["--reduce-reserve", "-1"], "reduce_output_reserve must be a non-negative integer."),
+        (["--concurrency", "0"], "map_concurrency must be a positive integer."),
+        (["--map-budget", "500"], "Token budgets must exceed their output reserves."),
+        (["--map-budget", "600"], "Map token budget cannot fit the Map prompt."),
+    ],
+)
+def test_query_validation_exit_2_with_spec_message(capsys, index_dir, options, message):
+    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, *options, "--no-store", "--no-cache", model=ScriptedChatModel(reply))
+    assert code == EXIT_USAGE
+    assert out == ""
+    assert err.strip().splitlines()[-1] == f"error: {message}"
+    assert "Traceback" not in err
+
+
+def test_empty_question_exit_2(capsys, index_dir):
+    code, out, err = run_cli(capsys, "query", index_dir, "   ", "--no-store")
+    assert code == EXIT_USAGE
+    assert err.strip() == "error: Global retrieval query must not be empty."
+
+
+def test_usage_errors_exit_2(capsys, index_dir):
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--strategy", "sometimes")
+    assert code == EXIT_USAGE and "invalid choice" in err
+    code, _, err = run_cli(capsys)
+    assert code == EXIT_USAGE and "usage:" in err
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--model", "openai", "--api-key-env", "NOT_SET_ANYWHERE", "--no-store")
+    assert code == EXIT_USAGE and "NOT_SET_ANYWHERE is not set" in err
+
+
+def test_help_exits_0(capsys):
+    code, out, _ = run_cli(capsys, "query", "--help")
+    assert code == EXIT_OK and "--map-budget" in out and "--no-cache" in out
+
+
+def test_bad_index_exit_3(capsys, tmp_path):
+    code, out, err = run_cli(capsys, "query", tmp_path / "missing", QUESTION, "--no-store")
+    assert code == EXIT_INDEX and out == ""
+    assert "no such file or folder" in err and "Traceback" not in err
+
+    (tmp_path / "empty").mkdir()
+    code, _, err = run_cli(capsys, "inspect", tmp_path / "empty")
+    assert code == EXIT_INDEX and "not an index folder" in err
+
+
+def test_corrupt_index_exit_3(capsys, index_dir):
+    (index_dir / "communities.jsonl").write_text('{"id": "x", "level": "high"}\n', encoding="utf-8")
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--no-store")
+    assert code == EXIT_INDEX
+    assert "communities.jsonl" in err
+
+
+def test_every_batch_failed_exit_4_lists_batch_errors(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    model = ScriptedChatModel(lambda r: RetryableModelError("HTTP 503 from the endpoint"))
+    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--seed", "1", "--store", store_path, "--no-cache", model=model)
+    assert code == EXIT_RUN and out == ""
+    assert "error: Every Global Map batch failed." in err
+    assert "batch 0 (communities " in err and "HTTP 503 from the endpoint" in err
+    assert RunStore(store_path).list_runs()[0].status == "failed"
+
+
+def test_reduce_failure_exit_4(capsys, index_dir):
+    def script(request):
+        if request.purpose == "reduce":
+            return FatalModelError("HTTP 400: bad request")
+        return reply(request)
+
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--no-store", "--no-cache", model=ScriptedChatModel(script))
+    assert code == EXIT_RUN
+    assert "HTTP 400: bad request" in err
+
+
+def test_ctrl_c_exit_130(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    model = ScriptedChatModel(lambda r: KeyboardInterrupt())
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", model=model)
+    assert code == EXIT_INTERRUPTED
+    assert "interrupted" in err and "Traceback" not in err
+
+
+def test_cache_makes_a_rerun_free(capsys, index_dir, tmp_path):
+    cache = tmp_path / "cache.sqlite3"
+    first = ScriptedChatModel(reply)
+    assert run_cli(capsys, "query", index_dir, QUESTION, "--seed", "2", "--cache", cache, "--no-store", model=first)[0] == EXIT_OK
+    second = ScriptedChatModel(reply)
+    assert run_cli(capsys, "query", index_dir, QUESTION, "--seed", "2", "--cache", cache, "--no-store", model=second)[0] == EXIT_OK
+    assert len(first.calls_for("map")) == 1 and second.calls_for("map") == []
+
+
+def test_sweep_writes_csv_and_json(capsys, index_dir, tmp_path):
+    out_csv = tmp_path / "sweep.csv"
+    code, _, err = run_cli(
+        capsys, "sweep", index_dir, QUESTION, "--levels", "leaf,0,1", "--seeds", "1,2", "--map-budgets", "8000,600",
+        "--out", out_csv, "--no-store", "--no-cache", model=ScriptedChatModel(reply),
+    )
+    assert code == EXIT_OK
+    rows = list(csv.DictReader(out_csv.open(encoding="utf-8")))
+    assert len(rows) == 3 * 2 * 2
+    assert {r["level"] for r in rows} == {"leaf", "0", "1"}
+    failed = [r for r in rows if r["status"] == "failed"]
+    assert len(failed) == 6 and {r["error"] for r in failed} == {"Map token budget cannot fit the Map prompt."}
+    assert "point 12/12" in err and "stability at level leaf: 1.000" in err
+
+    out_json = tmp_path / "sweep.json"
+    code, _, _ = run_cli(
+        capsys, "sweep", index_dir, QUESTION, "--levels", "leaf", "--seeds", "1,2,3", "--out", out_json,
+        "--no-store", "--no-cache", model=ScriptedChatModel(reply),
+    )
+    assert code == EXIT_OK
+    document = json.loads(out_json.read_text(encoding="utf-8"))
+    assert len(document["points"]) == 3 and document["stability_by_level"] == {"leaf": 1.0}
+
+
+def test_sweep_validation(capsys, index_dir, tmp_path):
+    code, _, err = run_cli(capsys, "sweep", index_dir, QUESTION, "--levels", "leaf,-2", "--no-store", "--no-cache")
+    assert code == EXIT_USAGE and err.strip() == 'error: community_level must be "leaf" or a non-negative integer.'
+    code, _, err = run_cli(capsys, "sweep", index_dir, QUESTION, "--out", tmp_path / "x.txt", "--no-store")
+    assert code == EXIT_USAGE and ".csv or .json" in err
+
+
+def test_inspect_text_and_json(capsys, index_dir):
+    code, out, _ = run_cli(capsys, "inspect", index_dir)
+    assert code == EXIT_OK
+    assert "level  communities  summaries" in out
+    assert "totals: communities 4, claims 1, chunks 1, documents 1" in out
+    assert "Level 1: 1 of 3 communities have a blank summary." in out
+
+    code, out, _ = run_cli(capsys, "inspect", index_dir, "--json")
+    stats = json.loads(out)
+    by_level = {str(row["level"]): row for row in stats["levels"]}
+    assert by_level["leaf"]["communities"] == 3 and by_level["leaf"]["summaries"] == 2
+    assert by_level["0"]["claims"] == 1 and by_level["1"]["claims"] == 1
+    assert by_level["0"]["map_text_tokens"] > by_level["0"]["summary_tokens"] > 0
+    assert stats["totals"]["communities"] == 4
+
+
+def test_import_native_round_trip(capsys, index_dir, tmp_path):
+    dest = tmp_path / "copy"
+    code, out, _ = run_cli(capsys, "import", index_dir, dest)
+    assert code == EXIT_OK and "Imported" in out
+    assert load_index(dest).model_dump() == load_index(index_dir).model_dump()
+
+
+def test_import_microsoft_graphrag_folder(capsys, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    src = tmp_path / "output"
+    src.mkdir()
+    pq.write_table(
+        pa.table({"community": [0, 1, 2], "level": [0, 1, 1], "parent": [-1, 0, 0], "title": ["Root", "Mill", "River"]}),
+        src / "communities.parquet",
+    )
+    pq.write_table(
+        pa.table(
+            {
+                "community": [0, 1, 2],
+                "title": ["Root", "Mill", "River"],
+                "summary": ["short root", "short mill", "short river"],
+                "full_content": ["# Root\nThe town.", "# Mill\nThe mill.", "# River\nThe river."],
+            }
+        ),
+        src / "community_reports.parquet",
+    )
+    dest = tmp_path / "native"
+    code, _, err = run_cli(capsys, "import", src, dest, "--summary", "summary")
+    assert code == EXIT_OK, err
+    imported = load_index(dest)
+    assert [c.id for c in imported.communities] == ["0", "1", "2"]
+    assert imported.community("1").summary == "short mill" and imported.community("1").parent_id == "0"
+    assert imported.model_dump() == load_index(src, summary="summary").model_dump()
+
+
+def test_runs_list_show_delete(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", model=ScriptedChatModel(reply))
+    run_id = RunStore(store_path).list_runs()[0].run_id
+    code, out, _ = run_cli(capsys, "runs", "--store", store_path, "list")
+    assert code == EXIT_OK and run_id in out and QUESTION in out
+    code, out, _ = run_cli(capsys, "runs", "--store", store_path, "show", run_id)
+    assert code == EXIT_OK and out.startswith(f"# Global search run {run_id}") and ANSWER in out
+    code, out, _ = run_cli(capsys, "runs", "--store", store_path, "show", run_id, "--json")
+    assert json.loads(out)["run_id"] == run_id
+    assert run_cli(capsys, "runs", "--store", store_path, "delete", run_id)[0] == EXIT_OK
+    assert run_cli(capsys, "runs", "--store", store_path, "delete", run_id)[0] == EXIT_USAGE
+
+
+def test_default_store_follows_xdg_data_home(capsys, index_dir, tmp_path):
+    environ = {"XDG_DATA_HOME": str(tmp_path / "data")}
+    code, _, _ = run_cli(capsys, "query", index_dir, QUESTION, model=ScriptedChatModel(reply), environ=environ)
+    assert code == EXIT_OK
+    folder = tmp_path / "data" / "graphrag-explorer"
+    assert (folder / "runs.sqlite3").is_file() and (folder / "map-cache.sqlite3").is_file()
+    assert len(RunStore(folder / "runs.sqlite3").list_runs()) == 1
+
+
+def test_python_dash_m_help():
+    root = Path(__file__).resolve().parents[1]
+    completed = subprocess.run(
+        [sys.executable, "-m", "graphrag_core", "--help"], cwd=root, capture_output=True, text=True, timeout=60
+    )
+    assert completed.returncode == 0
+    assert "usage: graphrag-explorer" in completed.stdout
+    for command in ("query", "sweep", "inspect", "import"):
+        assert command in completed.stdout
