@@ -198,3 +198,20 @@ def test_a_bug_in_the_progress_callback_is_not_swallowed():
 def test_request_for_matches_a_plain_request():
     spec = SweepSpec(query=QUERY, seeds=[9])
     assert spec.request_for("leaf", 8000, 8000, 9) == GlobalSearchRequest(query=QUERY, seed=9)
+
+
+def test_sweep_figures_are_pure_and_complete():
+    charts = pytest.importorskip("graphrag_app.sweep_charts")
+    spec = SweepSpec(query=QUERY, levels=["leaf", 0, 1], seeds=[1, 2], map_token_budgets=[8000, 4000])
+    result = run(spec)
+    figures = charts.sweep_figures(result)
+    assert list(figures) == ["stability", "status", "communities", "tokens"]
+    stability = figures["stability"].data[0]
+    assert list(stability.x) == ["leaf", "level 0", "level 1"]
+    assert stability.text[1] == "n/a"  # level 0 only failed
+    status = {trace.name: list(trace.y) for trace in figures["status"].data}
+    assert status["failed"] == [0, 4, 0] and status["completed"] == [4, 0, 4]
+    assert len(figures["tokens"].data) == 2  # one trace per budget pair
+    assert all(v > 0 for trace in figures["tokens"].data for v in trace.y)
+    for figure in figures.values():
+        figure.to_json()  # serializable, so Streamlit can draw it
