@@ -24,6 +24,7 @@ import hashlib
 import json
 import math
 import re
+from functools import lru_cache
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -85,6 +86,7 @@ _SECTION_HEADERS = frozenset({MAP_SECTION_SUMMARY, MAP_SECTION_CLAIMS, MAP_SECTI
 # -- terms -----------------------------------------------------------------------------------
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """Light English stemming: plural endings only (``studies`` -> ``study``, ``rivers`` -> ``river``)."""
     if len(word) > 4 and word.endswith("ies"):
