@@ -210,6 +210,14 @@ class Index(_Record):
                         field="document_id",
                     )
 
+    def __eq__(self, other: object) -> bool:
+        """Equal when every table and the metadata are equal (the derived lookups are not compared)."""
+        if not isinstance(other, Index):
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in type(self).model_fields)
+
+    __hash__ = None  # type: ignore[assignment]
+
     # -- lookups -----------------------------------------------------------------------------
 
     @property

@@ -102,7 +102,8 @@ async def _run(
         emit(RunFailed(at=clock(), error="The run was stopped before it finished.", error_type="RunCancelled", cancelled=True))
         raise
     except Exception as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
-        emit(RunFailed(at=clock(), error=str(exc) or type(exc).__name__, error_type=type(exc).__name__))
+        message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
+        emit(RunFailed(at=clock(), error=message or type(exc).__name__, error_type=type(exc).__name__))
         raise
 
 

@@ -83,3 +83,10 @@ def test_claims_must_name_known_communities_and_chunks():
             claims=[Claim(id="c", community_id="1", subject="s", chunk_ids=("k9",))],
             chunks=[SourceChunk(id="k1", text="t")],
         )
+
+
+def test_equal_indexes_compare_equal_whatever_lookups_were_used():
+    one, two = small_index(), small_index()
+    one.leaves  # fills a cached lookup on one side only
+    assert one == two
+    assert one != Index(communities=[Community(id=1, level=0)])

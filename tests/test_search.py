@@ -132,6 +132,7 @@ def test_every_batch_failing_raises_the_group_and_reports_a_failed_run():
         search(GlobalSearchRequest(query="q", seed=1, map_token_budget=400, map_output_reserve=100), model, on_event=events.append)
     assert len(info.value.exceptions) == len([e for e in events if e.kind == "batches_planned"][0].batches)
     assert isinstance(events[-1], RunFailed) and events[-1].error_type == "AllMapBatchesFailed"
+    assert events[-1].error == "Every Global Map batch failed."
     state = RunState.replay(events)
     assert state.status == "failed" and all(b.status == "failed" for b in state.batches)
 
