@@ -122,16 +122,35 @@ _KIND_TEXT: dict[Kind, str] = {
 
 @dataclass(frozen=True)
 class _Columns:
-    """Some columns of one parquet file as Python lists; absent optional columns are not keys."""
+    """Some checked columns of one parquet file; absent optional columns read as all-null."""
 
     file: str
     path: Path
-    rows: int
-    data: Mapping[str, list[Any]]
+    table: pa.Table
+
+    @property
+    def rows(self) -> int:
+        return self.table.num_rows
+
+    def has(self, name: str) -> bool:
+        return name in self.table.column_names
+
+    def array(self, name: str, dtype: pa.DataType | None = None) -> pa.Array:
+        """The column as one arrow array (all nulls of ``dtype`` when the column is absent)."""
+        if not self.has(name):
+            return pa.nulls(self.rows, dtype or pa.null())
+        column = self.table.column(name).combine_chunks()
+        return column if dtype is None or column.type == dtype else pc.cast(column, dtype)
 
     def get(self, name: str, default: Any = None) -> list[Any]:
-        column = self.data.get(name)
-        return column if column is not None else [default] * self.rows
+        """The column as a Python list (``[default] * rows`` when the column is absent)."""
+        if not self.has(name):
+            return [default] * self.rows
+        return self.table.column(name).to_pylist()
+
+    def ids(self, name: str) -> list[str]:
+        """An id column (integers or strings, no nulls) as strings: 12 becomes "12"."""
+        return self.array(name, pa.string()).to_pylist()
 
     def error(self, row: int, column: str, message: str) -> IndexValidationError:
         return IndexValidationError(
@@ -181,12 +200,7 @@ def _read_columns(
             raise IndexValidationError(
                 f'{path.name} row {row}, field "{name}": missing value (null).', path=str(path), row=row, field=name
             )
-    data = {name: table.column(name).to_pylist() for name in wanted}
-    return _Columns(path.name, path, table.num_rows, data)
-
-
-def _as_id(value: Any) -> str:
-    return str(value)
+    return _Columns(path.name, path, table)
 
 
 def _examples(ids: Sequence[str]) -> str:
@@ -200,16 +214,39 @@ OLD_LAYOUT_HINT = (
 )
 
 
+def _first_owner(keys: pa.Array, owner_ids: pa.Array, members: pa.Array) -> pa.Array:
+    """For each key, the id of the first owner (in ``owner_ids`` order) whose member list holds it.
+
+    ``members[i]`` is the list of member ids of owner ``owner_ids[i]``; the result is a string
+    array aligned with ``keys``, null where no owner holds the key (or the key is null).
+    """
+    flat = pc.cast(pc.list_flatten(members), pa.string())
+    owner_of_flat = pc.take(owner_ids, pc.list_parent_indices(members))
+    return pc.take(owner_of_flat, pc.index_in(keys, value_set=flat))
+
+
+def _first_bad_row(mask: pa.Array) -> int | None:
+    """The first row where ``mask`` is true, or None."""
+    row = pc.index(pc.fill_null(mask, False), True).as_py()
+    return None if row < 0 else row
+
+
 def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice = "full_content") -> Index:
     """Build an :class:`Index` from a GraphRAG output folder (see the module docstring for the mapping).
 
     Invariants of the result: one community per ``communities`` row, in file order; every
     report's ``community`` is a community id; one chunk per text unit, one entity, relationship
     and document per row; one claim per covariate row except those counted in a warning.
+    Joins (claims to leaves, entities to communities) run as pyarrow lookups, not row loops.
     """
-    file = lambda table: folder / _table_file(version, table)  # noqa: E731
-    present = {table: file(table).is_file() for table in OPTIONAL_TABLES}
 
+    def file(table: str) -> Path:
+        return folder / _table_file(version, table)
+
+    present = {table: file(table).is_file() for table in OPTIONAL_TABLES}
+    warnings: list[str] = []
+
+    # -- communities and their reports -------------------------------------------------------
     comms = _read_columns(
         file("communities"),
         required={"community": "id", "level": "int", "parent": "id"},
@@ -224,9 +261,12 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
         not_null=("community",),
         hint=OLD_LAYOUT_HINT,
     )
+    negative = _first_bad_row(pc.less(comms.array("level"), 0))
+    if negative is not None:
+        raise comms.error(negative, "level", f"level {comms.get('level')[negative]} is negative; levels count from 0.")
 
-    ids = [_as_id(c) for c in comms.get("community")]
-    parents = [None if p is None or _as_id(p) == ROOT_PARENT else _as_id(p) for p in comms.get("parent")]
+    ids = comms.ids("community")
+    parents = [None if p is None or p == ROOT_PARENT else p for p in comms.ids("parent")]
     row_of = {cid: row for row, cid in enumerate(ids)}
     if len(row_of) != len(ids):
         seen: dict[str, int] = {}
@@ -236,20 +276,17 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             seen[cid] = row
 
     report_of: dict[str, int] = {}
-    for row, value in enumerate(reports.get("community")):
-        cid = _as_id(value)
+    for row, cid in enumerate(reports.ids("community")):
         if cid in report_of:
             raise reports.error(row, "community", f'a second report for community "{cid}" (first at row {report_of[cid]}).')
         if cid not in row_of:
-            raise reports.error(
-                row, "community", f'the report is for community "{cid}", which {comms.file} does not hold.'
-            )
+            raise reports.error(row, "community", f'the report is for community "{cid}", which {comms.file} does not hold.')
         report_of[cid] = row
 
-    warnings: list[str] = []
-    report_titles, report_texts, report_ranks = reports.get("title"), reports.get(summary), reports.get("rank")
+    report_titles, report_texts = reports.get("title"), reports.get(summary)
+    report_ranks = reports.array("rank", pa.float64()).to_pylist()
     community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
-    members = comms.get("entity_ids")
+    members = [tuple(m) if m else () for m in comms.array("entity_ids", pa.list_(pa.string())).to_pylist()]
     communities: list[Community] = []
     unreported: list[str] = []
     for row, cid in enumerate(ids):
@@ -265,7 +302,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
                 summary=(report is not None and report_texts[report]) or "",
                 rank=None if report is None else report_ranks[report],
                 size=sizes[row],
-                entity_ids=tuple(members[row] or ()),
+                entity_ids=members[row],
             )
         )
     if unreported:
@@ -273,8 +310,8 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
 
     # -- entities and relationships ---------------------------------------------------------
     entities: list[Entity] = []
-    entity_rows: list[int] = []
-    title_to_entity: dict[str, str] = {}
+    entity_titles = pa.array([], pa.string())
+    entity_ids = pa.array([], pa.string())
     if present["entities"]:
         ents = _read_columns(
             file("entities"),
@@ -282,24 +319,23 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             optional={"type": "str", "description": "str"},
             not_null=("id", "title"),
         )
+        entity_ids = ents.array("id", pa.string())
+        entity_titles = ents.array("title", pa.string())
         communities_of: dict[str, list[str]] = {}
-        for cid, entity_ids in zip(ids, members):
-            for entity_id in entity_ids or ():
+        for cid, entity_list in zip(ids, members):
+            for entity_id in entity_list:
                 communities_of.setdefault(entity_id, []).append(cid)
         types, descriptions = ents.get("type"), ents.get("description")
-        for row, (entity_id, title) in enumerate(zip(ents.get("id"), ents.get("title"))):
-            entity_id = _as_id(entity_id)
-            title_to_entity.setdefault(title, entity_id)
-            entities.append(
-                Entity(
-                    id=entity_id,
-                    title=title,
-                    type=types[row],
-                    description=descriptions[row] or "",
-                    community_ids=tuple(communities_of.get(entity_id, ())),
-                )
+        entities = [
+            Entity(
+                id=entity_id,
+                title=title,
+                type=types[row],
+                description=descriptions[row] or "",
+                community_ids=tuple(communities_of.get(entity_id, ())),
             )
-        entity_rows = list(range(ents.rows))
+            for row, (entity_id, title) in enumerate(zip(entity_ids.to_pylist(), entity_titles.to_pylist()))
+        ]
 
     relationships: list[Relationship] = []
     if present["relationships"]:
@@ -309,10 +345,11 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             optional={"description": "str", "weight": "float"},
             not_null=("id", "source", "target"),
         )
-        descriptions, weights = rels.get("description"), rels.get("weight")
+        descriptions = rels.get("description")
+        weights = rels.array("weight", pa.float64()).to_pylist()
         relationships = [
-            Relationship(id=_as_id(rid), source=source, target=target, description=descriptions[row] or "", weight=weights[row])
-            for row, (rid, source, target) in enumerate(zip(rels.get("id"), rels.get("source"), rels.get("target")))
+            Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
+            for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
         ]
 
     # -- documents and chunks ---------------------------------------------------------------
@@ -320,33 +357,36 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
     if present["documents"]:
         docs = _read_columns(file("documents"), required={"id": "id"}, optional={"title": "str"}, not_null=("id",))
         titles = docs.get("title")
-        documents = [Document(id=_as_id(did), title=titles[row] or "") for row, did in enumerate(docs.get("id"))]
+        documents = [Document(id=did, title=titles[row] or "") for row, did in enumerate(docs.ids("id"))]
 
     chunks: list[SourceChunk] = []
+    chunk_ids = pa.array([], pa.string())
     document_field = "document_id" if version == "msgraphrag-v3" else "document_ids"
     if present["text_units"]:
         units = _read_columns(
             file("text_units"),
             required={"id": "id", "text": "str"},
-            optional={document_field: "str" if document_field == "document_id" else "str_list"},
+            optional={document_field: "id" if document_field == "document_id" else "str_list"},
             not_null=("id",),
         )
-        texts, owners = units.get("text"), units.get(document_field)
-        shared_units: list[str] = []
-        for row, unit_id in enumerate(units.get("id")):
-            owner = owners[row]
-            if isinstance(owner, list):
-                if len(owner) > 1:
-                    shared_units.append(_as_id(unit_id))
-                owner = owner[0] if owner else None
-            chunks.append(
-                SourceChunk(id=_as_id(unit_id), document_id=None if owner is None else _as_id(owner), text=texts[row] or "")
-            )
-        if shared_units:
-            warnings.append(
-                f"{len(shared_units)} text units belong to several documents; each keeps its first: "
-                f"{_examples(shared_units)}."
-            )
+        chunk_ids = units.array("id", pa.string())
+        if document_field == "document_ids" and units.has(document_field):
+            owner_lists = units.array(document_field, pa.list_(pa.string()))
+            shared = pc.greater(pc.list_value_length(owner_lists), 1)
+            if pc.any(shared).as_py():
+                shared_units = pc.filter(chunk_ids, shared).to_pylist()
+                warnings.append(
+                    f"{len(shared_units)} text units belong to several documents; each keeps its first: "
+                    f"{_examples(shared_units)}."
+                )
+            owners = pa.array([owned[0] if owned else None for owned in owner_lists.to_pylist()], pa.string())
+        else:
+            owners = units.array(document_field, pa.string())
+        texts = units.get("text")
+        chunks = [
+            SourceChunk(id=chunk_id, document_id=owner, text=texts[row] or "")
+            for row, (chunk_id, owner) in enumerate(zip(chunk_ids.to_pylist(), owners.to_pylist()))
+        ]
 
     # -- claims -----------------------------------------------------------------------------
     claims: list[Claim] = []
@@ -362,40 +402,47 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             raise _missing_error(
                 folder, [covs.file], [_table_file(version, "text_units")], "Microsoft GraphRAG output with claims"
             )
-        chunk_ids = {chunk.id for chunk in chunks}
-        leaves = set(ids).difference(p for p in parents if p is not None)
-        leaf_of_entity: dict[str, str] = {}
-        leaf_of_unit: dict[str, str] = {}
-        unit_lists = comms.get("text_unit_ids")
-        for row, cid in enumerate(ids):
-            if cid in leaves:
-                for entity_id in members[row] or ():
-                    leaf_of_entity.setdefault(entity_id, cid)
-                for unit_id in unit_lists[row] or ():
-                    leaf_of_unit.setdefault(unit_id, cid)
-        objects, descriptions = covs.get("object_id"), covs.get("description")
+        claim_ids = covs.ids("id")
+        claim_units = covs.array("text_unit_id", pa.string())
+        unknown = _first_bad_row(pc.and_(pc.is_valid(claim_units), pc.invert(pc.is_in(claim_units, value_set=chunk_ids))))
+        if unknown is not None:
+            raise covs.error(
+                unknown,
+                "text_unit_id",
+                f'claim "{claim_ids[unknown]}" names text unit "{claim_units[unknown].as_py()}", which does not exist.',
+            )
+        leaf_rows = sorted(set(range(len(ids))) - {row_of[p] for p in parents if p is not None})
+        leaf_table = comms.table.take(leaf_rows)
+        leaf_ids = pa.array([ids[row] for row in leaf_rows], pa.string())
+        list_of_ids = pa.list_(pa.string())
+
+        def leaf_members(column: str) -> pa.Array:
+            if column not in leaf_table.column_names:
+                return pa.array([[]] * len(leaf_rows), list_of_ids)
+            return pc.cast(leaf_table.column(column).combine_chunks(), list_of_ids)
+
+        subjects = covs.array("subject_id", pa.string())
+        subject_entities = pc.take(entity_ids, pc.index_in(subjects, value_set=entity_titles))
+        by_entity = _first_owner(subject_entities, leaf_ids, leaf_members("entity_ids"))
+        by_unit = _first_owner(claim_units, leaf_ids, leaf_members("text_unit_ids"))
+        targets = pc.coalesce(by_entity, by_unit)
+
+        objects = covs.array("object_id", pa.string())
+        objects = pc.if_else(pc.is_in(pc.utf8_trim_whitespace(objects), value_set=pa.array(sorted(NO_OBJECT))), None, objects)
+        descriptions = covs.get("description")
         unattached: list[str] = []
-        for row, (claim_id, subject, unit) in enumerate(zip(covs.get("id"), covs.get("subject_id"), covs.get("text_unit_id"))):
-            claim_id = _as_id(claim_id)
-            unit = None if unit is None else _as_id(unit)
-            if unit is not None and unit not in chunk_ids:
-                raise covs.error(
-                    row, "text_unit_id", f'claim "{claim_id}" names text unit "{unit}", which does not exist.'
-                )
-            entity_id = title_to_entity.get(subject)
-            community_id = leaf_of_entity.get(entity_id) if entity_id is not None else None
-            if community_id is None and unit is not None:
-                community_id = leaf_of_unit.get(unit)
+        for row, (claim_id, community_id, subject, obj, unit) in enumerate(
+            zip(claim_ids, targets.to_pylist(), subjects.to_pylist(), objects.to_pylist(), claim_units.to_pylist())
+        ):
             if community_id is None:
                 unattached.append(claim_id)
                 continue
-            obj = objects[row]
             claims.append(
                 Claim(
                     id=claim_id,
                     community_id=community_id,
                     subject=subject,
-                    object=None if obj is None or obj.strip() in NO_OBJECT else obj,
+                    object=obj,
                     description=descriptions[row] or "",
                     chunk_ids=() if unit is None else (unit,),
                 )
@@ -425,7 +472,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
                 _table_file(version, "text_units"), "row", range(len(chunks)), None, {"document_id": document_field}
             ),
             "documents": RecordSource(_table_file(version, "documents"), "row", range(len(documents))),
-            "entities": RecordSource(_table_file(version, "entities"), "row", entity_rows),
+            "entities": RecordSource(_table_file(version, "entities"), "row", range(len(entities))),
             "relationships": RecordSource(_table_file(version, "relationships"), "row", range(len(relationships))),
         },
     )
