@@ -1,0 +1,532 @@
+"""Comparing stored runs: tables and figures as pure functions of ``RunRecord``s (no streamlit).
+
+Every function takes the records in the order the user picked them and labels them with
+:func:`run_labels` (``A · 1a2b3c4d``), so the tables, the figures and the answer columns of the
+Compare page name a run the same way.
+
+Untrusted text (run labels, queries, community ids come from an index or a model) only reaches a
+figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would interpret.
+"""
+
+from __future__ import annotations
+
+import html
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from graphrag_core.samples import SAMPLES
+from graphrag_core.store import RunRecord
+from graphrag_core.sweep import SweepResult, jaccard
+
+CHART_HEIGHT = 340
+RUN_COLORS = ("#4c8bf5", "#f0a030", "#2ca05a", "#d63b3b", "#8e7cc3", "#17becf")
+MAX_COMPARED_RUNS = 4
+MIN_COMPARED_RUNS = 2
+HOVER_IDS_MAX = 15
+
+# Request fields shown in the settings table, with their display names, in display order.
+REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
+    ("query", "question"),
+    ("community_level", "community level"),
+    ("map_token_budget", "map token budget"),
+    ("map_output_reserve", "map output reserve"),
+    ("reduce_token_budget", "reduce token budget"),
+    ("reduce_output_reserve", "reduce output reserve"),
+    ("map_concurrency", "map concurrency"),
+    ("reduce_strategy", "reduce strategy"),
+    ("include_claims", "claims included"),
+    ("include_sources", "sources included"),
+    ("tokenizer", "tokenizer"),
+)
+# Record fields (not part of the request) that also make two runs differ.
+RECORD_FIELDS: tuple[tuple[str, str], ...] = (
+    ("index_name", "index"),
+    ("seed", "seed"),
+    ("model", "model"),
+)
+
+METRIC_NAMES: tuple[str, ...] = (
+    "status",
+    "summaries",
+    "batches",
+    "model calls",
+    "map prompt tokens",
+    "reduce prompt tokens",
+    "tokens used (reported)",
+    "failed batches",
+    "answers selected",
+    "communities cited",
+    "duration (s)",
+)
+
+
+def plot_text(text: object) -> str:
+    """``text`` made inert for Plotly labels and hover text (which interpret ``<b>``, ``<a>``…)."""
+    return html.escape(str(text), quote=False)
+
+
+def run_labels(records: Sequence[RunRecord]) -> list[str]:
+    """``A · 1a2b3c4d``, ``B · …``: a letter for the run's place in the comparison, then its id."""
+    letters = string.ascii_uppercase
+    return [f"{letters[i % 26]} · {record.run_id[:8]}" for i, record in enumerate(records)]
+
+
+def run_color(position: int) -> str:
+    return RUN_COLORS[position % len(RUN_COLORS)]
+
+
+def index_key_for(record: RunRecord) -> str:
+    """The ``index`` URL value that reopens a run's index: a bundled sample's name when the run
+    used a sample (by path, or by name when no path was stored), else the stored folder path."""
+    if record.index_path:
+        try:
+            path = Path(record.index_path).expanduser().resolve()
+        except (OSError, RuntimeError):
+            return record.index_path
+        for name, sample in SAMPLES.items():
+            if path == sample.resolve():
+                return name
+        return record.index_path
+    return record.index_name
+
+
+# -- tables ---------------------------------------------------------------------------------
+
+
+def _setting_value(record: RunRecord, name: str) -> object:
+    if name in dict(RECORD_FIELDS):
+        value = getattr(record, name)
+        return "drawn" if name == "seed" and value is None else value
+    value = getattr(record.request, name)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return value
+
+
+@dataclass(frozen=True)
+class SettingRow:
+    """One setting across the compared runs; ``differs`` when not every run has the same value."""
+
+    name: str
+    values: tuple[str, ...]
+
+    @property
+    def differs(self) -> bool:
+        return len(set(self.values)) > 1
+
+
+def settings_rows(records: Sequence[RunRecord]) -> list[SettingRow]:
+    """Every request setting (and the index, seed and model) with each run's value, as text."""
+    rows = []
+    for name, display in RECORD_FIELDS + REQUEST_FIELDS:
+        rows.append(SettingRow(display, tuple(str(_setting_value(record, name)) for record in records)))
+    return rows
+
+
+def settings_table(records: Sequence[RunRecord], *, only_differing: bool = False) -> list[dict[str, object]]:
+    """The settings as table rows: ``setting``, one column per run label, and ``differs``."""
+    labels = run_labels(records)
+    table = []
+    for row in settings_rows(records):
+        if only_differing and not row.differs:
+            continue
+        table.append({"setting": row.name, **dict(zip(labels, row.values)), "differs": row.differs})
+    return table
+
+
+@dataclass(frozen=True)
+class RunMetrics:
+    """The cost and outcome of one run, from its result or (unfinished runs) its events."""
+
+    status: str
+    summaries: int
+    batches: int
+    model_calls: int
+    map_prompt_tokens: int
+    reduce_prompt_tokens: int | None
+    reported_tokens: int | None
+    failed_batches: int
+    answers_selected: int
+    communities_cited: int
+    duration_s: float
+
+    def as_row(self) -> dict[str, object]:
+        values = (
+            self.status,
+            self.summaries,
+            self.batches,
+            self.model_calls,
+            self.map_prompt_tokens,
+            self.reduce_prompt_tokens,
+            self.reported_tokens,
+            self.failed_batches,
+            self.answers_selected,
+            self.communities_cited,
+            round(self.duration_s, 2),
+        )
+        return dict(zip(METRIC_NAMES, values))
+
+
+def run_metrics(record: RunRecord) -> RunMetrics:
+    """The metrics of one run. A finished run reads its diagnostics; a failed or stopped one is
+    counted from its events (its calls as started, its token estimates as planned)."""
+    result = record.result
+    if result is not None:
+        d = result.diagnostics
+        reported = d.usage.total_tokens
+        return RunMetrics(
+            status=record.status,
+            summaries=d.summary_count,
+            batches=d.batch_count,
+            model_calls=d.map_calls + d.reduce_calls,
+            map_prompt_tokens=sum(d.batch_token_estimates),
+            reduce_prompt_tokens=d.reduce_prompt_tokens,
+            reported_tokens=reported or None,
+            failed_batches=d.failed_batch_count,
+            answers_selected=d.selected_answer_count,
+            communities_cited=len(result.community_ids),
+            duration_s=record.duration_s,
+        )
+    state = record.replay()
+    return RunMetrics(
+        status=record.status,
+        summaries=state.summary_count or 0,
+        batches=len(state.batches),
+        model_calls=len(state.calls) + (1 if state.reduce_prompt_tokens is not None else 0),
+        map_prompt_tokens=sum(b.token_estimate for b in state.batches),
+        reduce_prompt_tokens=state.reduce_prompt_tokens,
+        reported_tokens=None,
+        failed_batches=sum(1 for b in state.batches if b.status == "failed"),
+        answers_selected=0,
+        communities_cited=0,
+        duration_s=record.duration_s,
+    )
+
+
+def metrics_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
+    """One row per metric (``metric``, then one column per run label), so runs sit side by side.
+
+    Values are text so a column mixing numbers and blanks displays the same everywhere."""
+    labels = run_labels(records)
+    per_run = [run_metrics(record).as_row() for record in records]
+    rows = []
+    for name in METRIC_NAMES:
+        row: dict[str, object] = {"metric": name}
+        for label, metrics in zip(labels, per_run):
+            value = metrics[name]
+            row[label] = "–" if value is None else (f"{value:,}" if isinstance(value, int) else str(value))
+        rows.append(row)
+    return rows
+
+
+def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Figure:
+    fig.update_layout(
+        title={"text": title, "font": {"size": 14}},
+        height=height,
+        margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+    )
+    return fig
+
+
+def cost_figure(records: Sequence[RunRecord]) -> go.Figure:
+    """Batches, model calls and failed batches per run (grouped bars), and the prompt tokens
+    (map + reduce estimates) on a second axis as diamonds."""
+    labels = run_labels(records)
+    metrics = [run_metrics(record) for record in records]
+    fig = go.Figure()
+    for name, values, color in (
+        ("batches", [m.batches for m in metrics], "#4c8bf5"),
+        ("model calls", [m.model_calls for m in metrics], "#8e7cc3"),
+        ("failed batches", [m.failed_batches for m in metrics], "#d63b3b"),
+        ("answers selected", [m.answers_selected for m in metrics], "#2ca05a"),
+    ):
+        fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y} " + name + "<extra></extra>"))
+    fig.add_trace(
+        go.Scatter(
+            name="prompt tokens (est.)",
+            x=labels,
+            y=[m.map_prompt_tokens + (m.reduce_prompt_tokens or 0) for m in metrics],
+            mode="markers",
+            marker={"symbol": "diamond", "size": 12, "color": "#333"},
+            yaxis="y2",
+            hovertemplate="%{x}: %{y:,} prompt tokens<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="group",
+        yaxis={"title": {"text": "count"}, "rangemode": "tozero"},
+        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
+    )
+    return _layout(fig, "Cost per run")
+
+
+# -- usefulness -----------------------------------------------------------------------------
+
+
+def usefulness_values(record: RunRecord) -> list[float]:
+    """The usefulness score of each map batch that answered (failed batches have none)."""
+    return [b.usefulness for b in record.replay().batches if b.usefulness is not None]
+
+
+def usefulness_figure(records: Sequence[RunRecord]) -> go.Figure:
+    """One box per run over its batches' usefulness (0-100), with every batch drawn as a point."""
+    labels = run_labels(records)
+    fig = go.Figure()
+    for i, (label, record) in enumerate(zip(labels, records)):
+        values = usefulness_values(record)
+        fig.add_trace(
+            go.Box(
+                name=label,
+                y=values,
+                boxpoints="all",
+                jitter=0.4,
+                pointpos=0,
+                marker={"color": run_color(i), "size": 6, "opacity": 0.7},
+                line={"color": run_color(i)},
+                boxmean=True,
+                hovertemplate=label + ": usefulness %{y}<extra></extra>",
+            )
+        )
+    fig.update_yaxes(title_text="usefulness", range=[-3, 103])
+    fig.update_layout(showlegend=False)
+    counts = ", ".join(f"{label.split(' ')[0]}: {len(usefulness_values(r))}" for label, r in zip(labels, records))
+    return _layout(fig, f"Usefulness of the map answers (batches answered: {counts})")
+
+
+# -- overlap of the communities behind the answers -------------------------------------------
+
+
+def cited_sets(records: Sequence[RunRecord]) -> list[frozenset[str]]:
+    """The communities behind each run's answer (empty for a run without an answer)."""
+    return [frozenset(record.result.community_ids) if record.result is not None else frozenset() for record in records]
+
+
+def jaccard_matrix(records: Sequence[RunRecord]) -> list[list[float]]:
+    """Pairwise Jaccard similarity of the cited community sets (two empty sets count as 1)."""
+    sets = cited_sets(records)
+    return [[jaccard(a, b) for b in sets] for a in sets]
+
+
+def overlap_heatmap_figure(records: Sequence[RunRecord]) -> go.Figure:
+    """The Jaccard matrix as a heatmap, each cell written out with its shared/union counts."""
+    labels = run_labels(records)
+    sets = cited_sets(records)
+    matrix = jaccard_matrix(records)
+    text = [[f"{matrix[i][j]:.2f}<br>{len(a & b)} / {len(a | b)}" for j, b in enumerate(sets)] for i, a in enumerate(sets)]
+    fig = go.Figure(
+        go.Heatmap(
+            z=matrix,
+            x=labels,
+            y=labels,
+            zmin=0,
+            zmax=1,
+            colorscale="Blues",
+            text=text,
+            texttemplate="%{text}",
+            hovertemplate="%{y} vs %{x}<br>Jaccard %{z:.2f}<extra></extra>",
+            colorbar={"title": {"text": "Jaccard"}},
+        )
+    )
+    fig.update_yaxes(autorange="reversed")
+    return _layout(fig, "Overlap of the communities behind each answer (shared / union)", height=CHART_HEIGHT)
+
+
+@dataclass(frozen=True)
+class OverlapGroup:
+    """The communities cited by exactly the runs in ``members`` (positions in the comparison)."""
+
+    members: tuple[int, ...]
+    community_ids: tuple[str, ...]
+
+    @property
+    def count(self) -> int:
+        return len(self.community_ids)
+
+
+def overlap_groups(records: Sequence[RunRecord]) -> list[OverlapGroup]:
+    """Every non-empty membership pattern (UpSet's "exclusive intersections"): each cited
+    community lands in exactly one group. Largest groups first, then more members first."""
+    sets = cited_sets(records)
+    by_members: dict[tuple[int, ...], list[str]] = {}
+    seen: dict[str, None] = {}
+    for record in records:
+        for community_id in (record.result.community_ids if record.result is not None else ()):
+            seen.setdefault(community_id)
+    for community_id in seen:
+        members = tuple(i for i, s in enumerate(sets) if community_id in s)
+        by_members.setdefault(members, []).append(community_id)
+    groups = [OverlapGroup(members, tuple(ids)) for members, ids in by_members.items()]
+    return sorted(groups, key=lambda g: (-g.count, -len(g.members), g.members))
+
+
+def _group_name(members: Sequence[int], count: int, letters: Sequence[str]) -> str:
+    if len(members) == count and count > 1:
+        return "all runs"
+    if len(members) == 1:
+        return f"only {letters[members[0]]}"
+    return " ∩ ".join(letters[m] for m in members) + " only"
+
+
+def overlap_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
+    """The UpSet-like count table: one row per membership pattern, a ✓ column per run."""
+    labels = run_labels(records)
+    letters = [label.split(" ")[0] for label in labels]
+    rows = []
+    for group in overlap_groups(records):
+        row: dict[str, object] = {"cited by": _group_name(group.members, len(records), letters)}
+        for i, label in enumerate(labels):
+            row[label] = "✓" if i in group.members else ""
+        row["communities"] = group.count
+        row["ids"] = ", ".join(group.community_ids[:HOVER_IDS_MAX]) + (" …" if group.count > HOVER_IDS_MAX else "")
+        rows.append(row)
+    return rows
+
+
+def overlap_bars_figure(records: Sequence[RunRecord]) -> go.Figure:
+    """UpSet-style bars: how many communities each membership pattern holds."""
+    labels = run_labels(records)
+    letters = [label.split(" ")[0] for label in labels]
+    groups = overlap_groups(records)
+    names = [_group_name(g.members, len(records), letters) for g in groups]
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=[g.count for g in groups],
+            marker={"color": [run_color(g.members[0]) if len(g.members) == 1 else "#555" for g in groups]},
+            customdata=[[plot_text(", ".join(g.community_ids[:HOVER_IDS_MAX]) + (" …" if g.count > HOVER_IDS_MAX else ""))] for g in groups],
+            hovertemplate="%{x}: %{y} communities<br>%{customdata[0]}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title_text="communities", rangemode="tozero")
+    return _layout(fig, "Communities by the runs that cite them")
+
+
+__all__ = [
+    "METRIC_NAMES",
+    "OverlapGroup",
+    "RunMetrics",
+    "SettingRow",
+    "cited_sets",
+    "cost_figure",
+    "index_key_for",
+    "jaccard_matrix",
+    "metrics_table",
+    "overlap_bars_figure",
+    "overlap_groups",
+    "overlap_heatmap_figure",
+    "overlap_table",
+    "plot_text",
+    "run_labels",
+    "run_metrics",
+    "settings_rows",
+    "stability_figure",
+    "sweep_cost_figure",
+    "sweep_status_figure",
+    "settings_table",
+    "usefulness_figure",
+    "usefulness_values",
+]
+
+
+# -- sweeps ---------------------------------------------------------------------------------
+
+STATUS_COLORS: dict[str, str] = {
+    "completed": "#2ca05a",
+    "partial": "#f0a030",
+    "no_results": "#9aa0aa",
+    "failed": "#d63b3b",
+}
+
+
+def _level_name(level: object) -> str:
+    return "leaf" if level == "leaf" else f"level {level}"
+
+
+def stability_figure(result: SweepResult) -> go.Figure:
+    """Per level: the mean pairwise Jaccard similarity of the cited communities across seeds
+    (1 = every seed cites the same communities). Levels with fewer than two comparable points
+    are drawn as an empty slot with "n/a"."""
+    stability = result.stability_by_level()
+    levels = list(stability)
+    names = [_level_name(level) for level in levels]
+    values = [stability[level] for level in levels]
+    fig = go.Figure(
+        go.Bar(
+            x=names,
+            y=[0 if v is None else v for v in values],
+            text=["n/a" if v is None else f"{v:.2f}" for v in values],
+            textposition="outside",
+            marker={"color": ["#d0d4dc" if v is None else "#4c8bf5" for v in values]},
+            hovertemplate="%{x}: %{text}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(title_text="mean Jaccard across seeds", range=[0, 1.15])
+    return _layout(fig, "How stable the cited communities are across seeds")
+
+
+def sweep_cost_figure(result: SweepResult) -> go.Figure:
+    """Mean batches and model calls per point for each level, and mean prompt tokens (right axis)."""
+    levels = list(dict.fromkeys(point.level for point in result.points))
+    names = [_level_name(level) for level in levels]
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    by_level = {level: result.points_at(level) for level in levels}
+    fig = go.Figure()
+    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": "#4c8bf5"}))
+    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": "#8e7cc3"}))
+    fig.add_trace(
+        go.Scatter(
+            name="prompt tokens (est.)",
+            x=names,
+            y=[mean([p.prompt_tokens for p in by_level[lv]]) for lv in levels],
+            mode="markers+lines",
+            marker={"symbol": "diamond", "size": 11, "color": "#333"},
+            yaxis="y2",
+            hovertemplate="%{x}: %{y:,.0f} prompt tokens per point<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="group",
+        yaxis={"title": {"text": "per point (mean)"}, "rangemode": "tozero"},
+        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
+    )
+    return _layout(fig, "Cost per level")
+
+
+def sweep_status_figure(result: SweepResult) -> go.Figure:
+    """Every grid point as a cell: seed across, (level, budgets) down, coloured by status."""
+    seeds = list(dict.fromkeys(point.seed for point in result.points))
+    rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
+    row_names = [f"{_level_name(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
+    fig = go.Figure()
+    for status, color in STATUS_COLORS.items():
+        picked = [p for p in result.points if p.status == status]
+        if not picked:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                name=status,
+                x=[f"seed {p.seed}" for p in picked],
+                y=[row_names[rows.index((p.level, p.map_token_budget, p.reduce_token_budget))] for p in picked],
+                mode="markers",
+                marker={"symbol": "square", "size": 22, "color": color},
+                customdata=[[len(p.community_ids), p.model_calls, plot_text(_short_error(p.error))] for p in picked],
+                hovertemplate="%{y}, %{x}: " + status + "<br>%{customdata[0]} communities cited, %{customdata[1]} model calls"
+                "<br>%{customdata[2]}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(categoryorder="array", categoryarray=[f"seed {s}" for s in seeds], type="category")
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(row_names)), type="category")
+    height = max(220, 60 + 36 * len(rows))
+    return _layout(fig, f"Status of each point ({len(result.points)} points)", height=height)
+
+
+def _short_error(error: str | None) -> str:
+    return "" if not error else (error if len(error) <= 120 else error[:119] + "…")

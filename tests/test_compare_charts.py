@@ -1,0 +1,162 @@
+"""The Compare and Sweeps figures and tables, on runs made with a scripted model."""
+
+import asyncio
+import json
+
+import plotly.graph_objects as go
+import pytest
+
+from graphrag_app import compare_charts as cc
+from graphrag_core import GlobalSearchRequest, RetryableModelError, ScriptedChatModel, retrieve_global
+from graphrag_core.errors import AllMapBatchesFailed
+from graphrag_core.samples import SAMPLES
+from graphrag_core.store import RunRecord
+from graphrag_core.sweep import SweepSpec, run_sweep
+from tests.factories import small_index
+
+QUERY = "Who are the hackers?"
+
+
+def usefulness_by_batch(request):
+    """Map: usefulness grows with the community ids in the batch; reduce: a fixed answer."""
+    if request.purpose == "reduce":
+        return '{"answer": "Hackers explore <b>systems</b>."}'
+    text = request.prompt_text
+    score = 20 + 10 * sum(f"Community ID: {i} " in text for i in range(7))
+    return json.dumps({"answer": f"Partial answer ({score}).", "usefulness": score})
+
+
+def make_record(*, level="leaf", seed=1, map_budget=400, script=usefulness_by_batch, **kwargs) -> RunRecord:
+    events = []
+    request = GlobalSearchRequest(query=QUERY, community_level=level, seed=seed, map_token_budget=map_budget, map_output_reserve=100, **kwargs)
+    try:
+        asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(script), on_event=events.append))
+    except AllMapBatchesFailed:
+        pass
+    return RunRecord.from_events(events, index_name="small")
+
+
+@pytest.fixture(scope="module")
+def records():
+    return [make_record(level="leaf", seed=1), make_record(level=1, seed=2), make_record(level=0, seed=1, map_budget=1000)]
+
+
+def test_run_labels_name_position_and_id(records):
+    labels = cc.run_labels(records)
+    assert [label[0] for label in labels] == ["A", "B", "C"]
+    assert all(label.endswith(r.run_id[:8]) for label, r in zip(labels, records))
+
+
+def test_settings_table_marks_exactly_the_differing_fields(records):
+    rows = {row["setting"]: row for row in cc.settings_table(records[:2])}
+    assert rows["community level"]["differs"] and rows["seed"]["differs"]
+    assert not rows["map token budget"]["differs"] and not rows["question"]["differs"]
+    only = cc.settings_table(records[:2], only_differing=True)
+    assert {row["setting"] for row in only} == {"community level", "seed"}
+    assert rows["claims included"][cc.run_labels(records)[0]] == "yes"
+
+
+def test_metrics_table_has_every_metric_for_every_run(records):
+    table = cc.metrics_table(records)
+    assert [row["metric"] for row in table] == list(cc.METRIC_NAMES)
+    labels = cc.run_labels(records)
+    assert all(set(row) == {"metric", *labels} for row in table)
+    batches = next(row for row in table if row["metric"] == "batches")
+    assert batches[labels[0]] == str(records[0].result.diagnostics.batch_count)
+    metrics = cc.run_metrics(records[0])
+    assert metrics.model_calls == metrics.batches + 1
+    assert metrics.map_prompt_tokens == sum(records[0].result.diagnostics.batch_token_estimates)
+
+
+def test_metrics_of_a_failed_run_come_from_its_events():
+    failed = make_record(script=lambda r: RetryableModelError("503"))
+    assert failed.result is None and failed.status == "failed"
+    metrics = cc.run_metrics(failed)
+    assert metrics.batches >= 1 and metrics.failed_batches == metrics.batches
+    assert metrics.model_calls == 2 * metrics.batches  # each batch tried twice
+    assert cc.usefulness_values(failed) == []
+    assert cc.cited_sets([failed]) == [frozenset()]
+
+
+def test_usefulness_figure_one_box_per_run(records):
+    fig = cc.usefulness_figure(records)
+    assert isinstance(fig, go.Figure)
+    assert [trace.type for trace in fig.data] == ["box"] * 3
+    assert list(fig.data[0].y) == cc.usefulness_values(records[0])
+    assert all(0 <= v <= 100 for trace in fig.data for v in trace.y)
+
+
+def test_jaccard_matrix_and_heatmap(records):
+    matrix = cc.jaccard_matrix(records)
+    assert all(matrix[i][i] == 1.0 for i in range(3))
+    assert all(matrix[i][j] == matrix[j][i] for i in range(3) for j in range(3))
+    sets = cc.cited_sets(records)
+    assert matrix[0][1] == pytest.approx(len(sets[0] & sets[1]) / len(sets[0] | sets[1]))
+    fig = cc.overlap_heatmap_figure(records)
+    assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 3
+
+
+def test_overlap_groups_place_every_cited_community_once(records):
+    groups = cc.overlap_groups(records)
+    placed = [cid for g in groups for cid in g.community_ids]
+    assert sorted(placed) == sorted(set().union(*cc.cited_sets(records)))
+    for group in groups:
+        for cid in group.community_ids:
+            assert group.members == tuple(i for i, s in enumerate(cc.cited_sets(records)) if cid in s)
+    table = cc.overlap_table(records)
+    assert sum(row["communities"] for row in table) == len(placed)
+    assert cc.overlap_bars_figure(records).data[0].type == "bar"
+
+
+def test_partial_overlap_is_counted_by_membership(records):
+    def no_kludges(request):
+        if request.purpose == "map" and "Community ID: 5 " in request.prompt_text:
+            return '{"answer": "", "usefulness": 0}'
+        return usefulness_by_batch(request)
+
+    partial = make_record(seed=1, map_budget=400, script=no_kludges)
+    assert set(partial.result.community_ids) == {"3", "4"}
+    pair = [records[0], partial]
+    rows = {row["cited by"]: row["communities"] for row in cc.overlap_table(pair)}
+    assert rows == {"all runs": 2, "only A": 1}
+    assert cc.jaccard_matrix(pair)[0][1] == pytest.approx(2 / 3)
+
+
+def test_overlap_of_identical_runs_is_all_runs():
+    a, b = make_record(seed=3), make_record(seed=3)
+    table = cc.overlap_table([a, b])
+    assert len(table) == 1 and table[0]["cited by"] == "all runs"
+    assert cc.jaccard_matrix([a, b])[0][1] == 1.0
+
+
+def test_cost_figure(records):
+    fig = cc.cost_figure(records)
+    assert {trace.name for trace in fig.data} >= {"batches", "model calls", "prompt tokens (est.)"}
+
+
+def test_plot_text_escapes_markup():
+    assert cc.plot_text('<a href="javascript:x">hi</a>') == '&lt;a href="javascript:x"&gt;hi&lt;/a&gt;'
+
+
+def test_index_key_for_maps_sample_paths_to_their_name(records, tmp_path):
+    sample = records[0].model_copy(update={"index_name": "The Jargon File", "index_path": str(SAMPLES["jargon"])})
+    assert cc.index_key_for(sample) == "jargon"
+    folder = records[0].model_copy(update={"index_path": str(tmp_path)})
+    assert cc.index_key_for(folder) == str(tmp_path)
+    assert cc.index_key_for(records[0]) == "small"
+
+
+@pytest.fixture(scope="module")
+def sweep():
+    spec = SweepSpec(query=QUERY, levels=["leaf", 1, 0], seeds=[1, 2], map_token_budgets=[300, 600])
+    return asyncio.run(run_sweep(small_index(), spec, ScriptedChatModel(usefulness_by_batch)))
+
+
+def test_sweep_figures(sweep):
+    stability = cc.stability_figure(sweep)
+    assert list(stability.data[0].x) == ["leaf", "level 1", "level 0"]
+    assert all(0 <= y <= 1 for y in stability.data[0].y)
+    cost = cc.sweep_cost_figure(sweep)
+    assert [t.name for t in cost.data] == ["batches", "model calls", "prompt tokens (est.)"]
+    status = cc.sweep_status_figure(sweep)
+    assert sum(len(t.x) for t in status.data) == len(sweep.points)
