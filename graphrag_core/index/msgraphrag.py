@@ -411,7 +411,8 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
                 "text_unit_id",
                 f'claim "{claim_ids[unknown]}" names text unit "{claim_units[unknown].as_py()}", which does not exist.',
             )
-        leaf_rows = sorted(set(range(len(ids))) - {row_of[p] for p in parents if p is not None})
+        # unknown parents are reported by check_structure below, after this join
+        leaf_rows = sorted(set(range(len(ids))) - {row_of[p] for p in parents if p in row_of})
         leaf_table = comms.table.take(leaf_rows)
         leaf_ids = pa.array([ids[row] for row in leaf_rows], pa.string())
         list_of_ids = pa.list_(pa.string())
