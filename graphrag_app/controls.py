@@ -90,17 +90,15 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
 
     st.header("Budgets")
-    left, right = st.columns(2)
-    left.number_input("Map token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.MAP_BUDGET)
-    right.number_input("Map output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.MAP_RESERVE)
-    left.number_input("Reduce token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.REDUCE_BUDGET)
-    right.number_input("Reduce output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.REDUCE_RESERVE)
+    st.number_input("Map token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.MAP_BUDGET)
+    st.number_input("Map output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.MAP_RESERVE)
+    st.number_input("Reduce token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.REDUCE_BUDGET)
+    st.number_input("Reduce output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.REDUCE_RESERVE)
     st.number_input("Map concurrency", min_value=1, max_value=MAX_CONCURRENCY, step=1, key=Keys.CONCURRENCY)
 
     st.header("Search")
-    seed_col, button_col = st.columns([3, 2], vertical_alignment="bottom")
-    seed_col.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
-    button_col.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:")
+    st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
+    st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
     st.radio(
         "Reduce strategy",
         list(REDUCE_STRATEGIES),

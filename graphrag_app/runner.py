@@ -23,6 +23,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 from pathlib import Path
 
 from graphrag_core.cache import MapCache
@@ -90,6 +91,21 @@ class RunHandle:
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
+
+    def elapsed(self) -> float:
+        """Seconds since the run started (close to the engine's clock for the run's events)."""
+        return _elapsed(self)
+
+
+class Followable(Protocol):
+    """What :func:`follow` needs of a run: a :class:`RunHandle`, or a test double."""
+
+    @property
+    def done(self) -> bool: ...
+
+    def events_since(self, start: int) -> list[Event]: ...
+
+    def elapsed(self) -> float: ...
 
 
 ModelFactory = Callable[[], ChatModel]
@@ -196,7 +212,7 @@ class Throttle:
 
 
 def follow(
-    handle: RunHandle,
+    handle: Followable,
     state: RunState,
     render: Callable[[RunState], None],
     *,
@@ -217,7 +233,7 @@ def follow(
         if ended:
             break
         if state.status == "running" and state.phase != "done":
-            state.elapsed_s = max(state.elapsed_s, _elapsed(handle))
+            state.elapsed_s = max(state.elapsed_s, handle.elapsed())
         if throttle.due():
             render(state)
         sleep(poll)

@@ -59,7 +59,7 @@ except (GraphRAGError, ValueError) as exc:
 views.render_cost_preview(st.container(), preview, request_error)
 
 running = session.running
-left, mid, right = st.columns([2, 1, 5], vertical_alignment="center")
+left, mid, _ = st.columns([2, 1, 5], vertical_alignment="center")
 left.button(
     "Run global search",
     key=Keys.RUN,
@@ -69,8 +69,6 @@ left.button(
     icon=":material/play_arrow:",
 )
 mid.button("Stop", key=Keys.STOP, disabled=not running, on_click=controls.stop_clicked, icon=":material/stop:")
-if not current.query.strip():
-    right.caption("Type a question to run.")
 
 for message in session.errors:
     st.error(views.escape_markdown(message), icon=":material/error:")

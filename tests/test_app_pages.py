@@ -1,0 +1,370 @@
+"""The app's pages under ``streamlit.testing.v1.AppTest``, plus its streamlit-free modules.
+
+Runs use the offline model (no network). Every test gets its own run history (``run_db``).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from graphrag_app import charts
+from graphrag_app.runner import follow, run_blocking, start_run
+from graphrag_app.settings import settings_from_mapping
+from graphrag_app.urls import RunSettings, from_query_params, provenance_url, to_query_params
+from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
+from graphrag_core.index import load_index, save_index
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.models import Community, Index
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.samples import sample_path
+from graphrag_core.state import RunState
+from graphrag_core.store import RunStore
+
+from .conftest import APP_ROOT
+from .factories import small_index
+
+TIMEOUT = 60
+QUESTION = "What is a hacker?"
+
+
+def app() -> AppTest:
+    return AppTest.from_file(str(APP_ROOT / "app.py"), default_timeout=TIMEOUT)
+
+
+def texts(at: AppTest) -> list[str]:
+    return [element.value for element in at.text]
+
+
+def messages(at: AppTest, kind: str) -> list[str]:
+    return [element.value for element in getattr(at, kind)]
+
+
+def run_question(at: AppTest, question: str = QUESTION) -> AppTest:
+    at.text_area(key="question").input(question)
+    at.button(key="run_global_search").click()
+    return at.run()
+
+
+def stored_run(db: Path, *, index_name: str = "jargon", question: str = QUESTION, level: int | str = "leaf") -> str:
+    index = load_index(sample_path(index_name))
+    request = GlobalSearchRequest(query=question, seed=7, community_level=level)
+    handle, state = run_blocking(index, request, OfflineChatModel(), store_path=db, index_name=index_name, timeout=TIMEOUT)
+    assert state.status == "finished", state.error
+    return handle.run_id
+
+
+# -- Explore ----------------------------------------------------------------------------------
+
+
+def test_explore_opens_on_the_sample_with_every_setting_and_a_cost_preview(run_db: Path) -> None:
+    at = app().run()
+    assert not at.exception
+    assert at.selectbox(key="index").value == "jargon"
+    labels = {w.label for w in [*at.selectbox, *at.number_input, *at.radio, *at.checkbox, *at.text_area]}
+    assert {
+        "Index",
+        "Community level",
+        "Map token budget",
+        "Reduce token budget",
+        "Map output reserve",
+        "Reduce output reserve",
+        "Map concurrency",
+        "Seed",
+        "Reduce strategy",
+        "Include claims",
+        "Include source excerpts",
+        "Tokenizer",
+        "Model",
+        "Question",
+    } <= labels
+    level = at.selectbox(key="community_level")
+    assert level.value == "leaf" and "summaries" in level.format_func("leaf")
+    metrics = {m.label: m.value for m in at.metric}
+    assert int(metrics["Summaries"]) > 0 and int(metrics["Batches"]) > 0
+    assert int(metrics["Model calls"]) == int(metrics["Batches"]) + 1
+    assert {b.label for b in at.button} >= {"Run global search", "Stop", "New seed"}
+    assert at.button(key="stop").disabled
+
+
+def test_new_seed_draws_another_seed_and_the_preview_follows_the_settings(run_db: Path) -> None:
+    at = app().run()
+    seed = at.number_input(key="seed").value
+    at.button(key="new_seed").click().run()
+    assert at.number_input(key="seed").value != seed
+    before = {m.label: m.value for m in at.metric}
+    at.selectbox(key="community_level").select("0").run()
+    after = {m.label: m.value for m in at.metric}
+    assert after["Summaries"] != before["Summaries"]
+
+
+def test_a_run_shows_status_answer_community_links_and_lands_in_url_and_history(run_db: Path) -> None:
+    at = run_question(app().run())
+    assert not at.exception
+    assert "Status: completed" in texts(at)
+    assert "Answer" in [h.value for h in at.subheader]
+    links = [link for link in at.get("page_link") if "Community" in link.proto.label]
+    assert links, "the communities behind the answer are links"
+    assert "provenance" in links[0].proto.page
+    run_id = at.query_params["run"]
+    assert at.query_params["q"] == QUESTION and at.query_params["seed"] == str(at.number_input(key="seed").value)
+    record = RunStore(run_db).get(run_id)
+    assert record is not None and record.status == "completed"
+
+
+def test_budget_errors_are_shown_in_the_preview_instead_of_crashing(run_db: Path) -> None:
+    at = app().run()
+    at.number_input(key="map_output_reserve").set_value(0)
+    at.number_input(key="map_token_budget").set_value(50).run()
+    assert not at.exception
+    assert any("Map token budget cannot fit the Map prompt." in m for m in messages(at, "error"))
+    at.number_input(key="map_token_budget").set_value(8000)
+    at.number_input(key="reduce_output_reserve").set_value(9000).run()
+    assert any("Token budgets must exceed their output reserves." in m for m in messages(at, "error"))
+    run_question(at)
+    assert not at.exception
+    assert any("Token budgets must exceed their output reserves." in m for m in messages(at, "error"))
+
+
+def test_empty_question_is_refused_with_the_spec_message(run_db: Path) -> None:
+    at = app().run()
+    at.button(key="run_global_search").click().run()
+    assert any("Global retrieval query must not be empty." in m for m in messages(at, "error"))
+
+
+def test_a_folder_that_is_not_an_index_gives_a_message_and_the_page_keeps_working(run_db: Path, tmp_path: Path) -> None:
+    at = app().run()
+    at.selectbox(key="index").select("__folder__").run()
+    (tmp_path / "empty").mkdir()
+    at.text_input(key="index_folder").input(str(tmp_path / "empty")).run()
+    assert not at.exception
+    assert any("not an index folder" in m or "not a readable index" in m for m in messages(at, "error"))
+    at.number_input(key="map_concurrency").set_value(3).run()  # the rest of the page still works
+    assert not at.exception
+    at.selectbox(key="index").select("jargon").run()
+    assert not messages(at, "error")
+
+
+def test_a_native_index_folder_opens_and_runs(run_db: Path, small_index_dir: Path) -> None:
+    at = app().run()
+    at.selectbox(key="index").select("__folder__").run()
+    at.text_input(key="index_folder").input(str(small_index_dir)).run()
+    assert not messages(at, "error")
+    assert at.query_params["index"] == str(small_index_dir)
+    run_question(at)
+    assert "Status: completed" in texts(at) or "Status: no_results" in texts(at)
+
+
+def test_allowed_roots_limit_which_folders_open(run_db: Path, small_index_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    allowed = tmp_path / "allowed"
+    allowed.mkdir()
+    monkeypatch.setenv("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", str(allowed))
+    at = app().run()
+    at.selectbox(key="index").select("__folder__").run()
+    at.text_input(key="index_folder").input(str(small_index_dir)).run()
+    assert any("outside the folders this app may open" in m for m in messages(at, "error"))
+    inside = allowed / "small"
+    save_index(small_index(), inside)
+    at.text_input(key="index_folder").input(str(inside)).run()
+    assert not messages(at, "error")
+
+
+def test_url_parameters_set_the_widgets(run_db: Path) -> None:
+    at = app()
+    at.query_params.update(
+        {"q": "Who is RMS?", "level": "1", "seed": "7", "strategy": "stop", "claims": "0", "map_budget": "6000", "tokenizer": "heuristic", "level_bogus": "x"}
+    )
+    at.run()
+    assert at.text_area(key="question").value == "Who is RMS?"
+    assert at.selectbox(key="community_level").value == "1"
+    assert at.number_input(key="seed").value == 7
+    assert at.radio(key="reduce_strategy").value == "stop"
+    assert at.checkbox(key="include_claims").value is False
+    assert at.number_input(key="map_token_budget").value == 6000
+
+
+def test_a_bad_url_value_is_ignored_with_a_notice(run_db: Path) -> None:
+    at = app()
+    at.query_params.update({"seed": "-3", "strategy": "sideways"})
+    at.run()
+    assert not at.exception
+    notes = messages(at, "info")
+    assert any("seed" in n for n in notes) and any("strategy" in n for n in notes)
+
+
+def test_a_stored_run_reopens_from_the_url_with_no_model(run_db: Path) -> None:
+    run_id = stored_run(run_db)
+    at = app()
+    at.query_params["run"] = run_id
+    at.run()
+    assert not at.exception
+    assert "Status: completed" in texts(at)
+    assert at.number_input(key="seed").value == 7
+    assert at.text_area(key="question").value == QUESTION
+
+
+def test_recent_runs_lists_runs_and_opens_one(run_db: Path) -> None:
+    run_id = stored_run(run_db)
+    at = app().run()
+    assert any(QUESTION.replace("?", "") in m.value.replace("\\", "") for m in at.markdown)
+    at.button(key=f"open-{run_id}").click().run()
+    assert "Status: completed" in texts(at)
+    assert at.query_params["run"] == run_id
+
+
+def test_a_missing_run_in_the_url_is_a_notice(run_db: Path) -> None:
+    at = app()
+    at.query_params["run"] = "no-such-run"
+    at.run()
+    assert not at.exception
+    assert any("not in this app's run history" in m for m in messages(at, "info"))
+
+
+# -- Provenance ---------------------------------------------------------------------------------
+
+
+def provenance(query_params: dict[str, str]) -> AppTest:
+    at = app().run()
+    at.query_params.update(query_params)
+    return at.switch_page("pages/provenance.py").run()
+
+
+def test_provenance_shows_community_path_summary_claims_sources_and_run_use(run_db: Path) -> None:
+    run_id = stored_run(run_db)
+    record = RunStore(run_db).get(run_id)
+    assert record is not None and record.result is not None
+    community_id = record.result.community_ids[0]
+    at = provenance({"index": "jargon", "community": community_id, "run": run_id})
+    assert not at.exception
+    index = load_index(sample_path("jargon"))
+    community = index.community(community_id)
+    assert any(community_id in h.value for h in at.header)
+    shown = texts(at)
+    assert community.summary in shown
+    assert any(h.value.startswith("Claims from leaf descendants") for h in at.subheader)
+    claims = index.leaf_claims(community_id)
+    if claims:
+        chunk = index.claim_chunks(claims[0])[0]
+        assert chunk.text in shown
+    assert "In this run" in [h.value for h in at.subheader]
+    assert any("used by the reduce" in m.value for m in at.markdown)
+    if community.parent_id is not None:
+        assert any("Path to the root" in m.value for m in at.markdown)
+
+
+def test_provenance_of_an_unknown_community_or_index_is_a_message(run_db: Path) -> None:
+    at = provenance({"index": "jargon", "community": "no-such-community"})
+    assert not at.exception
+    assert any("No community" in m for m in messages(at, "error"))
+    at = provenance({"index": "/no/such/folder", "community": "1"})
+    assert not at.exception
+    assert messages(at, "error")
+
+
+def test_index_text_is_shown_as_text_not_html(run_db: Path, tmp_path: Path) -> None:
+    hostile = "<img src=x onerror=alert(1)> **bold** [link](javascript:alert(1))"
+    index = Index(communities=(Community(id="1", level=0, title="<b>Title</b>", summary=hostile),))
+    save_index(index, tmp_path / "hostile")
+    at = provenance({"index": str(tmp_path / "hostile"), "community": "1"})
+    assert not at.exception
+    assert hostile in texts(at)
+    for markdown in at.markdown:
+        assert "<img" not in markdown.value and "<b>" not in markdown.value
+    assert all("<b>" not in h.value for h in at.header)
+
+
+# -- streamlit-free modules -----------------------------------------------------------------------
+
+
+def test_settings_round_trip_through_query_params() -> None:
+    settings = RunSettings(index="jargon", query="a & b?", community_level="2", seed=11, reduce_strategy="stop", include_sources=False, latency_s=0.5)
+    params = to_query_params(settings, run_id="abc")
+    assert params["run"] == "abc"
+    decoded, problems = from_query_params(params, base=RunSettings())
+    assert decoded == settings and not problems
+    assert provenance_url("jargon", "12", "r1") == "provenance?index=jargon&community=12&run=r1"
+
+
+def test_app_settings_read_store_path_roots_and_model(tmp_path: Path) -> None:
+    settings = settings_from_mapping(
+        {"GRAPHRAG_EXPLORER_DB": str(tmp_path / "x.sqlite3"), "GRAPHRAG_EXPLORER_ALLOWED_ROOTS": "", "GRAPHRAG_LLM_PROVIDER": "bogus"}
+    )
+    assert settings.store_path == tmp_path / "x.sqlite3"
+    assert settings.allowed_roots == ()
+    assert settings.model.provider == "offline" and settings.model_error
+    assert settings_from_mapping({}).allowed_roots is None
+
+
+def test_stop_cancels_a_slow_run_and_saves_it_as_cancelled(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite3"
+    index = load_index(sample_path("jargon"))
+    request = GlobalSearchRequest(query=QUESTION, seed=3, map_concurrency=2)
+    handle = start_run(index, request, lambda: OfflineChatModel(latency=(0.3, 0.5)), store_path=db, index_name="jargon")
+    time.sleep(1.0)
+    handle.request_stop()
+    assert handle.wait(10)
+    state = follow(handle, RunState(), lambda _s: None)
+    assert state.status == "cancelled"
+    assert 0 < state.finished_batches < len(state.batches)
+    record = RunStore(db).get(handle.run_id)
+    assert record is not None and record.status == "cancelled"
+
+
+class _DripHandle:
+    """A finished run's events, released a few at a time, like a run in progress."""
+
+    def __init__(self, events: list, per_poll: int) -> None:
+        self.events, self.per_poll, self.released = events, per_poll, 0
+
+    @property
+    def done(self) -> bool:
+        return self.released >= len(self.events)
+
+    def events_since(self, start: int) -> list:
+        self.released = min(len(self.events), self.released + self.per_poll)
+        return self.events[start : self.released]
+
+    def elapsed(self) -> float:
+        return self.events[self.released - 1].at if self.released else 0.0
+
+
+def _thousand_batch_events() -> list:
+    request = GlobalSearchRequest(query="q", seed=1)
+    events: list = [RunStarted(run_id="r", request=request, seed=1, model="m", tokenizer="heuristic")]
+    batches = tuple(PlannedBatch(index=i, community_ids=(str(i),), token_estimate=100) for i in range(1000))
+    events.append(BatchesPlanned(batches=batches, map_prompt_budget=7488, concurrency=8))
+    for i in range(1000):
+        events.append(MapBatchStarted(at=i * 0.01, batch_index=i, attempt=1))
+        events.append(MapBatchSucceeded(at=i * 0.01 + 0.05, batch_index=i, answer="a", usefulness=i % 100, attempt=1, duration_s=0.05))
+    return events
+
+
+def test_redraws_are_throttled_with_a_thousand_batches() -> None:
+    clock = [0.0]
+    renders: list[int] = []
+    handle = _DripHandle(_thousand_batch_events(), per_poll=10)
+    state = follow(
+        handle,
+        RunState(),
+        lambda s: renders.append(s.finished_batches),
+        interval=0.3,
+        poll=0.05,
+        sleep=lambda s: clock.__setitem__(0, clock[0] + s),
+        clock=lambda: clock[0],
+    )
+    polls = len(handle.events) // 10
+    assert len(renders) <= polls * 0.05 / 0.3 + 2
+    assert renders[-1] == 1000 and state.finished_batches == 1000
+
+
+def test_charts_draw_a_thousand_batches_quickly() -> None:
+    state = RunState.replay(_thousand_batch_events())
+    started = time.perf_counter()
+    figures = [charts.usefulness_figure(state), charts.timeline_figure(state), charts.reduce_figure(state)]
+    assert time.perf_counter() - started < 2.0
+    assert sum(len(trace.x) for trace in figures[0].data) == 1000
+    lanes = charts.call_lanes(state.calls, state.elapsed_s)
+    assert max(lanes) + 1 <= 8
