@@ -1,0 +1,186 @@
+"""The Compare, Index browser and Sweeps pages, run headless with AppTest against a temp store."""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from graphrag_app.settings import ENV_DB
+from graphrag_core import GlobalSearchRequest, retrieve_global
+from graphrag_core.index import load_index
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.samples import SAMPLES
+from graphrag_core.store import RunRecord, RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+COMPARE = str(ROOT / "pages" / "compare.py")
+INDEX_BROWSER = str(ROOT / "pages" / "index_browser.py")
+SWEEPS = str(ROOT / "pages" / "sweeps.py")
+TIMEOUT = 60
+QUESTION = "What do hackers call a clever but ugly fix?"
+
+
+def offline_run(level, seed, *, label=""):
+    index = load_index(SAMPLES["jargon"])
+    request = GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False)
+    events = []
+    asyncio.run(retrieve_global(index, request, OfflineChatModel(), on_event=events.append))
+    return RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]), label=label)
+
+
+@pytest.fixture(scope="module")
+def two_runs():
+    return offline_run(0, 1, label="level 0"), offline_run(1, 2, label="level 1")
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch, two_runs):
+    path = tmp_path / "runs.sqlite3"
+    monkeypatch.setenv(ENV_DB, str(path))
+    store = RunStore(path)
+    for record in two_runs:
+        store.save(record)
+    return store
+
+
+def plotly_charts(at):
+    return at.get("plotly_chart")
+
+
+def table_with(at, column):
+    """The first dataframe shown with that column (AppTest does not expose a dataframe's key)."""
+    for frame in at.dataframe:
+        if column in frame.value.columns:
+            return frame.value
+    raise AssertionError(f"No table with a {column!r} column.")
+
+
+def test_compare_from_url_renders_settings_metrics_and_charts(store, two_runs):
+    a, b = two_runs
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{a.run_id},{b.run_id}"
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="compare_runs").value == [a.run_id, b.run_id]
+    assert at.multiselect(key="compare_runs").label == "Runs to compare"
+    headers = [h.value for h in at.subheader]
+    assert {"Settings", "Metrics", "Communities behind the answers", "Answers", "History"} <= set(headers)
+    metrics = table_with(at, "metric")
+    assert list(metrics["metric"])[:3] == ["status", "summaries", "batches"]
+    assert len(metrics.columns) == 3  # metric, A, B
+    assert len(plotly_charts(at)) == 4  # cost, usefulness, overlap heatmap, overlap bars
+    # The answers' citations link to the provenance page with index, community and run.
+    links = [m.value for m in at.markdown if "provenance?" in m.value]
+    assert links and f"run={a.run_id}" in links[0] and "index=jargon" in links[0]
+    # The answers are drawn as plain text.
+    assert any(t.value == a.result.answer for t in at.text)
+
+
+def test_compare_asks_for_two_runs_and_follows_the_multiselect(store, two_runs):
+    a, b = two_runs
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("at least two runs" in i.value for i in at.info)
+    at.multiselect(key="compare_runs").select(a.run_id).select(b.run_id).run()
+    assert not at.exception
+    assert at.query_params["runs"] == f"{a.run_id},{b.run_id}"
+    assert len(plotly_charts(at)) == 4
+
+
+def test_compare_reports_unknown_run_ids(store, two_runs):
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{two_runs[0].run_id},nosuchrun"
+    at.run()
+    assert not at.exception
+    assert any("nosuchrun" in i.value for i in at.info)
+    assert at.multiselect(key="compare_runs").value == [two_runs[0].run_id]
+
+
+def test_history_exports_and_deletes_a_run(store, two_runs):
+    a, b = two_runs
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{a.run_id},{b.run_id}"
+    at.run()
+    assert len(at.get("download_button")) == 2
+    assert at.selectbox(key="compare_history_run").value == a.run_id
+    at.button(key="compare_delete").click().run()
+    assert not at.exception
+    assert a.run_id not in store and b.run_id in store
+    assert at.multiselect(key="compare_runs").value == [b.run_id]
+    assert any("Deleted run" in i.value for i in at.info)
+
+
+def test_compare_with_an_empty_store(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "empty.sqlite3"))
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert any("empty" in i.value for i in at.info)
+
+
+def test_index_browser_on_the_jargon_sample(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert at.selectbox(key="browse_index").value == "jargon"
+    assert len(plotly_charts(at)) == 3  # hierarchy, levels, entity graph
+    levels = table_with(at, "map text tokens")
+    assert list(levels["level"]) == ["0", "1", "2", "leaf"]
+    table = table_with(at, "provenance")
+    assert len(table) == 300
+    assert table["provenance"].iloc[0].startswith("provenance?index=jargon&community=")
+    at.text_input(key="browse_filter").input("kludge").run()
+    assert not at.exception
+    filtered = table_with(at, "provenance")
+    assert 0 < len(filtered) < 300
+    at.segmented_control(key="browse_size_by").set_value("tokens").run()
+    at.segmented_control(key="browse_kind").set_value("treemap").run()
+    assert not at.exception
+
+
+def test_index_browser_opens_the_community_named_in_the_url(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT)
+    at.query_params["index"] = "zh-tea"
+    at.query_params["community"] = "1"
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="browse_index").value == "zh-tea"
+    assert at.selectbox(key="browse_graph_community").value == "1"
+
+
+def test_index_browser_reports_a_folder_that_is_not_an_index(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT)
+    at.query_params["index"] = str(tmp_path)
+    at.run()
+    assert not at.exception
+    assert at.error and str(tmp_path) in at.error[0].value.replace("\\", "")
+
+
+def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
+    db = tmp_path / "runs.sqlite3"
+    monkeypatch.setenv(ENV_DB, str(db))
+    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    at.multiselect(key="sweep_levels").set_value(["0"])
+    at.text_input(key="sweep_seeds").input("1, 2")
+    at.checkbox(key="sweep_save_runs").check()
+    at.run()
+    assert any("2 points" in c.value for c in at.caption)
+    at.button(key="sweep_run").click().run()
+    assert not at.exception
+    assert len(plotly_charts(at)) == 3  # stability, cost per level, status per point
+    points = table_with(at, "prompt_tokens")
+    assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
+    assert len(at.get("download_button")) == 2
+    assert len(RunStore(db)) == 2  # each point's run saved for Compare
+
+
+def test_sweeps_reports_a_bad_seed_list(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at.text_input(key="sweep_seeds").input("1, two").run()
+    assert not at.exception
+    assert any("two" in w.value for w in at.warning)
+    assert at.button(key="sweep_run").disabled
