@@ -304,7 +304,7 @@ def read_jsonl(path: Path, model: type[R]) -> tuple[list[R], RecordSource]:
                     path=str(path),
                     row=number,
                 ) from exc
-            if first["type"] == "model_type" or (first["type"].endswith("_type") and not first["loc"]):
+            if not first["loc"]:  # the line is valid JSON but not an object
                 raise IndexValidationError(
                     f"{path.name} line {number}: expected a JSON object (a {model.__name__}).",
                     path=str(path),
