@@ -350,7 +350,7 @@ def test_parent_that_does_not_exist(tmp_path: Path) -> None:
     folder = write_fixture(tmp_path, "v3", edit={"communities": {"parent": [-1, -1, 0, 9]}})
     error = error_of(folder)
     assert str(error) == 'communities.parquet row 3, field "parent": community "3" names parent "9", which does not exist.'
-    assert (error.row, error.field) == (3, "parent")
+    assert (error.row, error.field, error.path) == (3, "parent", str(folder / "communities.parquet"))
 
 
 def test_cycle_of_parents(tmp_path: Path) -> None:

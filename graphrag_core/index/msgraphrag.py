@@ -225,6 +225,11 @@ def _first_owner(keys: pa.Array, owner_ids: pa.Array, members: pa.Array) -> pa.A
     return pc.take(owner_of_flat, pc.index_in(keys, value_set=flat))
 
 
+def _numbers(column: pa.Array) -> list[float | None]:
+    """A float column as a list, NaN read as missing (JSON has no NaN, and NaN != NaN)."""
+    return pc.if_else(pc.is_nan(column), None, column).to_pylist()
+
+
 def _first_bad_row(mask: pa.Array) -> int | None:
     """The first row where ``mask`` is true, or None."""
     row = pc.index(pc.fill_null(mask, False), True).as_py()
@@ -284,7 +289,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
         report_of[cid] = row
 
     report_titles, report_texts = reports.get("title"), reports.get(summary)
-    report_ranks = reports.array("rank", pa.float64()).to_pylist()
+    report_ranks = _numbers(reports.array("rank", pa.float64()))
     community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
     members = [tuple(m) if m else () for m in comms.array("entity_ids", pa.list_(pa.string())).to_pylist()]
     communities: list[Community] = []
@@ -346,7 +351,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             not_null=("id", "source", "target"),
         )
         descriptions = rels.get("description")
-        weights = rels.array("weight", pa.float64()).to_pylist()
+        weights = _numbers(rels.array("weight", pa.float64()))
         relationships = [
             Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
             for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
@@ -456,7 +461,9 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
                 f"{_examples(unattached)}."
             )
 
-    renamed = {"id": "community", "parent_id": "parent"}
+    def source(table: str, numbers: Sequence[int], fields: Mapping[str, str] | None = None) -> RecordSource:
+        return RecordSource(_table_file(version, table), "row", numbers, str(file(table)), fields or {})
+
     warnings += check_structure(
         communities=communities,
         claims=claims,
@@ -465,16 +472,12 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
         entities=entities,
         relationships=relationships,
         sources={
-            "communities": RecordSource(comms.file, "row", range(len(communities)), str(comms.path), renamed),
-            "claims": RecordSource(
-                _table_file(version, "covariates"), "row", claim_rows, None, {"chunk_ids": "text_unit_id"}
-            ),
-            "chunks": RecordSource(
-                _table_file(version, "text_units"), "row", range(len(chunks)), None, {"document_id": document_field}
-            ),
-            "documents": RecordSource(_table_file(version, "documents"), "row", range(len(documents))),
-            "entities": RecordSource(_table_file(version, "entities"), "row", range(len(entities))),
-            "relationships": RecordSource(_table_file(version, "relationships"), "row", range(len(relationships))),
+            "communities": source("communities", range(len(communities)), {"id": "community", "parent_id": "parent"}),
+            "claims": source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}),
+            "chunks": source("text_units", range(len(chunks)), {"document_id": document_field}),
+            "documents": source("documents", range(len(documents))),
+            "entities": source("entities", range(len(entities))),
+            "relationships": source("relationships", range(len(relationships))),
         },
     )
     name = folder.parent.name if folder.name in ("output", "artifacts") else folder.name

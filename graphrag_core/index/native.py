@@ -23,7 +23,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -89,17 +90,17 @@ class RecordSource:
     unit: Literal["line", "row"]
     numbers: Sequence[int]
     path: str | None = None
-    fields: Mapping[str, str] = field(default_factory=dict)
+    fields: Mapping[str, str] = dataclass_field(default_factory=dict)
 
-    def error(self, position: int, field: str, message: str) -> IndexValidationError:
+    def error(self, position: int, field_name: str, message: str) -> IndexValidationError:
         """An error about record ``position`` whose message starts with the file, line/row and field."""
         number = self.numbers[position]
-        field = self.fields.get(field, field)
+        shown = self.fields.get(field_name, field_name)
         return IndexValidationError(
-            f'{self.file} {self.unit} {number}, field "{field}": {message}',
+            f'{self.file} {self.unit} {number}, field "{shown}": {message}',
             path=self.path or self.file,
             row=number,
-            field=field,
+            field=shown,
         )
 
 
