@@ -35,6 +35,7 @@ FATE_LABELS: dict[str, str] = {
     "dropped": "dropped (usefulness 0)",
 }
 HOVER_IDS_MAX = 12
+ZERO_SCORE_HEIGHT = 1.5
 CHART_HEIGHT = 300
 
 
@@ -70,7 +71,8 @@ def usefulness_figure(state: RunState) -> go.Figure:
             go.Bar(
                 name=status,
                 x=[b.index for b in batches],
-                y=[(b.usefulness or 0.0) if scored else 100.0 for b in batches],
+                # a score of 0 still shows as a sliver; the hover gives the true score
+                y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
                 marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.35},
                 customdata=[
                     [short_ids(b.community_ids), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", b.token_estimate]
