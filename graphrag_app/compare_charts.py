@@ -227,8 +227,8 @@ def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Fig
     fig.update_layout(
         title={"text": title, "font": {"size": 14}},
         height=height,
-        margin={"l": 60, "r": 20, "t": 50, "b": 50},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
+        margin={"l": 60, "r": 20, "t": 50, "b": 90},
+        legend={"orientation": "h", "yanchor": "top", "y": -0.15, "xanchor": "left", "x": 0.0},
     )
     return fig
 
@@ -294,8 +294,7 @@ def usefulness_figure(records: Sequence[RunRecord]) -> go.Figure:
         )
     fig.update_yaxes(title_text="usefulness", range=[-3, 103])
     fig.update_layout(showlegend=False)
-    counts = ", ".join(f"{label.split(' ')[0]}: {len(usefulness_values(r))}" for label, r in zip(labels, records))
-    return _layout(fig, f"Usefulness of the map answers (batches answered: {counts})")
+    return _layout(fig, "Usefulness of the map answers (one point per batch)")
 
 
 # -- overlap of the communities behind the answers -------------------------------------------

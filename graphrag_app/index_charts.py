@@ -34,7 +34,7 @@ HIERARCHY_HEIGHT = 620
 GRAPH_HEIGHT = 620
 GRAPH_LAYOUT_SEED = 7
 """The spring layout's seed: the same community always draws the same picture."""
-GRAPH_MAX_NODES = 150
+GRAPH_MAX_NODES = 80
 """A bigger community shows its best-connected entities only (the title says how many)."""
 GRAPH_LABELLED_NODES = 20
 HOVER_DESCRIPTION_CHARS = 300
@@ -316,7 +316,7 @@ def entity_graph_figure(index: Index, community_id: str, *, max_nodes: int = GRA
                 mode="markers+text",
                 text=[plot_text(_cut(data[n]["title"], 24)) if n in labelled else "" for n in nodes],
                 textposition="top center",
-                textfont={"size": 10},
+                textfont={"size": 11, "color": "#222"},
                 marker={
                     "size": [node_size(d) for d in degrees],
                     "color": degrees,
@@ -344,7 +344,7 @@ def entity_graph_figure(index: Index, community_id: str, *, max_nodes: int = GRA
         showlegend=False,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         xaxis={"visible": False},
-        yaxis={"visible": False, "scaleanchor": "x"},
+        yaxis={"visible": False},
         plot_bgcolor="white",
     )
     return fig

@@ -26,6 +26,12 @@ LIST_LIMIT = 200
 QUERY_CHARS = 60
 CITATIONS_SHOWN = 40
 DIFF_COLOR = "background-color: rgba(240, 160, 48, 0.25)"
+ROW_PX = 35
+
+
+def table_height(rows: int) -> int:
+    """Tall enough to show every row without an inner scrollbar."""
+    return ROW_PX * (rows + 1) + 3
 PLOTLY_CONFIG = {"displaylogo": False}
 
 
@@ -95,13 +101,15 @@ def draw_settings(records: list[RunRecord]) -> None:
         highlight_differences(table),
         hide_index=True,
         width="stretch",
+        height=table_height(len(table)),
         column_config={"differs": st.column_config.CheckboxColumn("differs", width="small")},
     )
 
 
 def draw_metrics(records: list[RunRecord]) -> None:
     st.subheader("Metrics")
-    st.dataframe(pd.DataFrame(cc.metrics_table(records)), hide_index=True, width="stretch", key="compare_metrics")
+    metrics = pd.DataFrame(cc.metrics_table(records))
+    st.dataframe(metrics, hide_index=True, width="stretch", height=table_height(len(metrics)), key="compare_metrics")
     left, right = st.columns(2)
     left.plotly_chart(cc.cost_figure(records), key="compare_cost", config=PLOTLY_CONFIG)
     right.plotly_chart(cc.usefulness_figure(records), key="compare_usefulness", config=PLOTLY_CONFIG)
@@ -114,7 +122,7 @@ def draw_overlap(records: list[RunRecord]) -> None:
     right.plotly_chart(cc.overlap_bars_figure(records), key="compare_overlap_bars", config=PLOTLY_CONFIG)
     rows = cc.overlap_table(records)
     if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="compare_overlap_table")
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=table_height(min(len(rows), 12)), key="compare_overlap_table")
     else:
         st.caption("None of these runs cites a community.")
 

@@ -63,7 +63,7 @@ def draw_hierarchy(index: Index) -> None:
     size_by = cols[0].segmented_control("Size by", list(ic.SIZE_CHOICES), key=SIZE_KEY, default="members")
     kind = cols[1].segmented_control("Chart", list(ic.KIND_CHOICES), key=KIND_KEY, default="sunburst")
     depth_options = list(range(1, len(index.levels()) + 1))
-    depth = cols[2].selectbox("Levels shown at once", depth_options, index=len(depth_options) - 1, key=DEPTH_KEY)
+    depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY)
     cols[3].caption("Click a community to zoom in; click the centre (or the top bar) to zoom out.")
     fig = ic.hierarchy_figure(index, size_by=size_by or "members", kind=kind or "sunburst", max_depth=depth)
     st.plotly_chart(fig, key="browse_hierarchy", config=PLOTLY_CONFIG)
@@ -72,7 +72,7 @@ def draw_hierarchy(index: Index) -> None:
 def draw_levels(index: Index, key: str, signature: int) -> None:
     st.subheader("Levels")
     stats = cached_level_stats(index, key, signature)
-    left, right = st.columns([2, 3])
+    left, right = st.columns([1, 1])
     left.dataframe(pd.DataFrame([row.as_row() for row in stats]), hide_index=True, width="stretch", key="browse_levels_table")
     left.caption(
         "Summary tokens: the community summaries at that level. Map text tokens: what a search at that "
@@ -85,9 +85,9 @@ def draw_table(index: Index, key: str, signature: int) -> None:
     st.subheader("Communities")
     text = st.text_input("Filter communities", key=FILTER_KEY, placeholder="Words in the id, title or summary, e.g. wizard")
     rows = ic.filter_communities(index, cached_community_rows(index, key, signature), text)
-    st.caption(f"{len(rows)} of {len(index.communities)} communities. The last column opens a community's provenance page.")
+    st.caption(f"{len(rows)} of {len(index.communities)} communities. The provenance column opens a community's provenance page.")
     st.dataframe(
-        pd.DataFrame(rows, columns=["id", "level", "title", "members", "children", "claims", "summary tokens", "summary", "provenance"]),
+        pd.DataFrame(rows, columns=["id", "level", "title", "provenance", "members", "children", "claims", "summary tokens", "summary"]),
         hide_index=True,
         width="stretch",
         height=TABLE_HEIGHT,

@@ -38,8 +38,7 @@ MODEL_KEY = "sweep_model"
 SAVE_KEY = "sweep_save_runs"
 RUN_KEY = "sweep_run"
 RESULT_KEY = "sweep_result"
-MAX_POINTS = 200
-"""A bigger grid is refused: it would hold the page for too long."""
+MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
 

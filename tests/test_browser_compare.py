@@ -1,0 +1,183 @@
+"""The Compare, Index browser and Sweeps pages in a real browser: ``streamlit run app.py``
+driven by Playwright in Debian's chromium, with a run history seeded before the server starts.
+
+Screenshots go to ``test-artifacts/``. Skipped when /usr/bin/chromium is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+APP_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = APP_ROOT / "test-artifacts"
+SERVER_START_TIMEOUT_S = 60
+UI_TIMEOUT_MS = 60_000
+QUESTION = "What do hackers call a clever but ugly fix?"
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _seed_runs(db: Path) -> list[str]:
+    """Two offline runs on the jargon sample (levels 0 and 1), saved to the server's store."""
+    from graphrag_core import GlobalSearchRequest, retrieve_global
+    from graphrag_core.index import load_index
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.samples import SAMPLES
+    from graphrag_core.store import RunRecord, RunStore
+
+    index = load_index(SAMPLES["jargon"])
+    store = RunStore(db)
+    ids = []
+    for level, seed in ((0, 1), (1, 2)):
+        events: list = []
+        request = GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False)
+        asyncio.run(retrieve_global(index, request, OfflineChatModel(), on_event=events.append))
+        record = RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]), label=f"level {level}")
+        store.save(record)
+        ids.append(record.run_id)
+    return ids
+
+
+@pytest.fixture(scope="module")
+def seeded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
+    """A real app server on a free port whose run history holds two runs; yields (url, run ids)."""
+    home = tmp_path_factory.mktemp("compare-server")
+    db = home / "runs.sqlite3"
+    run_ids = _seed_runs(db)
+    port = _free_port()
+    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db)}
+    env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
+    log = open(home / "server.log", "w")
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
+    process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://localhost:{port}"
+    try:
+        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start; see {home / 'server.log'}")
+            time.sleep(0.3)
+        yield url, run_ids
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser):  # type: ignore[no-untyped-def]
+    context = browser.new_context(viewport={"width": 1500, "height": 1800})
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def _no_exception(page) -> None:  # type: ignore[no-untyped-def]
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def _nav_labels(page) -> list[str]:  # type: ignore[no-untyped-def]
+    page.locator("[data-testid='stSidebarNav'] a").first.wait_for()
+    return [" ".join(link.inner_text().split()) for link in page.locator("[data-testid='stSidebarNav'] a").all()]
+
+
+@pytest.mark.xfail(
+    reason="Known app issue: on a freshly started server, a deep link to a page under pages/ runs in "
+    "Streamlit's legacy pages-directory mode (app.py and st.navigation are skipped) until some "
+    "session opens the root page; the fix is to move the page scripts out of a folder named pages/.",
+    strict=False,
+)
+def test_cold_deep_link_keeps_the_apps_navigation(seeded_server, page):  # type: ignore[no-untyped-def]
+    # Must run first in this module: it needs a server no session has opened yet.
+    url, (a, b) = seeded_server
+    page.goto(f"{url}/compare?runs={a},{b}")
+    page.get_by_role("heading", name="Compare runs").wait_for()
+    assert any(label.endswith("Compare") for label in _nav_labels(page))
+
+
+def test_compare_page_from_a_shared_link(seeded_server, page):  # type: ignore[no-untyped-def]
+    url, (a, b) = seeded_server
+    page.goto(url)  # open the app once (see the xfail above), then follow the shared link
+    page.get_by_role("heading", name="Explore").wait_for()
+    page.goto(f"{url}/compare?runs={a},{b}")
+    page.get_by_role("heading", name="Compare runs").wait_for()
+    page.get_by_role("heading", name="Metrics").wait_for()
+    overlap = page.locator(".js-plotly-plot").filter(has_text="Overlap of the communities behind each answer")
+    overlap.first.wait_for()
+    assert page.locator(".js-plotly-plot").count() >= 4
+    page.get_by_text("Runs to compare").first.wait_for()
+    assert any(label.endswith("Compare") for label in _nav_labels(page))
+    provenance = page.locator("a[href*='provenance?']")
+    provenance.first.wait_for()
+    assert f"run={a}" in (provenance.first.get_attribute("href") or "")
+    assert f"runs={a}" in page.url  # the URL still names the runs, so it can be shared
+    _no_exception(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(800)  # let plotly finish its transitions
+    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+
+
+def test_index_browser_page(seeded_server, page):  # type: ignore[no-untyped-def]
+    url, _ = seeded_server
+    page.goto(f"{url}/index_browser?index=jargon")
+    page.get_by_role("heading", name="Index browser").wait_for()
+    page.locator(".js-plotly-plot").filter(has_text="communities in 3 levels").first.wait_for()
+    page.locator(".js-plotly-plot").filter(has_text="Entity graph of").first.wait_for()
+    _no_exception(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "index_browser.png"), full_page=True)
+
+
+def test_sweeps_page_runs_a_grid(seeded_server, page):  # type: ignore[no-untyped-def]
+    url, _ = seeded_server
+    page.goto(f"{url}/sweeps")
+    page.get_by_role("heading", name="Sweeps").wait_for()
+    page.get_by_text("6 points").first.wait_for()  # leaf and level 0, seeds 0-2
+    page.get_by_role("button", name="Run sweep").click()
+    page.locator(".js-plotly-plot").filter(has_text="How stable the cited communities are").first.wait_for()
+    page.get_by_text("Status of each point").first.wait_for()
+    _no_exception(page)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(800)
+    page.screenshot(path=str(ARTIFACTS / "sweeps.png"), full_page=True)
