@@ -368,3 +368,29 @@ def test_charts_draw_a_thousand_batches_quickly() -> None:
     assert sum(len(trace.x) for trace in figures[0].data) == 1000
     lanes = charts.call_lanes(state.calls, state.elapsed_s)
     assert max(lanes) + 1 <= 8
+
+
+def test_an_unreachable_model_fails_the_run_with_readable_errors(run_db: Path) -> None:
+    at = app()
+    at.query_params.update({"q": QUESTION, "model": "openai", "base_url": "http://127.0.0.1:9/v1", "llm": "test-model", "level": "0"})
+    at.run()
+    at.button(key="run_global_search").click().run()
+    assert not at.exception
+    shown = texts(at)
+    assert any(t.startswith("Status: failed") for t in shown)
+    assert "Every Global Map batch failed." in shown
+    assert any("Could not reach the model endpoint" in t for t in shown)
+    assert at.selectbox(key="index").value == "jargon"  # the rest of the page still works
+    record = RunStore(run_db).get(at.query_params["run"])
+    assert record is not None and record.status == "failed"
+
+
+def test_a_thousand_batch_run_completes(run_db: Path) -> None:
+    at = app()
+    at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
+    at.run()
+    assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
+    started = time.monotonic()
+    at.button(key="run_global_search").click().run()
+    assert "Status: completed" in texts(at)
+    assert time.monotonic() - started < 60
