@@ -105,7 +105,7 @@ def browser() -> Iterator[object]:
 
 @pytest.fixture
 def page(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1500, "height": 1800})
+    context = browser.new_context(viewport={"width": 1500, "height": 3800})
     page = context.new_page()
     page.set_default_timeout(UI_TIMEOUT_MS)
     yield page
