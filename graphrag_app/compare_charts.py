@@ -1,4 +1,5 @@
-"""Comparing stored runs: tables and figures as pure functions of ``RunRecord``s (no streamlit).
+"""Comparing runs: tables and figures as pure functions of ``RunRecord``s, and of a
+``SweepResult`` for the Sweeps page (stability, cost per level, status per point). No streamlit.
 
 Every function takes the records in the order the user picked them and labels them with
 :func:`run_labels` (``A · 1a2b3c4d``), so the tables, the figures and the answer columns of the
