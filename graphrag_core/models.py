@@ -10,28 +10,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cached_property
-from typing import Annotated, Any
+from typing import Any
 
 import networkx as nx
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 from .errors import IndexValidationError
 
-
-def _as_id(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value  # rejected by the str type below
-    if isinstance(value, int):
-        return str(value)
-    return value
-
-
-Id = Annotated[str, BeforeValidator(_as_id)]
-"""An identifier: a string, or an integer taken as its decimal text."""
+Id = str
+"""An identifier: a string; an integer is taken as its decimal text (booleans are rejected)."""
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # coerce_numbers_to_str: an integer id becomes its decimal text, in pydantic's core.
+    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
 
 
 class Community(_Record):
@@ -132,6 +124,7 @@ class Index(_Record):
     _claims: dict[str, Claim] = PrivateAttr(default_factory=dict)
     _claims_by_community: dict[str, list[Claim]] = PrivateAttr(default_factory=dict)
     _graph: nx.DiGraph = PrivateAttr(default_factory=nx.DiGraph)
+    _order: dict[str, int] = PrivateAttr(default_factory=dict)
 
     def __init__(self, /, **data: Any) -> None:
         try:
@@ -155,19 +148,20 @@ class Index(_Record):
             raise _Invalid(error) from None
 
     def _build(self) -> None:
-        self._communities = _unique("community", self.communities)
-        self._chunks = _unique("chunk", self.chunks)
-        self._documents = _unique("document", self.documents)
+        # Locals, not self._x, inside the loops: pydantic's private-attribute lookup is slow.
+        communities = self._communities = _unique("community", self.communities)
+        chunks = self._chunks = _unique("chunk", self.chunks)
+        documents = self._documents = _unique("document", self.documents)
         self._claims = _unique("claim", self.claims)
         _unique("entity", self.entities)
         _unique("relationship", self.relationships)
 
         graph = nx.DiGraph()
-        graph.add_nodes_from(self._communities)
+        graph.add_nodes_from(communities)
         for community in self.communities:
             if community.parent_id is None:
                 continue
-            parent = self._communities.get(community.parent_id)
+            parent = communities.get(community.parent_id)
             if parent is None:
                 raise IndexValidationError(
                     f"Community {community.id!r} names parent {community.parent_id!r}, which does not exist.",
@@ -179,7 +173,7 @@ class Index(_Record):
             raise IndexValidationError(f"The parent links of communities form a cycle: {cycle}.", field="parent_id")
         for community in self.communities:
             if community.parent_id is not None:
-                parent = self._communities[community.parent_id]
+                parent = communities[community.parent_id]
                 if community.level != parent.level + 1:
                     raise IndexValidationError(
                         f"Community {community.id!r} has level {community.level}, but its parent "
@@ -187,16 +181,17 @@ class Index(_Record):
                         field="level",
                     )
         self._graph = graph
+        self._order = {community_id: position for position, community_id in enumerate(communities)}
 
         by_community: dict[str, list[Claim]] = {}
         for claim in self.claims:
-            if claim.community_id not in self._communities:
+            if claim.community_id not in communities:
                 raise IndexValidationError(
                     f"Claim {claim.id!r} names community {claim.community_id!r}, which does not exist.",
                     field="community_id",
                 )
             for chunk_id in claim.chunk_ids:
-                if chunk_id not in self._chunks:
+                if chunk_id not in chunks:
                     raise IndexValidationError(
                         f"Claim {claim.id!r} cites chunk {chunk_id!r}, which does not exist.", field="chunk_ids"
                     )
@@ -204,7 +199,7 @@ class Index(_Record):
         self._claims_by_community = by_community
         if self.documents:
             for chunk in self.chunks:
-                if chunk.document_id is not None and chunk.document_id not in self._documents:
+                if chunk.document_id is not None and chunk.document_id not in documents:
                     raise IndexValidationError(
                         f"Chunk {chunk.id!r} names document {chunk.document_id!r}, which does not exist.",
                         field="document_id",
@@ -256,8 +251,11 @@ class Index(_Record):
     def descendant_leaves(self, community_id: str | int) -> list[Community]:
         """The leaf communities below this one, in index order; a leaf is its own descendant."""
         root = self.community(community_id).id
-        below = nx.descendants(self._graph, root) | {root}
-        return [c for c in self.communities if c.id in below and self._graph.out_degree(c.id) == 0]
+        graph, communities = self._graph, self._communities
+        if graph.out_degree(root) == 0:
+            return [communities[root]]
+        leaves = [c for c in nx.descendants(graph, root) if graph.out_degree(c) == 0]
+        return [communities[c] for c in sorted(leaves, key=self._order.__getitem__)]
 
     def claims_of(self, community_id: str | int) -> list[Claim]:
         """The claims attached directly to this community."""
