@@ -36,6 +36,8 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunRecord, RunStore
 
 DEFAULT_REDRAW_INTERVAL_S = 0.3
+MAX_REDRAW_INTERVAL_S = 1.0
+REDRAW_S_PER_BATCH = 0.0006
 DEFAULT_POLL_INTERVAL_S = 0.05
 STOPPED_MESSAGE = "The run was stopped before it finished."
 
@@ -211,21 +213,29 @@ class Throttle:
         return False
 
 
+def redraw_interval(state: RunState) -> float:
+    """Seconds between live redraws: 0.3 s, longer for big runs (a browser needs longer to draw
+    1,000 bars than to receive them), never more than 1 s."""
+    return min(MAX_REDRAW_INTERVAL_S, max(DEFAULT_REDRAW_INTERVAL_S, REDRAW_S_PER_BATCH * len(state.batches)))
+
+
 def follow(
     handle: Followable,
     state: RunState,
     render: Callable[[RunState], None],
     *,
-    interval: float = DEFAULT_REDRAW_INTERVAL_S,
+    interval: float | Callable[[RunState], float] = redraw_interval,
     poll: float = DEFAULT_POLL_INTERVAL_S,
     sleep: Callable[[float], None] = time.sleep,
     clock: Callable[[], float] = time.monotonic,
 ) -> RunState:
     """Fold the handle's new events into ``state`` until the run ends, redrawing at most every
-    ``interval`` seconds and once more at the end. ``state`` may already hold a prefix of the
+    ``interval`` seconds (a number, or a function of the state) and once more at the end. ``state`` may already hold a prefix of the
     events (a rerun picks up where the last script run stopped following)."""
-    throttle = Throttle(interval, clock=clock)
+    throttle = Throttle(interval if isinstance(interval, (int, float)) else DEFAULT_REDRAW_INTERVAL_S, clock=clock)
     while True:
+        if not isinstance(interval, (int, float)):
+            throttle.interval = interval(state)
         ended = handle.done  # read before draining, so the last events are never missed
         new = handle.events_since(len(state.events))
         for event in new:

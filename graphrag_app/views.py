@@ -206,6 +206,9 @@ def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
 def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
     with container:
+        if state.status == "idle":
+            st.text("Status: starting")
+            return
         render_status(st.container(), state)
         render_map_charts(st.container(), state, key=key)
         if state.phase in ("reduce", "done"):
