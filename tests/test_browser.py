@@ -102,6 +102,11 @@ def open_explore(page, url: str) -> None:  # type: ignore[no-untyped-def]
     sync_api.expect(page.get_by_text("Est. map prompt tokens")).to_be_visible()
 
 
+def chart_title(page, pattern: str):  # type: ignore[no-untyped-def]
+    """The visible title of a Plotly chart (Plotly keeps hidden copies of text while it lays out)."""
+    return page.locator(".js-plotly-plot .gtitle >> visible=true").filter(has_text=re.compile(pattern)).first
+
+
 def ask(page, question: str) -> None:  # type: ignore[no-untyped-def]
     box = page.get_by_label("Question")
     box.fill(question)
@@ -113,10 +118,10 @@ def ask(page, question: str) -> None:  # type: ignore[no-untyped-def]
 def test_run_a_question_watch_it_and_follow_a_cited_community(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?latency=0.05&concurrency=4")
     ask(page, QUESTION)
-    sync_api.expect(page.get_by_text(re.compile(r"^Map batches: \d+ of \d+ finished")).first).to_be_visible()
-    sync_api.expect(page.get_by_text("Status: completed").first).to_be_visible()
-    sync_api.expect(page.get_by_text(re.compile(r"^Reduce candidates: \d+ of \d+ selected")).first).to_be_visible()
-    sync_api.expect(page.get_by_role("heading", name="Answer")).to_be_visible()
+    sync_api.expect(chart_title(page, r"^Map batches: \d+ of \d+ finished")).to_be_visible()
+    sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+    sync_api.expect(chart_title(page, r"^Reduce candidates: \d+ of \d+ selected")).to_be_visible()
+    sync_api.expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
     assert "run=" in page.url and "seed=" in page.url
     shot(page, "explore-completed")
 
