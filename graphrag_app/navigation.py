@@ -38,3 +38,19 @@ def build_pages(root: Path = APP_ROOT) -> list[st.Page]:
         st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
         for spec in available_specs(root)
     ]
+
+
+def ensure_app_navigation() -> None:
+    """Make a page file that Streamlit ran on its own rerun through ``app.py``'s navigation.
+
+    With a folder named ``pages/`` beside ``app.py``, Streamlit starts in its legacy
+    pages-directory mode and, until some session has run ``app.py`` (whose ``st.navigation``
+    turns that mode off for the process), serves a deep link such as ``/compare?runs=...`` by
+    running the page file alone: no page config, no navigation. Each page calls this first;
+    in that mode it turns the legacy mode off and reruns, so ``app.py`` serves the same URL.
+    """
+    from streamlit.runtime.pages_manager import PagesManager
+
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

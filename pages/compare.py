@@ -16,6 +16,9 @@ from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
 from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError
+from graphrag_app.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 RUNS_PARAM = "runs"
 SELECT_KEY = "compare_runs"

@@ -15,6 +15,9 @@ from graphrag_app.settings import load_settings
 from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, to_query_params
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.search import draw_seed
+from graphrag_app.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 app = load_settings()
 session = get_session()

@@ -17,6 +17,9 @@ from graphrag_app.settings import load_settings
 from graphrag_app.urls import COMMUNITY_PARAM, PARAM_NAMES
 from graphrag_app.views import escape_markdown
 from graphrag_core.models import Index
+from graphrag_app.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 INDEX_PARAM = PARAM_NAMES["index"]
 FOLDER_CHOICE = "__folder__"

@@ -10,5 +10,8 @@ import streamlit as st
 from graphrag_app import provenance
 from graphrag_app.session import get_session
 from graphrag_app.settings import load_settings
+from graphrag_app.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 provenance.draw_page(load_settings(), get_session())

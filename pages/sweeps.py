@@ -25,6 +25,9 @@ from graphrag_core.models import LEAF, Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_REDUCE_TOKEN_BUDGET
 from graphrag_core.store import RunStore
 from graphrag_core.sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
+from graphrag_app.navigation import ensure_app_navigation
+
+ensure_app_navigation()
 
 FOLDER_CHOICE = "__folder__"
 INDEX_KEY = "sweep_index"

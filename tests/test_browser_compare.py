@@ -121,12 +121,6 @@ def _nav_labels(page) -> list[str]:  # type: ignore[no-untyped-def]
     return [" ".join(link.inner_text().split()) for link in page.locator("[data-testid='stSidebarNav'] a").all()]
 
 
-@pytest.mark.xfail(
-    reason="Known app issue: on a freshly started server, a deep link to a page under pages/ runs in "
-    "Streamlit's legacy pages-directory mode (app.py and st.navigation are skipped) until some "
-    "session opens the root page; the fix is to move the page scripts out of a folder named pages/.",
-    strict=False,
-)
 def test_cold_deep_link_keeps_the_apps_navigation(seeded_server, page):  # type: ignore[no-untyped-def]
     # Must run first in this module: it needs a server no session has opened yet.
     url, (a, b) = seeded_server
@@ -137,8 +131,6 @@ def test_cold_deep_link_keeps_the_apps_navigation(seeded_server, page):  # type:
 
 def test_compare_page_from_a_shared_link(seeded_server, page):  # type: ignore[no-untyped-def]
     url, (a, b) = seeded_server
-    page.goto(url)  # open the app once (see the xfail above), then follow the shared link
-    page.get_by_role("heading", name="Explore").wait_for()
     page.goto(f"{url}/compare?runs={a},{b}")
     page.get_by_role("heading", name="Compare runs").wait_for()
     page.get_by_role("heading", name="Metrics").wait_for()
