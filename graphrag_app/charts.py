@@ -20,8 +20,15 @@ BATCH_COLORS: dict[str, str] = {
     "done": "#2ca05a",
     "retried": "#f0a030",
     "failed": "#d63b3b",
+    "cancelled": "#7a7f8a",
 }
-CALL_COLORS: dict[str, str] = {"running": "#4c8bf5", "ok": "#2ca05a", "cached": "#8e7cc3", "error": "#d63b3b"}
+CALL_COLORS: dict[str, str] = {
+    "running": "#4c8bf5",
+    "ok": "#2ca05a",
+    "cached": "#8e7cc3",
+    "error": "#d63b3b",
+    "cancelled": "#7a7f8a",
+}
 FATE_COLORS: dict[str, str] = {
     "selected": "#2ca05a",
     "skipped": "#f0a030",

@@ -8,10 +8,12 @@ Callbacks run before the script, so a click on Run starts the worker before the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
 
+from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.settings import build_chat_model
 from graphrag_core.models import Index
@@ -136,6 +138,14 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
             key=Keys.LATENCY,
             help="Average delay of each offline model call, to watch the batches stream in.",
         )
+    if app.cache_path is not None:
+        st.checkbox(
+            "Reuse cached map answers",
+            value=True,
+            key=Keys.USE_CACHE,
+            help="Answer a map batch from the cache when this model already answered exactly the same "
+            "request, so a rerun that changes only reduce settings makes no map calls.",
+        )
     if app.model_error:
         st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
     return opened
@@ -180,9 +190,18 @@ def start_clicked() -> None:
         store_path=app.store_path,
         index_name=opened.source.key,
         index_path=str(opened.source.path),
+        cache_factory=_cache_factory(app),
     )
     session.settings = current
     session.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
+
+
+def _cache_factory(app: AppSettings) -> Callable[[], MapCache] | None:
+    """The map cache of a run, or None when it is off (by setting or by the page's checkbox)."""
+    path = app.cache_path
+    if path is None or not st.session_state.get(Keys.USE_CACHE, True):
+        return None
+    return lambda: SqliteMapCache(path)
 
 
 def stop_clicked() -> None:

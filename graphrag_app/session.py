@@ -43,6 +43,7 @@ class Keys:
     BASE_URL = "base_url"
     API_KEY = "api_key"
     LATENCY = "latency_s"
+    USE_CACHE = "use_map_cache"
     RUN = "run_global_search"
     STOP = "stop"
 

@@ -6,7 +6,8 @@
 ``GRAPHRAG_EXPLORER_ALLOWED_ROOTS``           folders (``os.pathsep``-separated) under which
                                               index folders may be opened; unset: any folder
                                               (a local tool); set but empty: samples only
-``GRAPHRAG_EXPLORER_CACHE``                   a SQLite map cache file (optional; off if unset)
+``GRAPHRAG_EXPLORER_CACHE``                   the SQLite map cache; default: ``map-cache.sqlite3``
+                                              beside the run history; ``off`` turns it off
 ``GRAPHRAG_LLM_*``, ``OPENAI_API_KEY``        the model: see ``graphrag_core.llm.settings``
 ============================================  ===============================================
 
@@ -30,6 +31,9 @@ from graphrag_core.store import default_store_path
 ENV_DB = "GRAPHRAG_EXPLORER_DB"
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
 ENV_CACHE = "GRAPHRAG_EXPLORER_CACHE"
+DEFAULT_CACHE_NAME = "map-cache.sqlite3"
+"""The map cache's file when ``GRAPHRAG_EXPLORER_CACHE`` is unset: beside the run history."""
+CACHE_OFF = frozenset({"off", "none", "0", "false", "no"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
     store_path = Path(db).expanduser() if db else default_store_path({k: str(v) for k, v in mapping.items()})
     roots_value = mapping.get(ENV_ALLOWED_ROOTS)
     cache = str(mapping.get(ENV_CACHE) or "").strip()
+    if cache.lower() in CACHE_OFF:
+        cache_path = None
+    else:
+        cache_path = Path(cache).expanduser() if cache else store_path.with_name(DEFAULT_CACHE_NAME)
     model_error: str | None = mapping.get("__error__")  # type: ignore[assignment]
     try:
         model = ModelSettings.from_mapping(mapping)
@@ -81,7 +89,7 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         allowed_roots=parse_allowed_roots(None if roots_value is None else str(roots_value)),
         model=model,
         model_error=model_error,
-        cache_path=Path(cache).expanduser() if cache else None,
+        cache_path=cache_path,
     )
 
 

@@ -149,6 +149,13 @@ def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
         cols[1].metric("Reduce prompt tokens", state.reduce_prompt_tokens if state.reduce_prompt_tokens is not None else "-")
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
         cols[3].metric("Duration", f"{(result.diagnostics.duration_s if result else state.elapsed_s):.2f}s")
+        if result is not None:
+            d = result.diagnostics
+            cols = st.columns(4)
+            cols[0].metric("Map model calls", d.map_calls)
+            cols[1].metric("Map cache hits", d.cache_hits)
+            cols[2].metric("Reduce calls", d.reduce_calls)
+            cols[3].metric("Reported tokens", f"{d.usage.total_tokens:,}" if d.usage.total_tokens else "-")
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
             f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
@@ -163,6 +170,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
                             "status": [b.status for b in state.batches],
                             "usefulness": [b.usefulness for b in state.batches],
                             "attempts": [b.attempts for b in state.batches],
+                            "cached": [b.cached for b in state.batches],
                             "prompt tokens": [b.token_estimate for b in state.batches],
                             "communities": [", ".join(b.community_ids) for b in state.batches],
                         }

@@ -27,7 +27,7 @@ from .events import (
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 
-BatchStatus = Literal["pending", "running", "done", "retried", "failed"]
+BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
 RunStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
 
 
@@ -39,7 +39,7 @@ class CallSpan:
     attempt: int
     start: float
     end: float | None = None
-    outcome: Literal["running", "ok", "error", "cached"] = "running"
+    outcome: Literal["running", "ok", "error", "cached", "cancelled"] = "running"
 
 
 @dataclass
@@ -57,7 +57,7 @@ class BatchState:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "retried", "failed")
+        return self.status in ("done", "retried", "failed", "cancelled")
 
 
 @dataclass
@@ -113,7 +113,7 @@ class RunState:
                 return span
         return None
 
-    def _close_call(self, index: int, at: float, outcome: Literal["ok", "error", "cached"]) -> None:
+    def _close_call(self, index: int, at: float, outcome: Literal["ok", "error", "cached", "cancelled"]) -> None:
         span = self._open_call(index)
         if span is not None:
             span.end = at
@@ -171,6 +171,13 @@ class RunState:
                 if not self.candidates:
                     self.candidates = list(event.result.reduce_candidates)
             case RunFailed():
+                # calls still in flight end here; their batches never finished
+                for span in self.calls:
+                    if span.end is None:
+                        span.end, span.outcome = event.at, "cancelled" if event.cancelled else "error"
+                for batch in self.batches:
+                    if batch.status == "running":
+                        batch.status = "cancelled" if event.cancelled else "failed"
                 self.status = "cancelled" if event.cancelled else "failed"
                 self.error, self.error_type = event.error, event.error_type
                 self.phase = "done"

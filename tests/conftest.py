@@ -19,6 +19,7 @@ def run_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "runs.sqlite3"
     monkeypatch.setenv("GRAPHRAG_EXPLORER_DB", str(path))
     monkeypatch.delenv("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", raising=False)
+    monkeypatch.delenv("GRAPHRAG_EXPLORER_CACHE", raising=False)  # the map cache goes beside the store
     return path
 
 

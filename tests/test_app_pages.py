@@ -115,6 +115,30 @@ def test_a_run_shows_status_answer_community_links_and_lands_in_url_and_history(
     assert record is not None and record.status == "completed"
 
 
+def test_a_rerun_changing_only_reduce_settings_is_answered_from_the_map_cache(run_db: Path) -> None:
+    at = run_question(app().run())
+    first = RunStore(run_db).get(at.query_params["run"])
+    assert first is not None and first.result is not None
+    assert first.result.diagnostics.map_calls == first.result.diagnostics.batch_count > 0
+
+    at.radio(key="reduce_strategy").set_value("stop")
+    at.button(key="run_global_search").click()
+    at = at.run()
+    second = RunStore(run_db).get(at.query_params["run"])
+    assert second is not None and second.result is not None and second.run_id != first.run_id
+    assert second.result.diagnostics.map_calls == 0
+    assert second.result.diagnostics.cache_hits == second.result.diagnostics.batch_count
+    assert {m.label: m.value for m in at.metric}["Map cache hits"] == str(second.result.diagnostics.batch_count)
+
+    at.checkbox(key="use_map_cache").uncheck()
+    at.button(key="run_global_search").click()
+    at = at.run()
+    third = RunStore(run_db).get(at.query_params["run"])
+    assert third is not None and third.result is not None
+    assert third.result.diagnostics.map_calls == third.result.diagnostics.batch_count
+    assert third.result.diagnostics.cache_hits == 0
+
+
 def test_budget_errors_are_shown_in_the_preview_instead_of_crashing(run_db: Path) -> None:
     at = app().run()
     at.number_input(key="map_output_reserve").set_value(0)

@@ -189,3 +189,25 @@ def test_saved_events_redraw_a_run_with_no_model():
     assert {b.status for b in state.batches} == {"done", "failed"}
     assert len(state.candidates) == len(result.reduce_candidates)
     assert all(span.end is not None for span in state.calls)
+
+
+def test_a_stopped_run_closes_its_calls_in_flight():
+    model = ScriptedChatModel('{"answer": "a", "usefulness": 5}', latency=5.0)
+    events = []
+
+    async def stop_after_first_call():
+        task = asyncio.ensure_future(
+            retrieve_global(small_index(), GlobalSearchRequest(query="q", seed=2, map_token_budget=400, map_output_reserve=100), model, on_event=events.append)
+        )
+        while not any(e.kind == "map_batch_started" for e in events):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(stop_after_first_call(), timeout=3))
+    assert events[-1].kind == "run_failed" and events[-1].cancelled
+    state = RunState.replay(events)
+    assert state.status == "cancelled"
+    assert state.calls and all(span.end is not None and span.outcome == "cancelled" for span in state.calls)
+    assert {b.status for b in state.batches} <= {"pending", "cancelled"} and "cancelled" in {b.status for b in state.batches}
