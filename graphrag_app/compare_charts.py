@@ -21,7 +21,7 @@ import plotly.graph_objects as go
 
 from graphrag_core.samples import SAMPLES
 from graphrag_core.store import RunRecord
-from graphrag_core.sweep import SweepResult, jaccard
+from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340
 RUN_COLORS = ("#4c8bf5", "#f0a030", "#2ca05a", "#d63b3b", "#8e7cc3", "#17becf")
@@ -424,109 +424,7 @@ __all__ = [
     "run_labels",
     "run_metrics",
     "settings_rows",
-    "stability_figure",
-    "sweep_cost_figure",
-    "sweep_status_figure",
     "settings_table",
     "usefulness_figure",
     "usefulness_values",
 ]
-
-
-# -- sweeps ---------------------------------------------------------------------------------
-
-STATUS_COLORS: dict[str, str] = {
-    "completed": "#2ca05a",
-    "partial": "#f0a030",
-    "no_results": "#9aa0aa",
-    "failed": "#d63b3b",
-}
-
-
-def _level_name(level: object) -> str:
-    return "leaf" if level == "leaf" else f"level {level}"
-
-
-def stability_figure(result: SweepResult) -> go.Figure:
-    """Per level: the mean pairwise Jaccard similarity of the cited communities across seeds
-    (1 = every seed cites the same communities). Levels with fewer than two comparable points
-    are drawn as an empty slot with "n/a"."""
-    stability = result.stability_by_level()
-    levels = list(stability)
-    names = [_level_name(level) for level in levels]
-    values = [stability[level] for level in levels]
-    fig = go.Figure(
-        go.Bar(
-            x=names,
-            y=[0 if v is None else v for v in values],
-            text=["n/a" if v is None else f"{v:.2f}" for v in values],
-            textposition="outside",
-            marker={"color": ["#d0d4dc" if v is None else "#4c8bf5" for v in values]},
-            hovertemplate="%{x}: %{text}<extra></extra>",
-        )
-    )
-    fig.update_yaxes(title_text="mean Jaccard across seeds", range=[0, 1.15])
-    return _layout(fig, "How stable the cited communities are across seeds")
-
-
-def sweep_cost_figure(result: SweepResult) -> go.Figure:
-    """Mean batches and model calls per point for each level, and mean prompt tokens (right axis)."""
-    levels = list(dict.fromkeys(point.level for point in result.points))
-    names = [_level_name(level) for level in levels]
-
-    def mean(values: list[float]) -> float:
-        return sum(values) / len(values) if values else 0.0
-
-    by_level = {level: result.points_at(level) for level in levels}
-    fig = go.Figure()
-    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": "#4c8bf5"}))
-    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": "#8e7cc3"}))
-    fig.add_trace(
-        go.Scatter(
-            name="prompt tokens (est.)",
-            x=names,
-            y=[mean([p.prompt_tokens for p in by_level[lv]]) for lv in levels],
-            mode="markers+lines",
-            marker={"symbol": "diamond", "size": 11, "color": "#333"},
-            yaxis="y2",
-            hovertemplate="%{x}: %{y:,.0f} prompt tokens per point<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        barmode="group",
-        yaxis={"title": {"text": "per point (mean)"}, "rangemode": "tozero"},
-        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
-    )
-    return _layout(fig, "Cost per level")
-
-
-def sweep_status_figure(result: SweepResult) -> go.Figure:
-    """Every grid point as a cell: seed across, (level, budgets) down, coloured by status."""
-    seeds = list(dict.fromkeys(point.seed for point in result.points))
-    rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
-    row_names = [f"{_level_name(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
-    fig = go.Figure()
-    for status, color in STATUS_COLORS.items():
-        picked = [p for p in result.points if p.status == status]
-        if not picked:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                name=status,
-                x=[f"seed {p.seed}" for p in picked],
-                y=[row_names[rows.index((p.level, p.map_token_budget, p.reduce_token_budget))] for p in picked],
-                mode="markers",
-                marker={"symbol": "square", "size": 22, "color": color},
-                customdata=[[len(p.community_ids), p.model_calls, plot_text(_short_error(p.error))] for p in picked],
-                hovertemplate="%{y}, %{x}: " + status + "<br>%{customdata[0]} communities cited, %{customdata[1]} model calls"
-                "<br>%{customdata[2]}<extra></extra>",
-            )
-        )
-    fig.update_xaxes(categoryorder="array", categoryarray=[f"seed {s}" for s in seeds], type="category")
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(row_names)), type="category")
-    height = max(220, 60 + 36 * len(rows))
-    return _layout(fig, f"Status of each point ({len(result.points)} points)", height=height)
-
-
-def _short_error(error: str | None) -> str:
-    return "" if not error else (error if len(error) <= 120 else error[:119] + "…")

@@ -8,6 +8,7 @@ their own chart, so a failure never reads as "zero tokens" or "zero communities"
 
 from __future__ import annotations
 
+import html
 from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
@@ -31,10 +32,10 @@ def _budget_label(point: SweepPoint) -> str:
     return f"map {point.map_token_budget} / reduce {point.reduce_token_budget}"
 
 
-def _layout(figure: go.Figure, title: str, *, y_title: str) -> go.Figure:
+def _layout(figure: go.Figure, title: str, *, y_title: str, height: int = CHART_HEIGHT) -> go.Figure:
     figure.update_layout(
         title=title,
-        height=CHART_HEIGHT,
+        height=height,
         margin=dict(l=40, r=20, t=50, b=40),
         yaxis_title=y_title,
         legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1),
@@ -123,11 +124,77 @@ def status_figure(result: SweepResult) -> go.Figure:
     return _layout(figure, "Outcome of each grid point", y_title="points")
 
 
+def cost_figure(result: SweepResult) -> go.Figure:
+    """Mean batches and model calls per point for each level, and mean prompt tokens (right axis)."""
+    levels = list(dict.fromkeys(point.level for point in result.points))
+    names = [_level_label(level) for level in levels]
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values) if values else 0.0
+
+    by_level = {level: result.points_at(level) for level in levels}
+    fig = go.Figure()
+    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": "#4c8bf5"}))
+    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": "#8e7cc3"}))
+    fig.add_trace(
+        go.Scatter(
+            name="prompt tokens (est.)",
+            x=names,
+            y=[mean([p.prompt_tokens for p in by_level[lv]]) for lv in levels],
+            mode="markers+lines",
+            marker={"symbol": "diamond", "size": 11, "color": "#333"},
+            yaxis="y2",
+            hovertemplate="%{x}: %{y:,.0f} prompt tokens per point<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        barmode="group",
+        yaxis={"rangemode": "tozero"},
+        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
+    )
+    return _layout(fig, "Cost per level", y_title="per point (mean)")
+
+
+def points_figure(result: SweepResult) -> go.Figure:
+    """Every grid point as a cell: seed across, (level, budgets) down, coloured by status."""
+    seeds = list(dict.fromkeys(point.seed for point in result.points))
+    rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
+    row_names = [f"{_level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
+    fig = go.Figure()
+    for status, color in STATUS_COLORS.items():
+        picked = [p for p in result.points if p.status == status]
+        if not picked:
+            continue
+        fig.add_trace(
+            go.Scatter(
+                name=status,
+                x=[f"seed {p.seed}" for p in picked],
+                y=[row_names[rows.index((p.level, p.map_token_budget, p.reduce_token_budget))] for p in picked],
+                mode="markers",
+                marker={"symbol": "square", "size": 22, "color": color},
+                customdata=[[len(p.community_ids), p.model_calls, html.escape(_short_error(p.error))] for p in picked],
+                hovertemplate="%{y}, %{x}: " + status + "<br>%{customdata[0]} communities cited, %{customdata[1]} model calls"
+                "<br>%{customdata[2]}<extra></extra>",
+            )
+        )
+    fig.update_xaxes(categoryorder="array", categoryarray=[f"seed {s}" for s in seeds], type="category")
+    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(row_names)), type="category")
+    height = max(220, 60 + 36 * len(rows))
+    fig.update_layout(showlegend=True)
+    return _layout(fig, f"Status of each point ({len(result.points)} points)", y_title="", height=height)
+
+
+def _short_error(error: str | None) -> str:
+    return "" if not error else (error if len(error) <= 120 else error[:119] + "…")
+
+
 def sweep_figures(result: SweepResult) -> dict[str, go.Figure]:
     """Every sweep chart by a stable key, in the order a page shows them."""
     return {
         "stability": stability_figure(result),
+        "cost": cost_figure(result),
         "status": status_figure(result),
+        "points": points_figure(result),
         "communities": cited_communities_figure(result),
         "tokens": tokens_figure(result),
     }
@@ -136,6 +203,8 @@ def sweep_figures(result: SweepResult) -> dict[str, go.Figure]:
 __all__ = [
     "STATUS_COLORS",
     "cited_communities_figure",
+    "cost_figure",
+    "points_figure",
     "stability_figure",
     "status_figure",
     "sweep_figures",

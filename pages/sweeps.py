@@ -12,7 +12,7 @@ import asyncio
 import pandas as pd
 import streamlit as st
 
-from graphrag_app import compare_charts as cc
+from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.controls import open_index
 from graphrag_app.loaders import default_index_key, sample_names
 from graphrag_app.settings import load_settings
@@ -100,10 +100,14 @@ def draw_result(result: SweepResult) -> None:
         f"{len(result.points)} points in {result.duration_s:.1f}s with {escape_markdown(result.model)}"
         + (f" · {failed} failed" if failed else "")
     )
+    figures = sweep_figures(result)
     left, right = st.columns(2)
-    left.plotly_chart(cc.stability_figure(result), key="sweep_stability", config=PLOTLY_CONFIG)
-    right.plotly_chart(cc.sweep_cost_figure(result), key="sweep_cost", config=PLOTLY_CONFIG)
-    st.plotly_chart(cc.sweep_status_figure(result), key="sweep_status", config=PLOTLY_CONFIG)
+    left.plotly_chart(figures["stability"], key="sweep_stability", config=PLOTLY_CONFIG)
+    right.plotly_chart(figures["cost"], key="sweep_cost", config=PLOTLY_CONFIG)
+    st.plotly_chart(figures["points"], key="sweep_points_status", config=PLOTLY_CONFIG)
+    left, right = st.columns(2)
+    left.plotly_chart(figures["communities"], key="sweep_communities", config=PLOTLY_CONFIG)
+    right.plotly_chart(figures["tokens"], key="sweep_tokens", config=PLOTLY_CONFIG)
     rows = result.to_rows()
     for row in rows:
         row["community_ids"] = ", ".join(row["community_ids"])

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import pytest
 
 from graphrag_app import compare_charts as cc
+from graphrag_app import sweep_charts
 from graphrag_core import GlobalSearchRequest, RetryableModelError, ScriptedChatModel, retrieve_global
 from graphrag_core.errors import AllMapBatchesFailed
 from graphrag_core.samples import SAMPLES
@@ -153,10 +154,10 @@ def sweep():
 
 
 def test_sweep_figures(sweep):
-    stability = cc.stability_figure(sweep)
+    stability = sweep_charts.stability_figure(sweep)
     assert list(stability.data[0].x) == ["leaf", "level 1", "level 0"]
     assert all(0 <= y <= 1 for y in stability.data[0].y)
-    cost = cc.sweep_cost_figure(sweep)
+    cost = sweep_charts.cost_figure(sweep)
     assert [t.name for t in cost.data] == ["batches", "model calls", "prompt tokens (est.)"]
-    status = cc.sweep_status_figure(sweep)
+    status = sweep_charts.points_figure(sweep)
     assert sum(len(t.x) for t in status.data) == len(sweep.points)

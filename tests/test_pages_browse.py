@@ -170,7 +170,7 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     assert any("2 points" in c.value for c in at.caption)
     at.button(key="sweep_run").click().run()
     assert not at.exception
-    assert len(plotly_charts(at)) == 3  # stability, cost per level, status per point
+    assert len(plotly_charts(at)) == 5  # stability, cost per level, status per point, communities, tokens
     points = table_with(at, "prompt_tokens")
     assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
     assert len(at.get("download_button")) == 2

@@ -205,7 +205,7 @@ def test_sweep_figures_are_pure_and_complete():
     spec = SweepSpec(query=QUERY, levels=["leaf", 0, 1], seeds=[1, 2], map_token_budgets=[8000, 4000])
     result = run(spec)
     figures = charts.sweep_figures(result)
-    assert list(figures) == ["stability", "status", "communities", "tokens"]
+    assert list(figures) == ["stability", "cost", "status", "points", "communities", "tokens"]
     stability = figures["stability"].data[0]
     assert list(stability.x) == ["leaf", "level 0", "level 1"]
     assert stability.text[1] == "n/a"  # level 0 only failed
