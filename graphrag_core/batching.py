@@ -23,7 +23,7 @@ PART_HEADER_PLACEHOLDER = "9999999"
 class MapText(BaseModel):
     """The map text of one selected community."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
     community_id: str
     text: str
@@ -32,7 +32,7 @@ class MapText(BaseModel):
 class SummaryBatch(BaseModel):
     """One map call's content: parts joined by newlines, and their community ids in first-seen order."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
     content: str
     community_ids: tuple[str, ...]
@@ -53,8 +53,8 @@ def _as_map_text(item: Any) -> MapText:
     if isinstance(item, MapText):
         return item
     if isinstance(item, tuple | list) and len(item) == 2:
-        return MapText(community_id=str(item[0]), text=item[1])
-    return MapText(community_id=str(item.community_id), text=item.text)
+        return MapText(community_id=item[0], text=item[1])
+    return MapText(community_id=item.community_id, text=item.text)
 
 
 class _Fitter:

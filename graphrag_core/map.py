@@ -135,6 +135,7 @@ async def run_global_map(
     async def answer_batch(index: int) -> None:
         nonlocal usage_total, calls, hits
         batch = batches[index]
+        community_ids = tuple(str(i) for i in batch.community_ids)
         request = ChatRequest(
             purpose="map",
             messages=render_map_messages(query, batch.content),
@@ -161,7 +162,7 @@ async def run_global_map(
                 if cache is not None and key is not None:
                     cache.put(key, response.text)
             answers[index] = MapAnswer(
-                answer=output.answer, usefulness=output.usefulness, community_ids=batch.community_ids, batch_index=index
+                answer=output.answer, usefulness=output.usefulness, community_ids=community_ids, batch_index=index
             )
             emit(
                 MapBatchSucceeded(
@@ -183,10 +184,10 @@ async def run_global_map(
         try:
             await call_with_retry(one_try, max_attempts=max_attempts, on_retry=on_retry, attempt=attempt)
         except Exception as exc:  # noqa: BLE001 - recorded per batch, raised as a group below
-            exc.add_note(f"Global Map batch {index} (communities {', '.join(batch.community_ids)}) failed after {attempt.count} attempt(s).")
+            exc.add_note(f"Global Map batch {index} (communities {', '.join(community_ids)}) failed after {attempt.count} attempt(s).")
             failure = BatchFailure(
                 batch_index=index,
-                community_ids=batch.community_ids,
+                community_ids=community_ids,
                 attempts=attempt.count,
                 error=describe_error(exc),
                 error_type=type(exc).__name__,

@@ -16,7 +16,7 @@ NO_RESULTS_ANSWER = "No relevant community summaries were found for this query."
 
 
 class _Value(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
 
 class MapAnswer(_Value):

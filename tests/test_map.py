@@ -150,3 +150,14 @@ def test_no_batches_no_calls():
     model = ScriptedChatModel([])
     result = run(run_global_map("q", [], model, concurrency=4))
     assert result.answers == [] and model.calls == 0
+
+
+def test_plain_batches_with_integer_ids_and_dict_replies():
+    class Batch:
+        def __init__(self, content, community_ids):
+            self.content, self.community_ids = content, community_ids
+
+    model = ScriptedChatModel(lambda r: {"answer": "from a dict", "usefulness": 30})
+    result = run(run_global_map("q", [Batch("[Community ID: 7 | summary part 1]\nx", [7, 8])], model, concurrency=1))
+    assert result.answers[0].community_ids == ("7", "8")
+    assert result.answers[0].answer == "from a dict"

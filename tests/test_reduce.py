@@ -72,3 +72,7 @@ def test_any_tokenizer_gives_the_same_selection_as_the_additive_fast_path():
     fast = plan_reduce(answers, SKELETON, budget)
     slow = plan_reduce(answers, SKELETON, budget, tokenizer=Plain())
     assert fast == slow
+
+
+def test_integer_community_ids_are_accepted():
+    assert format_reduce_candidate(MapAnswer(answer="A", usefulness=85, community_ids=[1, 2])) == "[Usefulness: 85; Community IDs: 1, 2]\nA"

@@ -2,8 +2,9 @@
 
     model = ScriptedChatModel(lambda request: '{"answer": "x", "usefulness": 50}')
 
-The script may return reply text, a :class:`ChatResponse`, or an exception (which is raised),
-and may be async. A list or tuple is replayed in call order; a plain string is always the reply.
+A script function may return reply text, a JSON-able dict or list, a :class:`ChatResponse`,
+or an exception (which is raised), and may be async. A script that is itself a list or tuple
+of replies is replayed in call order; a plain string is always the reply.
 The model records its calls and the most calls it ever had in flight.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,4 +73,6 @@ class ScriptedChatModel:
             raise reply()
         if isinstance(reply, ChatResponse):
             return reply
+        if isinstance(reply, dict | list):
+            return ChatResponse(text=json.dumps(reply))
         return ChatResponse(text=str(reply))
