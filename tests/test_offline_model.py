@@ -51,7 +51,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_protocol_and_identity() -> None:
     model = OfflineChatModel()
     assert isinstance(model, ChatModel)
-    assert model_identity(model) == "offline:bm25"
+    assert model_identity(model) == "offline:bm25/v2"
 
 
 def test_same_input_same_output(no_network: None) -> None:

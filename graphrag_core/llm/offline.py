@@ -14,7 +14,7 @@ It answers the engine's real prompts (``graphrag_core.prompts``) by reading them
 
 Invariants: the reply text is a function of the request alone (never of time, latency or
 call order); it is always one JSON object, which goes through the same parsing and
-validation as a real model's reply; ``identity`` is ``"offline:bm25"``.
+validation as a real model's reply; ``identity`` is ``"offline:bm25/v{OFFLINE_VERSION}"``.
 """
 
 from __future__ import annotations
@@ -34,7 +34,10 @@ from ..prompts import split_prompt_sections
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
 
-OFFLINE_IDENTITY = "offline:bm25"
+OFFLINE_VERSION = 2
+"""Bumped whenever the offline model's answers change, so map caches keyed by its identity
+never serve an older version's answers."""
+OFFLINE_IDENTITY = f"offline:bm25/v{OFFLINE_VERSION}"
 MAP_ANSWER_MAX_WORDS = 120
 MAP_ANSWER_MAX_SENTENCES = 5
 REDUCE_MAX_POINTS = 8
@@ -79,7 +82,7 @@ _SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(A-Z0-9])|(?<=[。！？�
 _PART_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| summary part (?P<n>\d+)\]\s*$")
 _CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); Community IDs: (?P<ids>[^\]]*)\]\s*$")
 _CITATION_RE = re.compile(r"\s*\[Communities?: (?P<ids>[^\]]*)\]\s*")
-_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
 _SECTION_HEADERS = frozenset({MAP_SECTION_SUMMARY, MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES})
 
 
@@ -168,7 +171,8 @@ def _truncate_words(text: str, limit: int) -> str:
 
 
 def _split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: each line, split at sentence ends; bullets and blanks removed."""
+    """Sentences of ``text``: each line, split at sentence ends; bullets, Markdown heading marks
+    and blanks removed."""
     sentences: list[str] = []
     for line in text.splitlines():
         line = _BULLET_RE.sub("", line.strip())
