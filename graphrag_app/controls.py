@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
@@ -23,7 +24,7 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
-from .loaders import IndexAccessError, IndexSource, load_source, resolve_source, sample_names
+from .loaders import IndexAccessError, IndexSource, default_index_key, load_source, resolve_source, sample_names
 from .runner import start_run
 from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, seed_widgets, settings_from_widgets
 from .settings import AppSettings, load_settings, model_settings_for
@@ -63,27 +64,43 @@ def _level_label(level: str, counts: dict[int | str, int]) -> str:
     return f"{name} ({count} summaries)"
 
 
-def draw_settings(app: AppSettings) -> OpenedIndex:
-    """Draw the sidebar's settings; return the index they name."""
+def pick_index(
+    app: AppSettings,
+    *,
+    index_key: str,
+    folder_key: str,
+    choice: DeltaGenerator | None = None,
+    folder: DeltaGenerator | None = None,
+) -> OpenedIndex:
+    """Draw the "Index" selectbox (the bundled samples, or "Folder path…" with an "Index folder"
+    box) into ``choice`` and ``folder`` (default: where the caller draws), and open the index it
+    names. An unknown value in ``st.session_state[index_key]`` is reset to the default sample."""
     samples = sample_names()
-    st.header("Index")
-    st.selectbox(
+    if st.session_state.get(index_key) not in [*samples, FOLDER_CHOICE]:
+        st.session_state[index_key] = default_index_key()
+    (choice or st).selectbox(
         "Index",
         [*samples, FOLDER_CHOICE],
-        key=Keys.INDEX,
+        key=index_key,
         format_func=lambda v: "Folder path…" if v == FOLDER_CHOICE else f"{v} (sample)",
     )
-    if st.session_state.get(Keys.INDEX) == FOLDER_CHOICE:
-        st.text_input(
+    if st.session_state.get(index_key) == FOLDER_CHOICE:
+        (folder or st).text_input(
             "Index folder",
-            key=Keys.FOLDER,
+            key=folder_key,
             placeholder="/path/to/index (native, or GraphRAG output)",
             help="A native index folder (manifest.json) or a Microsoft GraphRAG output folder (.parquet).",
         )
-        key = str(st.session_state.get(Keys.FOLDER) or "")
+        key = str(st.session_state.get(folder_key) or "").strip()
     else:
-        key = str(st.session_state.get(Keys.INDEX) or "")
-    opened = open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+        key = str(st.session_state.get(index_key) or "")
+    return open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+
+
+def draw_settings(app: AppSettings) -> OpenedIndex:
+    """Draw the sidebar's settings; return the index they name."""
+    st.header("Index")
+    opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
 
     counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
     levels = [str(level) for level in counts]

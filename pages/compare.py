@@ -12,11 +12,11 @@ import pandas as pd
 import streamlit as st
 
 from graphrag_app import compare_charts as cc
+from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
 from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError
-from graphrag_app.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 

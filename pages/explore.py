@@ -7,7 +7,13 @@ import itertools
 import streamlit as st
 
 from graphrag_app import controls, views
-from graphrag_app.loaders import cost_preview, default_index_key, folder_signature, sample_names
+from graphrag_app.loaders import (
+    cost_preview,
+    default_index_key,
+    folder_signature,
+    sample_names,
+)
+from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.recent import draw_recent_runs
 from graphrag_app.runner import follow
 from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_widgets
@@ -15,7 +21,6 @@ from graphrag_app.settings import load_settings
 from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, to_query_params
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.search import draw_seed
-from graphrag_app.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 

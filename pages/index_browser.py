@@ -11,18 +11,18 @@ import pandas as pd
 import streamlit as st
 
 from graphrag_app import index_charts as ic
-from graphrag_app.controls import open_index
+from graphrag_app.controls import pick_index
 from graphrag_app.loaders import default_index_key, folder_signature, sample_names
+from graphrag_app.navigation import ensure_app_navigation
+from graphrag_app.session import FOLDER_CHOICE
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import COMMUNITY_PARAM, PARAM_NAMES
 from graphrag_app.views import escape_markdown
 from graphrag_core.models import Index
-from graphrag_app.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 
 INDEX_PARAM = PARAM_NAMES["index"]
-FOLDER_CHOICE = "__folder__"
 INDEX_KEY = "browse_index"
 FOLDER_KEY = "browse_folder"
 FILTER_KEY = "browse_filter"
@@ -53,11 +53,6 @@ def seed_index_widgets() -> None:
         st.session_state[INDEX_KEY] = wanted
     else:
         st.session_state[INDEX_KEY], st.session_state[FOLDER_KEY] = FOLDER_CHOICE, wanted
-
-
-def chosen_key() -> str:
-    choice = st.session_state.get(INDEX_KEY, "")
-    return str(st.session_state.get(FOLDER_KEY) or "").strip() if choice == FOLDER_CHOICE else str(choice)
 
 
 def draw_hierarchy(index: Index) -> None:
@@ -131,22 +126,12 @@ st.caption("The index itself: how its communities nest, what each level costs, a
 
 app = load_settings()
 seed_index_widgets()
-samples = sample_names()
-if st.session_state.get(INDEX_KEY) not in [*samples, FOLDER_CHOICE]:
-    st.session_state[INDEX_KEY] = default_index_key()
 pick, folder = st.columns([1, 2], vertical_alignment="bottom")
-pick.selectbox("Index", [*samples, FOLDER_CHOICE], key=INDEX_KEY, format_func=lambda v: "Folder path…" if v == FOLDER_CHOICE else f"{v} (sample)")
-if st.session_state.get(INDEX_KEY) == FOLDER_CHOICE:
-    folder.text_input("Index folder", key=FOLDER_KEY, placeholder="/path/to/index (native, or GraphRAG output)")
-
-key = chosen_key()
-if not key:
-    st.info("Enter the path of an index folder.", icon=":material/folder_open:")
-    st.stop()
-opened = open_index(key, app)
+opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
 if opened.error or opened.index is None or opened.source is None:
     st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
     st.stop()
+key = opened.source.key
 if st.query_params.get(INDEX_PARAM) != key:
     st.query_params[INDEX_PARAM] = key
 

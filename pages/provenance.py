@@ -5,12 +5,10 @@ Reached from a community link: ``/provenance?index=jargon&community=12&run=<run_
 
 from __future__ import annotations
 
-import streamlit as st
-
 from graphrag_app import provenance
+from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.session import get_session
 from graphrag_app.settings import load_settings
-from graphrag_app.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 

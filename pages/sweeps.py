@@ -12,10 +12,10 @@ import asyncio
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.sweep_charts import sweep_figures
-from graphrag_app.controls import open_index
-from graphrag_app.loaders import default_index_key, sample_names
+from graphrag_app.controls import pick_index
+from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
+from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.views import escape_markdown
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.base import ChatModel
@@ -25,11 +25,9 @@ from graphrag_core.models import LEAF, Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_REDUCE_TOKEN_BUDGET
 from graphrag_core.store import RunStore
 from graphrag_core.sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
-from graphrag_app.navigation import ensure_app_navigation
 
 ensure_app_navigation()
 
-FOLDER_CHOICE = "__folder__"
 INDEX_KEY = "sweep_index"
 FOLDER_KEY = "sweep_folder"
 QUESTION_KEY = "sweep_question"
@@ -58,11 +56,6 @@ def parse_ints(text: str, *, name: str, minimum: int) -> list[int]:
             raise ValueError(f"{name}: {value} is below {minimum}.")
         values.append(value)
     return values
-
-
-def chosen_key() -> str:
-    choice = st.session_state.get(INDEX_KEY, "")
-    return str(st.session_state.get(FOLDER_KEY) or "").strip() if choice == FOLDER_CHOICE else str(choice)
 
 
 def level_options(index: Index) -> list[str]:
@@ -125,18 +118,8 @@ st.title("Sweeps")
 st.caption("Ask one question over a grid of levels, seeds and budgets: how much does the answer depend on them, and what does each level cost?")
 
 app = load_settings()
-samples = sample_names()
-if st.session_state.get(INDEX_KEY) not in [*samples, FOLDER_CHOICE]:
-    st.session_state[INDEX_KEY] = default_index_key()
 pick, folder = st.columns([1, 2], vertical_alignment="bottom")
-pick.selectbox("Index", [*samples, FOLDER_CHOICE], key=INDEX_KEY, format_func=lambda v: "Folder path…" if v == FOLDER_CHOICE else f"{v} (sample)")
-if st.session_state.get(INDEX_KEY) == FOLDER_CHOICE:
-    folder.text_input("Index folder", key=FOLDER_KEY, placeholder="/path/to/index (native, or GraphRAG output)")
-key = chosen_key()
-if not key:
-    st.info("Enter the path of an index folder.", icon=":material/folder_open:")
-    st.stop()
-opened = open_index(key, app)
+opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
 if opened.error or opened.index is None or opened.source is None:
     st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
     st.stop()
