@@ -14,8 +14,19 @@ from streamlit.testing.v1 import AppTest
 from graphrag_app import charts
 from graphrag_app.runner import follow, run_blocking, start_run
 from graphrag_app.settings import settings_from_mapping
-from graphrag_app.urls import RunSettings, from_query_params, provenance_url, to_query_params
-from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
+from graphrag_app.urls import (
+    RunSettings,
+    from_query_params,
+    provenance_url,
+    to_query_params,
+)
+from graphrag_core.events import (
+    BatchesPlanned,
+    MapBatchStarted,
+    MapBatchSucceeded,
+    PlannedBatch,
+    RunStarted,
+)
 from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index

@@ -2,7 +2,13 @@ import random
 
 import pytest
 
-from graphrag_core import BudgetError, MapText, build_summary_batches, estimate_tokens, get_tokenizer
+from graphrag_core import (
+    BudgetError,
+    MapText,
+    build_summary_batches,
+    estimate_tokens,
+    get_tokenizer,
+)
 from graphrag_core.batching import part_header, shuffle_in_place
 
 SKELETON = "Answer the question using the data.\n---Data---\n"

@@ -5,28 +5,22 @@ Screenshots go to ``test-artifacts/`` (gitignored). Skipped when /usr/bin/chromi
 
 from __future__ import annotations
 
-import os
 import re
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from urllib.parse import parse_qs, urlsplit
 from collections.abc import Iterator
-from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .conftest import APP_ROOT
+from .browser_support import (
+    ARTIFACTS,
+    CHROMIUM,
+    UI_TIMEOUT_MS,
+    chromium_page,
+    streamlit_server,
+)
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = APP_ROOT / "test-artifacts"
-SERVER_START_TIMEOUT_S = 60
-UI_TIMEOUT_MS = 60_000
 QUESTION = "What do hackers think of Microsoft?"
 
 if not CHROMIUM.exists():  # noqa: SIM108
@@ -35,60 +29,18 @@ sync_api = pytest.importorskip("playwright.sync_api")
 sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A real app server on a free port, with its own run history."""
-    port = _free_port()
     home = tmp_path_factory.mktemp("server")
-    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(home / "runs.sqlite3")}
-    env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
-    log = open(home / "server.log", "w")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
-    process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start; see {home / 'server.log'}")
-            time.sleep(0.3)
+    with streamlit_server(home, home / "runs.sqlite3") as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
-def page(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1500, "height": 1800})
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    yield page
-    context.close()
+def page() -> Iterator[object]:
+    with chromium_page(height=1800) as page:
+        yield page
 
 
 def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
@@ -150,7 +102,9 @@ def test_stop_cancels_a_slow_run_and_the_run_survives_a_reload(server: str, page
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
     shot(page, "explore-stopped")
 
-    page.goto(server)  # a new session: the stopped run is in the history
-    page.get_by_text("Recent runs").click()
+    open_explore(page, server)  # a new session: the stopped run is in the history
+    recent = page.locator("details").filter(has=page.get_by_text("Recent runs")).first
+    if recent.get_attribute("open") is None:  # it opens by itself while no run is shown
+        page.get_by_text("Recent runs").click()
     sync_api.expect(page.get_by_text("status: cancelled").first).to_be_visible()
     shot(page, "recent-runs")

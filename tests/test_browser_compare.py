@@ -7,36 +7,25 @@ Screenshots go to ``test-artifacts/``. Skipped when /usr/bin/chromium is missing
 from __future__ import annotations
 
 import asyncio
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from .browser_support import (
+    ARTIFACTS,
+    CHROMIUM,
+    chromium_page,
+    streamlit_server,
+)
+
 pytestmark = pytest.mark.browser
 
-APP_ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = APP_ROOT / "test-artifacts"
-SERVER_START_TIMEOUT_S = 60
-UI_TIMEOUT_MS = 60_000
 QUESTION = "What do hackers call a clever but ugly fix?"
 
 if not CHROMIUM.exists():
     pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
 sync_api = pytest.importorskip("playwright.sync_api")
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _seed_runs(db: Path) -> list[str]:
@@ -66,50 +55,14 @@ def seeded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[st
     home = tmp_path_factory.mktemp("compare-server")
     db = home / "runs.sqlite3"
     run_ids = _seed_runs(db)
-    port = _free_port()
-    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db)}
-    env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
-    log = open(home / "server.log", "w")
-    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
-    process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://localhost:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_TIMEOUT_S
-        while True:
-            try:
-                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start; see {home / 'server.log'}")
-            time.sleep(0.3)
+    with streamlit_server(home, db) as url:
         yield url, run_ids
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
 
 
 @pytest.fixture
-def page(browser):  # type: ignore[no-untyped-def]
-    context = browser.new_context(viewport={"width": 1500, "height": 3800})
-    page = context.new_page()
-    page.set_default_timeout(UI_TIMEOUT_MS)
-    yield page
-    context.close()
+def page() -> Iterator[object]:
+    with chromium_page(height=3800) as page:
+        yield page
 
 
 def _no_exception(page) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,14 @@ from graphrag_core import (
     ScriptedChatModel,
     SourceChunk,
 )
-from graphrag_core.cli import EXIT_INDEX, EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN, EXIT_USAGE, main
+from graphrag_core.cli import (
+    EXIT_INDEX,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUN,
+    EXIT_USAGE,
+    main,
+)
 from graphrag_core.store import RunStore
 
 index_io = pytest.importorskip("graphrag_core.index")

@@ -8,7 +8,12 @@ import pytest
 
 from graphrag_app import compare_charts as cc
 from graphrag_app import sweep_charts
-from graphrag_core import GlobalSearchRequest, RetryableModelError, ScriptedChatModel, retrieve_global
+from graphrag_core import (
+    GlobalSearchRequest,
+    RetryableModelError,
+    ScriptedChatModel,
+    retrieve_global,
+)
 from graphrag_core.errors import AllMapBatchesFailed
 from graphrag_core.samples import SAMPLES
 from graphrag_core.store import RunRecord

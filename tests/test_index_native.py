@@ -9,8 +9,21 @@ from typing import Any
 import pytest
 
 from graphrag_core.errors import IndexFormatError, IndexValidationError
-from graphrag_core.index import NATIVE_FORMAT_VERSION, detect_format, load_index, save_index
-from graphrag_core.models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
+from graphrag_core.index import (
+    NATIVE_FORMAT_VERSION,
+    detect_format,
+    load_index,
+    save_index,
+)
+from graphrag_core.models import (
+    Claim,
+    Community,
+    Document,
+    Entity,
+    Index,
+    Relationship,
+    SourceChunk,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 

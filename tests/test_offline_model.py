@@ -11,7 +11,11 @@ import pytest
 from graphrag_core.llm.base import ChatModel, ChatRequest, model_identity
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Claim, Community, Index, SourceChunk
-from graphrag_core.prompts import render_community_summary_messages, render_map_messages, render_reduce_messages
+from graphrag_core.prompts import (
+    render_community_summary_messages,
+    render_map_messages,
+    render_reduce_messages,
+)
 
 FLOODS = """[Community ID: 3 | summary part 1]
 [Community summary]

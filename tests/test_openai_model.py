@@ -10,17 +10,22 @@ import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from email.utils import format_datetime
 from datetime import datetime, timedelta, timezone
+from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from graphrag_core.errors import FatalModelError, MapOutputError, ModelError, RetryableModelError
+from graphrag_core.errors import (
+    FatalModelError,
+    MapOutputError,
+    ModelError,
+    RetryableModelError,
+)
 from graphrag_core.llm.base import ChatModel, ChatRequest
+from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.openai_model import OpenAIChatModel, parse_retry_after
 from graphrag_core.llm.settings import ModelSettings, SettingsError, build_chat_model
-from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.prompts import render_map_messages
 
 SECRET = "sk-test-SECRET-0123456789abcdef"

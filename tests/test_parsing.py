@@ -1,6 +1,11 @@
 import pytest
 
-from graphrag_core import MapOutputError, ReduceOutputError, parse_map_output, parse_reduce_output
+from graphrag_core import (
+    MapOutputError,
+    ReduceOutputError,
+    parse_map_output,
+    parse_reduce_output,
+)
 
 
 def test_plain_json():

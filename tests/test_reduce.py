@@ -1,4 +1,10 @@
-from graphrag_core import MapAnswer, estimate_tokens, format_reduce_candidate, plan_reduce, select_reduce_answers
+from graphrag_core import (
+    MapAnswer,
+    estimate_tokens,
+    format_reduce_candidate,
+    plan_reduce,
+    select_reduce_answers,
+)
 
 SKELETON = "Combine the answers.\n---Data---\n"
 

@@ -1,6 +1,11 @@
 import pytest
 
-from graphrag_core import BudgetError, GlobalSearchRequest, RequestValidationError, SearchDefaults
+from graphrag_core import (
+    BudgetError,
+    GlobalSearchRequest,
+    RequestValidationError,
+    SearchDefaults,
+)
 
 
 def test_defaults_and_prompt_budgets():

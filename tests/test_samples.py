@@ -16,7 +16,12 @@ from graphrag_core.models import Index
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES, sample_path
 from graphrag_core.samples.__main__ import main as samples_main
 from graphrag_core.samples.builder import BuildOptions, SampleBuildError, build_index
-from graphrag_core.samples.jargon import jargon_articles, jargon_options, parse_jargon, read_source
+from graphrag_core.samples.jargon import (
+    jargon_articles,
+    jargon_options,
+    parse_jargon,
+    read_source,
+)
 from graphrag_core.samples.text import split_sentences
 from graphrag_core.samples.zh import parse_zh_source, zh_options
 

@@ -4,10 +4,10 @@ import json
 import pytest
 
 from graphrag_core import (
+    NO_RESULTS_ANSWER,
     AllMapBatchesFailed,
     BudgetError,
     GlobalSearchRequest,
-    NO_RESULTS_ANSWER,
     RunState,
     ScriptedChatModel,
     events_from_json,

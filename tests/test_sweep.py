@@ -15,7 +15,14 @@ from graphrag_core import (
     SearchDefaults,
 )
 from graphrag_core.store import RunStore
-from graphrag_core.sweep import ROW_FIELDS, SweepPoint, SweepResult, SweepSpec, jaccard, run_sweep
+from graphrag_core.sweep import (
+    ROW_FIELDS,
+    SweepPoint,
+    SweepResult,
+    SweepSpec,
+    jaccard,
+    run_sweep,
+)
 
 QUERY = "What shapes the town?"
 

@@ -12,7 +12,12 @@ import socket
 
 import pytest
 
-from graphrag_core.tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, get_tokenizer
+from graphrag_core.tokens import (
+    ExactTokenizer,
+    HeuristicTokenizer,
+    Tokenizer,
+    get_tokenizer,
+)
 
 CL100K = [("hello world", 2), ("tiktoken is great!", 6), ("", 0)]
 O200K = [("hello world", 2), ("привет мир", 3), (".\n", 1), ("today\n ", 3), ("today\n \n", 2), ("", 0)]

@@ -1,0 +1,76 @@
+"""What the browser tests share: a real ``streamlit run app.py`` server and Debian's chromium."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+APP_ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = APP_ROOT / "test-artifacts"
+SERVER_START_TIMEOUT_S = 60
+UI_TIMEOUT_MS = 60_000
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextlib.contextmanager
+def streamlit_server(home: Path, db: Path) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port with the run history in ``db``; yields its URL
+    once it answers its health check, and stops it afterwards (its log is ``home/server.log``)."""
+    port = free_port()
+    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db)}
+    env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
+    env.pop("GRAPHRAG_EXPLORER_CACHE", None)  # the map cache goes beside the run history
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
+    url = f"http://localhost:{port}"
+    with open(home / "server.log", "w") as log:
+        process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.monotonic() + SERVER_START_TIMEOUT_S
+            while True:
+                try:
+                    with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                        if response.status == 200:
+                            break
+                except OSError:
+                    pass
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start; see {home / 'server.log'}")
+                time.sleep(0.3)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+@contextlib.contextmanager
+def chromium_page(*, height: int) -> Iterator[object]:
+    """A page of Debian's chromium (headless, driven by Playwright; never a downloaded browser),
+    1,500 px wide and ``height`` px tall, so full-page screenshots show every section."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1500, "height": height})
+            page = context.new_page()
+            page.set_default_timeout(UI_TIMEOUT_MS)
+            yield page
+        finally:
+            browser.close()
