@@ -68,9 +68,14 @@ class _Fitter:
         self.tokenizer = tokenizer
         self.budget = budget
         self.prefix = skeleton + "\n"
-        self.additive = isinstance(tokenizer, HeuristicTokenizer)
-        if self.additive:
-            self.prefix_measure = tokenizer.measure(self.prefix)
+        self.heuristic = tokenizer if isinstance(tokenizer, HeuristicTokenizer) else None
+        self.additive = self.heuristic is not None
+        self.prefix_measure = self.measure(self.prefix) if self.additive else (0, 0)
+
+    def measure(self, text: str) -> tuple[int, int]:
+        """The additive measure of ``text`` (only with the heuristic tokenizer)."""
+        assert self.heuristic is not None
+        return self.heuristic.measure(text)
 
     def fits(self, content: str) -> bool:
         return self.tokenizer.count(self.prefix + content) <= self.budget
@@ -90,11 +95,10 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     offset = 0
     n = len(body)
     if fitter.additive:
-        tok = fitter.tokenizer
-        ha, hc = tok.measure(header)
+        ha, hc = fitter.measure(header)
 
         def fits_run(k: int) -> bool:
-            a, c = tok.measure(body[offset : offset + k])
+            a, c = fitter.measure(body[offset : offset + k])
             return fitter.fits_measure(ha + a, hc + c)
 
     else:
@@ -161,7 +165,7 @@ def build_summary_batches(
         for number, run in enumerate(_split_parts(item, fitter), start=1):
             part = part_header(item.community_id, number) + run
             if fitter.additive:
-                a, c = fitter.tokenizer.measure(part)
+                a, c = fitter.measure(part)
                 joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)
                 fits_current = fitter.fits_measure(*joined)
             else:

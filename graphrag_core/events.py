@@ -130,8 +130,8 @@ Event = Annotated[
     Field(discriminator="kind"),
 ]
 
-_EVENT = TypeAdapter(Event)
-_EVENTS = TypeAdapter(list[Event])
+_EVENT: TypeAdapter[Event] = TypeAdapter(Event)
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
 
 
 def event_from_json(data: str | bytes | dict) -> Event:

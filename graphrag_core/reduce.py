@@ -55,10 +55,10 @@ def plan_reduce(
     dropped = [a for a in answers if a.usefulness <= 0]
     ranked = sorted((a for a in answers if a.usefulness > 0), key=lambda a: -a.usefulness)  # sorted() is stable
 
-    additive = isinstance(tokenizer, HeuristicTokenizer)
+    heuristic = tokenizer if isinstance(tokenizer, HeuristicTokenizer) else None
     prefix = prompt_skeleton + "\n"
-    if additive:
-        prefix_a, prefix_c = tokenizer.measure(prefix)
+    if heuristic is not None:
+        prefix_a, prefix_c = heuristic.measure(prefix)
         sep_a = len(CANDIDATE_SEPARATOR)
         used_a, used_c = prefix_a, prefix_c
 
@@ -72,8 +72,8 @@ def plan_reduce(
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="not_tried"))
             continue
         text = format_reduce_candidate(answer)
-        if additive:
-            a, c = tokenizer.measure(text)
+        if heuristic is not None:
+            a, c = heuristic.measure(text)
             trial_a, trial_c = used_a + a + (sep_a if texts else 0), used_c + c
             tokens = HeuristicTokenizer.total(trial_a, trial_c)
         else:
@@ -82,7 +82,7 @@ def plan_reduce(
             texts.append(text)
             selected.append(answer)
             tokens_now = tokens
-            if additive:
+            if heuristic is not None:
                 used_a, used_c = trial_a, trial_c
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="selected", tokens=tokens))
         else:

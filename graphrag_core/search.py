@@ -14,9 +14,9 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .batching import MapText, build_summary_batches, estimate_batches
+from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
 from .events import (
     BatchesPlanned,
     Event,
@@ -30,7 +30,7 @@ from .events import (
 )
 from .llm.base import ChatModel, ChatRequest, model_identity
 from .map import DEFAULT_MAX_ATTEMPTS, call_with_retry, run_global_map
-from .models import Index
+from .models import Community, Index
 from .parsing import parse_reduce_output
 from .prompts import map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
 from .reduce import plan_reduce
@@ -49,7 +49,9 @@ def draw_seed() -> int:
     return random.SystemRandom().randrange(2**31)
 
 
-def plan_batches(index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None):
+def plan_batches(
+    index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None
+) -> tuple[list[Community], list[SummaryBatch], list[int]]:
     """The communities a request selects and the batches it would send, with no model call.
 
     Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
@@ -107,7 +109,17 @@ async def _run(
         raise
 
 
-async def _steps(index, request, model, emit, *, seed, cache, tokenizer, clock) -> GlobalSearchResult:
+async def _steps(
+    index: Index,
+    request: GlobalSearchRequest,
+    model: ChatModel,
+    emit: EventSink,
+    *,
+    seed: int,
+    cache: MapCache | None,
+    tokenizer: Tokenizer,
+    clock: Callable[[], float],
+) -> GlobalSearchResult:
     communities, batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
     emit(
         SummariesSelected(
@@ -115,7 +127,7 @@ async def _steps(index, request, model, emit, *, seed, cache, tokenizer, clock) 
         )
     )
 
-    def finish(**fields) -> GlobalSearchResult:
+    def finish(**fields: Any) -> GlobalSearchResult:
         diagnostics = GlobalSearchDiagnostics(
             community_level=request.community_level,
             summary_count=len(communities),
