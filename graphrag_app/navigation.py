@@ -49,8 +49,10 @@ def ensure_app_navigation() -> None:
     running the page file alone: no page config, no navigation. Each page calls this first;
     in that mode it turns the legacy mode off and reruns, so ``app.py`` serves the same URL.
     """
-    from streamlit.runtime.pages_manager import PagesManager
-
-    if PagesManager.uses_pages_directory:
+    try:  # an internal of Streamlit (1.36+); without it there is nothing to switch off
+        from streamlit.runtime.pages_manager import PagesManager
+    except ImportError:
+        return
+    if getattr(PagesManager, "uses_pages_directory", None):
         PagesManager.uses_pages_directory = False
         st.rerun()
