@@ -30,8 +30,8 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class SearchDefaults(BaseModel):
-    """Configured defaults: every field a request may leave out, with the spec's values."""
+class _SearchSettings(BaseModel):
+    """Every setting of a run except the question and the seed, with the spec's defaults."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -45,6 +45,10 @@ class SearchDefaults(BaseModel):
     include_claims: bool = True
     include_sources: bool = True
     tokenizer: str = HEURISTIC
+
+
+class SearchDefaults(_SearchSettings):
+    """Configured defaults: every field a request may leave out, with the spec's values."""
 
 
 def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
@@ -88,23 +92,11 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-class GlobalSearchRequest(BaseModel):
+class GlobalSearchRequest(_SearchSettings):
     """One global question and every setting of its run. Frozen; validated on construction."""
 
-    model_config = ConfigDict(frozen=True)
-
     query: str
-    community_level: int | Literal["leaf"] = DEFAULT_COMMUNITY_LEVEL
-    map_token_budget: int = DEFAULT_MAP_TOKEN_BUDGET
-    reduce_token_budget: int = DEFAULT_REDUCE_TOKEN_BUDGET
-    map_output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE
-    reduce_output_reserve: int = DEFAULT_REDUCE_OUTPUT_RESERVE
-    map_concurrency: int = DEFAULT_MAP_CONCURRENCY
     seed: int | None = None
-    reduce_strategy: ReduceStrategy = DEFAULT_REDUCE_STRATEGY
-    include_claims: bool = True
-    include_sources: bool = True
-    tokenizer: str = HEURISTIC
 
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**validate_request_fields(data))
