@@ -16,7 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.llm.settings import build_chat_model
+from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import Index
 from graphrag_core.request import REDUCE_STRATEGIES
 from graphrag_core.search import draw_seed
@@ -144,7 +144,8 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
             key=Keys.API_KEY,
             type="password",
             help="Kept in this browser session only (never in the URL or the run history). "
-            "Leave empty to use GRAPHRAG_LLM_API_KEY / OPENAI_API_KEY.",
+            "Leave empty to use GRAPHRAG_LLM_API_KEY / OPENAI_API_KEY, which is only ever sent "
+            "to the configured endpoint (GRAPHRAG_LLM_BASE_URL) or GRAPHRAG_LLM_ALLOWED_BASE_URLS.",
         )
     else:
         st.number_input(
@@ -172,6 +173,40 @@ def _new_seed() -> None:
     st.session_state[Keys.SEED] = draw_seed()
 
 
+def _model_settings(app: AppSettings, current: RunSettings) -> ModelSettings:
+    """The model a run with these settings calls (with the key typed in this browser session)."""
+    return model_settings_for(
+        app,
+        provider=current.model,
+        model_name=current.model_name,
+        base_url=current.base_url,
+        api_key=str(st.session_state.get(Keys.API_KEY) or ""),
+        latency_s=current.latency_s,
+    )
+
+
+def run_target(app: AppSettings, current: RunSettings) -> str:
+    """One sentence naming the model and endpoint the next run calls, and which key it sends."""
+    try:
+        settings = _model_settings(app, current)
+    except ValueError as exc:
+        return f"The model settings cannot be used: {exc}"
+    return describe_target(settings, typed_key=bool(str(st.session_state.get(Keys.API_KEY) or "").strip()))
+
+
+def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
+    """"Runs call model m at URL with the configured API key" (or the typed key, or none)."""
+    if settings.provider != "openai":
+        return "Runs call the offline model (no network)."
+    if settings.api_key is None:
+        key = "without an API key"
+    elif typed_key:
+        key = "with the API key typed in this session"
+    else:
+        key = "with the configured API key"
+    return f"Runs call model {settings.model} at {settings.base_url} {key}."
+
+
 def start_clicked() -> None:
     """Callback of "Run global search": start the run in its worker, or queue why not."""
     session = get_session()
@@ -189,14 +224,7 @@ def start_clicked() -> None:
         session.errors.append(opened.error or "The index could not be opened.")
         return
     try:
-        model_settings = model_settings_for(
-            app,
-            provider=current.model,
-            model_name=current.model_name,
-            base_url=current.base_url,
-            api_key=str(st.session_state.get(Keys.API_KEY) or ""),
-            latency_s=current.latency_s,
-        )
+        model_settings = _model_settings(app, current)
     except ValueError as exc:
         session.errors.append(f"The model settings cannot be used: {exc}")
         return

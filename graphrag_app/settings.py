@@ -112,20 +112,13 @@ def model_settings_for(
     latency_s: float = 0.0,
 ) -> ModelSettings:
     """The configured model settings with the page's choices applied; raises ``ValueError``
-    (pydantic's) with a message naming the field when a choice cannot be used."""
-    update: dict[str, Any] = {"provider": provider}
+    (pydantic's) with a message naming the field when a choice cannot be used.
+
+    The configured key goes only to the configured (or an allow-listed) endpoint: a base URL
+    from a link or typed in the page is called with ``api_key`` (typed in this browser
+    session) or with none (see ``ModelSettings.for_endpoint``)."""
     if provider == "openai":
-        if model_name.strip():
-            update["model"] = model_name.strip()
-        if base_url.strip():
-            update["base_url"] = base_url.strip()
-        if api_key.strip():
-            update["api_key"] = api_key.strip()
-    else:
-        spread = OFFLINE_LATENCY_SPREAD
-        update["offline_latency"] = (latency_s * (1 - spread), latency_s * (1 + spread)) if latency_s > 0 else None
-    data = app.model.model_dump()
-    if app.model.api_key is not None:
-        data["api_key"] = app.model.api_key.get_secret_value()
-    data.update(update)
-    return ModelSettings(**data)
+        return app.model.for_endpoint(base_url=base_url, api_key=api_key, model=model_name)
+    spread = OFFLINE_LATENCY_SPREAD
+    latency = (latency_s * (1 - spread), latency_s * (1 + spread)) if latency_s > 0 else None
+    return ModelSettings(**{**app.model.model_dump(), "provider": provider, "offline_latency": latency})

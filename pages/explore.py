@@ -77,6 +77,7 @@ left.button(
     icon=":material/play_arrow:",
 )
 mid.button("Stop", key=Keys.STOP, disabled=not running, on_click=controls.stop_clicked, icon=":material/stop:")
+st.caption(views.escape_markdown(controls.run_target(app, current)))
 
 for message in session.errors:
     st.error(views.escape_markdown(message), icon=":material/error:")

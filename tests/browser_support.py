@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 APP_ROOT = Path(__file__).resolve().parents[1]
@@ -27,13 +27,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(home: Path, db: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port with the run history in ``db``; yields its URL
-    once it answers its health check, and stops it afterwards (its log is ``home/server.log``)."""
+def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free port with the run history in ``db`` (and ``env`` over
+    the environment); yields its URL once it answers its health check, and stops it afterwards
+    (its log is ``home/server.log``)."""
     port = free_port()
+    extra = dict(env or {})
     env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db)}
     env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
     env.pop("GRAPHRAG_EXPLORER_CACHE", None)  # the map cache goes beside the run history
+    env.update(extra)
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port), "--server.headless", "true"]
     url = f"http://localhost:{port}"
     with open(home / "server.log", "w") as log:

@@ -11,7 +11,7 @@ The SDK's own retries are off (``max_retries=0``): the engine's loop is the only
 client is made for every call and closed after it, so no client outlives the event loop it was
 made on (``asyncio.run`` per Streamlit rerun closes its loop; a reused client then fails with
 "Event loop is closed"). The key is sent as a header and never appears in ``repr``,
-``identity``, logs or error messages (server texts that echo it are redacted).
+``identity``, logs, error messages or reply texts (server texts that echo it are redacted).
 """
 
 from __future__ import annotations
@@ -142,6 +142,10 @@ class OpenAIChatModel:
             raise RetryableModelError(f"Model response from {self.identity} is malformed: {self._redact(exc.message)}") from exc
         except openai.OpenAIError as exc:
             raise FatalModelError(f"Model call to {self.identity} failed: {self._redact(str(exc))}") from exc
+        except ValueError as exc:  # a 200 reply whose body is not JSON (json.JSONDecodeError)
+            raise RetryableModelError(
+                f"Model response from {self.identity} ({self.settings.base_url}) is malformed: its body is not JSON ({exc})."
+            ) from exc
         return self._response(completion)
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
@@ -161,9 +165,11 @@ class OpenAIChatModel:
         content = getattr(message, "content", None)
         if not isinstance(content, str):
             refusal = getattr(message, "refusal", None)
-            reason = f" (refusal: {str(refusal)[:ERROR_BODY_EXCERPT]})" if isinstance(refusal, str) and refusal else ""
+            reason = f" (refusal: {self._redact(str(refusal)[:ERROR_BODY_EXCERPT])})" if isinstance(refusal, str) and refusal else ""
             raise RetryableModelError(f"Model response from {self.identity} is malformed: its first choice has no message content{reason}.")
-        return ChatResponse(text=content, usage=_usage(getattr(completion, "usage", None)))
+        # A reply that echoes the key is redacted here, before any event, result, cache entry,
+        # stored run or page can hold it.
+        return ChatResponse(text=self._redact(content), usage=_usage(getattr(completion, "usage", None)))
 
 
 def _usage(usage: object) -> TokenUsage | None:

@@ -19,6 +19,9 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
 ``GRAPHRAG_LLM_API_VERSION``    set for Azure OpenAI
 ``GRAPHRAG_LLM_OFFLINE_LATENCY`` ``"min,max"`` seconds of simulated delay (offline)
 ``GRAPHRAG_LLM_OFFLINE_SEED``   seed of that delay
+``GRAPHRAG_LLM_ALLOWED_BASE_URLS`` further endpoints (comma- or space-separated) that may
+                                receive the configured key; the configured base URL
+                                always may, no other endpoint ever does
 ==============================  ===================================================
 """
 
@@ -51,6 +54,7 @@ KEY_JSON_MODE = "GRAPHRAG_LLM_JSON_MODE"
 KEY_API_VERSION = "GRAPHRAG_LLM_API_VERSION"
 KEY_OFFLINE_LATENCY = "GRAPHRAG_LLM_OFFLINE_LATENCY"
 KEY_OFFLINE_SEED = "GRAPHRAG_LLM_OFFLINE_SEED"
+KEY_ALLOWED_BASE_URLS = "GRAPHRAG_LLM_ALLOWED_BASE_URLS"
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off"})
@@ -80,6 +84,7 @@ class ModelSettings(BaseModel):
     api_version: str | None = None
     offline_latency: tuple[float, float] | None = None
     offline_seed: int = 0
+    allowed_base_urls: tuple[str, ...] = ()
 
     @field_validator("base_url", "api_version")
     @classmethod
@@ -139,6 +144,8 @@ class ModelSettings(BaseModel):
             values["json_mode"] = json_mode
         if (latency := _latency(mapping, KEY_OFFLINE_LATENCY)) is not None:
             values["offline_latency"] = latency
+        if allowed := _text(mapping, KEY_ALLOWED_BASE_URLS):
+            values["allowed_base_urls"] = tuple(allowed.replace(",", " ").split())
         if (seed := _number(mapping, KEY_OFFLINE_SEED)) is not None:
             if seed != int(seed):
                 raise SettingsError(f"{KEY_OFFLINE_SEED} must be an integer.")
@@ -148,12 +155,55 @@ class ModelSettings(BaseModel):
         except ValueError as exc:  # pydantic's ValidationError; its text never includes a SecretStr
             raise SettingsError(f"Invalid model settings: {_first_error(exc)}") from None
 
+    def key_may_go_to(self, base_url: str | None) -> bool:
+        """True when the configured key may be sent to ``base_url``: the configured endpoint
+        (``DEFAULT_OPENAI_BASE_URL`` when none is set) or one of ``allowed_base_urls``."""
+        target = endpoint_key(base_url or DEFAULT_OPENAI_BASE_URL)
+        trusted = [self.base_url or DEFAULT_OPENAI_BASE_URL, *self.allowed_base_urls]
+        return target is not None and target in {endpoint_key(url) for url in trusted}
+
+    def for_endpoint(self, *, base_url: str = "", api_key: str = "", model: str = "") -> "ModelSettings":
+        """These settings pointed at an OpenAI-compatible endpoint chosen outside the
+        configuration (a link, a page, a command-line option).
+
+        Invariant: the configured key travels only to an endpoint :meth:`key_may_go_to`
+        accepts; any other endpoint gets ``api_key`` (a key its user typed) or no key at all.
+        Raises ``ValueError`` (pydantic's) naming the field when a choice cannot be used."""
+        data = self.model_dump()
+        data["provider"] = "openai"
+        if base_url.strip():
+            data["base_url"] = base_url.strip()
+        if model.strip():
+            data["model"] = model.strip()
+        if api_key.strip():
+            data["api_key"] = api_key.strip()
+        elif self.api_key is not None and self.key_may_go_to(data["base_url"]):
+            data["api_key"] = self.api_key.get_secret_value()
+        else:
+            data["api_key"] = None
+        return ModelSettings(**data)
+
     def describe(self) -> dict[str, object]:
         """What the page and run records may show: everything but the key, which is only
         reported as set or not."""
         shown = self.model_dump(exclude={"api_key"})
         shown["api_key_set"] = self.api_key is not None
         return shown
+
+
+def endpoint_key(url: str | None) -> tuple[str, str, int | None, str] | None:
+    """What makes two base URLs the same endpoint: scheme, host, port (the scheme's default
+    when absent) and path without a trailing slash; None for a URL without a host."""
+    parts = urlsplit((url or "").strip())
+    if not parts.hostname:
+        return None
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    default_port = {"http": 80, "https": 443}.get(scheme)
+    return scheme, parts.hostname.lower(), port if port is not None else default_port, parts.path.rstrip("/")
 
 
 def _first_error(exc: ValueError) -> str:
@@ -235,4 +285,5 @@ __all__ = [
     "Provider",
     "SettingsError",
     "build_chat_model",
+    "endpoint_key",
 ]

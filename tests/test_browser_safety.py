@@ -1,0 +1,119 @@
+"""Issue 10 in a real browser: a shared link cannot send the server's API key to another host.
+
+Two fake OpenAI-compatible servers on 127.0.0.1: the app is configured with the first and its
+key; a link points the page at the second. The second must never see the key, and the page
+must say which endpoint and model the run calls.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import quote
+
+import pytest
+
+from .browser_support import CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():  # noqa: SIM108
+    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+
+SECRET = "sk-configured-SECRET-9876543210"
+ANSWER = json.dumps({"answer": "Tea is a drink.", "usefulness": 70})
+
+
+class ChatServer:
+    """Answers every chat-completions call with one valid map/reduce reply; records the headers."""
+
+    def __init__(self) -> None:
+        self.authorizations: list[str] = []
+        self.bodies: list[str] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self.rfile.read(int(self.headers.get("content-length", "0"))).decode()
+                server.authorizations.append(self.headers.get("authorization", ""))
+                server.bodies.append(body)
+                reply = {
+                    "id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}],
+                }
+                payload = json.dumps(reply).encode()
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self.httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+
+@pytest.fixture(scope="module")
+def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ChatServer, ChatServer]]:
+    configured, other = ChatServer(), ChatServer()
+    home = tmp_path_factory.mktemp("server")
+    env = {
+        "GRAPHRAG_LLM_PROVIDER": "openai",
+        "GRAPHRAG_LLM_BASE_URL": configured.base_url,
+        "GRAPHRAG_LLM_API_KEY": SECRET,
+        "GRAPHRAG_LLM_MODEL": "configured-model",
+    }
+    try:
+        with streamlit_server(home, home / "runs.sqlite3", env=env) as url:
+            yield url, configured, other
+    finally:
+        for fake in (configured, other):
+            fake.httpd.shutdown()
+            fake.httpd.server_close()
+
+
+def run_link(page, url: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(url)
+    sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
+    page.get_by_role("button", name="Run global search").click()
+    sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+
+
+def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> None:  # type: ignore[no-untyped-def]
+    url, configured, other = servers
+    with chromium_page(height=1400) as page:
+        link = f"{url}/?index=zh-tea&model=openai&base_url={quote(other.base_url, safe='')}&llm=x&q=what+is+tea%3F&concurrency=2"
+        page.goto(link)
+        sync_api.expect(page.get_by_text(f"Runs call model x at {other.base_url} without an API key")).to_be_visible()
+        run_link(page, link)
+        assert other.authorizations, "the run did not call the endpoint of the link"
+        assert all(SECRET not in header for header in other.authorizations)
+        assert not configured.authorizations
+
+        # The key typed in this browser session is the one the other endpoint receives.
+        page.get_by_role("textbox", name="API key").fill("sk-typed-in-the-page")
+        page.get_by_role("textbox", name="API key").press("Enter")
+        sync_api.expect(page.get_by_text("with the API key typed in this session")).to_be_visible()
+        calls = len(other.authorizations)
+        page.get_by_role("button", name="Run global search").click()
+        sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+        assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
+
+    with chromium_page(height=1400) as page:  # a new browser session: the configured endpoint gets the configured key
+        page.goto(f"{url}/?index=zh-tea&q=what+is+tea%3F&concurrency=2")
+        sync_api.expect(page.get_by_text(f"Runs call model configured-model at {configured.base_url} with the configured API key")).to_be_visible()
+        run_link(page, f"{url}/?index=zh-tea&q=what+is+tea%3F&concurrency=2")
+        assert configured.authorizations and set(configured.authorizations) == {f"Bearer {SECRET}"}
+    assert all(SECRET not in header for header in other.authorizations)
