@@ -8,6 +8,8 @@
                                               (a local tool); set but empty: samples only
 ``GRAPHRAG_EXPLORER_CACHE``                   the SQLite map cache; default: ``map-cache.sqlite3``
                                               beside the run history; ``off`` turns it off
+                                              (both read by ``graphrag_core.locations``, which
+                                              the command line shares)
 ``GRAPHRAG_LLM_*``, ``OPENAI_API_KEY``        the model: see ``graphrag_core.llm.settings``
 ============================================  ===============================================
 
@@ -26,14 +28,9 @@ from typing import Any
 import streamlit as st
 
 from graphrag_core.llm.settings import ModelSettings, SettingsError
-from graphrag_core.store import default_store_path
+from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from  # noqa: F401 - re-exported
 
-ENV_DB = "GRAPHRAG_EXPLORER_DB"
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
-ENV_CACHE = "GRAPHRAG_EXPLORER_CACHE"
-DEFAULT_CACHE_NAME = "map-cache.sqlite3"
-"""The map cache's file when ``GRAPHRAG_EXPLORER_CACHE`` is unset: beside the run history."""
-CACHE_OFF = frozenset({"off", "none", "0", "false", "no"})
 
 
 @dataclass(frozen=True)
@@ -71,14 +68,9 @@ def parse_allowed_roots(value: str | None) -> tuple[Path, ...] | None:
 
 def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
     """The settings a mapping of ``KEY -> value`` describes (pure; used by tests)."""
-    db = str(mapping.get(ENV_DB) or "").strip()
-    store_path = Path(db).expanduser() if db else default_store_path({k: str(v) for k, v in mapping.items()})
+    store_path = store_path_from(mapping)
     roots_value = mapping.get(ENV_ALLOWED_ROOTS)
-    cache = str(mapping.get(ENV_CACHE) or "").strip()
-    if cache.lower() in CACHE_OFF:
-        cache_path = None
-    else:
-        cache_path = Path(cache).expanduser() if cache else store_path.with_name(DEFAULT_CACHE_NAME)
+    cache_path = cache_path_from(mapping, store_path)
     model_error: str | None = mapping.get("__error__")  # type: ignore[assignment]
     try:
         model = ModelSettings.from_mapping(mapping)

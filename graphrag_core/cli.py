@@ -47,13 +47,15 @@ from .events import (
     RunFinished,
     SummariesSelected,
 )
-from .llm.base import ChatModel
+from .llm.base import ChatModel, model_identity
+from .llm.settings import ModelSettings, SettingsError
 from .models import LEAF, Index
 from .request import GlobalSearchRequest, SearchDefaults
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .state import RunState
-from .store import RunRecord, RunStore, StoreError, default_store_path
+from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
+from .store import RunRecord, RunStore, StoreError
 from .sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
@@ -65,7 +67,7 @@ EXIT_INDEX = 3
 EXIT_RUN = 4
 EXIT_INTERRUPTED = 130
 
-CACHE_FILE_NAME = "map-cache.sqlite3"
+CACHE_FILE_NAME = DEFAULT_CACHE_NAME
 """The default map cache lives next to the default run store."""
 
 MODEL_CHOICES = ("offline", "openai")
@@ -135,16 +137,21 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help="token counting (default heuristic)")
 
     mod = parser.add_argument_group("model")
-    mod.add_argument("--model", choices=MODEL_CHOICES, default="offline", help="offline (no network, default) or an OpenAI-compatible endpoint")
+    mod.add_argument(
+        "--model",
+        choices=MODEL_CHOICES,
+        default=None,
+        help="offline (no network) or an OpenAI-compatible endpoint; default: GRAPHRAG_LLM_PROVIDER, as in the app (offline when nothing is configured)",
+    )
     mod.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (with --model openai)")
     mod.add_argument("--model-name", default=None, help="model name at the endpoint (with --model openai)")
     mod.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable that holds the API key (the key is never a command-line value)")
 
     cache = parser.add_mutually_exclusive_group()
-    cache.add_argument("--cache", type=Path, default=None, metavar="PATH", help=f"map reply cache file (default: next to the run store, {CACHE_FILE_NAME})")
+    cache.add_argument("--cache", type=Path, default=None, metavar="PATH", help=f"map reply cache file (default: {ENV_CACHE}, else {CACHE_FILE_NAME} next to the run store)")
     cache.add_argument("--no-cache", action="store_true", help="do not cache map replies")
     store = parser.add_mutually_exclusive_group()
-    store.add_argument("--store", type=Path, default=None, metavar="PATH", help="run history file (default: the user data folder)")
+    store.add_argument("--store", type=Path, default=None, metavar="PATH", help=f"run history file (default: {ENV_DB}, else the user data folder)")
     store.add_argument("--no-store", action="store_true", help="do not record the run")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
@@ -186,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     imp.set_defaults(handler=cmd_import)
 
     runs = sub.add_parser("runs", help="the stored run history")
-    runs.add_argument("--store", type=Path, default=None, metavar="PATH", help="run history file (default: the user data folder)")
+    runs.add_argument("--store", type=Path, default=None, metavar="PATH", help=f"run history file (default: {ENV_DB}, else the user data folder)")
     runs_sub = runs.add_subparsers(dest="runs_command", metavar="ACTION", parser_class=_Parser)
     runs_sub.required = True
     runs_list = runs_sub.add_parser("list", help="the newest runs")
@@ -258,43 +265,52 @@ def _tokenizer(name: str) -> Tokenizer:
         raise CliError(f"The {name} tokenizer needs the bpe-openai package: {exc}", EXIT_USAGE) from None
 
 
+def model_settings_from(args: argparse.Namespace, environ: Mapping[str, str]) -> ModelSettings:
+    """The model settings of a run: the app's (``GRAPHRAG_LLM_*`` in the environment), with
+    ``--model``, ``--base-url``, ``--model-name`` and the key in ``--api-key-env`` over them.
+
+    The configured key goes only to the configured (or an allow-listed) endpoint: another
+    ``--base-url`` is called with the key of ``--api-key-env`` or with none."""
+    try:
+        configured = ModelSettings.from_mapping(environ)
+    except SettingsError as exc:  # its message names the key, never the secret
+        raise CliError(str(exc), EXIT_USAGE) from None
+    provider = args.model or configured.provider
+    if provider == "offline":
+        if args.base_url or args.model_name or args.api_key_env:
+            raise CliError("--base-url, --model-name and --api-key-env need --model openai.", EXIT_USAGE)
+        return configured.model_copy(update={"provider": "offline"})
+    typed_key = ""
+    if args.api_key_env:
+        typed_key = environ.get(args.api_key_env, "")
+        if not typed_key.strip():
+            raise CliError(f"--api-key-env: the environment variable {args.api_key_env} is not set or is empty.", EXIT_USAGE)
+    try:
+        return configured.for_endpoint(base_url=args.base_url or "", api_key=typed_key, model=args.model_name or "")
+    except SettingsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
 def build_model(args: argparse.Namespace, environ: Mapping[str, str], *, given: ChatModel | None = None) -> ChatModel:
-    """The model the options ask for. ``openai`` reads ``GRAPHRAG_LLM_*`` settings from the
-    environment, then applies ``--base-url``, ``--model-name`` and the key in ``--api-key-env``.
+    """The model the environment and options ask for (see :func:`model_settings_from`).
     A ``given`` model (the test seam of :func:`main`) is used as is."""
     if given is not None:
         return given
-    if args.model == "offline":
-        if args.base_url or args.model_name or args.api_key_env:
-            raise CliError("--base-url, --model-name and --api-key-env need --model openai.", EXIT_USAGE)
-        from .llm.offline import OfflineChatModel
-
-        return OfflineChatModel()
+    settings = model_settings_from(args, environ)
     try:
-        from .llm.settings import ModelSettings, build_chat_model
+        from .llm.settings import build_chat_model
     except ImportError as exc:
         raise CliError(f"The openai model is not available in this installation: {exc}", EXIT_USAGE) from None
-    mapping: dict[str, str] = dict(environ)
-    mapping["GRAPHRAG_LLM_PROVIDER"] = "openai"
-    if args.base_url:
-        mapping["GRAPHRAG_LLM_BASE_URL"] = args.base_url
-    if args.model_name:
-        mapping["GRAPHRAG_LLM_MODEL"] = args.model_name
-    if args.api_key_env:
-        key = environ.get(args.api_key_env, "")
-        if not key.strip():
-            raise CliError(f"--api-key-env: the environment variable {args.api_key_env} is not set or is empty.", EXIT_USAGE)
-        mapping["GRAPHRAG_LLM_API_KEY"] = key
     try:
-        return build_chat_model(ModelSettings.from_mapping(mapping))
-    except ValueError as exc:  # SettingsError; its message names the key, never the secret
-        raise CliError(str(exc), EXIT_USAGE) from None
+        return build_chat_model(settings)
+    except ImportError as exc:
+        raise CliError(f"The {settings.provider} model is not available in this installation: {exc}", EXIT_USAGE) from None
 
 
 def open_store(args: argparse.Namespace, environ: Mapping[str, str]) -> RunStore | None:
     if getattr(args, "no_store", False):
         return None
-    path = args.store if args.store is not None else default_store_path(environ)
+    path = args.store if args.store is not None else store_path_from(environ)
     try:
         return RunStore(path)
     except (StoreError, OSError) as exc:
@@ -306,7 +322,9 @@ def open_cache(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
         return None
     from .cache import SqliteMapCache
 
-    path = args.cache if args.cache is not None else default_store_path(environ).parent / CACHE_FILE_NAME
+    path = args.cache if args.cache is not None else cache_path_from(environ, store_path_from(environ))
+    if path is None:  # GRAPHRAG_EXPLORER_CACHE=off
+        return None
     try:
         return SqliteMapCache(path)
     except (OSError, sqlite3.Error) as exc:
@@ -458,11 +476,13 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
         raise
     run_id = _save_run(store, events, index, path, io)
 
+    answered_by = model_identity(model)
     if args.json:
-        io.out.write(result.model_dump_json(indent=2) + "\n")
+        io.out.write(json.dumps({"model": answered_by, **result.model_dump(mode="json")}, indent=2, ensure_ascii=False) + "\n")
     else:
         io.out.write(result.answer.rstrip() + "\n")
         if not args.quiet:
+            io.note(f"answered by {answered_by}")
             if result.community_ids:
                 ids = result.community_ids
                 more = f" ... ({len(ids) - SHOWN_COMMUNITY_IDS} more)" if len(ids) > SHOWN_COMMUNITY_IDS else ""
@@ -519,6 +539,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
             raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
         io.note(f"wrote {len(result.points)} points to {args.out}")
     if not args.quiet:
+        io.note(f"answered by {result.model}")
         for level, value in result.stability_by_level().items():
             shown = "n/a (fewer than two comparable points)" if value is None else f"{value:.3f}"
             io.note(f"stability at level {level}: {shown}")

@@ -168,7 +168,7 @@ class ModelSettings(BaseModel):
 
         Invariant: the configured key travels only to an endpoint :meth:`key_may_go_to`
         accepts; any other endpoint gets ``api_key`` (a key its user typed) or no key at all.
-        Raises ``ValueError`` (pydantic's) naming the field when a choice cannot be used."""
+        Raises :class:`SettingsError` naming the field when a choice cannot be used."""
         data = self.model_dump()
         data["provider"] = "openai"
         if base_url.strip():
@@ -181,7 +181,10 @@ class ModelSettings(BaseModel):
             data["api_key"] = self.api_key.get_secret_value()
         else:
             data["api_key"] = None
-        return ModelSettings(**data)
+        try:
+            return ModelSettings(**data)
+        except ValueError as exc:  # pydantic's ValidationError; its text never includes a SecretStr
+            raise SettingsError(f"Invalid model settings: {_first_error(exc)}") from None
 
     def describe(self) -> dict[str, object]:
         """What the page and run records may show: everything but the key, which is only
