@@ -9,6 +9,9 @@ The page folds the handle's events into a ``RunState`` and redraws at most every
 Invariants:
 - the model is built inside the run's own event loop, once per run (an ``AsyncOpenAI``
   client must not outlive its loop);
+- the run is in the history from its first event on, and its events are written as they
+  stream (batched, see ``graphrag_core.recording``), so a killed server leaves it there as
+  ``interrupted`` with its finished batches;
 - whatever way the run ends (finished, failed, stopped), its events are saved as a
   ``RunRecord`` before ``done`` is set, and a stopped run's events end with
   ``RunFailed(cancelled=True)``.
@@ -33,7 +36,7 @@ from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import stream_global
 from graphrag_core.state import RunState
-from graphrag_core.store import RunRecord, RunStore
+from graphrag_core.recording import RunRecorder
 
 DEFAULT_REDRAW_INTERVAL_S = 0.3
 MAX_REDRAW_INTERVAL_S = 1.0
@@ -60,6 +63,7 @@ class RunHandle:
     _loop: asyncio.AbstractEventLoop | None = None
     _task: asyncio.Future[None] | None = None
     _thread: threading.Thread | None = None
+    _recorder: RunRecorder | None = None
 
     @property
     def done(self) -> bool:
@@ -80,6 +84,8 @@ class RunHandle:
     def _append(self, event: Event) -> None:
         with self._lock:
             self._events.append(event)
+        if self._recorder is not None:  # only the run's own thread appends
+            self._recorder(event)
 
     def request_stop(self) -> None:
         """Cancel the run's task (thread-safe; a no-op once the run ended)."""
@@ -126,6 +132,7 @@ def start_run(
 ) -> RunHandle:
     """Start a run in a daemon thread and return its handle at once."""
     handle = RunHandle(run_id=run_id or uuid.uuid4().hex, index_name=index_name, index_path=index_path)
+    handle._recorder = RunRecorder(store_path, index_name=index_name, index_path=index_path) if store_path is not None else None
 
     async def consume() -> None:
         model = model_factory()
@@ -187,14 +194,15 @@ def _end_failed(handle: RunHandle, exc: BaseException) -> None:
 
 
 def _save(handle: RunHandle, store_path: Path | None) -> None:
-    events = handle.events_since(0)
-    if store_path is None or not events:
+    """The run's final write (its earlier ones happened as its events streamed)."""
+    recorder = handle._recorder
+    if store_path is None or recorder is None:
         return
     try:
-        record = RunRecord.from_events(events, index_name=handle.index_name, index_path=handle.index_path)
-        RunStore(store_path).save(record)
+        recorder.close()
     except Exception as exc:  # noqa: BLE001 - a run must end even when its record cannot be written
-        handle.save_error = f"The run could not be saved to {store_path}: {type(exc).__name__}: {exc}"
+        recorder.save_error = f"The run could not be saved to {store_path}: {type(exc).__name__}: {exc}"
+    handle.save_error = recorder.save_error
 
 
 class Throttle:

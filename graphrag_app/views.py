@@ -15,6 +15,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.state import RunState
+from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
 from . import charts
 from .loaders import CostPreview
@@ -45,6 +46,8 @@ def status_label(state: RunState) -> str:
     """The run's status word: a result's status, or running / stopped / failed."""
     if state.status == "finished" and state.result is not None:
         return state.result.status
+    if state.status == "failed" and state.error_type == INTERRUPTED_ERROR_TYPE:
+        return "interrupted"
     return {"cancelled": "stopped", "failed": "failed", "running": "running", "idle": "idle"}[state.status]
 
 

@@ -23,6 +23,8 @@ import json
 import os
 import sqlite3
 import sys
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
@@ -49,6 +51,7 @@ from .events import (
 )
 from .llm.base import ChatModel, model_identity
 from .llm.settings import ModelSettings, SettingsError
+from .recording import RunRecorder
 from .models import LEAF, Index
 from .request import GlobalSearchRequest, SearchDefaults
 from .results import GlobalSearchResult
@@ -56,7 +59,7 @@ from .search import retrieve_global
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .store import RunRecord, RunStore, StoreError
-from .sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
+from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
 PROG = "graphrag-explorer"
@@ -421,16 +424,12 @@ class ProgressPrinter:
                 pass
 
 
-def _save_run(store: RunStore | None, events: list[Event], index: Index, path: Path, io: _Io) -> str | None:
-    if store is None or not events:
-        return None
-    try:
-        record = RunRecord.from_events(events, index_name=index_display_name(index, path), index_path=str(path))
-        store.save(record)
-    except (StoreError, OSError, ValueError) as exc:
-        io.note(f"warning: the run was not recorded: {exc}")
-        return None
-    return record.run_id
+def _close_recorder(recorder: RunRecorder, io: _Io, *, interrupted: bool = False) -> str | None:
+    """The run's final write; a failed one is a warning (the answer still counts)."""
+    run_id = recorder.close(interrupted=interrupted)
+    if recorder.save_error:
+        io.note(f"warning: the run was not recorded: {recorder.save_error}")
+    return run_id
 
 
 def _batch_error_lines(exc: AllMapBatchesFailed, events: Sequence[Event]) -> list[str]:
@@ -451,11 +450,12 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
     index, path = load_index_at(args.index)
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
-    events: list[Event] = []
+    recorder = RunRecorder(store, index_name=index_display_name(index, path), index_path=str(path))
+    events = recorder.events
     progress = ProgressPrinter(io.err, enabled=not args.quiet)
 
     def on_event(event: Event) -> None:
-        events.append(event)
+        recorder(event)  # the run is stored from its start, its events as they stream
         progress(event)
 
     try:
@@ -463,18 +463,19 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
             retrieve_global(index, request, model, on_event=on_event, cache=cache, tokenizer=tokenizer)
         )
     except AllMapBatchesFailed as exc:
-        _save_run(store, events, index, path, io)
+        _close_recorder(recorder, io)
         raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
     except BudgetError as exc:
-        _save_run(store, events, index, path, io)
+        _close_recorder(recorder, io)
         raise CliError(str(exc), EXIT_USAGE) from None
     except (ModelError, ModelOutputError) as exc:
-        _save_run(store, events, index, path, io)
+        _close_recorder(recorder, io)
         raise CliError(f"The run failed: {exc}", EXIT_RUN) from None
     except KeyboardInterrupt:
-        _save_run(store, events, index, path, io)
+        if _close_recorder(recorder, io, interrupted=True):
+            io.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
         raise
-    run_id = _save_run(store, events, index, path, io)
+    run_id = _close_recorder(recorder, io)
 
     answered_by = model_identity(model)
     if args.json:
@@ -515,7 +516,11 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
 
+    finished: list[SweepPoint] = []
+    started = time.monotonic()
+
     def on_progress(progress: SweepProgress) -> None:
+        finished.append(progress.point)
         if args.quiet:
             return
         p = progress.point
@@ -525,19 +530,24 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"
         )
 
-    result: SweepResult = asyncio.run(
-        run_sweep(index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(path))
-    )
-    text = result.to_json() + "\n" if fmt == "json" else result.to_csv()
-    if args.out is None:
-        io.out.write(text)
-    else:
-        try:
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            args.out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
-        io.note(f"wrote {len(result.points)} points to {args.out}")
+    try:
+        result: SweepResult = asyncio.run(
+            run_sweep(index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(path))
+        )
+    except KeyboardInterrupt:
+        # Ctrl-C: the points that finished are written as a normal (shorter) sweep, then exit 130.
+        partial = SweepResult(
+            sweep_id=uuid.uuid4().hex,
+            spec=spec,
+            index_name=index.name,
+            model=model_identity(model),
+            points=sorted(finished, key=lambda p: p.index),
+            duration_s=time.monotonic() - started,
+        )
+        _write_sweep(partial, fmt, args, io)
+        io.note(f"interrupted after {len(finished)} of {len(spec)} sweep points")
+        raise
+    _write_sweep(result, fmt, args, io)
     if not args.quiet:
         io.note(f"answered by {result.model}")
         for level, value in result.stability_by_level().items():
@@ -547,6 +557,21 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
     if failed == len(result.points):
         raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)
     return EXIT_OK
+
+
+def _write_sweep(result: SweepResult, fmt: str, args: argparse.Namespace, io: _Io) -> None:
+    """The sweep's points as CSV or JSON, to ``--out`` or stdout."""
+    text = result.to_json() + "\n" if fmt == "json" else result.to_csv()
+    if args.out is None:
+        io.out.write(text)
+        io.out.flush()
+        return
+    try:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    io.note(f"wrote {len(result.points)} points to {args.out}")
 
 
 def index_statistics(index: Index, *, tokenizer: Tokenizer, include_claims: bool = True, include_sources: bool = True) -> dict[str, Any]:

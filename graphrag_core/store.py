@@ -14,13 +14,16 @@ Invariants:
 - the only model information stored is the model's *identity* string (``model_identity``),
   which by contract never holds a secret;
 - the columns shown by ``list_runs`` are derived from the record when it is saved, so listing
-  never parses event JSON.
+  never parses event JSON;
+- a run saved as ``running`` names its writer process (host, pid, start time); once that
+  process is gone, ``get`` and ``list_runs`` report it as ``interrupted``.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -31,13 +34,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .events import Event, RunStarted, events_from_json, events_to_json
+from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 from .state import RunState
 
-RunStatus = Literal["completed", "partial", "no_results", "failed", "cancelled", "running"]
-"""The status of a stored run: a result's status, or how an unfinished run ended."""
+RunStatus = Literal["completed", "partial", "no_results", "failed", "cancelled", "running", "interrupted"]
+"""The status of a stored run: a result's status, or how an unfinished run ended.
+``interrupted``: its process ended (killed, Ctrl-C) before the run did."""
+
+INTERRUPTED_ERROR_TYPE = "RunInterrupted"
 
 SCHEMA_VERSION = 1
 """The newest schema this module writes and reads."""
@@ -95,6 +101,49 @@ def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
     base = env.get("XDG_DATA_HOME") or ""
     root = Path(base).expanduser() if base.strip() else Path.home() / ".local" / "share"
     return root / STORE_DIR_NAME / STORE_FILE_NAME
+
+
+def _process_start(pid: int) -> str:
+    """The start time of a process (Linux ``/proc``), so a reused pid is not taken for it; ''
+    when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return ""
+
+
+def process_token() -> str:
+    """This process, as the writer of a running run: ``host:pid:start``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{_process_start(os.getpid())}"
+
+
+def writer_alive(token: str) -> bool:
+    """Whether the process a token names still runs (True when it cannot be told: another host)."""
+    host, _, rest = token.partition(":")
+    pid_text, _, start = rest.partition(":")
+    if host != socket.gethostname() or not pid_text.isdigit():
+        return True
+    pid = int(pid_text)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return not start or _process_start(pid) in ("", start)
+
+
+def _live_status(status: str, writer: object) -> str:
+    """A stored ``running`` status, or ``interrupted`` when its writer process is gone."""
+    if status == "running" and isinstance(writer, str) and writer and not writer_alive(writer):
+        return "interrupted"
+    return status
+
+
+def interrupted_message(state: RunState) -> str:
+    done, total = state.finished_batches, len(state.batches)
+    return f"The run was interrupted: its process ended before it finished ({done} of {total} map batches were done)."
 
 
 def utc_now_iso() -> str:
@@ -203,8 +252,12 @@ class RunRecord(BaseModel):
         )
 
     def replay(self) -> RunState:
-        """The run's state, folded from its stored events (no model needed)."""
-        return RunState.replay(self.events)
+        """The run's state, folded from its stored events (no model needed). An interrupted
+        run ends with a ``RunFailed`` saying so (its finished batches stay as they were)."""
+        state = RunState.replay(self.events)
+        if self.status == "interrupted" and self.events and not isinstance(self.events[-1], (RunFinished, RunFailed)):
+            state.apply(RunFailed(at=self.events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
+        return state
 
     @property
     def batch_count(self) -> int:
@@ -279,6 +332,9 @@ class RunStore:
                 for statement in _SCHEMA.split(";"):
                     if statement.strip():
                         conn.execute(statement)
+                columns = {info[1] for info in conn.execute("PRAGMA table_info(runs)")}
+                if "writer" not in columns:  # added for interrupted runs; older readers ignore it
+                    conn.execute("ALTER TABLE runs ADD COLUMN writer TEXT")
                 row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
                 version = row[0] if row else None
                 if version is None:
@@ -344,13 +400,14 @@ class RunStore:
             record.request.model_dump_json(),
             None if record.result is None else record.result.model_dump_json(),
             events_to_json(record.events),
+            process_token() if record.status == "running" else None,
         )
         with self._connect() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO runs (run_id, created_at, index_name, index_path, query, "
                 "community_level, seed, model, status, duration_s, batch_count, failed_batch_count, "
-                "selected_answer_count, label, error, request_json, result_json, events_json) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "selected_answer_count, label, error, request_json, result_json, events_json, writer) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 row,
             )
 
@@ -374,13 +431,14 @@ class RunStore:
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT run_id, created_at, index_name, index_path, query, seed, model, status, "
-                "duration_s, label, error, request_json, result_json, events_json FROM runs WHERE run_id = ?",
+                "duration_s, label, error, request_json, result_json, events_json, writer FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
         if row is None:
             return None
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
-         request_json, result_json, events_json) = row
+         request_json, result_json, events_json, writer) = row
+        status = _live_status(status, writer)
         return RunRecord(
             run_id=rid,
             created_at=created_at,
@@ -400,7 +458,7 @@ class RunStore:
 
     def list_runs(self, limit: int = DEFAULT_LIST_LIMIT, *, index_name: str | None = None) -> list[RunSummary]:
         """The newest runs first (at most ``limit``), optionally only those of one index."""
-        sql = f"SELECT {_SUMMARY_COLUMNS} FROM runs"
+        sql = f"SELECT {_SUMMARY_COLUMNS}, writer FROM runs"
         params: list[object] = []
         if index_name is not None:
             sql += " WHERE index_name = ?"
@@ -442,6 +500,7 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
     data["community_level"] = _level_value(str(data["community_level"]))
+    data["status"] = _live_status(str(data["status"]), row[len(names)] if len(row) > len(names) else None)
     return RunSummary.model_validate(data)
 
 
@@ -588,5 +647,8 @@ __all__ = [
     "RunSummary",
     "StoreError",
     "default_store_path",
+    "interrupted_message",
+    "process_token",
     "record_to_markdown",
+    "writer_alive",
 ]

@@ -39,7 +39,8 @@ from .request import GlobalSearchRequest, SearchDefaults
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .state import RunState
-from .store import RunRecord, RunStore
+from .recording import RunRecorder
+from .store import RunStore
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -379,18 +380,19 @@ async def run_sweep(
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
-        events: list[Event] = []
+        label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
+        recorder = RunRecorder(store, index_name=index.name, index_path=index_path, label=label)  # stored as it streams
+        events: list[Event] = recorder.events
         counted = _CountingModel(model)
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
-            result = await retrieve_global(index, request, counted, on_event=events.append, cache=cache)
+            result = await retrieve_global(index, request, counted, on_event=recorder, cache=cache)
             point = _point_from_result(base, result, counted, RunState.replay(events[:1]).run_id)
         except GraphRAGError as exc:
             point = _point_from_failure(base, exc, events, counted, time.monotonic() - point_started)
-        if store is not None and events:
-            label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
-            store.save(RunRecord.from_events(events, index_name=index.name, index_path=index_path, label=label))
+        finally:
+            recorder.close()
         return point
 
     async def worker() -> None:

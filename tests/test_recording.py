@@ -1,0 +1,171 @@
+"""Issue 10: nothing computed is lost. A run is in the history from its start, its events are
+written as they stream, and a killed process leaves it there as ``interrupted``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from graphrag_app.runner import start_run
+from graphrag_core.cli import EXIT_INTERRUPTED, main
+from graphrag_core.llm.base import ChatRequest
+from graphrag_core.llm.scripted import ScriptedChatModel
+from graphrag_core.recording import RunRecorder
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.search import retrieve_global
+from graphrag_core.store import RunStore, record_to_markdown
+
+from .factories import small_index
+
+ROOT = Path(__file__).resolve().parents[1]
+DEADLINE_S = 120
+MAP = '{"answer": "A point.", "usefulness": 50}'
+
+
+def wait_for(condition, what: str):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + DEADLINE_S
+    while time.monotonic() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite3")
+    now = [0.0]
+    recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
+    writes: list[int] = []
+    original = store.save
+    store.save = lambda record: (writes.append(len(record.events)), original(record))[1]  # type: ignore[method-assign]
+    request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
+
+    def on_event(event):  # type: ignore[no-untyped-def]
+        now[0] += 0.3
+        recorder(event)
+
+    asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(MAP), on_event=on_event))
+    recorder.close()
+    assert writes[0] == 1  # RunStarted is written at once
+    assert len(writes) < len(recorder.events)  # batched
+    assert writes[-1] == len(recorder.events)
+    record = store.get(recorder.saved_run_id or "")
+    assert record is not None and record.status == "completed" and len(record.events) == len(recorder.events)
+
+
+def test_a_running_run_is_in_the_history_before_it_ends(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite3"
+    gate = threading.Event()
+
+    async def slow(request: ChatRequest) -> str:
+        while not gate.is_set():
+            await asyncio.sleep(0.01)
+        return MAP
+
+    request = GlobalSearchRequest(query="What matters?", seed=1)
+    handle = start_run(small_index(), request, lambda: ScriptedChatModel(slow), store_path=db, index_name="small")
+    try:
+        record = wait_for(lambda: RunStore(db).get(handle.run_id), "the run to be stored")
+        assert record.status == "running" and RunStore(db).list_runs()[0].status == "running"
+    finally:
+        gate.set()
+    assert handle.wait(DEADLINE_S)
+    assert RunStore(db).get(handle.run_id).status == "completed"  # type: ignore[union-attr]
+
+
+def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tmp_path: Path) -> None:
+    db = tmp_path / "runs.sqlite3"
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "GRAPHRAG_EXPLORER_DB": str(db),
+        "GRAPHRAG_EXPLORER_CACHE": "off",
+        "GRAPHRAG_LLM_PROVIDER": "offline",
+        "GRAPHRAG_LLM_OFFLINE_LATENCY": "0.2,0.3",
+    }
+    command = [sys.executable, "-m", "graphrag_core", "query", "jargon", "What do hackers think?", "--map-budget", "900", "--map-reserve", "0", "--concurrency", "2", "--seed", "4"]
+    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+
+        def progressed():  # type: ignore[no-untyped-def]
+            if not db.exists():
+                return None
+            runs = RunStore(db).list_runs()
+            if not runs:
+                return None
+            record = RunStore(db).get(runs[0].run_id)
+            return record if record is not None and record.replay().finished_batches >= 2 else None
+
+        wait_for(progressed, "finished batches in the history")
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(30)
+    store = RunStore(db)
+    [summary] = store.list_runs()
+    assert summary.status == "interrupted"
+    record = store.get(summary.run_id)
+    assert record is not None and record.status == "interrupted"
+    state = record.replay()
+    assert 2 <= state.finished_batches < len(state.batches)
+    assert state.status == "failed" and state.error_type == "RunInterrupted"
+    assert "interrupted" in (state.error or "")
+    assert "**interrupted**" in record_to_markdown(record)
+
+
+def test_ctrl_c_records_the_run_as_interrupted(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    calls = []
+
+    def script(request: ChatRequest):  # type: ignore[no-untyped-def]
+        calls.append(request)
+        return KeyboardInterrupt() if len(calls) > 2 else MAP
+
+    db = tmp_path / "runs.sqlite3"
+    code = main(
+        ["query", "jargon", "What?", "--store", str(db), "--no-cache", "--map-budget", "900", "--map-reserve", "0", "--concurrency", "1"],
+        model=ScriptedChatModel(script),
+        environ={},
+    )
+    err = capsys.readouterr().err
+    assert code == EXIT_INTERRUPTED and "recorded with its finished batches" in err
+    [summary] = RunStore(db).list_runs()
+    assert summary.status == "cancelled"  # the engine saw the interruption and said so
+    record = RunStore(db).get(summary.run_id)
+    assert record is not None and sum(b.status == "done" for b in record.replay().batches) == 2
+
+
+@pytest.mark.parametrize("out_name", ["points.csv", "points.json", None])
+def test_sweep_ctrl_c_writes_the_finished_points_then_exits_130(capsys: pytest.CaptureFixture[str], tmp_path: Path, out_name: str | None) -> None:
+    calls = []
+
+    def script(request: ChatRequest):  # type: ignore[no-untyped-def]
+        calls.append(request)
+        if request.purpose == "reduce" and sum(r.purpose == "reduce" for r in calls) == 3:
+            return KeyboardInterrupt()
+        return MAP
+
+    argv = ["sweep", "jargon", "What?", "--seeds", "1,2,3,4", "--no-store", "--no-cache", "-q"]
+    out = tmp_path / out_name if out_name else None
+    if out is not None:
+        argv += ["--out", str(out)]
+    code = main(argv, model=ScriptedChatModel(script), environ={})
+    captured = capsys.readouterr()
+    assert code == EXIT_INTERRUPTED
+    text = out.read_text(encoding="utf-8") if out is not None else captured.out
+    if out_name and out_name.endswith(".json"):
+        import json
+
+        document = json.loads(text)
+        assert [p["seed"] for p in document["points"]] == [1, 2]
+    else:
+        lines = text.strip().splitlines()
+        assert len(lines) == 3 and lines[0].startswith("index,")  # the header and two points
+    assert "interrupted after 2 of 4 sweep points" in captured.err
