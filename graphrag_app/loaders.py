@@ -60,10 +60,28 @@ def resolve_source(key: str, settings: AppSettings) -> IndexSource:
         raise IndexAccessError("Enter the path of an index folder.")
     path = Path(key).expanduser().resolve()
     roots = settings.allowed_roots
-    if roots is not None and not any(path == root or path.is_relative_to(root) for root in roots):
+    if roots is not None:
         allowed = ", ".join(str(root) for root in roots) or "none: only the bundled samples"
-        raise IndexAccessError(f"{path} is outside the folders this app may open ({ENV_ALLOWED_ROOTS}: {allowed}).")
+        if not _under(path, roots):
+            raise IndexAccessError(f"{path} is outside the folders this app may open ({ENV_ALLOWED_ROOTS}: {allowed}).")
+        # A file symlink in an allowed folder must not lead outside the roots either.
+        folder = path if path.is_dir() else path.parent
+        try:
+            entries = [entry for entry in os.scandir(folder) if entry.is_symlink()]
+        except OSError:
+            entries = []
+        for entry in entries:
+            target = Path(entry.path).resolve()
+            if not _under(target, roots):
+                raise IndexAccessError(
+                    f"{entry.path} links to {target}, which is outside the folders this app may open "
+                    f"({ENV_ALLOWED_ROOTS}: {allowed})."
+                )
     return IndexSource(key=key, path=path, is_sample=False)
+
+
+def _under(path: Path, roots: tuple[Path, ...]) -> bool:
+    return any(path == root or path.is_relative_to(root) for root in roots)
 
 
 def folder_signature(path: Path) -> int:

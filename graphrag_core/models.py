@@ -10,15 +10,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Annotated, Any
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 
 from .errors import IndexValidationError
 
-Id = str
-"""An identifier: a string; an integer is taken as its decimal text (booleans are rejected)."""
+def _no_float_id(value: Any) -> Any:
+    """Ids are text or integers; a float (``1.5``, or ``12.0`` from a float column) is refused
+    rather than silently becoming the text ``"1.5"``."""
+    if isinstance(value, float):
+        raise ValueError(f"an id must be a string or an integer, not the number {value!r}")
+    return value
+
+
+Id = Annotated[str, BeforeValidator(_no_float_id)]
+"""An identifier: a string; an integer is taken as its decimal text (booleans and floats are
+rejected)."""
 
 
 class _Record(BaseModel):
@@ -34,7 +43,7 @@ class Community(_Record):
     parent_id: Id | None = None
     title: str = ""
     summary: str = ""
-    rank: float | None = None
+    rank: float | None = Field(default=None, allow_inf_nan=False)
     size: int | None = None
     entity_ids: tuple[Id, ...] = ()
 
@@ -82,7 +91,7 @@ class Relationship(_Record):
     source: str
     target: str
     description: str = ""
-    weight: float | None = None
+    weight: float | None = Field(default=None, allow_inf_nan=False)
 
 
 LEAF = "leaf"

@@ -22,6 +22,10 @@ DEFAULT_REDUCE_OUTPUT_RESERVE = 1024
 DEFAULT_MAP_CONCURRENCY = 4
 DEFAULT_REDUCE_STRATEGY: Literal["skip"] = "skip"
 
+SEED_MIN = -(2**63)
+SEED_MAX = 2**63 - 1
+"""A seed is stored as a 64-bit integer (the run history's SQLite column), so it must fit one."""
+
 ReduceStrategy = Literal["skip", "stop"]
 REDUCE_STRATEGIES: tuple[str, ...] = ("skip", "stop")
 
@@ -76,6 +80,8 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
     seed = data.get("seed")
     if seed is not None and not _is_int(seed):
         raise RequestValidationError("seed must be an integer or None.")
+    if seed is not None and not SEED_MIN <= seed <= SEED_MAX:
+        raise RequestValidationError(f"seed must be between {SEED_MIN} and {SEED_MAX} (a 64-bit integer), not {seed}.")
     strategy = data.get("reduce_strategy", DEFAULT_REDUCE_STRATEGY)
     if strategy not in REDUCE_STRATEGIES:
         raise RequestValidationError('reduce_strategy must be "skip" or "stop".')

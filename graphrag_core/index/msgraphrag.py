@@ -225,9 +225,14 @@ def _first_owner(keys: pa.Array, owner_ids: pa.Array, members: pa.Array) -> pa.A
     return pc.take(owner_of_flat, pc.index_in(keys, value_set=flat))
 
 
-def _numbers(column: pa.Array) -> list[float | None]:
-    """A float column as a list, NaN read as missing (JSON has no NaN, and NaN != NaN)."""
-    return pc.if_else(pc.is_nan(column), None, column).to_pylist()
+def _numbers(columns: _Columns, name: str) -> list[float | None]:
+    """A float column as a list (null: missing). NaN and infinities are refused with the file,
+    row and column: they are no rank or weight, and would otherwise load without a word."""
+    column = columns.array(name, pa.float64())
+    bad = _first_bad_row(pc.invert(pc.is_finite(column)))
+    if bad is not None:
+        raise columns.error(bad, name, f"{column[bad].as_py()} is not a finite number.")
+    return column.to_pylist()
 
 
 def _first_bad_row(mask: pa.Array) -> int | None:
@@ -266,6 +271,14 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
         not_null=("community",),
         hint=OLD_LAYOUT_HINT,
     )
+    for table in (comms, reports):
+        if table.rows == 0:
+            raise IndexFormatError(
+                f"{table.path}: the table has no rows, so the index holds no "
+                f"{'communities' if table is comms else 'community reports (no summaries)'}; "
+                "was the GraphRAG indexing run complete?",
+                path=str(table.path),
+            )
     negative = _first_bad_row(pc.less(comms.array("level"), 0))
     if negative is not None:
         raise comms.error(negative, "level", f"level {comms.get('level')[negative]} is negative; levels count from 0.")
@@ -289,7 +302,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
         report_of[cid] = row
 
     report_titles, report_texts = reports.get("title"), reports.get(summary)
-    report_ranks = _numbers(reports.array("rank", pa.float64()))
+    report_ranks = _numbers(reports, "rank")
     community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
     members = [tuple(m) if m else () for m in comms.array("entity_ids", pa.list_(pa.string())).to_pylist()]
     communities: list[Community] = []
@@ -351,7 +364,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             not_null=("id", "source", "target"),
         )
         descriptions = rels.get("description")
-        weights = _numbers(rels.array("weight", pa.float64()))
+        weights = _numbers(rels, "weight")
         relationships = [
             Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
             for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))

@@ -144,7 +144,7 @@ def check_structure(
     ``"documents"``, ``"entities"``, ``"relationships"``) to where its records came from.
     Raises :class:`IndexValidationError` on the first failure, in this order: duplicate ids,
     unknown parents, parent cycles, levels that are not the parent's + 1, claims naming unknown
-    communities or chunks, chunks naming unknown documents (only when documents are given).
+    or non-leaf communities or unknown chunks, chunks naming unknown documents (only when documents are given).
     Returns the recoverable oddities as warning texts: relationships naming unknown entity
     titles, entities naming unknown communities, communities naming unknown entities.
     """
@@ -177,12 +177,20 @@ def check_structure(
             )
 
     where = sources["claims"]
+    parents = {community.parent_id for community in communities if community.parent_id is not None}
     for position, claim in enumerate(claims):
         if claim.community_id not in by_id:
             raise where.error(
                 position,
                 "community_id",
                 f"claim {_q(claim.id)} names community {_q(claim.community_id)}, which does not exist.",
+            )
+        if claim.community_id in parents:
+            raise where.error(
+                position,
+                "community_id",
+                f"claim {_q(claim.id)} names community {_q(claim.community_id)}, which is not a leaf (it has "
+                "child communities); claims belong to leaf communities, whose map texts carry them.",
             )
         for chunk_id in claim.chunk_ids:
             if chunk_id not in chunk_ids:
@@ -322,6 +330,10 @@ def read_jsonl(path: Path, model: type[R]) -> tuple[list[R], RecordSource]:
 def read_manifest(folder: Path) -> Manifest:
     """Parse ``manifest.json``; an unknown ``format`` or a newer ``format_version`` is an IndexFormatError."""
     path = folder / MANIFEST_FILE
+    if path.is_dir():
+        raise IndexFormatError(
+            f"{path}: is a folder, but a native index's {MANIFEST_FILE} must be a JSON file.", path=str(path)
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
@@ -483,6 +495,7 @@ def save_native(index: Index, folder: Path) -> None:
 
 
 def looks_native(folder: Path) -> bool:
-    """True when ``folder`` holds a ``manifest.json`` (whatever its contents; reading checks them)."""
-    return (folder / MANIFEST_FILE).is_file()
+    """True when ``folder`` holds a ``manifest.json`` (whatever it is; reading checks it, and
+    says so when it is a folder)."""
+    return (folder / MANIFEST_FILE).exists()
 
