@@ -261,6 +261,18 @@ def index_display_name(index: Index, path: Path) -> str:
     return index.name or path.name or str(path)
 
 
+def check_levels(index: Index, path: Path, levels: Sequence[int | str], *, option: str = "--level") -> None:
+    """A level the index does not have is bad input (exit 2), naming the levels it has."""
+    have = index.levels()
+    missing = [level for level in levels if level != LEAF and level not in have]
+    if missing:
+        shown = ", ".join([LEAF, *(str(level) for level in have)])
+        raise CliError(
+            f"{option} {missing[0]}: the index {index_display_name(index, path)} has no level {missing[0]}; its levels are {shown}.",
+            EXIT_USAGE,
+        )
+
+
 def _tokenizer(name: str) -> Tokenizer:
     try:
         return get_tokenizer(name)
@@ -448,6 +460,7 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
     tokenizer = _tokenizer(request.tokenizer)
     model = build_model(args, io.environ, given=io.model)
     index, path = load_index_at(args.index)
+    check_levels(index, path, [request.community_level])
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
     recorder = RunRecorder(store, index_name=index_display_name(index, path), index_path=str(path))
@@ -513,6 +526,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
     _tokenizer(spec.base.tokenizer)
     model = build_model(args, io.environ, given=io.model)
     index, path = load_index_at(args.index)
+    check_levels(index, path, spec.levels, option="--levels")
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
 
@@ -720,6 +734,23 @@ def main(
     except KeyboardInterrupt:
         io.note("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``graphrag-explorer runs list | head -1``): not an error. Point
+        # stdout at /dev/null so the interpreter's final flush does not fail again.
+        _silence_stdout(io.out)
+        return EXIT_OK
+
+
+def _silence_stdout(stream: TextIO) -> None:
+    try:
+        fileno = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real file (tests pass StringIO)
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fileno)
+    finally:
+        os.close(devnull)
 
 
 __all__ = [

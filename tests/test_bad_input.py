@@ -137,3 +137,44 @@ def test_a_huge_seed_is_a_usage_error_in_the_cli(tmp_path: Path, capsys: pytest.
     code = main(["query", "jargon", "x", "--seed", str(2**64), "--store", str(tmp_path / "runs.sqlite3")], environ={})
     err = capsys.readouterr().err
     assert code == EXIT_USAGE and "seed must be between" in err and "Traceback" not in err
+
+
+# -- the command line ---------------------------------------------------------------------------
+
+
+def test_a_level_the_index_lacks_is_exit_2_naming_the_levels(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["query", "jargon", "What?", "--level", "7", "--no-store", "--no-cache"], environ={})
+    captured = capsys.readouterr()
+    assert code == EXIT_USAGE and captured.out == ""
+    assert "--level 7: the index" in captured.err and "its levels are leaf, 0, 1, 2." in captured.err
+    code = main(["sweep", "jargon", "What?", "--levels", "leaf,9", "--no-store", "--no-cache"], environ={})
+    assert code == EXIT_USAGE and "--levels 9:" in capsys.readouterr().err
+
+
+def test_runs_list_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
+    import asyncio
+    import os
+    import subprocess
+    import sys
+
+    from graphrag_core.llm.scripted import ScriptedChatModel
+    from graphrag_core.search import retrieve_global
+    from graphrag_core.store import RunRecord, RunStore
+
+    events: list = []
+    asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="q", seed=1), ScriptedChatModel('{"answer": "a", "usefulness": 5}'), on_event=events.append))
+    store = RunStore(tmp_path / "runs.sqlite3")
+    record = RunRecord.from_events(events, index_name="small")
+    for i in range(40):  # about 200 kB of listing: more than a pipe holds, so the writer meets the closed end
+        store.save(record.model_copy(update={"run_id": f"run{i}", "query": "a long question " * 300}))
+    root = Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "graphrag_core", "runs", "--store", str(store.path), "list", "--limit", "40"],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    first = process.stdout.readline()
+    process.stdout.close()  # what `| head -1` does
+    err = process.stderr.read().decode()
+    assert process.wait(60) == 0
+    assert first.startswith(b"run") and "BrokenPipeError" not in err and "Traceback" not in err
