@@ -71,6 +71,9 @@ class _Fitter:
         self.heuristic = tokenizer if isinstance(tokenizer, HeuristicTokenizer) else None
         self.additive = self.heuristic is not None
         self.prefix_measure = self.measure(self.prefix) if self.additive else (0, 0)
+        max_token = getattr(tokenizer, "max_token_chars", None)
+        self.max_run: int | None = budget * max_token if isinstance(max_token, int) and max_token > 0 else None
+        """No run longer than this fits: each token covers at most ``max_token_chars`` code points."""
 
     def measure(self, text: str) -> tuple[int, int]:
         """The additive measure of ``text`` (only with the heuristic tokenizer)."""
@@ -86,7 +89,13 @@ class _Fitter:
 
 
 def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
-    """Split one text into the longest code point runs whose header-plus-run fits the budget."""
+    """Split one text into the longest code point runs whose header-plus-run fits the budget.
+
+    Each run is the largest ``k`` with ``fits(header + next k code points)`` (spec section 5).
+    Work is linear in the text's length with the additive (heuristic) tokenizer; with another
+    tokenizer the spec's binary search runs as written, except that probes longer than any
+    fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
+    """
     header = part_header(text.community_id, PART_HEADER_PLACEHOLDER)
     body = text.text
     if not body.strip():
@@ -94,36 +103,67 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     parts: list[str] = []
     offset = 0
     n = len(body)
-    if fitter.additive:
-        ha, hc = fitter.measure(header)
-
-        def fits_run(k: int) -> bool:
-            a, c = fitter.measure(body[offset : offset + k])
-            return fitter.fits_measure(ha + a, hc + c)
-
-    else:
-
-        def fits_run(k: int) -> bool:
-            return fitter.fits(header + body[offset : offset + k])
-
     while offset < n:
-        remaining = n - offset
-        if fits_run(remaining):
-            k = remaining
-        else:
-            lo, hi = 0, remaining - 1  # the largest fitting k lies in [lo, hi]
-            while lo < hi:
-                mid = (lo + hi + 1) // 2
-                if fits_run(mid):
-                    lo = mid
-                else:
-                    hi = mid - 1
-            k = lo
+        k = _longest_run_additive(body, offset, header, fitter) if fitter.additive else _longest_run_searched(body, offset, header, fitter)
         if k == 0:
             raise BudgetError(f"Map token budget is too small for community summary {text.community_id}.")
         parts.append(body[offset : offset + k])
         offset += k
     return parts
+
+
+FIRST_RUN = 512
+"""Code points a part's search tries first; the run then doubles while it still fits."""
+
+
+def _longest_run_additive(body: str, offset: int, header: str, fitter: _Fitter) -> int:
+    """The largest ``k`` whose run fits, measuring each code point O(1) times.
+
+    Measures add up, so the run grows by doubling steps while it fits, and the step that does
+    not fit is bisected by measuring only the half being added. Fitting is monotone in ``k``
+    (a longer run never counts fewer tokens), so this is the same ``k`` a binary search finds.
+    """
+    n = len(body)
+    a, c = fitter.measure(header)
+    position, step = offset, FIRST_RUN
+    while position < n:
+        end = min(n, position + step)
+        da, dc = fitter.measure(body[position:end])
+        if fitter.fits_measure(a + da, c + dc):
+            a, c, position, step = a + da, c + dc, end, step * 2
+            continue
+        low, high = position, end  # a run to `low` fits, a run to `high` does not
+        while high - low > 1:
+            middle = (low + high) // 2
+            da, dc = fitter.measure(body[low:middle])
+            if fitter.fits_measure(a + da, c + dc):
+                a, c, low = a + da, c + dc, middle
+            else:
+                high = middle
+        return low - offset
+    return n - offset
+
+
+def _longest_run_searched(body: str, offset: int, header: str, fitter: _Fitter) -> int:
+    """The spec's binary search for any tokenizer (a count need not be additive or monotone)."""
+    bound = fitter.max_run
+
+    def fits_run(k: int) -> bool:
+        if bound is not None and k > bound:
+            return False  # more code points than the budget can hold, whatever the tokenizer
+        return fitter.fits(header + body[offset : offset + k])
+
+    remaining = len(body) - offset
+    if fits_run(remaining):
+        return remaining
+    low, high = 0, remaining - 1  # the largest fitting k lies in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits_run(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def build_summary_batches(

@@ -19,15 +19,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import sqlite3
 import sys
+import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn, TextIO, TypeVar
 
 from .errors import (
     AllMapBatchesFailed,
@@ -472,7 +475,7 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
         progress(event)
 
     try:
-        result: GlobalSearchResult = asyncio.run(
+        result: GlobalSearchResult = run_async(
             retrieve_global(index, request, model, on_event=on_event, cache=cache, tokenizer=tokenizer)
         )
     except AllMapBatchesFailed as exc:
@@ -545,7 +548,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         )
 
     try:
-        result: SweepResult = asyncio.run(
+        result: SweepResult = run_async(
             run_sweep(index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(path))
         )
     except KeyboardInterrupt:
@@ -714,7 +717,8 @@ def main(
             args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
         except SystemExit as exc:  # --help and --version exit through argparse
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-        return int(args.handler(args, io))
+        with _ctrl_c_interrupts():
+            return int(args.handler(args, io))
     except CliError as exc:
         if exc.usage:
             io.note(exc.usage)
@@ -739,6 +743,66 @@ def main(
         # stdout at /dev/null so the interpreter's final flush does not fail again.
         _silence_stdout(io.out)
         return EXIT_OK
+
+
+T = TypeVar("T")
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run`` for a command: on Ctrl-C (``KeyboardInterrupt``, see
+    :func:`_ctrl_c_interrupts`) a task still running is cancelled and given the chance to
+    report it, a task that the interrupt ended has its exception retrieved (no "never
+    retrieved" noise), and the interrupt goes on to :func:`main` (exit 130)."""
+    loop = asyncio.new_event_loop()
+
+    def handle(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        if not isinstance(context.get("exception"), KeyboardInterrupt):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+    task = loop.create_task(coroutine)
+    try:
+        return loop.run_until_complete(task)
+    except KeyboardInterrupt:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        elif not task.cancelled():
+            task.exception()
+        raise
+    finally:
+        try:
+            pending = [t for t in asyncio.all_tasks(loop) if not t.done()]
+            for t in pending:
+                t.cancel()
+            if pending:
+                loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        finally:
+            loop.close()
+
+
+@contextlib.contextmanager
+def _ctrl_c_interrupts() -> Iterator[None]:
+    """Ctrl-C raises ``KeyboardInterrupt`` at once, wherever the command is.
+
+    ``asyncio.run`` would otherwise answer the first Ctrl-C by cancelling its task, which only
+    happens at the task's next ``await``: CPU-bound work (planning the batches of a huge index)
+    would ignore it. A handler other than Python's default keeps ``asyncio.run`` from
+    installing its own. The previous handler is restored afterwards."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _silence_stdout(stream: TextIO) -> None:

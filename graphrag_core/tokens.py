@@ -70,11 +70,21 @@ class ExactTokenizer:
 
         self.name = encoding
         self._encoding = bpe_openai.get_encoding(encoding)
+        self._max_token_chars: int | None = None
 
     def count(self, text: str) -> int:
         if not text:
             return 0
         return len(self._encoding.encode(text, disallowed_special=()))
+
+    @property
+    def max_token_chars(self) -> int:
+        """The most code points one token can cover: its byte length bounds it (a code point is
+        at least one byte), so no text of more than ``budget * max_token_chars`` code points
+        fits in ``budget`` tokens."""
+        if self._max_token_chars is None:
+            self._max_token_chars = max(len(value) for value in self._encoding.token_byte_values())
+        return self._max_token_chars
 
 
 @lru_cache(maxsize=None)

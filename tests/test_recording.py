@@ -169,3 +169,43 @@ def test_sweep_ctrl_c_writes_the_finished_points_then_exits_130(capsys: pytest.C
         lines = text.strip().splitlines()
         assert len(lines) == 3 and lines[0].startswith("index,")  # the header and two points
     assert "interrupted after 2 of 4 sweep points" in captured.err
+
+
+BUSY_SCRIPT = """
+import sys, time
+from graphrag_core.cli import main
+from graphrag_core.llm.scripted import ScriptedChatModel
+
+def busy(request):
+    print("started", file=sys.stderr, flush=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:  # CPU-bound, never awaits
+        pass
+    print("BUSY-DONE", file=sys.stderr, flush=True)
+    return '{"answer": "A point.", "usefulness": 50}'
+
+sys.exit(main(["query", "jargon", "What?", "--store", sys.argv[1], "--no-cache"], model=ScriptedChatModel(busy), environ={}))
+"""
+
+
+def test_ctrl_c_interrupts_cpu_bound_work_at_once(tmp_path: Path) -> None:
+    """The first Ctrl-C stops the command even while it computes without awaiting (as when
+    planning the batches of a huge index); asyncio's own handling would wait for an await."""
+    db = tmp_path / "runs.sqlite3"
+    process = subprocess.Popen(
+        [sys.executable, "-c", BUSY_SCRIPT, str(db)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.strip() == "started":
+            process.send_signal(signal.SIGINT)
+            break
+    rest = process.stderr.read()
+    assert process.wait(120) == EXIT_INTERRUPTED
+    assert "BUSY-DONE" not in rest and "interrupted" in rest
+    assert "Traceback" not in rest and "never retrieved" not in rest
+    [summary] = RunStore(db).list_runs()
+    assert summary.status in ("cancelled", "interrupted")
