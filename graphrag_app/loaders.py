@@ -8,6 +8,9 @@ The cost preview is cached per index and request.
 from __future__ import annotations
 
 import os
+import threading
+from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,14 +123,43 @@ class CostPreview:
         return self.batches + 1 if self.batches else 0
 
 
-@st.cache_data(max_entries=PREVIEW_CACHE_ENTRIES, show_spinner=False)
-def cost_preview(_index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
-    """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``)."""
+def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    communities, _batches, estimates = plan_batches(_index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
+    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
     return CostPreview(
         summaries=len(communities),
         batches=len(estimates),
         map_prompt_tokens=sum(estimates),
         largest_batch_tokens=max(estimates, default=0),
     )
+
+
+PREVIEW_WAIT_S = 2.0
+"""How long a page waits for a cost preview before it says "still computing" and polls."""
+
+_preview_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cost-preview")
+_previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
+_previews_lock = threading.Lock()
+
+
+def preview_future(index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
+    """The cost preview of a request, computed off the script thread (one worker, shared by
+    every session) and kept for the newest ``PREVIEW_CACHE_ENTRIES`` requests. The future
+    raises ``BudgetError`` (or a request's ``ValueError``) when the request cannot run."""
+    key = (index_key, signature, request_json, seed)
+    with _previews_lock:
+        future = _previews.get(key)
+        if future is None:
+            future = _preview_pool.submit(_compute_preview, index, request_json, seed)
+            _previews[key] = future
+            while len(_previews) > PREVIEW_CACHE_ENTRIES:
+                _previews.popitem(last=False)
+        else:
+            _previews.move_to_end(key)
+        return future
+
+
+def cost_preview(index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
+    """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``);
+    waits for the computation (see :func:`preview_future` for a page that must not wait)."""
+    return preview_future(index, index_key, signature, request_json, seed).result()

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import itertools
+from concurrent import futures
 
 import streamlit as st
 
 from graphrag_app import controls, views
 from graphrag_app.loaders import (
-    cost_preview,
+    PREVIEW_WAIT_S,
     default_index_key,
     folder_signature,
+    preview_future,
     sample_names,
 )
 from graphrag_app.navigation import ensure_app_navigation
@@ -55,16 +57,37 @@ session.settings = current
 if opened.error:
     st.error(views.escape_markdown(opened.error), icon=":material/folder_off:")
 
-# The cost of these settings, before any model call.
+# The cost of these settings, before any model call (computed off the script thread: a huge
+# index says "still computing" and the preview appears when it is ready).
 request_error: str | None = None
-preview = None
+pending = None
 try:
     request = current.to_request(query=current.query if current.query.strip() else "?")
     if opened.index is not None and opened.source is not None:
-        preview = cost_preview(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), current.seed)
+        pending = preview_future(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), current.seed)
+        futures.wait([pending], timeout=PREVIEW_WAIT_S)
 except (GraphRAGError, ValueError) as exc:
     request_error = str(exc)
-views.render_cost_preview(st.container(), preview, request_error)
+
+
+def draw_preview(first: bool) -> None:
+    if pending is None or request_error:
+        views.render_cost_preview(st.container(), None, request_error)
+    elif not pending.done():
+        st.caption("Cost preview: still computing for this index and these settings…")
+    else:
+        try:
+            views.render_cost_preview(st.container(), pending.result(), None)
+        except (GraphRAGError, ValueError) as exc:
+            views.render_cost_preview(st.container(), None, str(exc))
+        if not first:
+            st.rerun()  # the whole page once, which also stops this polling
+
+
+if pending is not None and not pending.done():
+    st.fragment(lambda: draw_preview(False), run_every=1.0)()
+else:
+    draw_preview(True)
 
 running = session.running
 left, mid, _ = st.columns([2, 1, 5], vertical_alignment="center")
