@@ -61,7 +61,7 @@ from .results import GlobalSearchResult
 from .search import retrieve_global
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
-from .store import RunRecord, RunStore, StoreError
+from .store import RunStore, StoreError
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
