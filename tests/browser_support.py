@@ -18,6 +18,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 ARTIFACTS = APP_ROOT / "test-artifacts"
 SERVER_START_TIMEOUT_S = 60
 UI_TIMEOUT_MS = 60_000
+SERVER_PROCESSES: dict[str, subprocess.Popen] = {}
+"""The ``streamlit run`` process behind each URL :func:`streamlit_server` yields (tests that
+kill a server look it up here)."""
 
 
 def free_port() -> int:
@@ -53,8 +56,10 @@ def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = No
                 if process.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"streamlit did not start; see {home / 'server.log'}")
                 time.sleep(0.3)
+            SERVER_PROCESSES[url] = process
             yield url
         finally:
+            SERVER_PROCESSES.pop(url, None)
             process.terminate()
             try:
                 process.wait(10)

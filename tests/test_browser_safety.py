@@ -117,3 +117,41 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         run_link(page, f"{url}/?index=zh-tea&q=what+is+tea%3F&concurrency=2")
         assert configured.authorizations and set(configured.authorizations) == {f"Bearer {SECRET}"}
     assert all(SECRET not in header for header in other.authorizations)
+
+
+def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import re
+    import signal
+    import time
+
+    from graphrag_core.store import RunStore
+
+    from .browser_support import SERVER_PROCESSES
+
+    db = tmp_path / "runs.sqlite3"
+    env = {"GRAPHRAG_LLM_PROVIDER": "offline"}
+    with chromium_page(height=1400) as page:
+        with streamlit_server(tmp_path, db, env=env) as url:
+            page.goto(f"{url}/?index=jargon&latency=0.4&concurrency=1&q=Who+is+the+Mentor%3F")
+            page.get_by_role("button", name="Run global search").click()
+            sync_api.expect(page.get_by_text(re.compile(r"^Status: running"))).to_be_visible()
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:  # until some finished batches are written
+                runs = RunStore(db).list_runs() if db.exists() else []
+                record = RunStore(db).get(runs[0].run_id) if runs else None
+                if record is not None and sum(b.status == "done" for b in record.replay().batches) >= 2:
+                    break
+                time.sleep(0.2)
+            else:
+                raise AssertionError("no finished batches were written while the run streamed")
+            SERVER_PROCESSES[url].send_signal(signal.SIGKILL)
+            SERVER_PROCESSES[url].wait(30)
+        with streamlit_server(tmp_path, db, env=env) as url:  # the app again, on the same history
+            page.goto(url)
+            recent = page.locator("details").filter(has=page.get_by_text("Recent runs")).first
+            if recent.get_attribute("open") is None:
+                page.get_by_text("Recent runs").click()
+            sync_api.expect(page.get_by_text("status: interrupted").first).to_be_visible()
+            recent.get_by_role("button", name="Open", exact=True).first.click()
+            sync_api.expect(page.get_by_text(re.compile(r"^Status: interrupted")).first).to_be_visible()
+            sync_api.expect(page.get_by_text(re.compile(r"The run was interrupted: its process ended before it finished \(\d+ of \d+ map batches were done\)")).first).to_be_visible()
