@@ -28,7 +28,7 @@ import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Literal
 
@@ -118,12 +118,20 @@ def process_token() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{_process_start(os.getpid())}"
 
 
-def writer_alive(token: str) -> bool:
-    """Whether the process a token names still runs (True when it cannot be told: another host)."""
+STALE_RUN_S = 900.0
+"""A running run written by another host whose last event is older than this is taken as
+interrupted (a live run writes as its batches finish; its process cannot be asked)."""
+
+
+def writer_alive(token: str, *, last_event_at: datetime | None = None) -> bool:
+    """Whether the process a token names may still run: on this host, whether that process
+    (same pid and start time) exists; on another host, whether its last event is recent."""
     host, _, rest = token.partition(":")
     pid_text, _, start = rest.partition(":")
     if host != socket.gethostname() or not pid_text.isdigit():
-        return True
+        if last_event_at is None:
+            return True
+        return (datetime.now(timezone.utc) - last_event_at).total_seconds() < STALE_RUN_S
     pid = int(pid_text)
     try:
         os.kill(pid, 0)
@@ -134,11 +142,19 @@ def writer_alive(token: str) -> bool:
     return not start or _process_start(pid) in ("", start)
 
 
-def _live_status(status: str, writer: object) -> str:
+def _live_status(status: str, writer: object, created_at: object = None, duration_s: object = None) -> str:
     """A stored ``running`` status, or ``interrupted`` when its writer process is gone."""
-    if status == "running" and isinstance(writer, str) and writer and not writer_alive(writer):
-        return "interrupted"
-    return status
+    if status != "running" or not isinstance(writer, str) or not writer:
+        return status
+    last_event_at = None
+    if isinstance(created_at, str) and isinstance(duration_s, (int, float)):
+        try:
+            started = datetime.fromisoformat(created_at)
+        except ValueError:
+            started = None
+        if started is not None and started.tzinfo is not None:
+            last_event_at = started + timedelta(seconds=float(duration_s))
+    return status if writer_alive(writer, last_event_at=last_event_at) else "interrupted"
 
 
 def interrupted_message(state: RunState) -> str:
@@ -438,7 +454,7 @@ class RunStore:
             return None
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
          request_json, result_json, events_json, writer) = row
-        status = _live_status(status, writer)
+        status = _live_status(status, writer, created_at, duration_s)
         return RunRecord(
             run_id=rid,
             created_at=created_at,
@@ -500,7 +516,8 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
     data["community_level"] = _level_value(str(data["community_level"]))
-    data["status"] = _live_status(str(data["status"]), row[len(names)] if len(row) > len(names) else None)
+    writer = row[len(names)] if len(row) > len(names) else None
+    data["status"] = _live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
     return RunSummary.model_validate(data)
 
 

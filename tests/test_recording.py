@@ -209,3 +209,26 @@ def test_ctrl_c_interrupts_cpu_bound_work_at_once(tmp_path: Path) -> None:
     assert "Traceback" not in rest and "never retrieved" not in rest
     [summary] = RunStore(db).list_runs()
     assert summary.status in ("cancelled", "interrupted")
+
+
+def test_a_run_left_running_by_another_host_is_interrupted_once_stale(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from graphrag_core import store as store_module
+
+    events: list = []
+    asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="q", seed=1), ScriptedChatModel(MAP), on_event=events.append))
+    store = RunStore(tmp_path / "runs.sqlite3")
+    running = events[:3]
+    fresh = RunRecorder(store, index_name="small")
+    for event in running:
+        fresh(event)
+    assert store.list_runs()[0].status == "running"  # this process is alive
+    with store._connect() as conn:
+        conn.execute("UPDATE runs SET writer = 'another-host:1:1'")
+    assert store.list_runs()[0].status == "running"  # recent: it may still be running there
+    old = (datetime.now(timezone.utc) - timedelta(seconds=store_module.STALE_RUN_S + 60)).isoformat(timespec="seconds")
+    with store._connect() as conn:
+        conn.execute("UPDATE runs SET created_at = ?", (old,))
+    assert store.list_runs()[0].status == "interrupted"
+    assert store.get(fresh.saved_run_id or "").status == "interrupted"  # type: ignore[union-attr]
