@@ -59,7 +59,7 @@ from .models import LEAF, Index
 from .request import GlobalSearchRequest, SearchDefaults
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .state import RunState
+from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .store import RunRecord, RunStore, StoreError
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
@@ -448,10 +448,9 @@ def _close_recorder(recorder: RunRecorder, io: _Io, *, interrupted: bool = False
 
 
 def _batch_error_lines(exc: AllMapBatchesFailed, events: Sequence[Event]) -> list[str]:
-    state = RunState.replay(events)
-    failed = [b for b in state.batches if b.status == "failed"]
+    failed = run_figures(events).failures
     if failed:
-        return [f"batch {b.index} (communities {', '.join(b.community_ids)}): {b.errors[-1] if b.errors else 'failed'}" for b in failed]
+        return [f"batch {f.batch_index} (communities {', '.join(f.community_ids)}): {f.error}" for f in failed]
     return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
 
 

@@ -95,5 +95,12 @@ class AllMapBatchesFailed(ExceptionGroup, GraphRAGError):
         return AllMapBatchesFailed(self.message, excs)
 
 
+INTERRUPTED_ERROR_TYPE = "RunInterrupted"
+"""The ``error_type`` of the ``RunFailed`` that ends an interrupted run's replay (its process ended)."""
+
+STOPPED_MESSAGE = "The run was stopped before it finished."
+"""The error text of a run its user stopped (``RunFailed(cancelled=True)``), engine and app alike."""
+
+
 class RunCancelled(GraphRAGError):
     """A run was stopped by its user before it finished."""
