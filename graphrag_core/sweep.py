@@ -36,7 +36,7 @@ from .events import Event, RunFinished
 from .figures import run_figures
 from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
 from .models import Index
-from .request import GlobalSearchRequest, SearchDefaults
+from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .recording import RunRecorder
@@ -60,18 +60,16 @@ def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
 
     Runs before pydantic, like the request's own validation, so the errors are this package's
     ``RequestValidationError`` and not pydantic's wrapper."""
-    GlobalSearchRequest(query=data.get("query"))  # the empty-query message
+    check_query(data.get("query"))
     for level in data.get("levels") or []:
-        GlobalSearchRequest(query="probe", community_level=level)
+        check_setting("community_level", level)
     for seed in data.get("seeds") or []:
         if seed is None:
             raise RequestValidationError("A sweep's seeds must be integers.")
-        GlobalSearchRequest(query="probe", seed=seed)
+        check_setting("seed", seed)
     for name in ("map_token_budgets", "reduce_token_budgets"):
-        field = name[:-1]  # map_token_budget / reduce_token_budget
         for value in data.get(name) or []:
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise RequestValidationError(f"{field} must be a positive integer.")
+            check_setting(name[:-1], value)  # map_token_budget / reduce_token_budget
     concurrency = data.get("point_concurrency", DEFAULT_POINT_CONCURRENCY)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 0:
         raise RequestValidationError("point_concurrency must be a positive integer.")

@@ -17,6 +17,8 @@ from graphrag_app.settings import settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
     from_query_params,
+    ignored_notice,
+    level_notice,
     provenance_url,
     to_query_params,
 )
@@ -30,10 +32,11 @@ from graphrag_core.events import (
 from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
-from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.request import GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import sample_path
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
+from graphrag_core.tokens import TOKENIZER_NAMES
 
 from .conftest import APP_ROOT
 from .factories import small_index
@@ -429,3 +432,46 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at.button(key="run_global_search").click().run()
     assert "Status: completed" in texts(at)
     assert time.monotonic() - started < 60
+
+
+def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
+    base = RunSettings(map_token_budget=7000)
+    decoded, problems = from_query_params(
+        {"map_budget": "99999999999999999999", "concurrency": "1000000", "seed": str(2**40), "map_reserve": "x"}, base=base
+    )
+    assert decoded == base
+    assert len(problems) == 4
+    assert any("map_budget='99999999999999999999'" in p and "at most" in p for p in problems)
+    assert any("concurrency='1000000'" in p for p in problems)
+    decoded, problems = from_query_params({"level": "2", "tokenizer": "nope", "strategy": "stop"}, base=base)
+    assert decoded.community_level == "2" and decoded.reduce_strategy == "stop" and decoded.tokenizer == base.tokenizer
+    assert problems == [ignored_notice("tokenizer", "nope", "tokenizer must be one of " + ", ".join(TOKENIZER_NAMES))]
+
+
+def test_run_settings_are_a_view_of_the_search_settings() -> None:
+    defaults = SearchSettings()
+    settings = RunSettings()
+    assert settings.search_settings() == defaults.model_dump()
+    request = GlobalSearchRequest(query="q", community_level=2, map_concurrency=3, include_sources=False, seed=5)
+    again = RunSettings.from_request(request, index="jargon", seed=None, base=settings).to_request()
+    assert again == request
+
+
+def test_a_url_level_the_index_lacks_is_ignored_with_a_notice() -> None:
+    assert level_notice({"level": "999"}, [0, 1, "leaf"]) == (
+        "Ignored the URL parameter level='999': not a valid community level (this index has the levels 0, 1, leaf)."
+    )
+    assert level_notice({"level": "1"}, [0, 1, "leaf"]) is None
+    assert level_notice({"level": "leaf"}, [0, "leaf"]) is None
+    assert level_notice({}, [0, "leaf"]) is None
+
+
+def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) -> None:
+    at = app()
+    at.query_params.update({"level": "999", "map_budget": "99999999999999999999"})
+    at.run()
+    assert not at.exception
+    notes = messages(at, "info")
+    assert any("level='999'" in n for n in notes)
+    assert any("map_budget=" in n for n in notes)
+    assert at.selectbox(key="community_level").value == "leaf"

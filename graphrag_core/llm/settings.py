@@ -28,7 +28,7 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -36,6 +36,8 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, m
 from .base import ChatModel
 
 Provider = Literal["offline", "openai"]
+PROVIDERS: tuple[Provider, ...] = get_args(Provider)
+"""The model providers, in the order the app and the command line offer them."""
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -129,7 +131,7 @@ class ModelSettings(BaseModel):
         base_url = _text(mapping, KEY_BASE_URL)
         api_key = _text(mapping, KEY_API_KEY) or _text(mapping, KEY_API_KEY_FALLBACK)
         provider = (_text(mapping, KEY_PROVIDER) or "").lower() or ("openai" if base_url or api_key else "offline")
-        if provider not in ("offline", "openai"):
+        if provider not in PROVIDERS:
             raise SettingsError(f"{KEY_PROVIDER} must be 'offline' or 'openai', not {provider!r}.")
         values: dict[str, Any] = {"provider": provider, "base_url": base_url, "api_version": _text(mapping, KEY_API_VERSION)}
         if api_key:
@@ -285,6 +287,7 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "ModelSettings",
+    "PROVIDERS",
     "Provider",
     "SettingsError",
     "build_chat_model",
