@@ -15,6 +15,7 @@ from typing import Annotated, Any
 import networkx as nx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 
+from .context import MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES, MAP_SECTION_SUMMARY, format_claim_line, format_map_text
 from .errors import IndexValidationError
 
 def _no_float_id(value: Any) -> Any:
@@ -96,16 +97,6 @@ class Relationship(_Record):
 
 LEAF = "leaf"
 
-MAP_SECTION_SUMMARY = "[Community summary]"
-MAP_SECTION_CLAIMS = "[Supporting claims]"
-MAP_SECTION_SOURCES = "[Source excerpts]"
-
-
-def format_claim_line(claim: Claim) -> str:
-    """One line of the ``[Supporting claims]`` part: subject, object when present, description."""
-    head = claim.subject if not claim.object else f"{claim.subject} -> {claim.object}"
-    description = " ".join(claim.description.split())
-    return f"- {head}: {description}" if description else f"- {head}"
 
 
 class Index(_Record):
@@ -330,21 +321,17 @@ class Index(_Record):
         in first-seen order.
         """
         community = self.community(community_id)
-        parts: list[str] = []
-        if community.summary.strip():
-            parts.append(f"{MAP_SECTION_SUMMARY}\n{community.summary.strip()}")
         claims = self.leaf_claims(community.id) if (include_claims or include_sources) else []
-        if include_claims and claims:
-            parts.append(MAP_SECTION_CLAIMS + "\n" + "\n".join(format_claim_line(c) for c in claims))
-        if include_sources and claims:
-            seen: dict[str, SourceChunk] = {}
+        seen: dict[str, SourceChunk] = {}
+        if include_sources:
             for claim in claims:
                 for chunk_id in claim.chunk_ids:
                     seen.setdefault(chunk_id, self._chunks[chunk_id])
-            excerpts = [chunk.text.strip() for chunk in seen.values() if chunk.text.strip()]
-            if excerpts:
-                parts.append(MAP_SECTION_SOURCES + "\n" + "\n\n".join(excerpts))
-        return "\n\n".join(parts)
+        return format_map_text(
+            community.summary,
+            [format_claim_line(c) for c in claims] if include_claims else (),
+            [chunk.text for chunk in seen.values()],
+        )
 
     def stats(self) -> dict[str, int]:
         return {
