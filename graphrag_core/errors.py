@@ -76,6 +76,9 @@ class IndexValidationError(GraphRAGError, ValueError):
         self.path = path
         self.row = row
         self.field = field
+        self.location: tuple[str, int, str, object] | None = None
+        """``(table, record position, field, message)`` when a structure check raised it (see
+        ``validation.locate``)."""
 
 
 class IndexFormatError(IndexValidationError):

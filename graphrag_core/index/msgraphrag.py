@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
-from .native import WARNING_EXAMPLES, RecordSource, check_structure
+from ..validation import WARNING_EXAMPLES, RecordSource, locate, structure_warnings
 
 SummaryChoice = Literal["full_content", "summary"]
 """Which report text becomes a community's summary."""
@@ -477,32 +477,28 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
     def source(table: str, numbers: Sequence[int], fields: Mapping[str, str] | None = None) -> RecordSource:
         return RecordSource(_table_file(version, table), "row", numbers, str(file(table)), fields or {})
 
-    warnings += check_structure(
-        communities=communities,
-        claims=claims,
-        chunks=chunks,
-        documents=documents,
-        entities=entities,
-        relationships=relationships,
-        sources={
-            "communities": source("communities", range(len(communities)), {"id": "community", "parent_id": "parent"}),
-            "claims": source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}),
-            "chunks": source("text_units", range(len(chunks)), {"document_id": document_field}),
-            "documents": source("documents", range(len(documents))),
-            "entities": source("entities", range(len(entities))),
-            "relationships": source("relationships", range(len(relationships))),
-        },
-    )
+    sources = {
+        "communities": source("communities", range(len(communities)), {"id": "community", "parent_id": "parent"}),
+        "claims": source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}),
+        "chunks": source("text_units", range(len(chunks)), {"document_id": document_field}),
+        "documents": source("documents", range(len(documents))),
+        "entities": source("entities", range(len(entities))),
+        "relationships": source("relationships", range(len(relationships))),
+    }
+    warnings += structure_warnings(communities=communities, entities=entities, relationships=relationships)
     name = folder.parent.name if folder.name in ("output", "artifacts") else folder.name
-    return Index(
-        communities=tuple(communities),
-        claims=tuple(claims),
-        chunks=tuple(chunks),
-        documents=tuple(documents),
-        entities=tuple(entities),
-        relationships=tuple(relationships),
-        name=name,
-        description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
-        f"community summaries are the reports' {summary}.",
-        warnings=tuple(warnings),
-    )
+    try:
+        return Index(
+            communities=tuple(communities),
+            claims=tuple(claims),
+            chunks=tuple(chunks),
+            documents=tuple(documents),
+            entities=tuple(entities),
+            relationships=tuple(relationships),
+            name=name,
+            description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
+            f"community summaries are the reports' {summary}.",
+            warnings=tuple(warnings),
+        )
+    except IndexValidationError as exc:
+        raise locate(exc, sources) from None
