@@ -61,6 +61,7 @@ from .results import GlobalSearchResult
 from .search import retrieve_global
 from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
+from .statistics import index_statistics
 from .store import RunRecord, RunStore, StoreError
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
@@ -593,42 +594,6 @@ def _write_sweep(result: SweepResult, fmt: str, args: argparse.Namespace, io: _I
     except OSError as exc:
         raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
     io.note(f"wrote {len(result.points)} points to {args.out}")
-
-
-def index_statistics(index: Index, *, tokenizer: Tokenizer, include_claims: bool = True, include_sources: bool = True) -> dict[str, Any]:
-    """Per selection (``leaf`` and each level): communities, non-blank summaries, token totals
-    of the summaries and of the map texts, and the claims the map texts bring; plus totals and
-    warnings. Pure: it reads the index only."""
-
-    def row(selection: int | str, pool: Sequence[Any]) -> dict[str, Any]:
-        selected = [c for c in pool if c.summary.strip()]
-        return {
-            "level": selection,
-            "communities": len(pool),
-            "summaries": len(selected),
-            "summary_tokens": sum(tokenizer.count(c.summary.strip()) for c in selected),
-            "map_text_tokens": sum(
-                tokenizer.count(index.map_text(c.id, include_claims=include_claims, include_sources=include_sources)) for c in selected
-            ),
-            "claims": sum(len(index.leaf_claims(c.id)) for c in selected),
-        }
-
-    levels = [row(level, [c for c in index.communities if c.level == level]) for level in index.levels()]
-    leaf = row(LEAF, list(index.leaves))
-    warnings = list(index.warnings)
-    for entry in [leaf, *levels]:
-        blank = entry["communities"] - entry["summaries"]
-        if entry["communities"] and not entry["summaries"]:
-            warnings.append(f"Level {entry['level']}: no community has a summary; a search there finds nothing.")
-        elif blank and entry["level"] != LEAF:
-            warnings.append(f"Level {entry['level']}: {blank} of {entry['communities']} communities have a blank summary.")
-    return {
-        "name": index.name,
-        "tokenizer": tokenizer.name,
-        "levels": [leaf, *levels],
-        "totals": index.stats(),
-        "warnings": warnings,
-    }
 
 
 def cmd_inspect(args: argparse.Namespace, io: _Io) -> int:
