@@ -11,7 +11,6 @@ figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would 
 
 from __future__ import annotations
 
-import html
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
 from graphrag_core.store import RunRecord
 from graphrag_core.sweep import jaccard
@@ -65,9 +65,6 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 
 
-def plot_text(text: object) -> str:
-    """``text`` made inert for Plotly labels and hover text (which interpret ``<b>``, ``<a>``…)."""
-    return html.escape(str(text), quote=False)
 
 
 def run_labels(records: Sequence[RunRecord]) -> list[str]:

@@ -8,7 +8,6 @@ values for ``st.dataframe``, which shows text as text.
 
 from __future__ import annotations
 
-import html
 import math
 import textwrap
 from collections.abc import Sequence
@@ -18,6 +17,7 @@ import networkx as nx
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.models import LEAF, Community, Index
 from graphrag_core.statistics import LevelStats, level_statistics
 from graphrag_core.tokens import estimate_tokens
@@ -43,9 +43,6 @@ SUMMARY_EXCERPT_CHARS = 160
 LABEL_CHARS = 40
 
 
-def plot_text(text: object) -> str:
-    """``text`` made inert for Plotly labels and hover text."""
-    return html.escape(str(text), quote=False)
 
 
 def _cut(text: str, limit: int) -> str:

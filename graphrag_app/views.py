@@ -7,7 +7,6 @@ through :func:`escape_markdown`. No panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pandas as pd
@@ -19,29 +18,13 @@ from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
 from . import charts
+from .escaping import escape_markdown
 from .loaders import CostPreview
 from .urls import provenance_params
 
 PROVENANCE_PAGE = "pages/provenance.py"
 LINKS_PER_ROW = 6
 MAX_COMMUNITY_LINKS = 60
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<>|~$])")
-_LINE_START = re.compile(r"^(\s*)([#>+\-=]|\d+[.)])")
-
-
-def escape_markdown(text: str) -> str:
-    """``text`` on one line, safe inside Markdown: no HTML, links, images, code, emphasis with
-    ``*``, tables, strike-through, maths or Streamlit ``:color[...]`` directives, and no block
-    syntax at the start. Plain prose (``.``, ``:``, ``_`` within words, paths) is left as is, so
-    messages stay readable and searchable."""
-    line = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-    def escape_start(match: re.Match[str]) -> str:
-        lead, mark = match.group(1), match.group(2)
-        return lead + (mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark)
-
-    return _LINE_START.sub(escape_start, line)
-
 
 def status_label(state: RunState) -> str:
     """The run's status word: a result's status, or running / stopped / failed."""
