@@ -25,16 +25,14 @@ import json
 import os
 import socket
 import sqlite3
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-
-from functools import cached_property
 
 from .errors import INTERRUPTED_ERROR_TYPE
 from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
@@ -42,6 +40,8 @@ from .figures import RunFigures, RunOutcome, run_figures
 from .report import record_to_markdown
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult
+from .sqlite import connect as sqlite_connect
+from .sqlite import enable_wal
 from .state import RunState
 
 RunStatus = RunOutcome
@@ -56,8 +56,6 @@ STORE_FILE_NAME = "runs.sqlite3"
 DEFAULT_LIST_LIMIT = 100
 CONNECT_TIMEOUT_S = 10.0
 """How long an operation waits for another writer's lock before failing."""
-WAL_SWITCH_ATTEMPTS = 20
-WAL_SWITCH_PAUSE_S = 0.01
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -307,16 +305,9 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection for one operation; commits on success, rolls back on error, always closes."""
-        conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S)
-        try:
-            conn.execute("PRAGMA foreign_keys = ON")
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`)."""
+        return sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",))
 
     def _migrate(self) -> None:
         """Create the tables when missing and check the schema version, in one immediate
@@ -326,7 +317,7 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the run store: {exc}") from exc
         try:
-            self._enable_wal(conn)
+            enable_wal(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for statement in _SCHEMA.split(";"):
@@ -354,23 +345,6 @@ class RunStore:
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
-
-    @staticmethod
-    def _enable_wal(conn: sqlite3.Connection) -> None:
-        """Switch the file to WAL once; a concurrent opener may hold the lock, so retry briefly.
-
-        Changing the journal mode does not wait on the busy timeout, hence the loop."""
-        for attempt in range(WAL_SWITCH_ATTEMPTS):
-            try:
-                if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
-                    return
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                time.sleep(WAL_SWITCH_PAUSE_S * (attempt + 1))
-        conn.execute("PRAGMA journal_mode = WAL")
 
     @property
     def schema_version(self) -> int:
