@@ -297,3 +297,23 @@ def test_offline_global_search_completes_on_the_jargon_sample(jargon_index: Inde
     request = GlobalSearchRequest(query="What do hackers think of IBM and Microsoft?", community_level=level, seed=7)
     result = asyncio.run(retrieve_global(jargon_index, request, OfflineChatModel()))
     assert result.status == "completed"
+
+
+def test_the_builder_names_its_optional_dependency(monkeypatch):
+    import importlib.util
+
+    from graphrag_core.samples import builder
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real(name, *a))
+    with pytest.raises(builder.SampleBuildError, match=r"needs scipy.*graphrag-global-explorer\[samples\]"):
+        builder.require_scipy()
+
+
+def test_samples_are_package_data():
+    from importlib.resources import files
+
+    from graphrag_core.samples import SAMPLE_DATA
+
+    assert SAMPLE_DATA == Path(str(files("graphrag_core") / "sample_data"))
+    assert all((SAMPLE_DATA / name / "manifest.json").is_file() for name in SAMPLES)
