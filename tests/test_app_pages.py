@@ -5,6 +5,7 @@ Runs use the offline model (no network). Every test gets its own run history (``
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -336,12 +337,37 @@ def test_app_settings_read_store_path_roots_and_model(tmp_path: Path) -> None:
     assert settings_from_mapping({}).allowed_roots is None
 
 
+class _GatedModel:
+    """The offline model for the first ``open_calls`` calls; every later call waits until it is
+    cancelled, so a test can stop a run in the middle without timing it."""
+
+    identity = "gated-offline"
+
+    def __init__(self, open_calls: int) -> None:
+        self.inner, self.open_calls, self.calls = OfflineChatModel(), open_calls, 0
+
+    async def complete(self, request):
+        self.calls += 1
+        if self.calls > self.open_calls:
+            await asyncio.Event().wait()  # never set: only cancellation ends this call
+        return await self.inner.complete(request)
+
+
+def _wait_for(condition, *, polls: int = 2000, pause_s: float = 0.01) -> None:
+    """Poll ``condition`` (bounded); the run's worker thread makes it true."""
+    for _ in range(polls):
+        if condition():
+            return
+        time.sleep(pause_s)
+    raise AssertionError("the condition never became true")
+
+
 def test_stop_cancels_a_slow_run_and_saves_it_as_cancelled(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite3"
     index = load_index(sample_path("jargon"))
     request = GlobalSearchRequest(query=QUESTION, seed=3, map_concurrency=2)
-    handle = start_run(index, request, lambda: OfflineChatModel(latency=(0.3, 0.5)), store_path=db, index_name="jargon")
-    time.sleep(1.0)
+    handle = start_run(index, request, lambda: _GatedModel(open_calls=2), store_path=db, index_name="jargon")
+    _wait_for(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2)
     handle.request_stop()
     assert handle.wait(10)
     state = follow(handle, RunState(), lambda _s: None)
@@ -398,11 +424,10 @@ def test_redraws_are_throttled_with_a_thousand_batches() -> None:
     assert renders[-1] == 1000 and state.finished_batches == 1000
 
 
-def test_charts_draw_a_thousand_batches_quickly() -> None:
+def test_charts_draw_a_thousand_batches() -> None:
+    # how long this takes is measured by benchmarks/bench_charts.py, not asserted here
     state = RunState.replay(_thousand_batch_events())
-    started = time.perf_counter()
     figures = [charts.usefulness_figure(state), charts.timeline_figure(state), charts.reduce_figure(state)]
-    assert time.perf_counter() - started < 2.0
     assert sum(len(trace.x) for trace in figures[0].data) == 1000
     lanes = charts.call_lanes(state.calls, state.elapsed_s)
     assert max(lanes) + 1 <= 8
@@ -428,10 +453,8 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
     at.run()
     assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
-    started = time.monotonic()
-    at.button(key="run_global_search").click().run()
+    at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert "Status: completed" in texts(at)
-    assert time.monotonic() - started < 60
 
 
 def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
