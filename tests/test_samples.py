@@ -315,3 +315,18 @@ def test_samples_are_package_data():
 
     assert SAMPLE_DATA == Path(str(files("graphrag_core") / "sample_data"))
     assert all((SAMPLE_DATA / name / "manifest.json").is_file() for name in SAMPLES)
+
+
+def test_every_sample_file_is_declared_package_data():
+    """A non-editable install carries the samples: each file matches a package-data glob."""
+    import tomllib
+    from fnmatch import fnmatch
+
+    from graphrag_core.samples import SAMPLE_DATA
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["graphrag_core"]
+    package_root = SAMPLE_DATA.parent
+    files = [p.relative_to(package_root).as_posix() for p in SAMPLE_DATA.rglob("*") if p.is_file()]
+    assert files and all(any(fnmatch(f, g) and f.count("/") == g.count("/") for g in globs) for f in files), files
+    assert "scipy" not in " ".join(config["project"]["dependencies"])
