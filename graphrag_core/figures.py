@@ -105,6 +105,12 @@ class RunFigures(BaseModel):
         return sum(self.batch_token_estimates)
 
     @property
+    def prompt_tokens(self) -> int:
+        """The planned prompt estimate of what was sent: each map batch once, plus the reduce
+        prompt when a reduce call was made (retries are not counted again)."""
+        return self.map_prompt_tokens + ((self.reduce_prompt_tokens or 0) if self.reduce_calls else 0)
+
+    @property
     def prompt_tokens_if_uncached(self) -> int:
         """Reported prompt tokens plus the planned estimate of the batches the cache answered."""
         return self.usage.prompt_tokens + self.cached_prompt_tokens
