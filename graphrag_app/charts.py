@@ -14,6 +14,8 @@ from plotly.subplots import make_subplots
 
 from graphrag_core.state import BatchState, CallSpan, RunState
 
+from .escaping import plot_text
+
 BATCH_COLORS: dict[str, str] = {
     "pending": "#d0d4dc",
     "running": "#4c8bf5",
@@ -47,7 +49,8 @@ CHART_HEIGHT = 300
 
 
 def short_ids(ids: Sequence[str], limit: int = HOVER_IDS_MAX) -> str:
-    """``"1, 2, 3"``, cut to ``limit`` ids with a count of the rest."""
+    """``"1, 2, 3"``, cut to ``limit`` ids with a count of the rest (raw text: escape it for
+    the place it is shown)."""
     shown = ", ".join(ids[:limit])
     return shown if len(ids) <= limit else f"{shown}, … (+{len(ids) - limit})"
 
@@ -82,7 +85,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
                 y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
                 marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.35},
                 customdata=[
-                    [short_ids(b.community_ids), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", b.token_estimate]
+                    [plot_text(short_ids(b.community_ids)), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", b.token_estimate]
                     for b in batches
                 ],
                 hovertemplate=(
@@ -161,7 +164,7 @@ def reduce_figure(state: RunState) -> go.Figure:
         if not picked:
             continue
         custom = [
-            [short_ids(c.answer.community_ids), "-" if c.answer.batch_index is None else c.answer.batch_index, "-" if c.tokens is None else c.tokens]
+            [plot_text(short_ids(c.answer.community_ids)), "-" if c.answer.batch_index is None else c.answer.batch_index, "-" if c.tokens is None else c.tokens]
             for _, c in picked
         ]
         hover = (

@@ -11,7 +11,6 @@ figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would 
 
 from __future__ import annotations
 
-import html
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
 from graphrag_core.store import RunRecord
 from graphrag_core.sweep import jaccard
@@ -65,9 +65,6 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 
 
-def plot_text(text: object) -> str:
-    """``text`` made inert for Plotly labels and hover text (which interpret ``<b>``, ``<a>``…)."""
-    return html.escape(str(text), quote=False)
 
 
 def run_labels(records: Sequence[RunRecord]) -> list[str]:
@@ -173,37 +170,20 @@ class RunMetrics:
 
 
 def run_metrics(record: RunRecord) -> RunMetrics:
-    """The metrics of one run. A finished run reads its diagnostics; a failed or stopped one is
-    counted from its events (its calls as started, its token estimates as planned)."""
-    result = record.result
-    if result is not None:
-        d = result.diagnostics
-        reported = d.usage.total_tokens
-        return RunMetrics(
-            status=record.status,
-            summaries=d.summary_count,
-            batches=d.batch_count,
-            model_calls=d.map_calls + d.reduce_calls,
-            map_prompt_tokens=sum(d.batch_token_estimates),
-            reduce_prompt_tokens=d.reduce_prompt_tokens,
-            reported_tokens=reported or None,
-            failed_batches=d.failed_batch_count,
-            answers_selected=d.selected_answer_count,
-            communities_cited=len(result.community_ids),
-            duration_s=record.duration_s,
-        )
-    state = record.replay()
+    """The metrics of one run, read from its figures (:attr:`RunRecord.figures`): a cache hit is
+    not a model call, and a failed or stopped run counts what its events show."""
+    figures = record.figures
     return RunMetrics(
         status=record.status,
-        summaries=state.summary_count or 0,
-        batches=len(state.batches),
-        model_calls=len(state.calls) + (1 if state.reduce_prompt_tokens is not None else 0),
-        map_prompt_tokens=sum(b.token_estimate for b in state.batches),
-        reduce_prompt_tokens=state.reduce_prompt_tokens,
-        reported_tokens=None,
-        failed_batches=sum(1 for b in state.batches if b.status == "failed"),
-        answers_selected=0,
-        communities_cited=0,
+        summaries=figures.summaries or 0,
+        batches=figures.batches,
+        model_calls=figures.model_calls,
+        map_prompt_tokens=figures.map_prompt_tokens,
+        reduce_prompt_tokens=figures.reduce_prompt_tokens,
+        reported_tokens=figures.usage.total_tokens or None,
+        failed_batches=figures.failed_batches,
+        answers_selected=record.selected_answer_count,
+        communities_cited=len(figures.communities_cited),
         duration_s=record.duration_s,
     )
 

@@ -18,7 +18,7 @@ from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import Index
-from graphrag_core.request import REDUCE_STRATEGIES
+from graphrag_core.request import REDUCE_STRATEGIES, SearchSettings
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
@@ -30,8 +30,6 @@ from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session,
 from .settings import AppSettings, load_settings, model_settings_for
 from .urls import LEAF, MAX_LATENCY_S, MAX_SEED, RunSettings
 
-MAX_BUDGET = 2_000_000
-MAX_CONCURRENCY = 64
 
 
 @dataclass
@@ -109,11 +107,12 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
 
     st.header("Budgets")
-    st.number_input("Map token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.MAP_BUDGET)
-    st.number_input("Map output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.MAP_RESERVE)
-    st.number_input("Reduce token budget", min_value=1, max_value=MAX_BUDGET, step=500, key=Keys.REDUCE_BUDGET)
-    st.number_input("Reduce output reserve", min_value=0, max_value=MAX_BUDGET, step=128, key=Keys.REDUCE_RESERVE)
-    st.number_input("Map concurrency", min_value=1, max_value=MAX_CONCURRENCY, step=1, key=Keys.CONCURRENCY)
+    top = SearchSettings.ui_max  # the same ranges the URL accepts
+    st.number_input("Map token budget", min_value=1, max_value=top("map_token_budget"), step=500, key=Keys.MAP_BUDGET)
+    st.number_input("Map output reserve", min_value=0, max_value=top("map_output_reserve"), step=128, key=Keys.MAP_RESERVE)
+    st.number_input("Reduce token budget", min_value=1, max_value=top("reduce_token_budget"), step=500, key=Keys.REDUCE_BUDGET)
+    st.number_input("Reduce output reserve", min_value=0, max_value=top("reduce_output_reserve"), step=128, key=Keys.REDUCE_RESERVE)
+    st.number_input("Map concurrency", min_value=1, max_value=top("map_concurrency"), step=1, key=Keys.CONCURRENCY)
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")

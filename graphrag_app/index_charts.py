@@ -8,18 +8,18 @@ values for ``st.dataframe``, which shows text as text.
 
 from __future__ import annotations
 
-import html
 import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 import networkx as nx
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.models import LEAF, Community, Index
+from graphrag_core.statistics import LevelStats, level_statistics
 from graphrag_core.tokens import estimate_tokens
 
 from .urls import provenance_url
@@ -43,9 +43,6 @@ SUMMARY_EXCERPT_CHARS = 160
 LABEL_CHARS = 40
 
 
-def plot_text(text: object) -> str:
-    """``text`` made inert for Plotly labels and hover text."""
-    return html.escape(str(text), quote=False)
 
 
 def _cut(text: str, limit: int) -> str:
@@ -148,44 +145,10 @@ def hierarchy_figure(index: Index, *, size_by: SizeBy = "members", kind: Hierarc
 # -- levels ---------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class LevelStats:
-    """What one ``community_level`` choice covers: its communities, the summaries a search would
-    map over, and their tokens (summaries alone, and the full map text with claims and sources)."""
-
-    level: int | str
-    communities: int
-    summaries: int
-    summary_tokens: int
-    map_text_tokens: int
-
-    def as_row(self) -> dict[str, object]:
-        return {
-            "level": str(self.level),
-            "communities": self.communities,
-            "with summary": self.summaries,
-            "summary tokens": self.summary_tokens,
-            "map text tokens": self.map_text_tokens,
-        }
-
-
 def level_stats(index: Index) -> list[LevelStats]:
-    """One row per level (in order), then the ``leaf`` choice."""
-    rows = []
-    choices: list[int | str] = [*index.levels(), LEAF]
-    for level in choices:
-        pool = list(index.leaves) if level == LEAF else [c for c in index.communities if c.level == level]
-        selected = index.select_communities(level)
-        rows.append(
-            LevelStats(
-                level=level,
-                communities=len(pool),
-                summaries=len(selected),
-                summary_tokens=sum(estimate_tokens(c.summary) for c in selected),
-                map_text_tokens=sum(estimate_tokens(index.map_text(c.id)) for c in selected),
-            )
-        )
-    return rows
+    """One row per level (in order), then the ``leaf`` choice (the engine's
+    :func:`~graphrag_core.statistics.level_statistics`, heuristic tokens)."""
+    return level_statistics(index)
 
 
 def level_figure(stats: Sequence[LevelStats]) -> go.Figure:

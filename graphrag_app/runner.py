@@ -30,6 +30,7 @@ from typing import Protocol
 from pathlib import Path
 
 from graphrag_core.cache import MapCache
+from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.events import Event, RunFailed, RunFinished
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.models import Index
@@ -42,7 +43,6 @@ DEFAULT_REDRAW_INTERVAL_S = 0.3
 MAX_REDRAW_INTERVAL_S = 1.0
 REDRAW_S_PER_BATCH = 0.0006
 DEFAULT_POLL_INTERVAL_S = 0.05
-STOPPED_MESSAGE = "The run was stopped before it finished."
 
 
 @dataclass

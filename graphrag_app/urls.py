@@ -8,24 +8,17 @@ reported, so a hand-edited URL still opens the page. No streamlit import here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 from urllib.parse import urlencode
 
-from graphrag_core.request import (
-    DEFAULT_MAP_CONCURRENCY,
-    DEFAULT_MAP_OUTPUT_RESERVE,
-    DEFAULT_MAP_TOKEN_BUDGET,
-    DEFAULT_REDUCE_OUTPUT_RESERVE,
-    DEFAULT_REDUCE_TOKEN_BUDGET,
-    REDUCE_STRATEGIES,
-    GlobalSearchRequest,
-)
-from graphrag_core.tokens import HEURISTIC, TOKENIZER_NAMES
+from graphrag_core.errors import GraphRAGError
+from graphrag_core.llm.settings import PROVIDERS, Provider
+from graphrag_core.models import LEAF
+from graphrag_core.request import SEARCH_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting
 
-ModelChoice = Literal["offline", "openai"]
-MODEL_CHOICES: tuple[ModelChoice, ...] = ("offline", "openai")
-LEAF = "leaf"
+ModelChoice = Provider
+MODEL_CHOICES: tuple[ModelChoice, ...] = PROVIDERS
 MAX_SEED = 2**31 - 1
 MAX_LATENCY_S = 30.0
 PROVENANCE_PATH = "provenance"
@@ -53,25 +46,29 @@ PARAM_NAMES: dict[str, str] = {
 RUN_PARAM = "run"
 COMMUNITY_PARAM = "community"
 
+_DEFAULTS = SearchSettings()
+
 
 @dataclass(frozen=True)
 class RunSettings:
-    """Every choice of the Explore page, as plain values. ``community_level`` is ``"leaf"`` or
-    the decimal text of a level; ``index`` is a sample name or a folder path."""
+    """Every choice of the Explore page, as plain values: the search settings
+    (:class:`~graphrag_core.request.SearchSettings`, whose defaults and rules they take) plus the
+    index, the question, the seed and the model. ``community_level`` is ``"leaf"`` or the decimal
+    text of a level; ``index`` is a sample name or a folder path."""
 
     index: str = ""
     query: str = ""
-    community_level: str = LEAF
-    map_token_budget: int = DEFAULT_MAP_TOKEN_BUDGET
-    reduce_token_budget: int = DEFAULT_REDUCE_TOKEN_BUDGET
-    map_output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE
-    reduce_output_reserve: int = DEFAULT_REDUCE_OUTPUT_RESERVE
-    map_concurrency: int = DEFAULT_MAP_CONCURRENCY
+    community_level: str = str(_DEFAULTS.community_level)
+    map_token_budget: int = _DEFAULTS.map_token_budget
+    reduce_token_budget: int = _DEFAULTS.reduce_token_budget
+    map_output_reserve: int = _DEFAULTS.map_output_reserve
+    reduce_output_reserve: int = _DEFAULTS.reduce_output_reserve
+    map_concurrency: int = _DEFAULTS.map_concurrency
     seed: int = 0
-    reduce_strategy: str = "skip"
-    include_claims: bool = True
-    include_sources: bool = True
-    tokenizer: str = HEURISTIC
+    reduce_strategy: str = _DEFAULTS.reduce_strategy
+    include_claims: bool = _DEFAULTS.include_claims
+    include_sources: bool = _DEFAULTS.include_sources
+    tokenizer: str = _DEFAULTS.tokenizer
     model: ModelChoice = "offline"
     model_name: str = ""
     base_url: str = ""
@@ -81,41 +78,27 @@ class RunSettings:
     def level_value(self) -> int | Literal["leaf"]:
         return LEAF if self.community_level == LEAF else int(self.community_level)
 
+    def search_settings(self) -> dict[str, Any]:
+        """The engine's search settings these choices hold, by name (the level as a value)."""
+        values = {name: getattr(self, name) for name in SEARCH_SETTING_NAMES}
+        values["community_level"] = self.level_value
+        return values
+
     def to_request(self, *, query: str | None = None) -> GlobalSearchRequest:
         """The engine request; raises the engine's validation errors (spec messages)."""
-        return GlobalSearchRequest(
-            query=self.query if query is None else query,
-            community_level=self.level_value,
-            map_token_budget=self.map_token_budget,
-            reduce_token_budget=self.reduce_token_budget,
-            map_output_reserve=self.map_output_reserve,
-            reduce_output_reserve=self.reduce_output_reserve,
-            map_concurrency=self.map_concurrency,
-            seed=self.seed,
-            reduce_strategy=self.reduce_strategy,
-            include_claims=self.include_claims,
-            include_sources=self.include_sources,
-            tokenizer=self.tokenizer,
-        )
+        return GlobalSearchRequest(query=self.query if query is None else query, seed=self.seed, **self.search_settings())
 
     @classmethod
     def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: "RunSettings") -> "RunSettings":
         """The settings that repeat ``request`` on ``index`` (model choices kept from ``base``)."""
+        values: dict[str, Any] = {name: getattr(request, name) for name in SEARCH_SETTING_NAMES}
+        values["community_level"] = str(request.community_level)
         return replace(
             base,
             index=index,
             query=request.query,
-            community_level=str(request.community_level),
-            map_token_budget=request.map_token_budget,
-            reduce_token_budget=request.reduce_token_budget,
-            map_output_reserve=request.map_output_reserve,
-            reduce_output_reserve=request.reduce_output_reserve,
-            map_concurrency=request.map_concurrency,
             seed=seed if seed is not None else (request.seed if request.seed is not None else base.seed),
-            reduce_strategy=request.reduce_strategy,
-            include_claims=request.include_claims,
-            include_sources=request.include_sources,
-            tokenizer=request.tokenizer,
+            **values,
         )
 
 
@@ -148,57 +131,104 @@ def _one(value: str | list[str] | None) -> str | None:
     return value
 
 
-def _int(text: str, *, low: int, high: int | None = None) -> int:
-    number = int(text.strip())
-    if number < low or (high is not None and number > high):
-        raise ValueError
-    return number
+class _Ignored(ValueError):
+    """A URL value that cannot be used; the message says why (or is empty)."""
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise _Ignored("") from None
+
+
+def _in_range(name: str, value: int, *, high: int | None) -> int:
+    if high is not None and value > high:
+        raise _Ignored(f"{name} must be at most {high}")
+    return value
+
+
+def _setting(name: str, value: Any) -> Any:
+    """``value`` under the engine's rule for setting ``name`` and the page's maximum for it."""
+    try:
+        check_setting(name, value)
+    except GraphRAGError as exc:
+        raise _Ignored(str(exc).rstrip(".")) from None
+    return _in_range(name, value, high=SearchSettings.ui_max(name)) if isinstance(value, int) else value
+
+
+def _decode(name: str, raw: str) -> Any:
+    """The value of RunSettings field ``name`` written as ``raw`` in a URL; ``_Ignored`` when it
+    cannot be used (the engine's rules, then the page's ranges)."""
+    if name in ("index", "query", "model_name", "base_url"):
+        return raw
+    if name == "community_level":
+        if raw.strip().lower() == LEAF:
+            return LEAF
+        return str(_setting(name, _int(raw)))
+    if name == "seed":
+        seed = _setting(name, _int(raw))
+        if seed < 0:
+            raise _Ignored("seed must be a non-negative integer")
+        return _in_range(name, seed, high=MAX_SEED)
+    if name in ("include_claims", "include_sources"):
+        if raw.lower() not in ("1", "0", "true", "false"):
+            raise _Ignored("")
+        return raw.lower() in ("1", "true")
+    if name in SEARCH_SETTING_NAMES:
+        field_type = SearchSettings.model_fields[name].annotation
+        return _setting(name, _int(raw) if field_type is int else raw)
+    if name == "model":
+        if raw not in MODEL_CHOICES:
+            raise _Ignored(f"model must be one of {', '.join(MODEL_CHOICES)}")
+        return raw
+    if name == "latency_s":
+        try:
+            latency = float(raw)
+        except ValueError:
+            raise _Ignored("") from None
+        if not 0 <= latency <= MAX_LATENCY_S:
+            raise _Ignored(f"latency must be between 0 and {MAX_LATENCY_S:g} seconds")
+        return latency
+    raise _Ignored("")
 
 
 def from_query_params(params: Mapping[str, str | list[str]], *, base: RunSettings) -> tuple[RunSettings, list[str]]:
-    """Settings from query parameters over ``base``; plus a note for each value ignored."""
+    """Settings from query parameters over ``base``; plus a note for each value ignored (one
+    that breaks a setting's rule or is outside the page's range keeps ``base``'s value)."""
     values = asdict(base)
     problems: list[str] = []
-    known = {f.name: f for f in fields(RunSettings)}
     for name, param in PARAM_NAMES.items():
         raw = _one(params.get(param))
         if raw is None:
             continue
         try:
-            if name in ("index", "query", "model_name", "base_url"):
-                values[name] = raw
-            elif name == "community_level":
-                values[name] = LEAF if raw.strip().lower() == LEAF else str(_int(raw, low=0))
-            elif name in ("map_token_budget", "reduce_token_budget", "map_concurrency"):
-                values[name] = _int(raw, low=1)
-            elif name in ("map_output_reserve", "reduce_output_reserve"):
-                values[name] = _int(raw, low=0)
-            elif name == "seed":
-                values[name] = _int(raw, low=0, high=MAX_SEED)
-            elif name == "reduce_strategy":
-                if raw not in REDUCE_STRATEGIES:
-                    raise ValueError
-                values[name] = raw
-            elif name in ("include_claims", "include_sources"):
-                if raw.lower() not in ("1", "0", "true", "false"):
-                    raise ValueError
-                values[name] = raw.lower() in ("1", "true")
-            elif name == "tokenizer":
-                if raw not in TOKENIZER_NAMES:
-                    raise ValueError
-                values[name] = raw
-            elif name == "model":
-                if raw not in MODEL_CHOICES:
-                    raise ValueError
-                values[name] = raw
-            elif name == "latency_s":
-                latency = float(raw)
-                if not 0 <= latency <= MAX_LATENCY_S:
-                    raise ValueError
-                values[name] = latency
-        except ValueError:
-            problems.append(f"Ignored the URL parameter {param}={raw[:40]!r}: not a valid {known[name].name.replace('_', ' ')}.")
+            values[name] = _decode(name, raw)
+        except _Ignored as why:
+            problems.append(ignored_notice(name, raw, str(why)))
     return RunSettings(**values), problems
+
+
+def ignored_notice(name: str, raw: str, reason: str = "") -> str:
+    """The notice for a URL value of RunSettings field ``name`` that the page could not use."""
+    because = f" ({reason})" if reason else ""
+    return f"Ignored the URL parameter {PARAM_NAMES[name]}={raw[:40]!r}: not a valid {name.replace('_', ' ')}{because}."
+
+
+def level_notice(params: Mapping[str, str | list[str]], levels: list[int | str]) -> str | None:
+    """The "ignored" notice when the URL names a community level the opened index does not have
+    (``levels``: the index's levels, ``"leaf"`` included); None when it has it or names none."""
+    raw = _one(params.get(PARAM_NAMES["community_level"]))
+    if raw is None:
+        return None
+    try:
+        level = _decode("community_level", raw)
+    except _Ignored:
+        return None  # already reported by from_query_params
+    if level in {str(value) for value in levels}:
+        return None
+    names = ", ".join(str(value) for value in levels)
+    return ignored_notice("community_level", raw, f"this index has the levels {names}")
 
 
 def provenance_params(index: str, community_id: str, run_id: str | None = None) -> dict[str, str]:

@@ -7,40 +7,24 @@ through :func:`escape_markdown`. No panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from graphrag_core.figures import run_figures
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
 from . import charts
+from .escaping import escape_markdown
 from .loaders import CostPreview
 from .urls import provenance_params
 
 PROVENANCE_PAGE = "pages/provenance.py"
 LINKS_PER_ROW = 6
 MAX_COMMUNITY_LINKS = 60
-
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<>|~$])")
-_LINE_START = re.compile(r"^(\s*)([#>+\-=]|\d+[.)])")
-
-
-def escape_markdown(text: str) -> str:
-    """``text`` on one line, safe inside Markdown: no HTML, links, images, code, emphasis with
-    ``*``, tables, strike-through, maths or Streamlit ``:color[...]`` directives, and no block
-    syntax at the start. Plain prose (``.``, ``:``, ``_`` within words, paths) is left as is, so
-    messages stay readable and searchable."""
-    line = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
-    def escape_start(match: re.Match[str]) -> str:
-        lead, mark = match.group(1), match.group(2)
-        return lead + (mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark)
-
-    return _LINE_START.sub(escape_start, line)
-
 
 def status_label(state: RunState) -> str:
     """The run's status word: a result's status, or running / stopped / failed."""
@@ -138,27 +122,26 @@ def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str)
 
 
 def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
-    result = state.result
+    figures = run_figures(state.events)
     with container:
         st.subheader("Diagnostics")
         cols = st.columns(4)
         request = state.request
         cols[0].metric("Community level", str(request.community_level) if request else "-")
-        cols[1].metric("Summaries", state.summary_count if state.summary_count is not None else "-")
-        cols[2].metric("Map batches", len(state.batches))
-        cols[3].metric("Failed batches", sum(1 for b in state.batches if b.status == "failed"))
+        cols[1].metric("Summaries", figures.summaries if figures.summaries is not None else "-")
+        cols[2].metric("Map batches", figures.batches)
+        cols[3].metric("Failed batches", figures.failed_batches)
         cols = st.columns(4)
-        cols[0].metric("Selected for reduce", sum(1 for c in state.candidates if c.fate == "selected"))
-        cols[1].metric("Reduce prompt tokens", state.reduce_prompt_tokens if state.reduce_prompt_tokens is not None else "-")
+        cols[0].metric("Selected for reduce", figures.selected_answers)
+        cols[1].metric("Reduce prompt tokens", figures.reduce_prompt_tokens if figures.reduce_prompt_tokens is not None else "-")
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
-        cols[3].metric("Duration", f"{(result.diagnostics.duration_s if result else state.elapsed_s):.2f}s")
-        if result is not None:
-            d = result.diagnostics
+        cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
+        if state.result is not None:
             cols = st.columns(4)
-            cols[0].metric("Map model calls", d.map_calls)
-            cols[1].metric("Map cache hits", d.cache_hits)
-            cols[2].metric("Reduce calls", d.reduce_calls)
-            cols[3].metric("Reported tokens", f"{d.usage.total_tokens:,}" if d.usage.total_tokens else "-")
+            cols[0].metric("Map model calls", figures.map_calls)
+            cols[1].metric("Map cache hits", figures.cache_hits)
+            cols[2].metric("Reduce calls", figures.reduce_calls)
+            cols[3].metric("Reported tokens", f"{figures.usage.total_tokens:,}" if figures.usage.total_tokens else "-")
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
             f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "

@@ -20,6 +20,7 @@ from .errors import (
     RunCancelled,
 )
 from .events import Event, event_from_json, events_from_json, events_to_json
+from .figures import RunFigures, run_figures
 from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUsage
 from .llm.scripted import ScriptedChatModel
 from .map import MapPhaseResult, run_global_map
@@ -40,6 +41,8 @@ from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
 
 __all__ = [
+    "RunFigures",
+    "run_figures",
     "AllMapBatchesFailed",
     "BatchFailure",
     "BudgetError",

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .context import format_part_header
 from .errors import BudgetError
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
 
@@ -38,9 +39,7 @@ class SummaryBatch(BaseModel):
     community_ids: tuple[str, ...]
 
 
-def part_header(community_id: str, part: int | str) -> str:
-    return f"[Community ID: {community_id} | summary part {part}]\n"
-
+part_header = format_part_header  # the former name
 
 def shuffle_in_place(items: list[Any], rng: random.Random) -> None:
     """Fisher-Yates from the end: for i = n-1..1, j = floor(r * (i + 1)), swap i and j."""

@@ -14,12 +14,12 @@ import hashlib
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .llm.base import ChatRequest, model_identity
+from .sqlite import connect, enable_wal
 
 SQLITE_TIMEOUT_S = 30.0
 _SCHEMA = """
@@ -64,20 +64,14 @@ class SqliteMapCache:
         self.hits = 0
         self.misses = 0
         with self._connect() as connection:
-            connection.execute("PRAGMA journal_mode=WAL")
+            enable_wal(connection)
             connection.execute(_SCHEMA)
 
     def __repr__(self) -> str:
         return f"SqliteMapCache({str(self.path)!r})"
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        connection = sqlite3.connect(self.path, timeout=SQLITE_TIMEOUT_S)
-        try:
-            with connection:  # commits on success, rolls back on error
-                yield connection
-        finally:
-            connection.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        return connect(self.path, timeout=SQLITE_TIMEOUT_S)
 
     def get(self, key: str) -> str | None:
         with self._connect() as connection:

@@ -53,14 +53,15 @@ from .events import (
     SummariesSelected,
 )
 from .llm.base import ChatModel, model_identity
-from .llm.settings import ModelSettings, SettingsError
+from .llm.settings import PROVIDERS, ModelSettings, SettingsError
 from .recording import RunRecorder
 from .models import LEAF, Index
-from .request import GlobalSearchRequest, SearchDefaults
+from .request import REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .state import RunState
+from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
+from .statistics import index_statistics
 from .store import RunStore, StoreError
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
@@ -76,7 +77,7 @@ EXIT_INTERRUPTED = 130
 CACHE_FILE_NAME = DEFAULT_CACHE_NAME
 """The default map cache lives next to the default run store."""
 
-MODEL_CHOICES = ("offline", "openai")
+MODEL_CHOICES = PROVIDERS
 PROGRESS_STEPS = 10
 """Off a terminal, map progress is printed about this many times per run."""
 SHOWN_COMMUNITY_IDS = 20
@@ -129,18 +130,19 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     parser.add_argument("index", metavar="INDEX", help="an index folder (native or Microsoft GraphRAG output) or a bundled sample name")
     parser.add_argument("question", metavar="QUESTION", help="the global question")
     req = parser.add_argument_group("request")
+    d = SearchSettings()  # the defaults shown in the help are the settings model's
     if not sweep:
-        req.add_argument("--level", type=_level, default=None, help='community level: "leaf" (default) or an integer >= 0')
-        req.add_argument("--map-budget", type=_int_or_text, default=None, help="map token budget (default 8000)")
-        req.add_argument("--reduce-budget", type=_int_or_text, default=None, help="reduce token budget (default 8000)")
+        req.add_argument("--level", type=_level, default=None, help=f'community level: "leaf" or an integer >= 0 (default {d.community_level})')
+        req.add_argument("--map-budget", type=_int_or_text, default=None, help=f"map token budget (default {d.map_token_budget})")
+        req.add_argument("--reduce-budget", type=_int_or_text, default=None, help=f"reduce token budget (default {d.reduce_token_budget})")
         req.add_argument("--seed", type=_int_or_text, default=None, help="shuffle seed (default: drawn and reported)")
-    req.add_argument("--map-reserve", type=_int_or_text, default=None, help="map output reserve (default 512)")
-    req.add_argument("--reduce-reserve", type=_int_or_text, default=None, help="reduce output reserve (default 1024)")
-    req.add_argument("--concurrency", type=_int_or_text, default=None, help="map calls in flight at most (default 4)")
-    req.add_argument("--strategy", choices=("skip", "stop"), default=None, help="reduce selection when an answer does not fit")
+    req.add_argument("--map-reserve", type=_int_or_text, default=None, help=f"map output reserve (default {d.map_output_reserve})")
+    req.add_argument("--reduce-reserve", type=_int_or_text, default=None, help=f"reduce output reserve (default {d.reduce_output_reserve})")
+    req.add_argument("--concurrency", type=_int_or_text, default=None, help=f"map calls in flight at most (default {d.map_concurrency})")
+    req.add_argument("--strategy", choices=REDUCE_STRATEGIES, default=None, help=f"reduce selection when an answer does not fit (default {d.reduce_strategy})")
     req.add_argument("--no-claims", action="store_true", help="leave supporting claims out of the map texts")
     req.add_argument("--no-sources", action="store_true", help="leave source excerpts out of the map texts")
-    req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help="token counting (default heuristic)")
+    req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help=f"token counting (default {d.tokenizer})")
 
     mod = parser.add_argument_group("model")
     mod.add_argument(
@@ -349,22 +351,26 @@ def open_cache(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
         raise CliError(f"Cannot use the map cache {path}: {exc}", EXIT_USAGE) from None
 
 
+SHARED_SETTING_OPTIONS: dict[str, str] = {
+    "map_output_reserve": "map_reserve",
+    "reduce_output_reserve": "reduce_reserve",
+    "map_concurrency": "concurrency",
+    "reduce_strategy": "strategy",
+    "tokenizer": "tokenizer",
+}
+"""Search setting -> option (``args`` attribute) for the settings shared by query and sweep;
+``include_claims``/``include_sources`` are the ``--no-claims``/``--no-sources`` switches."""
+
+
 def _defaults_from(args: argparse.Namespace) -> SearchDefaults:
     """The request options shared by every grid point, as validated defaults."""
-    fields = {
-        "map_output_reserve": args.map_reserve,
-        "reduce_output_reserve": args.reduce_reserve,
-        "map_concurrency": args.concurrency,
-        "reduce_strategy": args.strategy,
-        "tokenizer": args.tokenizer,
-    }
+    fields = {name: getattr(args, dest) for name, dest in SHARED_SETTING_OPTIONS.items()}
     fields = {k: v for k, v in fields.items() if v is not None}
     if args.no_claims:
         fields["include_claims"] = False
     if args.no_sources:
         fields["include_sources"] = False
-    GlobalSearchRequest(query="probe", **fields)  # a bad value fails here, with the spec's message
-    return SearchDefaults(**fields)
+    return SearchDefaults(**fields)  # a bad value fails here, with the spec's message
 
 
 def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
@@ -448,10 +454,9 @@ def _close_recorder(recorder: RunRecorder, io: _Io, *, interrupted: bool = False
 
 
 def _batch_error_lines(exc: AllMapBatchesFailed, events: Sequence[Event]) -> list[str]:
-    state = RunState.replay(events)
-    failed = [b for b in state.batches if b.status == "failed"]
+    failed = run_figures(events).failures
     if failed:
-        return [f"batch {b.index} (communities {', '.join(b.community_ids)}): {b.errors[-1] if b.errors else 'failed'}" for b in failed]
+        return [f"batch {f.batch_index} (communities {', '.join(f.community_ids)}): {f.error}" for f in failed]
     return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
 
 
@@ -589,42 +594,6 @@ def _write_sweep(result: SweepResult, fmt: str, args: argparse.Namespace, io: _I
     except OSError as exc:
         raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
     io.note(f"wrote {len(result.points)} points to {args.out}")
-
-
-def index_statistics(index: Index, *, tokenizer: Tokenizer, include_claims: bool = True, include_sources: bool = True) -> dict[str, Any]:
-    """Per selection (``leaf`` and each level): communities, non-blank summaries, token totals
-    of the summaries and of the map texts, and the claims the map texts bring; plus totals and
-    warnings. Pure: it reads the index only."""
-
-    def row(selection: int | str, pool: Sequence[Any]) -> dict[str, Any]:
-        selected = [c for c in pool if c.summary.strip()]
-        return {
-            "level": selection,
-            "communities": len(pool),
-            "summaries": len(selected),
-            "summary_tokens": sum(tokenizer.count(c.summary.strip()) for c in selected),
-            "map_text_tokens": sum(
-                tokenizer.count(index.map_text(c.id, include_claims=include_claims, include_sources=include_sources)) for c in selected
-            ),
-            "claims": sum(len(index.leaf_claims(c.id)) for c in selected),
-        }
-
-    levels = [row(level, [c for c in index.communities if c.level == level]) for level in index.levels()]
-    leaf = row(LEAF, list(index.leaves))
-    warnings = list(index.warnings)
-    for entry in [leaf, *levels]:
-        blank = entry["communities"] - entry["summaries"]
-        if entry["communities"] and not entry["summaries"]:
-            warnings.append(f"Level {entry['level']}: no community has a summary; a search there finds nothing.")
-        elif blank and entry["level"] != LEAF:
-            warnings.append(f"Level {entry['level']}: {blank} of {entry['communities']} communities have a blank summary.")
-    return {
-        "name": index.name,
-        "tokenizer": tokenizer.name,
-        "levels": [leaf, *levels],
-        "totals": index.stats(),
-        "warnings": warnings,
-    }
 
 
 def cmd_inspect(args: argparse.Namespace, io: _Io) -> int:

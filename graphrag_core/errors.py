@@ -76,6 +76,9 @@ class IndexValidationError(GraphRAGError, ValueError):
         self.path = path
         self.row = row
         self.field = field
+        self.location: tuple[str, int, str, object] | None = None
+        """``(table, record position, field, message)`` when a structure check raised it (see
+        ``validation.locate``)."""
 
 
 class IndexFormatError(IndexValidationError):
@@ -93,6 +96,13 @@ class AllMapBatchesFailed(ExceptionGroup, GraphRAGError):
 
     def derive(self, excs):  # keeps the subclass when the group is split
         return AllMapBatchesFailed(self.message, excs)
+
+
+INTERRUPTED_ERROR_TYPE = "RunInterrupted"
+"""The ``error_type`` of the ``RunFailed`` that ends an interrupted run's replay (its process ended)."""
+
+STOPPED_MESSAGE = "The run was stopped before it finished."
+"""The error text of a run its user stopped (``RunFailed(cancelled=True)``), engine and app alike."""
 
 
 class RunCancelled(GraphRAGError):

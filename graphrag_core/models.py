@@ -8,14 +8,16 @@ The community hierarchy lives in a networkx ``DiGraph`` whose edges point parent
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from functools import cached_property
 from typing import Annotated, Any
 
 import networkx as nx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
 
+from .context import MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES, MAP_SECTION_SUMMARY, format_claim_line, format_map_text
 from .errors import IndexValidationError
+from .validation import check_structure
 
 def _no_float_id(value: Any) -> Any:
     """Ids are text or integers; a float (``1.5``, or ``12.0`` from a float column) is refused
@@ -96,16 +98,6 @@ class Relationship(_Record):
 
 LEAF = "leaf"
 
-MAP_SECTION_SUMMARY = "[Community summary]"
-MAP_SECTION_CLAIMS = "[Supporting claims]"
-MAP_SECTION_SOURCES = "[Source excerpts]"
-
-
-def format_claim_line(claim: Claim) -> str:
-    """One line of the ``[Supporting claims]`` part: subject, object when present, description."""
-    head = claim.subject if not claim.object else f"{claim.subject} -> {claim.object}"
-    description = " ".join(claim.description.split())
-    return f"- {head}: {description}" if description else f"- {head}"
 
 
 class Index(_Record):
@@ -136,83 +128,44 @@ class Index(_Record):
     _order: dict[str, int] = PrivateAttr(default_factory=dict)
 
     def __init__(self, /, **data: Any) -> None:
+        # The structure check raises IndexValidationError inside pydantic's validation, which
+        # would fold any ValueError into its own ValidationError; model_post_init carries it out
+        # in a wrapper and this unwraps it. model_validate and nested validation come through
+        # here too (pydantic calls a custom __init__).
         try:
             super().__init__(**data)
         except _Invalid as wrapped:
             raise wrapped.error from None
 
-    @classmethod
-    def model_validate(cls, obj: Any, **kwargs: Any) -> "Index":
-        try:
-            return super().model_validate(obj, **kwargs)
-        except _Invalid as wrapped:
-            raise wrapped.error from None
-
     def model_post_init(self, __context: Any) -> None:
-        # pydantic would fold a ValueError raised here into its own ValidationError; carry
-        # ours out in a wrapper so callers get the IndexValidationError itself.
         try:
-            self._build()
+            check_structure(
+                communities=self.communities,
+                claims=self.claims,
+                chunks=self.chunks,
+                documents=self.documents,
+                entities=self.entities,
+                relationships=self.relationships,
+            )
         except IndexValidationError as error:
             raise _Invalid(error) from None
+        self._build()
 
     def _build(self) -> None:
-        # Locals, not self._x, inside the loops: pydantic's private-attribute lookup is slow.
-        communities = self._communities = _unique("community", self.communities)
-        chunks = self._chunks = _unique("chunk", self.chunks)
-        documents = self._documents = _unique("document", self.documents)
-        self._claims = _unique("claim", self.claims)
-        _unique("entity", self.entities)
-        _unique("relationship", self.relationships)
-
+        """The lookups and the hierarchy graph (the structure is already checked)."""
+        communities = self._communities = {c.id: c for c in self.communities}
+        self._chunks = {c.id: c for c in self.chunks}
+        self._documents = {d.id: d for d in self.documents}
+        self._claims = {c.id: c for c in self.claims}
         graph = nx.DiGraph()
         graph.add_nodes_from(communities)
-        for community in self.communities:
-            if community.parent_id is None:
-                continue
-            parent = communities.get(community.parent_id)
-            if parent is None:
-                raise IndexValidationError(
-                    f"Community {community.id!r} names parent {community.parent_id!r}, which does not exist.",
-                    field="parent_id",
-                )
-            graph.add_edge(parent.id, community.id)
-        if not nx.is_directed_acyclic_graph(graph):
-            cycle = " -> ".join(str(edge[0]) for edge in nx.find_cycle(graph))
-            raise IndexValidationError(f"The parent links of communities form a cycle: {cycle}.", field="parent_id")
-        for community in self.communities:
-            if community.parent_id is not None:
-                parent = communities[community.parent_id]
-                if community.level != parent.level + 1:
-                    raise IndexValidationError(
-                        f"Community {community.id!r} has level {community.level}, but its parent "
-                        f"{parent.id!r} has level {parent.level}; a child's level must be its parent's + 1.",
-                        field="level",
-                    )
+        graph.add_edges_from((c.parent_id, c.id) for c in self.communities if c.parent_id is not None)
         self._graph = graph
         self._order = {community_id: position for position, community_id in enumerate(communities)}
-
         by_community: dict[str, list[Claim]] = {}
         for claim in self.claims:
-            if claim.community_id not in communities:
-                raise IndexValidationError(
-                    f"Claim {claim.id!r} names community {claim.community_id!r}, which does not exist.",
-                    field="community_id",
-                )
-            for chunk_id in claim.chunk_ids:
-                if chunk_id not in chunks:
-                    raise IndexValidationError(
-                        f"Claim {claim.id!r} cites chunk {chunk_id!r}, which does not exist.", field="chunk_ids"
-                    )
             by_community.setdefault(claim.community_id, []).append(claim)
         self._claims_by_community = by_community
-        if self.documents:
-            for chunk in self.chunks:
-                if chunk.document_id is not None and chunk.document_id not in documents:
-                    raise IndexValidationError(
-                        f"Chunk {chunk.id!r} names document {chunk.document_id!r}, which does not exist.",
-                        field="document_id",
-                    )
 
     def __eq__(self, other: object) -> bool:
         """Equal when every table and the metadata are equal (the derived lookups are not compared)."""
@@ -330,21 +283,17 @@ class Index(_Record):
         in first-seen order.
         """
         community = self.community(community_id)
-        parts: list[str] = []
-        if community.summary.strip():
-            parts.append(f"{MAP_SECTION_SUMMARY}\n{community.summary.strip()}")
         claims = self.leaf_claims(community.id) if (include_claims or include_sources) else []
-        if include_claims and claims:
-            parts.append(MAP_SECTION_CLAIMS + "\n" + "\n".join(format_claim_line(c) for c in claims))
-        if include_sources and claims:
-            seen: dict[str, SourceChunk] = {}
+        seen: dict[str, SourceChunk] = {}
+        if include_sources:
             for claim in claims:
                 for chunk_id in claim.chunk_ids:
                     seen.setdefault(chunk_id, self._chunks[chunk_id])
-            excerpts = [chunk.text.strip() for chunk in seen.values() if chunk.text.strip()]
-            if excerpts:
-                parts.append(MAP_SECTION_SOURCES + "\n" + "\n\n".join(excerpts))
-        return "\n\n".join(parts)
+        return format_map_text(
+            community.summary,
+            [format_claim_line(c) for c in claims] if include_claims else (),
+            [chunk.text for chunk in seen.values()],
+        )
 
     def stats(self) -> dict[str, int]:
         return {
@@ -361,12 +310,3 @@ class _Invalid(Exception):
     def __init__(self, error: IndexValidationError) -> None:
         super().__init__(str(error))
         self.error = error
-
-
-def _unique(kind: str, records: Sequence[Any]) -> dict[str, Any]:
-    by_id: dict[str, Any] = {}
-    for row, record in enumerate(records):
-        if record.id in by_id:
-            raise IndexValidationError(f"Duplicate {kind} id {record.id!r} (record {row}).", row=row, field="id")
-        by_id[record.id] = record
-    return by_id

@@ -3,13 +3,14 @@
 A prompt *skeleton* is the whole prompt with the query filled in and the content empty: every
 message's text joined by newlines. It counts against the phase's token budget, so what is
 budgeted is what is sent. The ``---Question---`` and ``---Data---`` markers split a user message
-into its parts; :func:`split_prompt_sections` reads them back (the offline model uses it).
+into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them back (the offline model uses it).
 """
 
 from __future__ import annotations
 
 from string import Template
 
+from .context import DATA_MARKER, QUESTION_MARKER, format_prompt_sections, split_prompt_sections
 from .llm.base import ChatMessage
 
 MAP_SYSTEM = Template(
@@ -30,13 +31,7 @@ Reply with one JSON object and nothing else:
 {"answer": "<the key points, in prose or as a list>", "usefulness": <0-100>}"""
 )
 
-MAP_USER = Template(
-    """---Question---
-$query
-
----Data---
-$content"""
-)
+MAP_USER = Template(format_prompt_sections("$query", "$content"))
 
 REDUCE_SYSTEM = Template(
     """---Role---
@@ -56,13 +51,7 @@ Reply with one JSON object and nothing else:
 {"answer": "<the final answer, in Markdown>"}"""
 )
 
-REDUCE_USER = Template(
-    """---Question---
-$query
-
----Data---
-$content"""
-)
+REDUCE_USER = Template(format_prompt_sections("$query", "$content"))
 
 COMMUNITY_SUMMARY_SYSTEM = Template(
     """---Role---
@@ -82,8 +71,6 @@ COMMUNITY_SUMMARY_USER = Template(
 $content"""
 )
 
-QUESTION_MARKER = "---Question---"
-DATA_MARKER = "---Data---"
 
 
 def render_map_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
@@ -124,13 +111,13 @@ def reduce_prompt_skeleton(query: str) -> str:
     return _skeleton(render_reduce_messages(query, ""))
 
 
-def split_prompt_sections(user_message: str) -> tuple[str, str]:
-    """``(question, data)`` of a map or reduce user message; missing parts are ``""``.
-
-    Only the first data marker counts, so data that itself contains the marker stays whole.
-    """
-    head, found, data = user_message.partition(f"{DATA_MARKER}\n")
-    if not found:
-        head, data = user_message, ""
-    question = head.split(f"{QUESTION_MARKER}\n", 1)[-1] if QUESTION_MARKER in head else ""
-    return question.strip(), data
+__all__ = [
+    "DATA_MARKER",
+    "QUESTION_MARKER",
+    "map_prompt_skeleton",
+    "reduce_prompt_skeleton",
+    "render_community_summary_messages",
+    "render_map_messages",
+    "render_reduce_messages",
+    "split_prompt_sections",
+]

@@ -12,22 +12,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .context import CANDIDATE_SEPARATOR, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
 from .results import MapAnswer, ReduceCandidate
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
 
-CANDIDATE_SEPARATOR = "\n\n"
-
-
-def format_usefulness(usefulness: float) -> str:
-    """A whole number prints without a decimal point (85, not 85.0)."""
-    value = float(usefulness)
-    return str(int(value)) if value.is_integer() else repr(value)
-
-
-def format_reduce_candidate(answer: MapAnswer) -> str:
-    """``[Usefulness: {u}; Community IDs: {id1, id2}]\\n{answer}``."""
-    ids = ", ".join(answer.community_ids)
-    return f"[Usefulness: {format_usefulness(answer.usefulness)}; Community IDs: {ids}]\n{answer.answer}"
 
 
 class ReducePlan(BaseModel):

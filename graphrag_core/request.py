@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
 from .tokens import HEURISTIC, TOKENIZER_NAMES
@@ -30,65 +30,62 @@ ReduceStrategy = Literal["skip", "stop"]
 REDUCE_STRATEGIES: tuple[str, ...] = ("skip", "stop")
 
 
+MAX_TOKEN_BUDGET = 2_000_000
+"""The largest budget or reserve the app's inputs and links offer (the engine has no maximum)."""
+MAX_MAP_CONCURRENCY = 64
+"""The largest map concurrency the app's inputs and links offer (the engine has no maximum)."""
+UI_MAX = "ui_max"
+"""Field metadata key: the largest value the app's inputs and links accept for a setting."""
+
+POSITIVE_FIELDS: tuple[str, ...] = ("map_token_budget", "reduce_token_budget", "map_concurrency")
+NON_NEGATIVE_FIELDS: tuple[str, ...] = ("map_output_reserve", "reduce_output_reserve")
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-class _SearchSettings(BaseModel):
-    """Every setting of a run except the question and the seed, with the spec's defaults."""
+def check_setting(name: str, value: Any) -> Any:
+    """``value`` when it follows the rule of the search setting ``name`` (spec section 1);
+    else :class:`RequestValidationError` with the spec's exact message."""
+    if name == "community_level":
+        if not (value == "leaf" or (_is_int(value) and value >= 0)):
+            raise RequestValidationError('community_level must be "leaf" or a non-negative integer.')
+    elif name in POSITIVE_FIELDS:
+        if not (_is_int(value) and value > 0):
+            raise RequestValidationError(f"{name} must be a positive integer.")
+    elif name in NON_NEGATIVE_FIELDS:
+        if not (_is_int(value) and value >= 0):
+            raise RequestValidationError(f"{name} must be a non-negative integer.")
+    elif name == "seed":
+        if value is not None and not _is_int(value):
+            raise RequestValidationError("seed must be an integer or None.")
+        if value is not None and not SEED_MIN <= value <= SEED_MAX:
+            raise RequestValidationError(f"seed must be between {SEED_MIN} and {SEED_MAX} (a 64-bit integer), not {value}.")
+    elif name == "reduce_strategy":
+        if value not in REDUCE_STRATEGIES:
+            raise RequestValidationError('reduce_strategy must be "skip" or "stop".')
+    elif name == "tokenizer":
+        if value not in TOKENIZER_NAMES:
+            raise RequestValidationError(f"tokenizer must be one of {', '.join(TOKENIZER_NAMES)}.")
+    return value
 
-    model_config = ConfigDict(frozen=True)
 
-    community_level: int | Literal["leaf"] = DEFAULT_COMMUNITY_LEVEL
-    map_token_budget: int = DEFAULT_MAP_TOKEN_BUDGET
-    reduce_token_budget: int = DEFAULT_REDUCE_TOKEN_BUDGET
-    map_output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE
-    reduce_output_reserve: int = DEFAULT_REDUCE_OUTPUT_RESERVE
-    map_concurrency: int = DEFAULT_MAP_CONCURRENCY
-    reduce_strategy: ReduceStrategy = DEFAULT_REDUCE_STRATEGY
-    include_claims: bool = True
-    include_sources: bool = True
-    tokenizer: str = HEURISTIC
+_CHECK_ORDER: tuple[str, ...] = (
+    "community_level", *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "seed", "reduce_strategy", "tokenizer",
+)
+"""The order the rules are checked in, so that of several bad values the same one is reported."""
 
 
-class SearchDefaults(_SearchSettings):
-    """Configured defaults: every field a request may leave out, with the spec's values."""
-
-
-def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
-    """Check every field of a request; return the data with the query stripped.
+def validate_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """Check every search setting present in ``data`` and that each budget exceeds its reserve
+    (missing values count as the spec's defaults). Returns ``data`` unchanged.
 
     Raises :class:`RequestValidationError` or :class:`BudgetError` with the spec's messages.
     """
-    data = dict(data)
-    query = data.get("query")
-    if not isinstance(query, str) or not query.strip():
-        raise RequestValidationError("Global retrieval query must not be empty.")
-    data["query"] = query.strip()
-
-    level = data.get("community_level", DEFAULT_COMMUNITY_LEVEL)
-    if not (level == "leaf" or (_is_int(level) and level >= 0)):
-        raise RequestValidationError('community_level must be "leaf" or a non-negative integer.')
-    for name in ("map_token_budget", "reduce_token_budget", "map_concurrency"):
-        value = data.get(name, 1)
-        if not (_is_int(value) and value > 0):
-            raise RequestValidationError(f"{name} must be a positive integer.")
-    for name in ("map_output_reserve", "reduce_output_reserve"):
-        value = data.get(name, 0)
-        if not (_is_int(value) and value >= 0):
-            raise RequestValidationError(f"{name} must be a non-negative integer.")
-    seed = data.get("seed")
-    if seed is not None and not _is_int(seed):
-        raise RequestValidationError("seed must be an integer or None.")
-    if seed is not None and not SEED_MIN <= seed <= SEED_MAX:
-        raise RequestValidationError(f"seed must be between {SEED_MIN} and {SEED_MAX} (a 64-bit integer), not {seed}.")
-    strategy = data.get("reduce_strategy", DEFAULT_REDUCE_STRATEGY)
-    if strategy not in REDUCE_STRATEGIES:
-        raise RequestValidationError('reduce_strategy must be "skip" or "stop".')
-    tokenizer = data.get("tokenizer", HEURISTIC)
-    if tokenizer not in TOKENIZER_NAMES:
-        raise RequestValidationError(f"tokenizer must be one of {', '.join(TOKENIZER_NAMES)}.")
-
+    for name in _CHECK_ORDER:
+        if name in data:
+            check_setting(name, data[name])
     map_budget = data.get("map_token_budget", DEFAULT_MAP_TOKEN_BUDGET)
     map_reserve = data.get("map_output_reserve", DEFAULT_MAP_OUTPUT_RESERVE)
     reduce_budget = data.get("reduce_token_budget", DEFAULT_REDUCE_TOKEN_BUDGET)
@@ -98,14 +95,75 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-class GlobalSearchRequest(_SearchSettings):
+def _budget(default: int) -> Any:
+    return Field(default=default, json_schema_extra={UI_MAX: MAX_TOKEN_BUDGET})
+
+
+class SearchSettings(BaseModel):
+    """Every setting of a run except the question and the seed, with the spec's defaults and
+    rules: the one declaration that requests, configured defaults, app links and command-line
+    options are views of. Frozen; validated on construction (spec messages, see
+    :func:`check_setting`)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    community_level: int | Literal["leaf"] = DEFAULT_COMMUNITY_LEVEL
+    map_token_budget: int = _budget(DEFAULT_MAP_TOKEN_BUDGET)
+    reduce_token_budget: int = _budget(DEFAULT_REDUCE_TOKEN_BUDGET)
+    map_output_reserve: int = _budget(DEFAULT_MAP_OUTPUT_RESERVE)
+    reduce_output_reserve: int = _budget(DEFAULT_REDUCE_OUTPUT_RESERVE)
+    map_concurrency: int = Field(default=DEFAULT_MAP_CONCURRENCY, json_schema_extra={UI_MAX: MAX_MAP_CONCURRENCY})
+    reduce_strategy: ReduceStrategy = DEFAULT_REDUCE_STRATEGY
+    include_claims: bool = True
+    include_sources: bool = True
+    tokenizer: str = HEURISTIC
+
+    def __init__(self, /, **data: Any) -> None:
+        super().__init__(**validate_settings(data))
+
+    @classmethod
+    def ui_max(cls, name: str) -> int | None:
+        """The largest value the app offers for setting ``name`` (None: no maximum)."""
+        field = cls.model_fields.get(name)
+        extra = field.json_schema_extra if field is not None else None
+        return extra.get(UI_MAX) if isinstance(extra, dict) else None  # type: ignore[return-value]
+
+
+_SearchSettings = SearchSettings  # the former private name
+
+SEARCH_SETTING_NAMES: tuple[str, ...] = tuple(SearchSettings.model_fields)
+"""The names of the search settings, in declaration order."""
+
+
+class SearchDefaults(SearchSettings):
+    """Configured defaults: every field a request may leave out, with the spec's values and rules."""
+
+
+def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
+    """Check every field of a request; return the data with the query stripped.
+
+    Raises :class:`RequestValidationError` or :class:`BudgetError` with the spec's messages.
+    """
+    data = dict(data)
+    data["query"] = check_query(data.get("query"))
+    return validate_settings(data)
+
+
+def check_query(query: Any) -> str:
+    """The query stripped; :class:`RequestValidationError` when nothing is left (spec message)."""
+    if not isinstance(query, str) or not query.strip():
+        raise RequestValidationError("Global retrieval query must not be empty.")
+    return query.strip()
+
+
+class GlobalSearchRequest(SearchSettings):
     """One global question and every setting of its run. Frozen; validated on construction."""
 
     query: str
     seed: int | None = None
 
     def __init__(self, /, **data: Any) -> None:
-        super().__init__(**validate_request_fields(data))
+        BaseModel.__init__(self, **validate_request_fields(data))
 
     @classmethod
     def with_defaults(cls, query: str, defaults: SearchDefaults | None = None, **overrides: Any) -> "GlobalSearchRequest":

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
+from .errors import STOPPED_MESSAGE
 from .events import (
     BatchesPlanned,
     Event,
@@ -101,7 +102,7 @@ async def _run(
     try:
         return await _steps(index, request, model, emit, seed=seed, cache=cache, tokenizer=tokenizer, clock=clock)
     except asyncio.CancelledError:
-        emit(RunFailed(at=clock(), error="The run was stopped before it finished.", error_type="RunCancelled", cancelled=True))
+        emit(RunFailed(at=clock(), error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
         raise
     except Exception as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
         message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)

@@ -28,7 +28,9 @@ from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 
 BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
-RunStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
+LiveStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
+"""Where a run being folded stands; how a run *ended* (a result's status, or failed/cancelled)
+is :data:`graphrag_core.figures.RunOutcome`."""
 
 
 @dataclass
@@ -69,7 +71,7 @@ class RunState:
     seed: int | None = None
     model: str | None = None
     tokenizer: str | None = None
-    status: RunStatus = "idle"
+    status: LiveStatus = "idle"
     phase: Literal["idle", "selecting", "map", "reduce", "done"] = "idle"
     summary_count: int | None = None
     selected_community_ids: tuple[str, ...] = ()

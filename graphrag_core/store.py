@@ -25,25 +25,28 @@ import json
 import os
 import socket
 import sqlite3
-import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .errors import INTERRUPTED_ERROR_TYPE
 from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
+from .figures import RunFigures, RunOutcome, run_figures
+from .report import record_to_markdown
 from .request import GlobalSearchRequest
-from .results import GlobalSearchResult, ReduceCandidate
+from .results import GlobalSearchResult
+from .sqlite import connect as sqlite_connect
+from .sqlite import enable_wal
 from .state import RunState
 
-RunStatus = Literal["completed", "partial", "no_results", "failed", "cancelled", "running", "interrupted"]
+RunStatus = RunOutcome
 """The status of a stored run: a result's status, or how an unfinished run ended.
 ``interrupted``: its process ended (killed, Ctrl-C) before the run did."""
-
-INTERRUPTED_ERROR_TYPE = "RunInterrupted"
 
 SCHEMA_VERSION = 1
 """The newest schema this module writes and reads."""
@@ -53,8 +56,6 @@ STORE_FILE_NAME = "runs.sqlite3"
 DEFAULT_LIST_LIMIT = 100
 CONNECT_TIMEOUT_S = 10.0
 """How long an operation waits for another writer's lock before failing."""
-WAL_SWITCH_ATTEMPTS = 20
-WAL_SWITCH_PAUSE_S = 0.01
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS schema_version (
@@ -239,17 +240,7 @@ class RunRecord(BaseModel):
             raise ValueError("A run record needs the run's events, starting with run_started.")
         state = RunState.replay(events)
         assert state.request is not None and state.run_id is not None  # set by RunStarted
-        result = state.result
-        status: RunStatus
-        if result is not None:
-            status = result.status
-        elif state.status == "cancelled":
-            status = "cancelled"
-        elif state.status == "failed":
-            status = "failed"
-        else:
-            status = "running"
-        duration = result.diagnostics.duration_s if result is not None else state.elapsed_s
+        figures = run_figures(events)
         return cls(
             run_id=state.run_id,
             created_at=created_at or utc_now_iso(),
@@ -259,39 +250,46 @@ class RunRecord(BaseModel):
             request=state.request,
             model=state.model or "",
             seed=state.seed,
-            status=status,
-            duration_s=duration,
+            status=figures.outcome,
+            duration_s=figures.duration_s,
             error=state.error,
             events=events,
-            result=result,
+            result=state.result,
             label=label,
         )
 
+    def ended_events(self) -> list[Event]:
+        """The stored events, ending as the run ended: an interrupted run's end with a
+        ``RunFailed`` saying so (its finished batches stay as they were); a record made from a
+        result alone is its ``RunFinished``."""
+        if not self.events:
+            return [RunFinished(result=self.result)] if self.result is not None else []
+        events = list(self.events)
+        if self.status == "interrupted" and not isinstance(events[-1], (RunFinished, RunFailed)):
+            state = RunState.replay(events)
+            events.append(RunFailed(at=events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
+        return events
+
     def replay(self) -> RunState:
-        """The run's state, folded from its stored events (no model needed). An interrupted
-        run ends with a ``RunFailed`` saying so (its finished batches stay as they were)."""
-        state = RunState.replay(self.events)
-        if self.status == "interrupted" and self.events and not isinstance(self.events[-1], (RunFinished, RunFailed)):
-            state.apply(RunFailed(at=self.events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
-        return state
+        """The run's state, folded from its stored events (no model needed); see :meth:`ended_events`."""
+        return RunState.replay(self.ended_events() if self.events else [])
+
+    @cached_property
+    def figures(self) -> RunFigures:
+        """The run's figures (:func:`~graphrag_core.figures.run_figures` of :meth:`ended_events`)."""
+        return run_figures(self.ended_events())
 
     @property
     def batch_count(self) -> int:
-        if self.result is not None:
-            return self.result.diagnostics.batch_count
-        return len(self.replay().batches)
+        return self.figures.batches
 
     @property
     def failed_batch_count(self) -> int:
-        if self.result is not None:
-            return self.result.diagnostics.failed_batch_count
-        return sum(1 for b in self.replay().batches if b.status == "failed")
+        return self.figures.failed_batches
 
     @property
     def selected_answer_count(self) -> int:
-        if self.result is not None:
-            return self.result.diagnostics.selected_answer_count
-        return 0
+        return self.figures.selected_answers if self.result is not None else 0
 
     def summary(self) -> RunSummary:
         return RunSummary(
@@ -323,16 +321,9 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection for one operation; commits on success, rolls back on error, always closes."""
-        conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S)
-        try:
-            conn.execute("PRAGMA foreign_keys = ON")
-            with conn:
-                yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`)."""
+        return sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",))
 
     def _migrate(self) -> None:
         """Create the tables when missing and check the schema version, in one immediate
@@ -342,7 +333,7 @@ class RunStore:
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the run store: {exc}") from exc
         try:
-            self._enable_wal(conn)
+            enable_wal(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 for statement in _SCHEMA.split(";"):
@@ -370,23 +361,6 @@ class RunStore:
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
-
-    @staticmethod
-    def _enable_wal(conn: sqlite3.Connection) -> None:
-        """Switch the file to WAL once; a concurrent opener may hold the lock, so retry briefly.
-
-        Changing the journal mode does not wait on the busy timeout, hence the loop."""
-        for attempt in range(WAL_SWITCH_ATTEMPTS):
-            try:
-                if conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal":
-                    return
-                conn.execute("PRAGMA journal_mode = WAL")
-                return
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) and "busy" not in str(exc):
-                    raise
-                time.sleep(WAL_SWITCH_PAUSE_S * (attempt + 1))
-        conn.execute("PRAGMA journal_mode = WAL")
 
     @property
     def schema_version(self) -> int:
@@ -519,140 +493,6 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     writer = row[len(names)] if len(row) > len(names) else None
     data["status"] = _live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
     return RunSummary.model_validate(data)
-
-
-# -- Markdown report ------------------------------------------------------------------------
-
-
-def _cell(value: object) -> str:
-    """A value made safe for one Markdown table cell (no pipes, no line breaks)."""
-    text = "" if value is None else str(value)
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
-    return lines
-
-
-def _number(value: float | None) -> str:
-    if value is None:
-        return ""
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
-def _candidate_row(candidate: ReduceCandidate) -> list[object]:
-    answer = candidate.answer
-    excerpt = answer.answer if len(answer.answer) <= 160 else answer.answer[:157] + "..."
-    return [
-        "" if candidate.rank is None else candidate.rank,
-        _number(answer.usefulness),
-        candidate.fate,
-        "" if candidate.tokens is None else candidate.tokens,
-        ", ".join(answer.community_ids),
-        excerpt,
-    ]
-
-
-def record_to_markdown(record: RunRecord) -> str:
-    """A Markdown report of one run: question, settings, status, answer, the communities behind
-    it, diagnostics, the reduce candidates and the failed batches. Sections with nothing to show
-    say so instead of disappearing, so two reports line up."""
-    request = record.request
-    result = record.result
-    state = record.replay()
-    lines: list[str] = [f"# Global search run {record.run_id}", ""]
-    if record.label:
-        lines += [f"**Label:** {record.label}", ""]
-    lines += ["## Question", "", request.query, ""]
-
-    lines += ["## Settings", ""]
-    settings: list[tuple[str, object]] = [
-        ("index", record.index_name + (f" ({record.index_path})" if record.index_path else "")),
-        ("model", record.model),
-        ("created at", record.created_at),
-        ("community level", request.community_level),
-        ("seed", record.seed if record.seed is not None else "drawn"),
-        ("map token budget", request.map_token_budget),
-        ("map output reserve", request.map_output_reserve),
-        ("reduce token budget", request.reduce_token_budget),
-        ("reduce output reserve", request.reduce_output_reserve),
-        ("map concurrency", request.map_concurrency),
-        ("reduce strategy", request.reduce_strategy),
-        ("claims included", "yes" if request.include_claims else "no"),
-        ("sources included", "yes" if request.include_sources else "no"),
-        ("tokenizer", request.tokenizer),
-    ]
-    lines += _table(["setting", "value"], settings) + [""]
-
-    lines += ["## Status", "", f"**{record.status}** in {record.duration_s:.2f} s", ""]
-    if record.error:
-        lines += [f"Error: {record.error}", ""]
-
-    lines += ["## Answer", ""]
-    lines += [result.answer if result is not None else "_The run produced no answer._", ""]
-
-    lines += ["## Communities behind the answer", ""]
-    if result is not None and result.community_ids:
-        lines += [", ".join(result.community_ids), ""]
-    else:
-        lines += ["_None._", ""]
-
-    lines += ["## Diagnostics", ""]
-    if result is not None:
-        d = result.diagnostics
-        figures: list[tuple[str, object]] = [
-            ("summaries selected", d.summary_count),
-            ("map batches", d.batch_count),
-            ("failed batches", d.failed_batch_count),
-            ("answers selected for the reduce", d.selected_answer_count),
-            ("map prompt budget", d.map_prompt_budget),
-            ("reduce prompt budget", d.reduce_prompt_budget),
-            ("reduce prompt tokens", "" if d.reduce_prompt_tokens is None else d.reduce_prompt_tokens),
-            ("map calls", d.map_calls),
-            ("reduce calls", d.reduce_calls),
-            ("cache hits", d.cache_hits),
-            ("prompt tokens (reported)", d.usage.prompt_tokens),
-            ("completion tokens (reported)", d.usage.completion_tokens),
-        ]
-        lines += _table(["figure", "value"], figures) + [""]
-        if d.batch_community_ids:
-            batch_rows = [
-                [i, ", ".join(ids), d.batch_token_estimates[i] if i < len(d.batch_token_estimates) else "",
-                 _number(d.batch_usefulness[i]) if i < len(d.batch_usefulness) else ""]
-                for i, ids in enumerate(d.batch_community_ids)
-            ]
-            lines += ["### Map batches", ""]
-            lines += _table(["batch", "communities", "tokens", "usefulness"], batch_rows) + [""]
-    else:
-        figures = [
-            ("summaries selected", "" if state.summary_count is None else state.summary_count),
-            ("map batches", len(state.batches)),
-            ("finished batches", state.finished_batches),
-            ("failed batches", sum(1 for b in state.batches if b.status == "failed")),
-        ]
-        lines += _table(["figure", "value"], figures) + [""]
-
-    lines += ["## Reduce candidates", ""]
-    candidates = list(result.reduce_candidates) if result is not None else list(state.candidates)
-    if candidates:
-        lines += _table(["rank", "usefulness", "fate", "tokens", "communities", "answer"],
-                        (_candidate_row(c) for c in candidates)) + [""]
-    else:
-        lines += ["_None._", ""]
-
-    lines += ["## Failed batches", ""]
-    if result is not None:
-        failures = [(f.batch_index, ", ".join(f.community_ids), f.attempts, f.error_type, f.error) for f in result.failed_batches]
-    else:
-        failures = [(b.index, ", ".join(b.community_ids), b.attempts, "", b.errors[-1] if b.errors else "")
-                    for b in state.batches if b.status == "failed"]
-    if failures:
-        lines += _table(["batch", "communities", "attempts", "error type", "error"], failures) + [""]
-    else:
-        lines += ["_None._", ""]
-    return "\n".join(lines)
 
 
 __all__ = [

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
-from .events import Event
+from .events import Event, RunFinished
+from .figures import run_figures
 from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
 from .models import Index
-from .request import GlobalSearchRequest, SearchDefaults
+from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .state import RunState
 from .recording import RunRecorder
 from .store import RunStore
 
@@ -60,18 +60,16 @@ def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
 
     Runs before pydantic, like the request's own validation, so the errors are this package's
     ``RequestValidationError`` and not pydantic's wrapper."""
-    GlobalSearchRequest(query=data.get("query"))  # the empty-query message
+    check_query(data.get("query"))
     for level in data.get("levels") or []:
-        GlobalSearchRequest(query="probe", community_level=level)
+        check_setting("community_level", level)
     for seed in data.get("seeds") or []:
         if seed is None:
             raise RequestValidationError("A sweep's seeds must be integers.")
-        GlobalSearchRequest(query="probe", seed=seed)
+        check_setting("seed", seed)
     for name in ("map_token_budgets", "reduce_token_budgets"):
-        field = name[:-1]  # map_token_budget / reduce_token_budget
         for value in data.get(name) or []:
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise RequestValidationError(f"{field} must be a positive integer.")
+            check_setting(name[:-1], value)  # map_token_budget / reduce_token_budget
     concurrency = data.get("point_concurrency", DEFAULT_POINT_CONCURRENCY)
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 0:
         raise RequestValidationError("point_concurrency must be a positive integer.")
@@ -287,71 +285,69 @@ class SweepProgress:
 ProgressSink = Callable[[SweepProgress], None]
 
 
-class _CountingModel:
-    """Forwards to a model and counts the calls that reached it, by purpose (one point's run).
+class _ReduceCallCounter:
+    """Forwards to a model and counts the reduce calls that reached it (one point's run).
 
-    It keeps the wrapped model's identity, so caches and run records see the same model."""
+    Every other figure of a point comes from its events (:func:`~graphrag_core.figures.run_figures`);
+    the reduce's attempts are not events yet, so a run that failed in its reduce would otherwise
+    not know whether it tried once or twice. It keeps the wrapped model's identity, so caches
+    and run records see the same model."""
 
     def __init__(self, model: ChatModel) -> None:
         self._model = model
         self.identity = model_identity(model)
-        self.map_calls = 0
         self.reduce_calls = 0
 
     async def complete(self, request: ChatRequest) -> ChatResponse:
         if request.purpose == "reduce":
             self.reduce_calls += 1
-        else:
-            self.map_calls += 1
         return await self._model.complete(request)
 
 
-def _point_from_result(
-    base: dict[str, Any], result: GlobalSearchResult, calls: _CountingModel, run_id: str | None
-) -> SweepPoint:
-    d = result.diagnostics
+def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events: Sequence[Event]) -> SweepPoint:
+    figures = run_figures(events) if events else run_figures([RunFinished(result=result)])
     return SweepPoint(
         **base,
         status=result.status,
-        summary_count=d.summary_count,
-        batch_count=d.batch_count,
-        map_calls=calls.map_calls,
-        reduce_calls=calls.reduce_calls,
-        prompt_tokens=sum(d.batch_token_estimates) + ((d.reduce_prompt_tokens or 0) if calls.reduce_calls else 0),
-        failed_batch_count=d.failed_batch_count,
-        selected_answer_count=d.selected_answer_count,
-        duration_s=d.duration_s,
-        community_ids=tuple(result.community_ids),
+        summary_count=figures.summaries or 0,
+        batch_count=figures.batches,
+        map_calls=figures.map_calls,
+        reduce_calls=figures.reduce_calls,
+        prompt_tokens=figures.prompt_tokens,
+        failed_batch_count=figures.failed_batches,
+        selected_answer_count=figures.selected_answers,
+        duration_s=figures.duration_s,
+        community_ids=figures.communities_cited,
         answer=result.answer,
-        batch_errors=tuple(f.error for f in result.failed_batches),
-        run_id=run_id,
+        batch_errors=tuple(f.error for f in figures.failures),
+        run_id=figures.run_id,
     )
 
 
 def _point_from_failure(
-    base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], calls: _CountingModel, duration_s: float
+    base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], reduce_calls: int, duration_s: float
 ) -> SweepPoint:
-    state = RunState.replay(events) if events else RunState()
+    figures = run_figures(events)
     if isinstance(exc, AllMapBatchesFailed):
         batch_errors = tuple(str(e) or type(e).__name__ for e in exc.exceptions)
         error = exc.message
     else:
-        batch_errors = tuple(b.errors[-1] for b in state.batches if b.status == "failed" and b.errors)
+        batch_errors = tuple(f.error for f in figures.failures)
         error = str(exc) or type(exc).__name__
     return SweepPoint(
         **base,
         status="failed",
-        summary_count=state.summary_count or 0,
-        batch_count=len(state.batches),
-        map_calls=calls.map_calls,
-        reduce_calls=calls.reduce_calls,
-        prompt_tokens=sum(b.token_estimate for b in state.batches) + (state.reduce_prompt_tokens or 0),
-        failed_batch_count=sum(1 for b in state.batches if b.status == "failed"),
+        summary_count=figures.summaries or 0,
+        batch_count=figures.batches,
+        map_calls=figures.map_calls,
+        reduce_calls=reduce_calls,
+        prompt_tokens=figures.prompt_tokens,
+        failed_batch_count=figures.failed_batches,
         duration_s=duration_s,
         error=error,
         error_type=type(exc).__name__,
         batch_errors=batch_errors,
-        run_id=state.run_id,
+        run_id=figures.run_id,
     )
 
 
@@ -383,14 +379,14 @@ async def run_sweep(
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
         recorder = RunRecorder(store, index_name=index.name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
-        counted = _CountingModel(model)
+        counted = _ReduceCallCounter(model)
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
             result = await retrieve_global(index, request, counted, on_event=recorder, cache=cache)
-            point = _point_from_result(base, result, counted, RunState.replay(events[:1]).run_id)
+            point = _point_from_result(base, result, events)
         except GraphRAGError as exc:
-            point = _point_from_failure(base, exc, events, counted, time.monotonic() - point_started)
+            point = _point_from_failure(base, exc, events, counted.reduce_calls, time.monotonic() - point_started)
         finally:
             recorder.close()
         return point

@@ -20,7 +20,7 @@ from graphrag_app.recent import draw_recent_runs
 from graphrag_app.runner import follow
 from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_widgets
 from graphrag_app.settings import load_settings
-from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, to_query_params
+from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.search import draw_seed
 
@@ -47,6 +47,10 @@ seed_widgets(session.settings, index_options=sample_names())
 
 with st.sidebar:
     opened = controls.draw_settings(app)
+if not session.url_loaded and opened.index is not None:  # the URL's level against the index it opened
+    if notice := level_notice(st.query_params.to_dict(), list(opened.index.summary_counts())):
+        session.notices.append(notice)
+session.url_loaded = True
 
 st.title("Explore")
 st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")

@@ -26,3 +26,33 @@ def small_index() -> Index:
     ]
     documents = [Document(id="d1", title="People entries"), Document(id="d2", title="Machine entries")]
     return Index(communities=communities, claims=claims, chunks=chunks, documents=documents, name="small")
+
+
+def make_index(
+    *,
+    root: str = "Everything about the town and its valley.",
+    river: str = "The river floods every spring.",
+    gamma: str | None = None,
+    repeat: int = 1,
+    with_claim: bool = False,
+) -> Index:
+    """The "tiny" town: root ``r`` (level 0) over ``a`` (the mill), ``b`` (the river) and, when
+    ``gamma`` is given, ``c``. Leaf summaries are repeated ``repeat`` times (for several batches
+    at small budgets); ``with_claim`` adds claim ``k1`` on ``a`` citing chunk ``s1`` of ``d1``."""
+    leaves = [("a", "Alpha", "The mill employs most people."), ("b", "Beta", river)]
+    if gamma is not None:
+        leaves.append(("c", "Gamma", gamma))
+    communities = [Community(id="r", level=0, title="Root", summary=root)]
+    communities += [
+        Community(id=cid, level=1, parent_id="r", title=title, summary=(text + " ") * repeat if repeat > 1 else text)
+        for cid, title, text in leaves
+    ]
+    if not with_claim:
+        return Index(name="tiny", communities=communities)
+    return Index(
+        name="tiny",
+        communities=communities,
+        claims=[Claim(id="k1", community_id="a", subject="mill", object="town", description="employs", chunk_ids=("s1",))],
+        chunks=[SourceChunk(id="s1", document_id="d1", text="The mill opened in 1850.")],
+        documents=[Document(id="d1", title="History")],
+    )

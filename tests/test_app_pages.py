@@ -5,6 +5,7 @@ Runs use the offline model (no network). Every test gets its own run history (``
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 
@@ -17,6 +18,8 @@ from graphrag_app.settings import settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
     from_query_params,
+    ignored_notice,
+    level_notice,
     provenance_url,
     to_query_params,
 )
@@ -30,10 +33,11 @@ from graphrag_core.events import (
 from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
-from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.request import GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import sample_path
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
+from graphrag_core.tokens import TOKENIZER_NAMES
 
 from .conftest import APP_ROOT
 from .factories import small_index
@@ -333,12 +337,37 @@ def test_app_settings_read_store_path_roots_and_model(tmp_path: Path) -> None:
     assert settings_from_mapping({}).allowed_roots is None
 
 
+class _GatedModel:
+    """The offline model for the first ``open_calls`` calls; every later call waits until it is
+    cancelled, so a test can stop a run in the middle without timing it."""
+
+    identity = "gated-offline"
+
+    def __init__(self, open_calls: int) -> None:
+        self.inner, self.open_calls, self.calls = OfflineChatModel(), open_calls, 0
+
+    async def complete(self, request):
+        self.calls += 1
+        if self.calls > self.open_calls:
+            await asyncio.Event().wait()  # never set: only cancellation ends this call
+        return await self.inner.complete(request)
+
+
+def _wait_for(condition, *, polls: int = 2000, pause_s: float = 0.01) -> None:
+    """Poll ``condition`` (bounded); the run's worker thread makes it true."""
+    for _ in range(polls):
+        if condition():
+            return
+        time.sleep(pause_s)
+    raise AssertionError("the condition never became true")
+
+
 def test_stop_cancels_a_slow_run_and_saves_it_as_cancelled(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite3"
     index = load_index(sample_path("jargon"))
     request = GlobalSearchRequest(query=QUESTION, seed=3, map_concurrency=2)
-    handle = start_run(index, request, lambda: OfflineChatModel(latency=(0.3, 0.5)), store_path=db, index_name="jargon")
-    time.sleep(1.0)
+    handle = start_run(index, request, lambda: _GatedModel(open_calls=2), store_path=db, index_name="jargon")
+    _wait_for(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2)
     handle.request_stop()
     assert handle.wait(10)
     state = follow(handle, RunState(), lambda _s: None)
@@ -395,11 +424,10 @@ def test_redraws_are_throttled_with_a_thousand_batches() -> None:
     assert renders[-1] == 1000 and state.finished_batches == 1000
 
 
-def test_charts_draw_a_thousand_batches_quickly() -> None:
+def test_charts_draw_a_thousand_batches() -> None:
+    # how long this takes is measured by benchmarks/bench_charts.py, not asserted here
     state = RunState.replay(_thousand_batch_events())
-    started = time.perf_counter()
     figures = [charts.usefulness_figure(state), charts.timeline_figure(state), charts.reduce_figure(state)]
-    assert time.perf_counter() - started < 2.0
     assert sum(len(trace.x) for trace in figures[0].data) == 1000
     lanes = charts.call_lanes(state.calls, state.elapsed_s)
     assert max(lanes) + 1 <= 8
@@ -425,7 +453,48 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
     at.run()
     assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
-    started = time.monotonic()
-    at.button(key="run_global_search").click().run()
+    at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert "Status: completed" in texts(at)
-    assert time.monotonic() - started < 60
+
+
+def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
+    base = RunSettings(map_token_budget=7000)
+    decoded, problems = from_query_params(
+        {"map_budget": "99999999999999999999", "concurrency": "1000000", "seed": str(2**40), "map_reserve": "x"}, base=base
+    )
+    assert decoded == base
+    assert len(problems) == 4
+    assert any("map_budget='99999999999999999999'" in p and "at most" in p for p in problems)
+    assert any("concurrency='1000000'" in p for p in problems)
+    decoded, problems = from_query_params({"level": "2", "tokenizer": "nope", "strategy": "stop"}, base=base)
+    assert decoded.community_level == "2" and decoded.reduce_strategy == "stop" and decoded.tokenizer == base.tokenizer
+    assert problems == [ignored_notice("tokenizer", "nope", "tokenizer must be one of " + ", ".join(TOKENIZER_NAMES))]
+
+
+def test_run_settings_are_a_view_of_the_search_settings() -> None:
+    defaults = SearchSettings()
+    settings = RunSettings()
+    assert settings.search_settings() == defaults.model_dump()
+    request = GlobalSearchRequest(query="q", community_level=2, map_concurrency=3, include_sources=False, seed=5)
+    again = RunSettings.from_request(request, index="jargon", seed=None, base=settings).to_request()
+    assert again == request
+
+
+def test_a_url_level_the_index_lacks_is_ignored_with_a_notice() -> None:
+    assert level_notice({"level": "999"}, [0, 1, "leaf"]) == (
+        "Ignored the URL parameter level='999': not a valid community level (this index has the levels 0, 1, leaf)."
+    )
+    assert level_notice({"level": "1"}, [0, 1, "leaf"]) is None
+    assert level_notice({"level": "leaf"}, [0, "leaf"]) is None
+    assert level_notice({}, [0, "leaf"]) is None
+
+
+def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) -> None:
+    at = app()
+    at.query_params.update({"level": "999", "map_budget": "99999999999999999999"})
+    at.run()
+    assert not at.exception
+    notes = messages(at, "info")
+    assert any("level='999'" in n for n in notes)
+    assert any("map_budget=" in n for n in notes)
+    assert at.selectbox(key="community_level").value == "leaf"

@@ -7,15 +7,11 @@ from pathlib import Path
 import pytest
 
 from graphrag_core import (
-    Claim,
-    Community,
-    Document,
     FatalModelError,
     GlobalSearchResult,
     Index,
     RetryableModelError,
     ScriptedChatModel,
-    SourceChunk,
 )
 from graphrag_core.cli import (
     EXIT_INDEX,
@@ -27,26 +23,15 @@ from graphrag_core.cli import (
 )
 from graphrag_core.store import RunStore
 
-index_io = pytest.importorskip("graphrag_core.index")
-load_index, save_index = index_io.load_index, index_io.save_index
+from graphrag_core.index import load_index, save_index
+from tests import factories
 
 QUESTION = "What shapes the town?"
 ANSWER = "The mill and the river shape the town."
 
 
 def make_index() -> Index:
-    return Index(
-        name="tiny",
-        communities=[
-            Community(id="r", level=0, title="Root", summary="Everything about the town and its valley."),
-            Community(id="a", level=1, parent_id="r", title="Alpha", summary="The mill employs most people."),
-            Community(id="b", level=1, parent_id="r", title="Beta", summary="The river floods every spring."),
-            Community(id="c", level=1, parent_id="r", title="Gamma", summary="   "),
-        ],
-        claims=[Claim(id="k1", community_id="a", subject="mill", object="town", description="employs", chunk_ids=("s1",))],
-        chunks=[SourceChunk(id="s1", document_id="d1", text="The mill opened in 1850.")],
-        documents=[Document(id="d1", title="History")],
-    )
+    return factories.make_index(gamma="   ", with_claim=True)
 
 
 def reply(request):
@@ -260,8 +245,9 @@ def test_import_native_round_trip(capsys, index_dir, tmp_path):
 
 
 def test_import_microsoft_graphrag_folder(capsys, tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     src = tmp_path / "output"
     src.mkdir()
     pq.write_table(

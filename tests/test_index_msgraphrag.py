@@ -439,12 +439,9 @@ def test_real_output_round_trips_through_the_native_format(tmp_path: Path, name:
 @pytest.mark.parametrize("name", REAL_FOLDERS)
 def test_global_search_completes_at_every_level(name: str) -> None:
     index = load_index(real_folder(name))
-    try:
-        from graphrag_core.llm.scripted import ScriptedChatModel
-        from graphrag_core.request import GlobalSearchRequest
-        from graphrag_core.search import retrieve_global
-    except ImportError as missing:
-        pytest.skip(f"the search engine is not available yet: {missing}")
+    from graphrag_core.llm.scripted import ScriptedChatModel
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.search import retrieve_global
 
     for level in index.levels():
         model = ScriptedChatModel(

@@ -63,8 +63,8 @@ def test_int_ids_become_strings_but_bools_are_rejected():
 @pytest.mark.parametrize(
     ("communities", "message"),
     [
-        ([Community(id=1, level=0), Community(id=1, level=0)], "Duplicate community id '1'"),
-        ([Community(id=1, level=1, parent_id=9)], "names parent '9', which does not exist"),
+        ([Community(id=1, level=0), Community(id=1, level=0)], 'communities record 1, field "id": duplicate community id "1" \\(first at record 0\\)'),
+        ([Community(id=1, level=1, parent_id=9)], 'communities record 0, field "parent_id": community "1" names parent "9", which does not exist'),
         ([Community(id=1, level=1, parent_id=2), Community(id=2, level=1, parent_id=1)], "form a cycle"),
         ([Community(id=1, level=0), Community(id=2, level=2, parent_id=1)], r"a child's level must be its parent's \+ 1"),
     ],
@@ -75,9 +75,9 @@ def test_structural_validation(communities, message):
 
 
 def test_claims_must_name_known_communities_and_chunks():
-    with pytest.raises(IndexValidationError, match="names community 'x'"):
+    with pytest.raises(IndexValidationError, match='claims record 0, field "community_id": claim "c" names community "x"'):
         Index(communities=[Community(id=1, level=0)], claims=[Claim(id="c", community_id="x", subject="s")])
-    with pytest.raises(IndexValidationError, match="cites chunk 'k9'"):
+    with pytest.raises(IndexValidationError, match='claims record 0, field "chunk_ids": claim "c" cites chunk "k9"'):
         Index(
             communities=[Community(id=1, level=0)],
             claims=[Claim(id="c", community_id="1", subject="s", chunk_ids=("k9",))],
@@ -90,3 +90,15 @@ def test_equal_indexes_compare_equal_whatever_lookups_were_used():
     one.leaves  # fills a cached lookup on one side only
     assert one == two
     assert one != Index(communities=[Community(id=1, level=0)])
+
+
+def test_one_structure_check_names_records_in_memory_or_their_file_lines():
+    from graphrag_core.validation import RecordSource, locate
+
+    communities = [Community(id="a", level=0), Community(id="b", level=0), Community(id="a", level=0)]
+    with pytest.raises(IndexValidationError) as caught:
+        Index(communities=communities)
+    assert str(caught.value) == 'communities record 2, field "id": duplicate community id "a" (first at record 0).'
+    located = locate(caught.value, {"communities": RecordSource("communities.jsonl", "line", [3, 5, 9], "/x/communities.jsonl")})
+    assert str(located) == 'communities.jsonl line 9, field "id": duplicate community id "a" (first at line 3).'
+    assert (located.path, located.row, located.field) == ("/x/communities.jsonl", 9, "id")

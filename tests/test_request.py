@@ -85,3 +85,22 @@ def test_request_is_frozen_and_round_trips_json():
     assert GlobalSearchRequest.model_validate_json(request.model_dump_json()) == request
     with pytest.raises(Exception):
         request.seed = 4
+
+
+def test_configured_defaults_follow_the_request_rules():
+    with pytest.raises(RequestValidationError, match="^map_concurrency must be a positive integer.$"):
+        SearchDefaults(map_concurrency=0, tokenizer="nope")
+    with pytest.raises(RequestValidationError, match="^tokenizer must be one of "):
+        SearchDefaults(tokenizer="nope")
+    with pytest.raises(BudgetError, match="^Token budgets must exceed their output reserves.$"):
+        SearchDefaults(map_token_budget=512)
+    with pytest.raises(RequestValidationError, match='^community_level must be "leaf" or a non-negative integer.$'):
+        SearchDefaults(community_level=True)
+
+
+def test_request_and_defaults_share_one_settings_declaration():
+    from graphrag_core.request import SEARCH_SETTING_NAMES, SearchSettings
+
+    assert issubclass(SearchDefaults, SearchSettings) and issubclass(GlobalSearchRequest, SearchSettings)
+    assert set(GlobalSearchRequest.model_fields) == {*SEARCH_SETTING_NAMES, "query", "seed"}
+    assert SearchSettings.ui_max("map_token_budget") > 8000 and SearchSettings.ui_max("tokenizer") is None

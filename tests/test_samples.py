@@ -288,12 +288,45 @@ def test_zh_source_parses_into_linked_articles() -> None:
 
 @pytest.mark.parametrize("level", [0, 1, 2, "leaf"])
 def test_offline_global_search_completes_on_the_jargon_sample(jargon_index: Index, level: int | str) -> None:
-    try:
-        from graphrag_core.llm.offline import OfflineChatModel
-        from graphrag_core.request import GlobalSearchRequest
-        from graphrag_core.search import retrieve_global
-    except ImportError as exc:  # the engine or the offline model is not in this tree yet
-        pytest.skip(f"global search not available: {exc}")
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.search import retrieve_global
+
     request = GlobalSearchRequest(query="What do hackers think of IBM and Microsoft?", community_level=level, seed=7)
     result = asyncio.run(retrieve_global(jargon_index, request, OfflineChatModel()))
     assert result.status == "completed"
+
+
+def test_the_builder_names_its_optional_dependency(monkeypatch):
+    import importlib.util
+
+    from graphrag_core.samples import builder
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "scipy" else real(name, *a))
+    with pytest.raises(builder.SampleBuildError, match=r"needs scipy.*graphrag-global-explorer\[samples\]"):
+        builder.require_scipy()
+
+
+def test_samples_are_package_data():
+    from importlib.resources import files
+
+    from graphrag_core.samples import SAMPLE_DATA
+
+    assert SAMPLE_DATA == Path(str(files("graphrag_core") / "sample_data"))
+    assert all((SAMPLE_DATA / name / "manifest.json").is_file() for name in SAMPLES)
+
+
+def test_every_sample_file_is_declared_package_data():
+    """A non-editable install carries the samples: each file matches a package-data glob."""
+    import tomllib
+    from fnmatch import fnmatch
+
+    from graphrag_core.samples import SAMPLE_DATA
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    globs = config["tool"]["setuptools"]["package-data"]["graphrag_core"]
+    package_root = SAMPLE_DATA.parent
+    files = [p.relative_to(package_root).as_posix() for p in SAMPLE_DATA.rglob("*") if p.is_file()]
+    assert files and all(any(fnmatch(f, g) and f.count("/") == g.count("/") for g in globs) for f in files), files
+    assert "scipy" not in " ".join(config["project"]["dependencies"])

@@ -7,7 +7,6 @@ import pytest
 
 from graphrag_core import (
     AllMapBatchesFailed,
-    Community,
     GlobalSearchRequest,
     Index,
     RetryableModelError,
@@ -24,19 +23,13 @@ from graphrag_core.store import (
     StoreError,
     default_store_path,
 )
+from tests import factories
 
 SECRET = "sk-test-THIS-MUST-NOT-BE-STORED-0123456789"
 
 
 def make_index() -> Index:
-    return Index(
-        name="tiny",
-        communities=[
-            Community(id="r", level=0, title="Root", summary="Everything about the town."),
-            Community(id="a", level=1, parent_id="r", title="Alpha", summary="The mill employs most people."),
-            Community(id="b", level=1, parent_id="r", title="Beta", summary="The river floods | every spring."),
-        ],
-    )
+    return factories.make_index(root="Everything about the town.", river="The river floods | every spring.")
 
 
 def reply(request):

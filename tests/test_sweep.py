@@ -6,7 +6,6 @@ import json
 import pytest
 
 from graphrag_core import (
-    Community,
     GlobalSearchRequest,
     Index,
     RequestValidationError,
@@ -23,20 +22,13 @@ from graphrag_core.sweep import (
     jaccard,
     run_sweep,
 )
+from tests import factories
 
 QUERY = "What shapes the town?"
 
 
 def make_index() -> Index:
-    return Index(
-        name="tiny",
-        communities=[
-            Community(id="r", level=0, title="Root", summary="Everything about the town and its valley."),
-            Community(id="a", level=1, parent_id="r", title="Alpha", summary="The mill employs most people. " * 8),
-            Community(id="b", level=1, parent_id="r", title="Beta", summary="The river floods every spring. " * 8),
-            Community(id="c", level=1, parent_id="r", title="Gamma", summary="The school closed last year. " * 8),
-        ],
-    )
+    return factories.make_index(gamma="The school closed last year.", repeat=8)
 
 
 def reply(request):
@@ -208,7 +200,8 @@ def test_request_for_matches_a_plain_request():
 
 
 def test_sweep_figures_are_pure_and_complete():
-    charts = pytest.importorskip("graphrag_app.sweep_charts")
+    from graphrag_app import sweep_charts as charts
+
     spec = SweepSpec(query=QUERY, levels=["leaf", 0, 1], seeds=[1, 2], map_token_budgets=[8000, 4000])
     result = run(spec)
     figures = charts.sweep_figures(result)

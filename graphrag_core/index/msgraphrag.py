@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
-from .native import WARNING_EXAMPLES, RecordSource, check_structure
+from ..validation import WARNING_EXAMPLES, RecordSource, locate, structure_warnings
 
 SummaryChoice = Literal["full_content", "summary"]
 """Which report text becomes a community's summary."""
@@ -241,31 +241,44 @@ def _first_bad_row(mask: pa.Array) -> int | None:
     return None if row < 0 else row
 
 
-def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice = "full_content") -> Index:
-    """Build an :class:`Index` from a GraphRAG output folder (see the module docstring for the mapping).
+@dataclass
+class _Reading:
+    """One folder being read: where its tables are, which optional ones exist, the warnings so far."""
 
-    Invariants of the result: one community per ``communities`` row, in file order; every
-    report's ``community`` is a community id; one chunk per text unit, one entity, relationship
-    and document per row; one claim per covariate row except those counted in a warning.
-    Joins (claims to leaves, entities to communities) run as pyarrow lookups, not row loops.
-    """
+    folder: Path
+    version: MsVersion
+    warnings: list[str]
 
-    def file(table: str) -> Path:
-        return folder / _table_file(version, table)
+    def file(self, table: str) -> Path:
+        return self.folder / _table_file(self.version, table)
 
-    present = {table: file(table).is_file() for table in OPTIONAL_TABLES}
-    warnings: list[str] = []
+    def present(self, table: str) -> bool:
+        return self.file(table).is_file()
 
-    # -- communities and their reports -------------------------------------------------------
+
+@dataclass(frozen=True)
+class _CommunityTable:
+    """The communities (with their reports' titles and summaries), and what later joins need."""
+
+    communities: list[Community]
+    columns: _Columns
+    ids: list[str]
+    parents: list[str | None]
+    row_of: dict[str, int]
+    members: list[tuple[str, ...]]
+
+
+def _read_communities(reading: _Reading, summary: SummaryChoice) -> _CommunityTable:
+    """``communities`` joined with ``community_reports``: one community per row, in file order."""
     comms = _read_columns(
-        file("communities"),
+        reading.file("communities"),
         required={"community": "id", "level": "int", "parent": "id"},
         optional={"title": "str", "size": "int", "entity_ids": "str_list", "text_unit_ids": "str_list"},
         not_null=("community", "level"),
         hint=OLD_LAYOUT_HINT,
     )
     reports = _read_columns(
-        file("community_reports"),
+        reading.file("community_reports"),
         required={"community": "id", summary: "str"},
         optional={"title": "str", "rank": "float"},
         not_null=("community",),
@@ -324,185 +337,233 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
             )
         )
     if unreported:
-        warnings.append(f"{len(unreported)} communities have no report, so no summary: {_examples(unreported)}.")
+        reading.warnings.append(f"{len(unreported)} communities have no report, so no summary: {_examples(unreported)}.")
+    return _CommunityTable(communities, comms, ids, parents, row_of, members)
 
-    # -- entities and relationships ---------------------------------------------------------
-    entities: list[Entity] = []
-    entity_titles = pa.array([], pa.string())
-    entity_ids = pa.array([], pa.string())
-    if present["entities"]:
-        ents = _read_columns(
-            file("entities"),
-            required={"id": "id", "title": "str"},
-            optional={"type": "str", "description": "str"},
-            not_null=("id", "title"),
+
+@dataclass(frozen=True)
+class _EntityTable:
+    entities: list[Entity]
+    ids: pa.Array
+    titles: pa.Array
+
+
+def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
+    """``entities`` (optional), each with the communities that list it as a member."""
+    if not reading.present("entities"):
+        return _EntityTable([], pa.array([], pa.string()), pa.array([], pa.string()))
+    ents = _read_columns(
+        reading.file("entities"),
+        required={"id": "id", "title": "str"},
+        optional={"type": "str", "description": "str"},
+        not_null=("id", "title"),
+    )
+    entity_ids = ents.array("id", pa.string())
+    entity_titles = ents.array("title", pa.string())
+    communities_of: dict[str, list[str]] = {}
+    for cid, entity_list in zip(table.ids, table.members):
+        for entity_id in entity_list:
+            communities_of.setdefault(entity_id, []).append(cid)
+    types, descriptions = ents.get("type"), ents.get("description")
+    entities = [
+        Entity(
+            id=entity_id,
+            title=title,
+            type=types[row],
+            description=descriptions[row] or "",
+            community_ids=tuple(communities_of.get(entity_id, ())),
         )
-        entity_ids = ents.array("id", pa.string())
-        entity_titles = ents.array("title", pa.string())
-        communities_of: dict[str, list[str]] = {}
-        for cid, entity_list in zip(ids, members):
-            for entity_id in entity_list:
-                communities_of.setdefault(entity_id, []).append(cid)
-        types, descriptions = ents.get("type"), ents.get("description")
-        entities = [
-            Entity(
-                id=entity_id,
-                title=title,
-                type=types[row],
-                description=descriptions[row] or "",
-                community_ids=tuple(communities_of.get(entity_id, ())),
+        for row, (entity_id, title) in enumerate(zip(entity_ids.to_pylist(), entity_titles.to_pylist()))
+    ]
+    return _EntityTable(entities, entity_ids, entity_titles)
+
+
+def _read_relationships(reading: _Reading) -> list[Relationship]:
+    """``relationships`` (optional), one per row."""
+    if not reading.present("relationships"):
+        return []
+    rels = _read_columns(
+        reading.file("relationships"),
+        required={"id": "id", "source": "str", "target": "str"},
+        optional={"description": "str", "weight": "float"},
+        not_null=("id", "source", "target"),
+    )
+    descriptions = rels.get("description")
+    weights = _numbers(rels, "weight")
+    return [
+        Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
+        for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
+    ]
+
+
+def _read_documents(reading: _Reading) -> list[Document]:
+    """``documents`` (optional), one per row."""
+    if not reading.present("documents"):
+        return []
+    docs = _read_columns(reading.file("documents"), required={"id": "id"}, optional={"title": "str"}, not_null=("id",))
+    titles = docs.get("title")
+    return [Document(id=did, title=titles[row] or "") for row, did in enumerate(docs.ids("id"))]
+
+
+def _document_field(version: MsVersion) -> str:
+    """The text units' column naming their document: one id from v3 on, a list before."""
+    return "document_id" if version == "msgraphrag-v3" else "document_ids"
+
+
+def _read_text_units(reading: _Reading) -> tuple[list[SourceChunk], pa.Array]:
+    """``text_units`` (optional) as source chunks, each with its (first) document; and their ids."""
+    if not reading.present("text_units"):
+        return [], pa.array([], pa.string())
+    document_field = _document_field(reading.version)
+    units = _read_columns(
+        reading.file("text_units"),
+        required={"id": "id", "text": "str"},
+        optional={document_field: "id" if document_field == "document_id" else "str_list"},
+        not_null=("id",),
+    )
+    chunk_ids = units.array("id", pa.string())
+    if document_field == "document_ids" and units.has(document_field):
+        owner_lists = units.array(document_field, pa.list_(pa.string()))
+        shared = pc.greater(pc.list_value_length(owner_lists), 1)
+        if pc.any(shared).as_py():
+            shared_units = pc.filter(chunk_ids, shared).to_pylist()
+            reading.warnings.append(
+                f"{len(shared_units)} text units belong to several documents; each keeps its first: "
+                f"{_examples(shared_units)}."
             )
-            for row, (entity_id, title) in enumerate(zip(entity_ids.to_pylist(), entity_titles.to_pylist()))
-        ]
+        owners = pa.array([owned[0] if owned else None for owned in owner_lists.to_pylist()], pa.string())
+    else:
+        owners = units.array(document_field, pa.string())
+    texts = units.get("text")
+    chunks = [
+        SourceChunk(id=chunk_id, document_id=owner, text=texts[row] or "")
+        for row, (chunk_id, owner) in enumerate(zip(chunk_ids.to_pylist(), owners.to_pylist()))
+    ]
+    return chunks, chunk_ids
 
-    relationships: list[Relationship] = []
-    if present["relationships"]:
-        rels = _read_columns(
-            file("relationships"),
-            required={"id": "id", "source": "str", "target": "str"},
-            optional={"description": "str", "weight": "float"},
-            not_null=("id", "source", "target"),
+
+def _read_covariates(
+    reading: _Reading, table: _CommunityTable, entities: _EntityTable, chunk_ids: pa.Array
+) -> tuple[list[Claim], list[int]]:
+    """``covariates`` (optional) as claims attached to a leaf community (by subject entity, else
+    by text unit); returns the claims and the row each came from. Claims that attach nowhere
+    are left out with a warning."""
+    if not reading.present("covariates"):
+        return [], []
+    covs = _read_columns(
+        reading.file("covariates"),
+        required={"id": "id", "subject_id": "str", "text_unit_id": "id"},
+        optional={"object_id": "str", "description": "str"},
+        not_null=("id", "subject_id"),
+    )
+    if not reading.present("text_units"):
+        raise _missing_error(
+            reading.folder, [covs.file], [_table_file(reading.version, "text_units")], "Microsoft GraphRAG output with claims"
         )
-        descriptions = rels.get("description")
-        weights = _numbers(rels, "weight")
-        relationships = [
-            Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
-            for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
-        ]
-
-    # -- documents and chunks ---------------------------------------------------------------
-    documents: list[Document] = []
-    if present["documents"]:
-        docs = _read_columns(file("documents"), required={"id": "id"}, optional={"title": "str"}, not_null=("id",))
-        titles = docs.get("title")
-        documents = [Document(id=did, title=titles[row] or "") for row, did in enumerate(docs.ids("id"))]
-
-    chunks: list[SourceChunk] = []
-    chunk_ids = pa.array([], pa.string())
-    document_field = "document_id" if version == "msgraphrag-v3" else "document_ids"
-    if present["text_units"]:
-        units = _read_columns(
-            file("text_units"),
-            required={"id": "id", "text": "str"},
-            optional={document_field: "id" if document_field == "document_id" else "str_list"},
-            not_null=("id",),
+    claim_ids = covs.ids("id")
+    claim_units = covs.array("text_unit_id", pa.string())
+    unknown = _first_bad_row(pc.and_(pc.is_valid(claim_units), pc.invert(pc.is_in(claim_units, value_set=chunk_ids))))
+    if unknown is not None:
+        raise covs.error(
+            unknown,
+            "text_unit_id",
+            f'claim "{claim_ids[unknown]}" names text unit "{claim_units[unknown].as_py()}", which does not exist.',
         )
-        chunk_ids = units.array("id", pa.string())
-        if document_field == "document_ids" and units.has(document_field):
-            owner_lists = units.array(document_field, pa.list_(pa.string()))
-            shared = pc.greater(pc.list_value_length(owner_lists), 1)
-            if pc.any(shared).as_py():
-                shared_units = pc.filter(chunk_ids, shared).to_pylist()
-                warnings.append(
-                    f"{len(shared_units)} text units belong to several documents; each keeps its first: "
-                    f"{_examples(shared_units)}."
-                )
-            owners = pa.array([owned[0] if owned else None for owned in owner_lists.to_pylist()], pa.string())
-        else:
-            owners = units.array(document_field, pa.string())
-        texts = units.get("text")
-        chunks = [
-            SourceChunk(id=chunk_id, document_id=owner, text=texts[row] or "")
-            for row, (chunk_id, owner) in enumerate(zip(chunk_ids.to_pylist(), owners.to_pylist()))
-        ]
+    # unknown parents are reported by the index's structure check, after this join
+    ids, row_of = table.ids, table.row_of
+    leaf_rows = sorted(set(range(len(ids))) - {row_of[p] for p in table.parents if p in row_of})
+    leaf_table = table.columns.table.take(leaf_rows)
+    leaf_ids = pa.array([ids[row] for row in leaf_rows], pa.string())
+    list_of_ids = pa.list_(pa.string())
 
-    # -- claims -----------------------------------------------------------------------------
+    def leaf_members(column: str) -> pa.Array:
+        if column not in leaf_table.column_names:
+            return pa.array([[]] * len(leaf_rows), list_of_ids)
+        return pc.cast(leaf_table.column(column).combine_chunks(), list_of_ids)
+
+    subjects = covs.array("subject_id", pa.string())
+    subject_entities = pc.take(entities.ids, pc.index_in(subjects, value_set=entities.titles))
+    by_entity = _first_owner(subject_entities, leaf_ids, leaf_members("entity_ids"))
+    by_unit = _first_owner(claim_units, leaf_ids, leaf_members("text_unit_ids"))
+    targets = pc.coalesce(by_entity, by_unit)
+
+    objects = covs.array("object_id", pa.string())
+    objects = pc.if_else(pc.is_in(pc.utf8_trim_whitespace(objects), value_set=pa.array(sorted(NO_OBJECT))), None, objects)
+    descriptions = covs.get("description")
     claims: list[Claim] = []
     claim_rows: list[int] = []
-    if present["covariates"]:
-        covs = _read_columns(
-            file("covariates"),
-            required={"id": "id", "subject_id": "str", "text_unit_id": "id"},
-            optional={"object_id": "str", "description": "str"},
-            not_null=("id", "subject_id"),
+    unattached: list[str] = []
+    for row, (claim_id, community_id, subject, obj, unit) in enumerate(
+        zip(claim_ids, targets.to_pylist(), subjects.to_pylist(), objects.to_pylist(), claim_units.to_pylist())
+    ):
+        if community_id is None:
+            unattached.append(claim_id)
+            continue
+        claims.append(
+            Claim(
+                id=claim_id,
+                community_id=community_id,
+                subject=subject,
+                object=obj,
+                description=descriptions[row] or "",
+                chunk_ids=() if unit is None else (unit,),
+            )
         )
-        if not present["text_units"]:
-            raise _missing_error(
-                folder, [covs.file], [_table_file(version, "text_units")], "Microsoft GraphRAG output with claims"
-            )
-        claim_ids = covs.ids("id")
-        claim_units = covs.array("text_unit_id", pa.string())
-        unknown = _first_bad_row(pc.and_(pc.is_valid(claim_units), pc.invert(pc.is_in(claim_units, value_set=chunk_ids))))
-        if unknown is not None:
-            raise covs.error(
-                unknown,
-                "text_unit_id",
-                f'claim "{claim_ids[unknown]}" names text unit "{claim_units[unknown].as_py()}", which does not exist.',
-            )
-        # unknown parents are reported by check_structure below, after this join
-        leaf_rows = sorted(set(range(len(ids))) - {row_of[p] for p in parents if p in row_of})
-        leaf_table = comms.table.take(leaf_rows)
-        leaf_ids = pa.array([ids[row] for row in leaf_rows], pa.string())
-        list_of_ids = pa.list_(pa.string())
+        claim_rows.append(row)
+    if unattached:
+        reading.warnings.append(
+            f"{len(unattached)} of {covs.rows} claims could not be attached to a leaf community "
+            f"(neither their subject entity nor their text unit is in one) and were left out: "
+            f"{_examples(unattached)}."
+        )
+    return claims, claim_rows
 
-        def leaf_members(column: str) -> pa.Array:
-            if column not in leaf_table.column_names:
-                return pa.array([[]] * len(leaf_rows), list_of_ids)
-            return pc.cast(leaf_table.column(column).combine_chunks(), list_of_ids)
 
-        subjects = covs.array("subject_id", pa.string())
-        subject_entities = pc.take(entity_ids, pc.index_in(subjects, value_set=entity_titles))
-        by_entity = _first_owner(subject_entities, leaf_ids, leaf_members("entity_ids"))
-        by_unit = _first_owner(claim_units, leaf_ids, leaf_members("text_unit_ids"))
-        targets = pc.coalesce(by_entity, by_unit)
+def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice = "full_content") -> Index:
+    """Build an :class:`Index` from a GraphRAG output folder (see the module docstring for the mapping).
 
-        objects = covs.array("object_id", pa.string())
-        objects = pc.if_else(pc.is_in(pc.utf8_trim_whitespace(objects), value_set=pa.array(sorted(NO_OBJECT))), None, objects)
-        descriptions = covs.get("description")
-        unattached: list[str] = []
-        for row, (claim_id, community_id, subject, obj, unit) in enumerate(
-            zip(claim_ids, targets.to_pylist(), subjects.to_pylist(), objects.to_pylist(), claim_units.to_pylist())
-        ):
-            if community_id is None:
-                unattached.append(claim_id)
-                continue
-            claims.append(
-                Claim(
-                    id=claim_id,
-                    community_id=community_id,
-                    subject=subject,
-                    object=obj,
-                    description=descriptions[row] or "",
-                    chunk_ids=() if unit is None else (unit,),
-                )
-            )
-            claim_rows.append(row)
-        if unattached:
-            warnings.append(
-                f"{len(unattached)} of {covs.rows} claims could not be attached to a leaf community "
-                f"(neither their subject entity nor their text unit is in one) and were left out: "
-                f"{_examples(unattached)}."
-            )
+    Invariants of the result: one community per ``communities`` row, in file order; every
+    report's ``community`` is a community id; one chunk per text unit, one entity, relationship
+    and document per row; one claim per covariate row except those counted in a warning.
+    Joins (claims to leaves, entities to communities) run as pyarrow lookups, not row loops.
+    One reader per table; the index's structure check runs once, when the :class:`Index` is built.
+    """
+    reading = _Reading(folder, version, [])
+    community_table = _read_communities(reading, summary)
+    entity_table = _read_entities(reading, community_table)
+    relationships = _read_relationships(reading)
+    documents = _read_documents(reading)
+    chunks, chunk_ids = _read_text_units(reading)
+    claims, claim_rows = _read_covariates(reading, community_table, entity_table, chunk_ids)
+    communities, entities, warnings = community_table.communities, entity_table.entities, reading.warnings
+    document_field = _document_field(version)
+    file = reading.file
 
     def source(table: str, numbers: Sequence[int], fields: Mapping[str, str] | None = None) -> RecordSource:
         return RecordSource(_table_file(version, table), "row", numbers, str(file(table)), fields or {})
 
-    warnings += check_structure(
-        communities=communities,
-        claims=claims,
-        chunks=chunks,
-        documents=documents,
-        entities=entities,
-        relationships=relationships,
-        sources={
-            "communities": source("communities", range(len(communities)), {"id": "community", "parent_id": "parent"}),
-            "claims": source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}),
-            "chunks": source("text_units", range(len(chunks)), {"document_id": document_field}),
-            "documents": source("documents", range(len(documents))),
-            "entities": source("entities", range(len(entities))),
-            "relationships": source("relationships", range(len(relationships))),
-        },
-    )
+    sources = {
+        "communities": source("communities", range(len(communities)), {"id": "community", "parent_id": "parent"}),
+        "claims": source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}),
+        "chunks": source("text_units", range(len(chunks)), {"document_id": document_field}),
+        "documents": source("documents", range(len(documents))),
+        "entities": source("entities", range(len(entities))),
+        "relationships": source("relationships", range(len(relationships))),
+    }
+    warnings += structure_warnings(communities=communities, entities=entities, relationships=relationships)
     name = folder.parent.name if folder.name in ("output", "artifacts") else folder.name
-    return Index(
-        communities=tuple(communities),
-        claims=tuple(claims),
-        chunks=tuple(chunks),
-        documents=tuple(documents),
-        entities=tuple(entities),
-        relationships=tuple(relationships),
-        name=name,
-        description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
-        f"community summaries are the reports' {summary}.",
-        warnings=tuple(warnings),
-    )
+    try:
+        return Index(
+            communities=tuple(communities),
+            claims=tuple(claims),
+            chunks=tuple(chunks),
+            documents=tuple(documents),
+            entities=tuple(entities),
+            relationships=tuple(relationships),
+            name=name,
+            description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
+            f"community summaries are the reports' {summary}.",
+            warnings=tuple(warnings),
+        )
+    except IndexValidationError as exc:
+        raise locate(exc, sources) from None

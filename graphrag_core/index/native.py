@@ -13,9 +13,9 @@ Layout (see ``docs/index-format.md``)::
 Every line is one JSON object whose keys are the model's fields in declaration order, written
 with ``ensure_ascii=False``; every file ends with a newline. Blank lines are ignored on reading.
 
-This module also holds the structural checks shared with the Microsoft GraphRAG importer
-(:func:`check_structure`): they run on parsed records *before* the :class:`Index` is built, so
-a failure names the file, the line (or parquet row) and the field instead of just an id.
+The structural checks (``graphrag_core.validation``) run when the :class:`Index` is built; the
+loaders restate a failure with the file, the line (or parquet row) and the field
+(:func:`~graphrag_core.validation.locate`).
 """
 
 from __future__ import annotations
@@ -32,6 +32,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
+from ..validation import WARNING_EXAMPLES, RecordSource, check_structure, locate, structure_warnings  # noqa: F401 - re-exported
+from ..validation import quote as _q
 
 NATIVE_FORMAT = "graphrag-explorer-index"
 """The value of ``manifest.json``'s ``format`` key."""
@@ -49,9 +51,6 @@ RELATIONSHIPS_FILE = "relationships.jsonl"
 
 REQUIRED_FILES: tuple[str, ...] = (COMMUNITIES_FILE, CLAIMS_FILE, CHUNKS_FILE, DOCUMENTS_FILE)
 OPTIONAL_FILES: tuple[str, ...] = (ENTITIES_FILE, RELATIONSHIPS_FILE)
-
-WARNING_EXAMPLES = 5
-"""How many example ids a warning about many records names."""
 
 R = TypeVar("R", bound=BaseModel)
 
@@ -72,192 +71,6 @@ class Manifest(BaseModel):
     description: str = ""
     counts: dict[str, int] = Field(default_factory=dict)
     warnings: tuple[str, ...] = ()
-
-
-# -- locating records ----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class RecordSource:
-    """Where the records of one table came from: record ``i`` is at ``unit`` ``numbers[i]`` of ``file``.
-
-    Lines of JSON Lines files are counted from 1 (as editors show them); parquet rows from 0
-    (as ``pyarrow.Table.slice`` and ``DataFrame.iloc`` index them). ``fields`` renames model
-    fields to the source's column names in messages (e.g. ``parent_id`` -> ``parent``).
-    """
-
-    file: str
-    unit: Literal["line", "row"]
-    numbers: Sequence[int]
-    path: str | None = None
-    fields: Mapping[str, str] = dataclass_field(default_factory=dict)
-
-    def error(self, position: int, field_name: str, message: str) -> IndexValidationError:
-        """An error about record ``position`` whose message starts with the file, line/row and field."""
-        number = self.numbers[position]
-        shown = self.fields.get(field_name, field_name)
-        return IndexValidationError(
-            f'{self.file} {self.unit} {number}, field "{shown}": {message}',
-            path=self.path or self.file,
-            row=number,
-            field=shown,
-        )
-
-
-def _q(value: object) -> str:
-    """A value quoted for a message (JSON style, so ids with quotes stay unambiguous)."""
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _examples(items: Sequence[str]) -> str:
-    shown = ", ".join(items[:WARNING_EXAMPLES])
-    return shown + (f", ... ({len(items) - WARNING_EXAMPLES} more)" if len(items) > WARNING_EXAMPLES else "")
-
-
-def _unique_ids(kind: str, records: Sequence[Any], source: RecordSource) -> dict[str, int]:
-    """Map id -> position; raise on the first repeated id, naming where it was first seen."""
-    first: dict[str, int] = {}
-    for position, record in enumerate(records):
-        seen = first.setdefault(record.id, position)
-        if seen != position:
-            raise source.error(
-                position,
-                "id",
-                f"duplicate {kind} id {_q(record.id)} (first at {source.unit} {source.numbers[seen]}).",
-            )
-    return first
-
-
-def check_structure(
-    *,
-    communities: Sequence[Community],
-    claims: Sequence[Claim],
-    chunks: Sequence[SourceChunk],
-    documents: Sequence[Document],
-    entities: Sequence[Entity],
-    relationships: Sequence[Relationship],
-    sources: Mapping[str, RecordSource],
-) -> list[str]:
-    """Check the cross-record rules the :class:`Index` enforces, naming file, line/row and field.
-
-    ``sources`` maps each table name (``"communities"``, ``"claims"``, ``"chunks"``,
-    ``"documents"``, ``"entities"``, ``"relationships"``) to where its records came from.
-    Raises :class:`IndexValidationError` on the first failure, in this order: duplicate ids,
-    unknown parents, parent cycles, levels that are not the parent's + 1, claims naming unknown
-    or non-leaf communities or unknown chunks, chunks naming unknown documents (only when documents are given).
-    Returns the recoverable oddities as warning texts: relationships naming unknown entity
-    titles, entities naming unknown communities, communities naming unknown entities.
-    """
-    by_id = _unique_ids("community", communities, sources["communities"])
-    chunk_ids = _unique_ids("chunk", chunks, sources["chunks"])
-    document_ids = _unique_ids("document", documents, sources["documents"])
-    _unique_ids("claim", claims, sources["claims"])
-    entity_ids = _unique_ids("entity", entities, sources["entities"])
-    _unique_ids("relationship", relationships, sources["relationships"])
-
-    where = sources["communities"]
-    for position, community in enumerate(communities):
-        if community.parent_id is not None and community.parent_id not in by_id:
-            raise where.error(
-                position,
-                "parent_id",
-                f"community {_q(community.id)} names parent {_q(community.parent_id)}, which does not exist.",
-            )
-    _check_no_cycle(communities, by_id, where)
-    for position, community in enumerate(communities):
-        if community.parent_id is None:
-            continue
-        parent = communities[by_id[community.parent_id]]
-        if community.level != parent.level + 1:
-            raise where.error(
-                position,
-                "level",
-                f"community {_q(community.id)} has level {community.level}, but its parent {_q(parent.id)} "
-                f"has level {parent.level}; a child's level must be its parent's + 1.",
-            )
-
-    where = sources["claims"]
-    parents = {community.parent_id for community in communities if community.parent_id is not None}
-    for position, claim in enumerate(claims):
-        if claim.community_id not in by_id:
-            raise where.error(
-                position,
-                "community_id",
-                f"claim {_q(claim.id)} names community {_q(claim.community_id)}, which does not exist.",
-            )
-        if claim.community_id in parents:
-            raise where.error(
-                position,
-                "community_id",
-                f"claim {_q(claim.id)} names community {_q(claim.community_id)}, which is not a leaf (it has "
-                "child communities); claims belong to leaf communities, whose map texts carry them.",
-            )
-        for chunk_id in claim.chunk_ids:
-            if chunk_id not in chunk_ids:
-                raise where.error(
-                    position, "chunk_ids", f"claim {_q(claim.id)} cites chunk {_q(chunk_id)}, which does not exist."
-                )
-    if documents:
-        where = sources["chunks"]
-        for position, chunk in enumerate(chunks):
-            if chunk.document_id is not None and chunk.document_id not in document_ids:
-                raise where.error(
-                    position,
-                    "document_id",
-                    f"chunk {_q(chunk.id)} names document {_q(chunk.document_id)}, which does not exist.",
-                )
-
-    warnings: list[str] = []
-    if entities:
-        titles = {entity.title for entity in entities}
-        dangling = [
-            f"{_q(r.id)} ({end} {_q(getattr(r, end))})"
-            for r in relationships
-            for end in ("source", "target")
-            if getattr(r, end) not in titles
-        ]
-        if dangling:
-            warnings.append(
-                f"{len(dangling)} relationship ends name no entity title: {_examples(dangling)}."
-            )
-        unknown_members = [
-            f"{_q(c.id)} ({_q(e)})" for c in communities for e in c.entity_ids if e not in entity_ids
-        ]
-        if unknown_members:
-            warnings.append(
-                f"{len(unknown_members)} community members name no entity: {_examples(unknown_members)}."
-            )
-    unknown_communities = [
-        f"{_q(e.id)} ({_q(c)})" for e in entities for c in e.community_ids if c not in by_id
-    ]
-    if unknown_communities:
-        warnings.append(
-            f"{len(unknown_communities)} entity community ids name no community: {_examples(unknown_communities)}."
-        )
-    return warnings
-
-
-def _check_no_cycle(communities: Sequence[Community], by_id: Mapping[str, int], where: RecordSource) -> None:
-    """Raise on the first community whose parent chain comes back to itself (parents all exist).
-
-    Each community is walked at most once overall (states: unseen, on the current walk, done),
-    so this is linear in the number of communities.
-    """
-    done: set[int] = set()
-    for start in range(len(communities)):
-        walk: list[int] = []
-        on_walk: set[int] = set()
-        position: int | None = start
-        while position is not None and position not in done:
-            if position in on_walk:
-                loop = walk[walk.index(position) :] + [position]
-                chain = " -> ".join(_q(communities[p].id) for p in loop)
-                raise where.error(position, "parent_id", f"the parent links form a cycle: {chain}.")
-            walk.append(position)
-            on_walk.add(position)
-            parent_id = communities[position].parent_id
-            position = None if parent_id is None else by_id[parent_id]
-        done.update(walk)
 
 
 # -- reading ---------------------------------------------------------------------------------------
@@ -396,22 +209,15 @@ def load_native(folder: Path) -> Index:
     if (folder / RELATIONSHIPS_FILE).is_file():
         relationships, relationship_src = read_jsonl(folder / RELATIONSHIPS_FILE, Relationship)
 
-    found = check_structure(
-        communities=communities,
-        claims=claims,
-        chunks=chunks,
-        documents=documents,
-        entities=entities,
-        relationships=relationships,
-        sources={
-            "communities": community_src,
-            "claims": claim_src,
-            "chunks": chunk_src,
-            "documents": document_src,
-            "entities": entity_src,
-            "relationships": relationship_src,
-        },
-    )
+    sources = {
+        "communities": community_src,
+        "claims": claim_src,
+        "chunks": chunk_src,
+        "documents": document_src,
+        "entities": entity_src,
+        "relationships": relationship_src,
+    }
+    found = structure_warnings(communities=communities, entities=entities, relationships=relationships)
     actual = {
         "communities": len(communities),
         "claims": len(claims),
@@ -428,17 +234,20 @@ def load_native(folder: Path) -> Index:
     if mismatched:
         found.append(f"{MANIFEST_FILE} counts differ from the files: {', '.join(mismatched)}.")
     warnings = list(dict.fromkeys([*manifest.warnings, *found]))
-    return Index(
-        communities=tuple(communities),
-        claims=tuple(claims),
-        chunks=tuple(chunks),
-        documents=tuple(documents),
-        entities=tuple(entities),
-        relationships=tuple(relationships),
-        name=manifest.name,
-        description=manifest.description,
-        warnings=tuple(warnings),
-    )
+    try:
+        return Index(
+            communities=tuple(communities),
+            claims=tuple(claims),
+            chunks=tuple(chunks),
+            documents=tuple(documents),
+            entities=tuple(entities),
+            relationships=tuple(relationships),
+            name=manifest.name,
+            description=manifest.description,
+            warnings=tuple(warnings),
+        )
+    except IndexValidationError as exc:
+        raise locate(exc, sources) from None
 
 
 # -- writing ---------------------------------------------------------------------------------------

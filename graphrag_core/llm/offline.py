@@ -29,8 +29,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from ..models import MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES, MAP_SECTION_SUMMARY
-from ..prompts import split_prompt_sections
+from ..context import (
+    MAP_SECTION_SUMMARY,
+    format_citation,
+    parse_candidate_header,
+    parse_citations,
+    parse_map_section,
+    parse_part_header,
+    split_prompt_sections,
+)
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
 
@@ -79,11 +86,7 @@ _CJK_RUN_RE = re.compile(rf"^[{_CJK_RANGES}]+$")
 # A sentence ends at . ! ? before a capital, a digit or a quote, after a citation's "]", or
 # at Chinese end punctuation; "x. [Communities: 3]" stays one sentence with its citation.
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(A-Z0-9])|(?<=[。！？；])")
-_PART_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| summary part (?P<n>\d+)\]\s*$")
-_CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); Community IDs: (?P<ids>[^\]]*)\]\s*$")
-_CITATION_RE = re.compile(r"\s*\[Communities?: (?P<ids>[^\]]*)\]\s*")
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
-_SECTION_HEADERS = frozenset({MAP_SECTION_SUMMARY, MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES})
 
 
 # -- terms -----------------------------------------------------------------------------------
@@ -176,7 +179,7 @@ def _split_sentences(text: str) -> list[str]:
     sentences: list[str] = []
     for line in text.splitlines():
         line = _BULLET_RE.sub("", line.strip())
-        if not line or line in _SECTION_HEADERS:
+        if not line or parse_map_section(line):
             continue
         sentences.extend(s.strip() for s in _SENTENCE_END_RE.split(line) if s.strip())
     return sentences
@@ -190,14 +193,6 @@ def _norm_key(sentence: str) -> str:
     ``headword:`` (a claim line and the summary sentence it repeats are one point)."""
     body = _HEADWORD_RE.sub("", sentence.strip()) or sentence
     return "".join(t.lower() for t in _TOKEN_RE.findall(body))
-
-
-def _format_ids(ids: Iterable[str]) -> str:
-    return ", ".join(ids)
-
-
-def _split_ids(text: str) -> list[str]:
-    return [part.strip() for part in text.strip().strip("{}").split(",") if part.strip()]
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -286,7 +281,7 @@ def _pick(sentences: Sequence[_Sentence], scores: Sequence[float], *, max_words:
 
 
 def _bullets(sentences: Iterable[_Sentence]) -> str:
-    return "\n".join(f"- {s.text} [Communities: {_format_ids(s.community_ids)}]" for s in sentences)
+    return "\n".join(f"- {s.text} {format_citation(s.community_ids)}" for s in sentences)
 
 
 # -- the three prompts -----------------------------------------------------------------------
@@ -306,15 +301,15 @@ def _map_sentences(data: str) -> list[_Sentence]:
             sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
 
     for line in data.splitlines():
-        header = _PART_HEADER_RE.match(line.strip())
-        stripped = line.strip()
+        header = parse_part_header(line)
+        marker = parse_map_section(line)
         if header:
             flush()
-            community, lines = header.group("id"), []
-            section = MAP_SECTION_SUMMARY if header.group("n") == "1" else ""
-        elif stripped in _SECTION_HEADERS:
+            community, lines = header.community_id, []
+            section = MAP_SECTION_SUMMARY if header.part == 1 else ""
+        elif marker:
             flush()
-            lines, section = [], stripped
+            lines, section = [], marker
         else:
             lines.append(line)
     flush()
@@ -393,15 +388,9 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_S
     points: list[_Sentence] = []
     for line in answer.splitlines():
         line = _BULLET_RE.sub("", line.strip())
-        if not line or line in _SECTION_HEADERS:
+        if not line or parse_map_section(line):
             continue
-        segments: list[tuple[str, list[str]]] = []
-        offset = 0
-        for match in _CITATION_RE.finditer(line):
-            segments.append((line[offset : match.start()], _split_ids(match.group("ids"))))
-            offset = match.end()
-        segments.append((line[offset:], []))
-        for text, ids in segments:
+        for text, ids in parse_citations(line):
             for sentence in _SENTENCE_END_RE.split(text):
                 sentence = sentence.strip()
                 if sentence and _TOKEN_RE.search(sentence):
@@ -409,14 +398,6 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_S
                         _Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=_terms(sentence))
                     )
     return points
-
-
-def _usefulness(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        return 0.0
-    return value if math.isfinite(value) else 0.0
 
 
 def answer_reduce(question: str, data: str) -> dict[str, object]:
@@ -428,9 +409,9 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
     """
     candidates: list[tuple[float, list[str], list[str]]] = []  # (usefulness, ids, answer lines)
     for line in data.splitlines():
-        header = _CANDIDATE_HEADER_RE.match(line.strip())
+        header = parse_candidate_header(line)
         if header:
-            candidates.append((_usefulness(header.group("u")), _split_ids(header.group("ids")), []))
+            candidates.append((header.usefulness, header.community_ids, []))
         elif candidates:
             candidates[-1][2].append(line)
     per_candidate = [

@@ -1,7 +1,8 @@
-"""Model settings: one validated object, read from a mapping (``os.environ``, ``st.secrets``).
+"""Model settings: one validated object, read with pydantic-settings (:class:`ModelEnvironment`)
+from the environment (:meth:`ModelSettings.from_env`) or any mapping (``st.secrets`` overlaid
+by the environment, tests: :meth:`ModelSettings.from_mapping`).
 
-The engine never reads the environment; the app hands a mapping to
-:meth:`ModelSettings.from_mapping`. The API key is a ``SecretStr``: ``repr``, ``str``,
+The engine never reads the environment itself; the app and the command line choose the source. The API key is a ``SecretStr``: ``repr``, ``str``,
 ``model_dump`` and ``model_dump_json`` of the settings show it as ``**********``, and no error
 message raised here quotes it.
 
@@ -28,14 +29,17 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, InitSettingsSource, SettingsConfigDict
 
 from .base import ChatModel
 
 Provider = Literal["offline", "openai"]
+PROVIDERS: tuple[Provider, ...] = get_args(Provider)
+"""The model providers, in the order the app and the command line offer them."""
 
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -55,9 +59,6 @@ KEY_API_VERSION = "GRAPHRAG_LLM_API_VERSION"
 KEY_OFFLINE_LATENCY = "GRAPHRAG_LLM_OFFLINE_LATENCY"
 KEY_OFFLINE_SEED = "GRAPHRAG_LLM_OFFLINE_SEED"
 KEY_ALLOWED_BASE_URLS = "GRAPHRAG_LLM_ALLOWED_BASE_URLS"
-
-_TRUE = frozenset({"1", "true", "yes", "on"})
-_FALSE = frozenset({"0", "false", "no", "off"})
 
 
 class SettingsError(ValueError):
@@ -126,34 +127,12 @@ class ModelSettings(BaseModel):
     def from_mapping(cls, mapping: Mapping[str, Any]) -> "ModelSettings":
         """Settings from ``GRAPHRAG_LLM_*`` keys (see the module docstring); missing keys take
         the defaults. Raises :class:`SettingsError` naming the offending key."""
-        base_url = _text(mapping, KEY_BASE_URL)
-        api_key = _text(mapping, KEY_API_KEY) or _text(mapping, KEY_API_KEY_FALLBACK)
-        provider = (_text(mapping, KEY_PROVIDER) or "").lower() or ("openai" if base_url or api_key else "offline")
-        if provider not in ("offline", "openai"):
-            raise SettingsError(f"{KEY_PROVIDER} must be 'offline' or 'openai', not {provider!r}.")
-        values: dict[str, Any] = {"provider": provider, "base_url": base_url, "api_version": _text(mapping, KEY_API_VERSION)}
-        if api_key:
-            values["api_key"] = SecretStr(api_key)
-        if model := _text(mapping, KEY_MODEL):
-            values["model"] = model
-        if (temperature := _number(mapping, KEY_TEMPERATURE)) is not None:
-            values["temperature"] = temperature
-        if (timeout := _number(mapping, KEY_TIMEOUT)) is not None:
-            values["timeout"] = timeout
-        if (json_mode := _flag(mapping, KEY_JSON_MODE)) is not None:
-            values["json_mode"] = json_mode
-        if (latency := _latency(mapping, KEY_OFFLINE_LATENCY)) is not None:
-            values["offline_latency"] = latency
-        if allowed := _text(mapping, KEY_ALLOWED_BASE_URLS):
-            values["allowed_base_urls"] = tuple(allowed.replace(",", " ").split())
-        if (seed := _number(mapping, KEY_OFFLINE_SEED)) is not None:
-            if seed != int(seed):
-                raise SettingsError(f"{KEY_OFFLINE_SEED} must be an integer.")
-            values["offline_seed"] = int(seed)
-        try:
-            return cls(**values)
-        except ValueError as exc:  # pydantic's ValidationError; its text never includes a SecretStr
-            raise SettingsError(f"Invalid model settings: {_first_error(exc)}") from None
+        return ModelEnvironment.from_mapping(mapping).model_settings()
+
+    @classmethod
+    def from_env(cls) -> "ModelSettings":
+        """Settings from this process's environment (the same keys as :meth:`from_mapping`)."""
+        return ModelEnvironment.from_env().model_settings()
 
     def key_may_go_to(self, base_url: str | None) -> bool:
         """True when the configured key may be sent to ``base_url``: the configured endpoint
@@ -218,54 +197,119 @@ def _first_error(exc: ValueError) -> str:
     return str(exc)
 
 
-def _text(mapping: Mapping[str, Any], key: str) -> str | None:
-    value = mapping.get(key)
-    if value is None:
-        return None
-    text = str(value).strip()
-    return text or None
+def _latency(value: Any) -> Any:
+    """``"min,max"`` (or ``"min;max"``, or one number for both) as a pair of numbers' texts."""
+    if isinstance(value, str):
+        pieces: list[Any] = value.replace(";", ",").split(",")
+    elif isinstance(value, (list, tuple)):
+        pieces = list(value)
+    else:
+        pieces = [value]
+    if len(pieces) == 1:
+        pieces = pieces * 2
+    return tuple(piece.strip() if isinstance(piece, str) else piece for piece in pieces)
 
 
-def _number(mapping: Mapping[str, Any], key: str) -> float | None:
-    value = mapping.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        raise SettingsError(f"{key} must be a number.")
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        raise SettingsError(f"{key} must be a number, not {str(value)[:40]!r}.") from None
+_EXPECTED: dict[str, str] = {
+    KEY_TEMPERATURE: "a number",
+    KEY_TIMEOUT: "a number",
+    KEY_OFFLINE_SEED: "an integer",
+    KEY_JSON_MODE: "true or false",
+    KEY_OFFLINE_LATENCY: "'min,max' seconds",
+}
 
 
-def _flag(mapping: Mapping[str, Any], key: str) -> bool | None:
-    value = mapping.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise SettingsError(f"{key} must be true or false, not {str(value)[:40]!r}.")
+class ModelEnvironment(BaseSettings):
+    """The model's environment variables as read, before they are combined into
+    :class:`ModelSettings`: each field names its variable (``validation_alias``), so the names
+    are declared once. ``ModelEnvironment()`` reads ``os.environ`` (pydantic-settings);
+    :meth:`from_mapping` reads any mapping (``st.secrets`` overlaid by the environment, tests)."""
+
+    model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True)
+
+    provider: str | None = Field(default=None, validation_alias=KEY_PROVIDER)
+    base_url: str | None = Field(default=None, validation_alias=KEY_BASE_URL)
+    api_key: SecretStr | None = Field(default=None, validation_alias=AliasChoices(KEY_API_KEY, KEY_API_KEY_FALLBACK))
+    model: str | None = Field(default=None, validation_alias=KEY_MODEL)
+    temperature: float | None = Field(default=None, validation_alias=KEY_TEMPERATURE)
+    timeout: float | None = Field(default=None, validation_alias=KEY_TIMEOUT)
+    json_mode: bool | None = Field(default=None, validation_alias=KEY_JSON_MODE)
+    api_version: str | None = Field(default=None, validation_alias=KEY_API_VERSION)
+    offline_latency: tuple[float, float] | None = Field(default=None, validation_alias=KEY_OFFLINE_LATENCY)
+    offline_seed: int | None = Field(default=None, validation_alias=KEY_OFFLINE_SEED)
+    allowed_base_urls: str | None = Field(default=None, validation_alias=KEY_ALLOWED_BASE_URLS)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _blank_is_unset(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("offline_latency", mode="before")
+    @classmethod
+    def _latency_pair(cls, value: Any) -> Any:
+        return None if value is None else _latency(value)
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):  # type: ignore[no-untyped-def, override]
+        return (init_settings, env_settings)  # no .env or secrets folder: the app passes st.secrets itself
+
+    @classmethod
+    def from_env(cls) -> "ModelEnvironment":
+        """The variables of this process's environment; raises :class:`SettingsError`."""
+        try:
+            return cls()
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from None
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any]) -> "ModelEnvironment":
+        """The variables of ``mapping`` only (the environment is not read); raises
+        :class:`SettingsError` naming the offending key."""
+        data = dict(mapping)
+        if not _text_of(data.get(KEY_API_KEY)):  # a blank key falls back to OPENAI_API_KEY
+            data.pop(KEY_API_KEY, None)
+        try:  # the mapping as the only source: pydantic-settings' own, without the environment
+            return cls(_build_sources=((InitSettingsSource(cls, init_kwargs=data),), data))
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from None
+
+    def model_settings(self) -> ModelSettings:
+        """The settings these variables describe; raises :class:`SettingsError`."""
+        key = self.api_key.get_secret_value() if self.api_key is not None else ""
+        provider = (self.provider or "").lower() or ("openai" if self.base_url or key.strip() else "offline")
+        if provider not in PROVIDERS:
+            raise SettingsError(f"{KEY_PROVIDER} must be 'offline' or 'openai', not {provider!r}.")
+        values: dict[str, Any] = {"provider": provider, "base_url": self.base_url, "api_version": self.api_version}
+        if key.strip():
+            values["api_key"] = self.api_key
+        for name in ("model", "temperature", "timeout", "json_mode", "offline_latency", "offline_seed"):
+            if (value := getattr(self, name)) is not None:
+                values[name] = value
+        if self.allowed_base_urls:
+            values["allowed_base_urls"] = tuple(self.allowed_base_urls.replace(",", " ").split())
+        try:
+            return ModelSettings(**values)
+        except ValueError as exc:  # pydantic's ValidationError; its text never includes a SecretStr
+            raise SettingsError(f"Invalid model settings: {_first_error(exc)}") from None
 
 
-def _latency(mapping: Mapping[str, Any], key: str) -> tuple[float, float] | None:
-    value = mapping.get(key)
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return None
-    pieces: list[Any] = value.replace(";", ",").split(",") if isinstance(value, str) else list(value) if isinstance(value, (list, tuple)) else [value]
-    try:
-        numbers = [float(piece) for piece in pieces]
-    except (TypeError, ValueError):
-        raise SettingsError(f"{key} must be 'min,max' seconds, not {str(value)[:40]!r}.") from None
-    if len(numbers) == 1:
-        numbers = numbers * 2
-    if len(numbers) != 2:
-        raise SettingsError(f"{key} must be 'min,max' seconds, not {str(value)[:40]!r}.")
-    return numbers[0], numbers[1]
+def _text_of(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _describe(exc: ValidationError) -> str:
+    """The first error, naming its variable; the value is quoted unless it could be the key."""
+    first = exc.errors(include_url=False)[0]
+    key = str(first.get("loc", ("",))[0])
+    expected = _EXPECTED.get(key)
+    if expected is None:
+        return f"{key} is not valid: {first.get('msg', '')}."
+    value = first.get("input")
+    if isinstance(value, tuple):
+        value = ",".join(str(v) for v in value)
+    return f"{key} must be {expected}, not {str(value)[:40]!r}."
 
 
 def build_chat_model(settings: ModelSettings) -> ChatModel:
@@ -284,7 +328,9 @@ __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
+    "ModelEnvironment",
     "ModelSettings",
+    "PROVIDERS",
     "Provider",
     "SettingsError",
     "build_chat_model",

@@ -1,18 +1,20 @@
 """The bundled sample indexes, and the builders that make them from source text.
 
-``SAMPLES`` maps a sample's name to its folder under ``sample_data/`` at the repository root
-(next to ``graphrag_core/``); each folder is a native index that
-:func:`graphrag_core.index.load_index` reads. ``DEFAULT_SAMPLE`` is the one the app opens on.
+``SAMPLES`` maps a sample's name to its folder under ``graphrag_core/sample_data/``, package
+data that a wheel installs with the code (``sample_data/`` at the repository root is a link to
+it); each folder is a native index that :func:`graphrag_core.index.load_index` reads. ``DEFAULT_SAMPLE`` is the one the app opens on.
 Rebuild them with ``python -m graphrag_core.samples jargon|zh`` (see ``sample_data/README.md``).
 """
 
 from __future__ import annotations
 
+from importlib.resources import files
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-"""The repository root: the folder holding ``graphrag_core/`` and ``sample_data/``."""
-SAMPLE_DATA = REPO_ROOT / "sample_data"
+SAMPLE_DATA = Path(str(files("graphrag_core") / "sample_data"))
+"""The bundled samples' folder: package data of ``graphrag_core``, found wherever it is installed."""
+REPO_ROOT = SAMPLE_DATA.parents[1]
+"""The folder holding ``graphrag_core/``: the repository root in a checkout (kept for callers)."""
 
 SAMPLES: dict[str, Path] = {
     "jargon": SAMPLE_DATA / "jargon",

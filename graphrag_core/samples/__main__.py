@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import replace
@@ -43,7 +42,7 @@ def _parser() -> argparse.ArgumentParser:
 def _configured_model() -> ChatModel:
     from ..llm.settings import ModelSettings, build_chat_model
 
-    return build_chat_model(ModelSettings.from_mapping(os.environ))
+    return build_chat_model(ModelSettings.from_env())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

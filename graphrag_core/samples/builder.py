@@ -21,6 +21,8 @@ The pipeline, each step deterministic (fixed seeds, sorted iteration, no clock):
 
 from __future__ import annotations
 
+import importlib.util
+
 import math
 import re
 from collections import Counter, defaultdict
@@ -51,6 +53,16 @@ SIMILARITY_LINK_WEIGHT = 0.5
 
 class SampleBuildError(ValueError):
     """The corpus or the options cannot give an index with the promised shape."""
+
+
+SCIPY_HINT = "pip install 'graphrag-global-explorer[samples]'"
+
+
+def require_scipy() -> None:
+    """The builder ranks members with networkx's PageRank, which needs scipy (an optional
+    dependency: the app and the command line do not); a clear error when it is missing."""
+    if importlib.util.find_spec("scipy") is None:
+        raise SampleBuildError(f"Building a sample needs scipy, which is not installed: {SCIPY_HINT}.")
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +143,7 @@ async def build_index(
         raise SampleBuildError("Model-written summaries need a chat model; pass one or use extractive summaries.")
     if not articles:
         raise SampleBuildError("The corpus has no articles.")
+    require_scipy()
     by_title: dict[str, int] = {}
     for number, article in enumerate(articles):
         key = article.title.casefold()

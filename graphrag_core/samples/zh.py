@@ -11,10 +11,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from . import SAMPLE_DATA
 from .builder import Article, BuildOptions, Paragraph
 from .text import Language
 
-SOURCE_FILE = Path(__file__).resolve().parents[2] / "sample_data" / "zh-tea-source.txt"
+SOURCE_FILE = SAMPLE_DATA / "zh-tea-source.txt"
 """The committed source text of the Chinese sample."""
 
 LANGUAGE: Language = "zh"

@@ -1,0 +1,202 @@
+"""The text formats the engine writes into prompts, each ``format_*`` beside its ``parse_*``
+(as Microsoft GraphRAG's ``context_builder/``): the map text of one community (spec section 3),
+a batch part's header (spec section 5), a reduce candidate (spec section 7), a citation, and
+the prompt's section markers.
+
+Invariant: for every format here, ``parse_x(format_x(v))`` gives ``v`` back (for the values the
+engine writes), so whatever reads prompts back (the offline model, tests) reads exactly what
+the engine wrote.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from .models import Claim
+    from .results import MapAnswer
+
+# -- the map text of one community (spec section 3) -------------------------------------------
+
+MAP_SECTION_SUMMARY = "[Community summary]"
+MAP_SECTION_CLAIMS = "[Supporting claims]"
+MAP_SECTION_SOURCES = "[Source excerpts]"
+MAP_SECTIONS: tuple[str, ...] = (MAP_SECTION_SUMMARY, MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES)
+"""The three parts of a map text, in their order."""
+MAP_SECTION_SEPARATOR = "\n\n"
+EXCERPT_SEPARATOR = "\n\n"
+
+
+def format_claim_line(claim: Claim) -> str:
+    """One line of the ``[Supporting claims]`` part: subject, object when present, description."""
+    head = claim.subject if not claim.object else f"{claim.subject} -> {claim.object}"
+    description = " ".join(claim.description.split())
+    return f"- {head}: {description}" if description else f"- {head}"
+
+
+def format_map_text(summary: str, claim_lines: Sequence[str] = (), excerpts: Sequence[str] = ()) -> str:
+    """The text the batcher packs for one community: its summary, its claim lines and its
+    source excerpts, each part under its section marker and left out when empty."""
+    parts: list[str] = []
+    if summary.strip():
+        parts.append(f"{MAP_SECTION_SUMMARY}\n{summary.strip()}")
+    if claim_lines:
+        parts.append(MAP_SECTION_CLAIMS + "\n" + "\n".join(claim_lines))
+    kept = [text.strip() for text in excerpts if text.strip()]
+    if kept:
+        parts.append(MAP_SECTION_SOURCES + "\n" + EXCERPT_SEPARATOR.join(kept))
+    return MAP_SECTION_SEPARATOR.join(parts)
+
+
+def parse_map_section(line: str) -> str | None:
+    """The section marker ``line`` is (one of :data:`MAP_SECTIONS`), else None."""
+    stripped = line.strip()
+    return stripped if stripped in MAP_SECTIONS else None
+
+
+# -- a batch part's header (spec section 5) -----------------------------------------------------
+
+
+class PartHeader(NamedTuple):
+    community_id: str
+    part: int
+
+
+_PART_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| summary part (?P<n>\d+)\]\s*$")
+
+
+def format_part_header(community_id: str, part: int | str) -> str:
+    """``[Community ID: {id} | summary part {n}]`` and a newline, before each part's text."""
+    return f"[Community ID: {community_id} | summary part {part}]\n"
+
+
+def parse_part_header(line: str) -> PartHeader | None:
+    """The community id and part number of a part header line, else None."""
+    match = _PART_HEADER_RE.match(line.strip())
+    return PartHeader(match.group("id"), int(match.group("n"))) if match else None
+
+
+# -- a reduce candidate (spec section 7) ------------------------------------------------------
+
+CANDIDATE_SEPARATOR = "\n\n"
+"""Between two reduce candidates in the reduce prompt."""
+
+
+class CandidateHeader(NamedTuple):
+    usefulness: float
+    community_ids: list[str]
+
+
+_CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); Community IDs: (?P<ids>[^\]]*)\]\s*$")
+
+
+def format_usefulness(usefulness: float) -> str:
+    """A whole number prints without a decimal point (85, not 85.0)."""
+    value = float(usefulness)
+    return str(int(value)) if value.is_integer() else repr(value)
+
+
+def format_ids(ids: Iterable[str]) -> str:
+    """Community ids as written in the prompts: ``a, b, c``."""
+    return ", ".join(ids)
+
+
+def parse_ids(text: str) -> list[str]:
+    """The ids of ``a, b, c`` (braces around the list are tolerated)."""
+    return [part.strip() for part in text.strip().strip("{}").split(",") if part.strip()]
+
+
+def format_reduce_candidate(answer: MapAnswer) -> str:
+    """``[Usefulness: {u}; Community IDs: {id1, id2}]\\n{answer}``."""
+    return f"[Usefulness: {format_usefulness(answer.usefulness)}; Community IDs: {format_ids(answer.community_ids)}]\n{answer.answer}"
+
+
+def parse_candidate_header(line: str) -> CandidateHeader | None:
+    """The usefulness and community ids of a reduce candidate's header line, else None.
+
+    A usefulness that is not a finite number reads as 0."""
+    match = _CANDIDATE_HEADER_RE.match(line.strip())
+    if not match:
+        return None
+    try:
+        usefulness = float(match.group("u"))
+    except ValueError:
+        usefulness = 0.0
+    if usefulness != usefulness or usefulness in (float("inf"), float("-inf")):
+        usefulness = 0.0
+    return CandidateHeader(usefulness, parse_ids(match.group("ids")))
+
+
+# -- a citation in an answer ------------------------------------------------------------------
+
+CITATION_RE = re.compile(r"\s*\[Communities?: (?P<ids>[^\]]*)\]\s*")
+"""A citation as the prompts ask for it (``[Communities: id, id]``, ``[Community: id]`` too)."""
+
+
+def format_citation(ids: Iterable[str]) -> str:
+    return f"[Communities: {format_ids(ids)}]"
+
+
+def parse_citations(line: str) -> list[tuple[str, list[str]]]:
+    """``line`` cut at its citations: each piece of text with the ids cited right after it
+    (the last piece, after the last citation, with none)."""
+    segments: list[tuple[str, list[str]]] = []
+    offset = 0
+    for match in CITATION_RE.finditer(line):
+        segments.append((line[offset : match.start()], parse_ids(match.group("ids"))))
+        offset = match.end()
+    segments.append((line[offset:], []))
+    return segments
+
+
+# -- the prompt's sections ----------------------------------------------------------------------
+
+QUESTION_MARKER = "---Question---"
+DATA_MARKER = "---Data---"
+
+
+def format_prompt_sections(query: str, content: str) -> str:
+    """The user message of a map or reduce call: the question, then the data."""
+    return f"{QUESTION_MARKER}\n{query}\n\n{DATA_MARKER}\n{content}"
+
+
+def split_prompt_sections(user_message: str) -> tuple[str, str]:
+    """``(question, data)`` of a map or reduce user message; missing parts are ``""``.
+
+    Only the first data marker counts, so data that itself contains the marker stays whole.
+    """
+    head, found, data = user_message.partition(f"{DATA_MARKER}\n")
+    if not found:
+        head, data = user_message, ""
+    question = head.split(f"{QUESTION_MARKER}\n", 1)[-1] if QUESTION_MARKER in head else ""
+    return question.strip(), data
+
+
+__all__ = [
+    "CANDIDATE_SEPARATOR",
+    "CITATION_RE",
+    "DATA_MARKER",
+    "MAP_SECTIONS",
+    "MAP_SECTION_CLAIMS",
+    "MAP_SECTION_SOURCES",
+    "MAP_SECTION_SUMMARY",
+    "QUESTION_MARKER",
+    "CandidateHeader",
+    "PartHeader",
+    "format_citation",
+    "format_claim_line",
+    "format_ids",
+    "format_map_text",
+    "format_part_header",
+    "format_prompt_sections",
+    "format_reduce_candidate",
+    "format_usefulness",
+    "parse_candidate_header",
+    "parse_citations",
+    "parse_ids",
+    "parse_map_section",
+    "parse_part_header",
+    "split_prompt_sections",
+]

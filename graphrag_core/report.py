@@ -1,0 +1,144 @@
+"""A stored run as a readable Markdown report (:func:`record_to_markdown`).
+
+Every figure comes from the run's :class:`~graphrag_core.figures.RunFigures`, so a completed,
+failed or stopped run reports the same rows; sections with nothing to show say so instead of
+disappearing, so two reports line up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
+
+from .results import ReduceCandidate
+
+if TYPE_CHECKING:
+    from .store import RunRecord
+
+EXCERPT_CHARS = 160
+"""A reduce candidate's answer is cut to this many characters in the report's table."""
+
+
+def markdown_cell(value: object) -> str:
+    """A value made safe for one Markdown table cell (no pipes, no line breaks)."""
+    text = "" if value is None else str(value)
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    """The lines of a Markdown table with that header and one line per row."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(markdown_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def _number(value: float | None) -> str:
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _candidate_row(candidate: ReduceCandidate) -> list[object]:
+    answer = candidate.answer
+    cut = EXCERPT_CHARS - 3
+    excerpt = answer.answer if len(answer.answer) <= EXCERPT_CHARS else answer.answer[:cut] + "..."
+    return [
+        "" if candidate.rank is None else candidate.rank,
+        _number(answer.usefulness),
+        candidate.fate,
+        "" if candidate.tokens is None else candidate.tokens,
+        ", ".join(answer.community_ids),
+        excerpt,
+    ]
+
+
+def record_to_markdown(record: RunRecord) -> str:
+    """A Markdown report of one run: question, settings, status, answer, the communities behind
+    it, its figures, the map batches, the reduce candidates and the failed batches."""
+    request = record.request
+    result = record.result
+    figures = record.figures
+    lines: list[str] = [f"# Global search run {record.run_id}", ""]
+    if record.label:
+        lines += [f"**Label:** {record.label}", ""]
+    lines += ["## Question", "", request.query, ""]
+
+    lines += ["## Settings", ""]
+    settings: list[tuple[str, object]] = [
+        ("index", record.index_name + (f" ({record.index_path})" if record.index_path else "")),
+        ("model", record.model),
+        ("created at", record.created_at),
+        ("community level", request.community_level),
+        ("seed", record.seed if record.seed is not None else "drawn"),
+        ("map token budget", request.map_token_budget),
+        ("map output reserve", request.map_output_reserve),
+        ("reduce token budget", request.reduce_token_budget),
+        ("reduce output reserve", request.reduce_output_reserve),
+        ("map concurrency", request.map_concurrency),
+        ("reduce strategy", request.reduce_strategy),
+        ("claims included", "yes" if request.include_claims else "no"),
+        ("sources included", "yes" if request.include_sources else "no"),
+        ("tokenizer", request.tokenizer),
+    ]
+    lines += markdown_table(["setting", "value"], settings) + [""]
+
+    lines += ["## Status", "", f"**{record.status}** in {record.duration_s:.2f} s", ""]
+    if record.error:
+        lines += [f"Error: {record.error}", ""]
+
+    lines += ["## Answer", ""]
+    lines += [result.answer if result is not None else "_The run produced no answer._", ""]
+
+    lines += ["## Communities behind the answer", ""]
+    if figures.communities_cited:
+        lines += [", ".join(figures.communities_cited), ""]
+    else:
+        lines += ["_None._", ""]
+
+    lines += ["## Diagnostics", ""]
+    rows: list[tuple[str, object]] = [
+        ("summaries selected", "" if figures.summaries is None else figures.summaries),
+        ("map batches", figures.batches),
+    ]
+    if figures.finished_batches != figures.batches:
+        rows.append(("finished batches", figures.finished_batches))
+    rows += [
+        ("failed batches", figures.failed_batches),
+        ("answers selected for the reduce", record.selected_answer_count),
+        ("map prompt budget", request.map_prompt_budget),
+        ("reduce prompt budget", request.reduce_prompt_budget),
+        ("reduce prompt tokens", "" if figures.reduce_prompt_tokens is None else figures.reduce_prompt_tokens),
+        ("map calls", figures.map_calls),
+        ("reduce calls", figures.reduce_calls),
+        ("cache hits", figures.cache_hits),
+        ("prompt tokens (reported)", figures.usage.prompt_tokens),
+        ("completion tokens (reported)", figures.usage.completion_tokens),
+    ]
+    lines += markdown_table(["figure", "value"], rows) + [""]
+    if figures.batch_community_ids:
+        usefulness = result.diagnostics.batch_usefulness if result is not None else []
+        batch_rows = [
+            [i, ", ".join(ids), figures.batch_token_estimates[i] if i < len(figures.batch_token_estimates) else "",
+             _number(usefulness[i]) if i < len(usefulness) else ""]
+            for i, ids in enumerate(figures.batch_community_ids)
+        ]
+        lines += ["### Map batches", ""]
+        lines += markdown_table(["batch", "communities", "tokens", "usefulness"], batch_rows) + [""]
+
+    lines += ["## Reduce candidates", ""]
+    if figures.candidates:
+        lines += markdown_table(["rank", "usefulness", "fate", "tokens", "communities", "answer"],
+                                (_candidate_row(c) for c in figures.candidates)) + [""]
+    else:
+        lines += ["_None._", ""]
+
+    lines += ["## Failed batches", ""]
+    failures = [(f.batch_index, ", ".join(f.community_ids), f.attempts, f.error_type, f.error) for f in figures.failures]
+    if failures:
+        lines += markdown_table(["batch", "communities", "attempts", "error type", "error"], failures) + [""]
+    else:
+        lines += ["_None._", ""]
+    return "\n".join(lines)
+
+
+__all__ = ["markdown_cell", "markdown_table", "record_to_markdown"]
