@@ -14,6 +14,7 @@ from .errors import (
     MapOutputError,
     ModelError,
     ModelOutputError,
+    RatingOutputError,
     ReduceOutputError,
     RequestValidationError,
     RetryableModelError,
@@ -25,18 +26,20 @@ from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUs
 from .llm.scripted import ScriptedChatModel
 from .map import MapPhaseResult, run_global_map
 from .models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
-from .parsing import MapOutput, parse_map_output, parse_reduce_output
+from .parsing import MapOutput, RatingOutput, parse_map_output, parse_rating_output, parse_reduce_output
 from .reduce import ReducePlan, format_reduce_candidate, plan_reduce, select_reduce_answers
 from .request import GlobalSearchRequest, SearchDefaults
 from .results import (
     NO_RESULTS_ANSWER,
     BatchFailure,
+    CommunityRating,
     GlobalSearchDiagnostics,
     GlobalSearchResult,
     MapAnswer,
     ReduceCandidate,
 )
 from .search import plan_batches, retrieve_global, stream_global
+from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
 
@@ -52,6 +55,7 @@ __all__ = [
     "ChatResponse",
     "Claim",
     "Community",
+    "CommunityRating",
     "Document",
     "Entity",
     "Event",
@@ -73,6 +77,8 @@ __all__ = [
     "ModelError",
     "ModelOutputError",
     "NO_RESULTS_ANSWER",
+    "RatingOutput",
+    "RatingOutputError",
     "ReduceCandidate",
     "ReduceOutputError",
     "ReducePlan",
@@ -83,6 +89,7 @@ __all__ = [
     "RunState",
     "ScriptedChatModel",
     "SearchDefaults",
+    "SelectionOutcome",
     "SourceChunk",
     "SummaryBatch",
     "TokenUsage",
@@ -95,11 +102,13 @@ __all__ = [
     "format_reduce_candidate",
     "get_tokenizer",
     "parse_map_output",
+    "parse_rating_output",
     "parse_reduce_output",
     "plan_batches",
     "plan_reduce",
     "retrieve_global",
     "run_global_map",
+    "select_dynamic",
     "select_reduce_answers",
     "stream_global",
 ]

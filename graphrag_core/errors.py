@@ -33,6 +33,10 @@ class ReduceOutputError(ModelOutputError):
     """The reduce answer is not valid JSON with a non-blank string ``answer``."""
 
 
+class RatingOutputError(ModelOutputError):
+    """A community rating is not valid JSON with an integer ``rating`` from 0 to 5 (dynamic selection)."""
+
+
 class ModelError(GraphRAGError):
     """A model call failed before it produced any text.
 

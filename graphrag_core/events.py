@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
-from .results import GlobalSearchResult, ReduceCandidate
+from .results import CommunityFate, GlobalSearchResult, Level, ReduceCandidate
 
 
 class _Event(BaseModel):
@@ -33,9 +33,74 @@ class RunStarted(_Event):
 
 class SummariesSelected(_Event):
     kind: Literal["summaries_selected"] = "summaries_selected"
-    community_level: int | Literal["leaf"]
+    community_level: Level
     count: int
     community_ids: tuple[str, ...] = ()
+
+
+class SelectionStarted(_Event):
+    """Dynamic selection begins: the model rates communities from the roots down."""
+
+    kind: Literal["selection_started"] = "selection_started"
+    community_count: int
+    root_ids: tuple[str, ...]
+    rating_threshold: int
+    keep_parent: bool
+    rating_repeats: int
+    rating_prompt_budget: int
+
+
+class SelectionRound(_Event):
+    """A round's frontier (index order), the blank communities its children replaced, and
+    whether it is a fallback round (every community of one level)."""
+
+    kind: Literal["selection_round"] = "selection_round"
+    round: int
+    community_ids: tuple[str, ...]
+    skipped_ids: tuple[str, ...] = ()
+    fallback: bool = False
+
+
+class CommunityRated(_Event):
+    """One community rated: its final rating (``None`` and ``failed`` when every repeat failed),
+    each repeat's rating, the first successful repeat's reason, and whether it was kept.
+
+    ``superseded_id`` is the ancestor this community removed from the kept set (unless
+    ``keep_parent``); ``calls`` counts model calls (cache hits apart), ``usage`` their tokens.
+    """
+
+    kind: Literal["community_rated"] = "community_rated"
+    community_id: str
+    level: int
+    round: int
+    rating: int | None
+    failed: bool = False
+    repeat_ratings: tuple[int | None, ...] = ()
+    reason: str | None = None
+    kept: bool
+    superseded_id: str | None = None
+    errors: tuple[str, ...] = ()
+    calls: int = 0
+    cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+    @property
+    def fate(self) -> Literal["kept", "pruned", "failed"]:
+        return "failed" if self.failed else "kept" if self.kept else "pruned"
+
+
+class SelectionFinished(_Event):
+    """Dynamic selection ended: the kept communities (index order) and what rating them cost."""
+
+    kind: Literal["selection_finished"] = "selection_finished"
+    kept_ids: tuple[str, ...]
+    fates: dict[str, CommunityFate] = Field(default_factory=dict)
+    rated_count: int
+    rounds: int
+    calls: int
+    cache_hits: int = 0
+    failed_count: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
 
 
 class PlannedBatch(BaseModel):
@@ -116,6 +181,10 @@ class RunFailed(_Event):
 Event = Annotated[
     Union[
         RunStarted,
+        SelectionStarted,
+        SelectionRound,
+        CommunityRated,
+        SelectionFinished,
         SummariesSelected,
         BatchesPlanned,
         MapBatchStarted,

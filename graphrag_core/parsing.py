@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .errors import MapOutputError, ModelOutputError, ReduceOutputError
+from .errors import MapOutputError, ModelOutputError, RatingOutputError, ReduceOutputError
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -86,3 +86,39 @@ def parse_reduce_output(raw: str) -> str:
     if not isinstance(answer, str) or not answer.strip():
         raise ReduceOutputError("Global Reduce output contains an invalid answer.")
     return answer.strip()
+
+
+RATING_SHAPE_ERROR = "Community rating output must contain an integer rating from 0 to 5."
+
+
+class RatingOutput(BaseModel):
+    """A validated community rating: an integer 0-5 and the model's reason, when it gave one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rating: int
+    reason: str | None = None
+
+
+def parse_rating_output(raw: str) -> RatingOutput:
+    """Validate a rating: a JSON object with an integer ``rating`` 0-5 and an optional string ``reason``.
+
+    A number with no fractional part counts as an integer (``3.0`` is 3); ``true`` is not a number.
+    Text that is not JSON raises the not-valid-JSON error; any other shape the rating error.
+    """
+    try:
+        value = parse_json_output(raw)
+    except ModelOutputError as exc:
+        raise RatingOutputError(str(exc)) from None
+    if not isinstance(value, dict):
+        raise RatingOutputError(RATING_SHAPE_ERROR)
+    rating, reason = value.get("rating"), value.get("reason")
+    if (
+        not _is_number(rating)
+        or not math.isfinite(rating)
+        or int(rating) != rating
+        or not 0 <= rating <= 5
+        or (reason is not None and not isinstance(reason, str))
+    ):
+        raise RatingOutputError(RATING_SHAPE_ERROR)
+    return RatingOutput(rating=int(rating), reason=reason.strip() if isinstance(reason, str) else None)

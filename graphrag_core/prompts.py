@@ -53,6 +53,33 @@ Reply with one JSON object and nothing else:
 
 REDUCE_USER = Template(format_prompt_sections("$query", "$content"))
 
+RATE_SYSTEM = Template(
+    """---Role---
+You are a helpful assistant deciding whether one community report of a corpus is useful for \
+answering a question, even if it is only partly relevant.
+
+---Goal---
+Rate how relevant the report in the data section below is to the question, from 0 to 5:
+- 0: not relevant at all; 1: barely relevant; 3: partly relevant; 5: highly relevant, it \
+speaks directly to the question.
+- A report that covers a broad area which includes the question's subject is relevant: more \
+specific reports below it will be read next.
+- Judge only from the report; do not make anything up.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"reason": "<one sentence on why>", "rating": <an integer from 0 to 5>}"""
+)
+
+RATE_USER = Template(
+    """---Question---
+$query
+
+---Data---
+[Community ID: $community_id]
+$summary"""
+)
+
 COMMUNITY_SUMMARY_SYSTEM = Template(
     """---Role---
 You write short, factual summaries of a community of related terms from a knowledge graph.
@@ -86,6 +113,14 @@ def render_reduce_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
     return (
         ChatMessage(role="system", content=REDUCE_SYSTEM.substitute()),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
+    )
+
+
+def render_rating_messages(query: str, community_id: str, summary: str) -> tuple[ChatMessage, ...]:
+    """The rating call of dynamic selection: one community's id, on a line of its own, then its summary."""
+    return (
+        ChatMessage(role="system", content=RATE_SYSTEM.substitute()),
+        ChatMessage(role="user", content=RATE_USER.substitute(query=query, community_id=community_id, summary=summary)),
     )
 
 

@@ -26,6 +26,21 @@ SEED_MIN = -(2**63)
 SEED_MAX = 2**63 - 1
 """A seed is stored as a 64-bit integer (the run history's SQLite column), so it must fit one."""
 
+# Dynamic community selection (spec dynamic-selection.md section 1)
+DEFAULT_COMMUNITY_SELECTION: Literal["level"] = "level"
+DEFAULT_RATING_THRESHOLD = 1
+DEFAULT_KEEP_PARENT = False
+DEFAULT_RATING_REPEATS = 1
+DEFAULT_FALLBACK_MAX_LEVEL = 2
+DEFAULT_RATING_OUTPUT_RESERVE = 256
+MAX_RATING = 5
+MAX_RATING_REPEATS = 15
+"""The most rating repeats the app's inputs and links offer (the engine has no maximum)."""
+
+CommunitySelection = Literal["level", "dynamic"]
+COMMUNITY_SELECTIONS: tuple[str, ...] = ("level", "dynamic")
+DYNAMIC = "dynamic"
+
 ReduceStrategy = Literal["skip", "stop"]
 REDUCE_STRATEGIES: tuple[str, ...] = ("skip", "stop")
 
@@ -68,11 +83,27 @@ def check_setting(name: str, value: Any) -> Any:
     elif name == "tokenizer":
         if value not in TOKENIZER_NAMES:
             raise RequestValidationError(f"tokenizer must be one of {', '.join(TOKENIZER_NAMES)}.")
+    elif name == "community_selection":
+        if value not in COMMUNITY_SELECTIONS:
+            raise RequestValidationError('community_selection must be "level" or "dynamic".')
+    elif name == "rating_threshold":
+        if not (_is_int(value) and 0 <= value <= MAX_RATING):
+            raise RequestValidationError("rating_threshold must be an integer from 0 to 5.")
+    elif name == "keep_parent":
+        if not isinstance(value, bool):
+            raise RequestValidationError("keep_parent must be true or false.")
+    elif name == "rating_repeats":
+        if not (_is_int(value) and value >= 1):
+            raise RequestValidationError("rating_repeats must be a positive integer.")
+    elif name in ("fallback_max_level", "rating_output_reserve"):
+        if not (_is_int(value) and value >= 0):
+            raise RequestValidationError(f"{name} must be a non-negative integer.")
     return value
 
 
 _CHECK_ORDER: tuple[str, ...] = (
     "community_level", *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "seed", "reduce_strategy", "tokenizer",
+    "community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve",
 )
 """The order the rules are checked in, so that of several bad values the same one is reported."""
 
@@ -92,6 +123,9 @@ def validate_settings(data: dict[str, Any]) -> dict[str, Any]:
     reduce_reserve = data.get("reduce_output_reserve", DEFAULT_REDUCE_OUTPUT_RESERVE)
     if map_budget - map_reserve <= 0 or reduce_budget - reduce_reserve <= 0:
         raise BudgetError("Token budgets must exceed their output reserves.")
+    if data.get("community_selection", DEFAULT_COMMUNITY_SELECTION) == DYNAMIC:  # the rating prompt's budget
+        if map_budget - data.get("rating_output_reserve", DEFAULT_RATING_OUTPUT_RESERVE) <= 0:
+            raise BudgetError("Token budgets must exceed their output reserves.")
     return data
 
 
@@ -117,6 +151,12 @@ class SearchSettings(BaseModel):
     include_claims: bool = True
     include_sources: bool = True
     tokenizer: str = HEURISTIC
+    community_selection: CommunitySelection = DEFAULT_COMMUNITY_SELECTION
+    rating_threshold: int = Field(default=DEFAULT_RATING_THRESHOLD, json_schema_extra={UI_MAX: MAX_RATING})
+    keep_parent: bool = DEFAULT_KEEP_PARENT
+    rating_repeats: int = Field(default=DEFAULT_RATING_REPEATS, json_schema_extra={UI_MAX: MAX_RATING_REPEATS})
+    fallback_max_level: int = DEFAULT_FALLBACK_MAX_LEVEL
+    rating_output_reserve: int = _budget(DEFAULT_RATING_OUTPUT_RESERVE)
 
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**validate_settings(data))
@@ -178,6 +218,21 @@ class GlobalSearchRequest(SearchSettings):
     @property
     def map_prompt_budget(self) -> int:
         return self.map_token_budget - self.map_output_reserve
+
+    @property
+    def rating_prompt_budget(self) -> int:
+        """The rating prompt's budget (dynamic selection): the map budget less the rating reserve."""
+        return self.map_token_budget - self.rating_output_reserve
+
+    @property
+    def dynamic(self) -> bool:
+        """True when the model picks the communities (``community_selection="dynamic"``)."""
+        return self.community_selection == DYNAMIC
+
+    @property
+    def reported_level(self) -> int | Literal["leaf", "dynamic"]:
+        """The level a run reports: ``"dynamic"`` under dynamic selection, else ``community_level``."""
+        return DYNAMIC if self.dynamic else self.community_level
 
     @property
     def reduce_prompt_budget(self) -> int:

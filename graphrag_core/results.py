@@ -11,6 +11,11 @@ from .request import GlobalSearchRequest
 
 Status = Literal["completed", "partial", "no_results"]
 CandidateFate = Literal["selected", "skipped", "not_tried", "dropped"]
+Level = int | Literal["leaf", "dynamic"]
+"""The level a run reports: a level number, ``"leaf"``, or ``"dynamic"`` (dynamic selection)."""
+CommunityFate = Literal["kept", "pruned", "superseded", "skipped", "failed", "unreached"]
+"""What dynamic selection did with a community (dynamic-selection.md section 4)."""
+COMMUNITY_FATES: tuple[str, ...] = ("kept", "pruned", "superseded", "skipped", "failed", "unreached")
 
 NO_RESULTS_ANSWER = "No relevant community summaries were found for this query."
 
@@ -52,10 +57,38 @@ class ReduceCandidate(_Value):
     tokens: int | None = None
 
 
-class GlobalSearchDiagnostics(_Value):
-    """The figures of spec section 9, and the cost of the run."""
+class CommunityRating(_Value):
+    """One community's part in a dynamic selection.
 
-    community_level: int | Literal["leaf"]
+    ``rating`` is the majority of the successful repeats (ties to the lowest), ``None`` when the
+    community was not rated or every repeat failed (``failed``). ``repeat_ratings`` has one entry
+    per repeat, ``None`` for a failed one; ``reason`` is the first successful repeat's.
+    ``round`` counts from 0; ``None`` for ``unreached``. A failed community that a relevant child
+    replaced has fate ``superseded`` and keeps ``failed=True``.
+    """
+
+    community_id: str
+    level: int
+    fate: CommunityFate
+    round: int | None = None
+    rating: int | None = None
+    failed: bool = False
+    repeat_ratings: tuple[int | None, ...] = ()
+    reason: str | None = None
+    errors: tuple[str, ...] = ()
+    calls: int = 0
+    cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+class GlobalSearchDiagnostics(_Value):
+    """The figures of spec section 9, and the cost of the run.
+
+    ``usage`` is everything the run spent; ``map_usage`` and ``rating_usage`` its map and rating
+    parts (``reduce_usage`` the rest). Rating figures are zero unless the selection was dynamic.
+    """
+
+    community_level: Level
     summary_count: int
     batch_count: int
     batch_community_ids: list[tuple[str, ...]]
@@ -72,6 +105,26 @@ class GlobalSearchDiagnostics(_Value):
     cache_hits: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     duration_s: float = 0.0
+    map_usage: TokenUsage = Field(default_factory=TokenUsage)
+    rating_calls: int = 0
+    rating_cache_hits: int = 0
+    rating_usage: TokenUsage = Field(default_factory=TokenUsage)
+    community_ratings: list[CommunityRating] = Field(default_factory=list)
+    failed_rating_count: int = 0
+
+    @property
+    def reduce_usage(self) -> TokenUsage:
+        """What the reduce spent: the total less the map's and the rating's."""
+        return TokenUsage(
+            prompt_tokens=max(0, self.usage.prompt_tokens - self.map_usage.prompt_tokens - self.rating_usage.prompt_tokens),
+            completion_tokens=max(
+                0, self.usage.completion_tokens - self.map_usage.completion_tokens - self.rating_usage.completion_tokens
+            ),
+        )
+
+    def fates(self) -> dict[str, CommunityFate]:
+        """Each community's fate under dynamic selection, by id (empty for a fixed level)."""
+        return {r.community_id: r.fate for r in self.community_ratings}
 
 
 class GlobalSearchResult(_Value):
@@ -80,7 +133,7 @@ class GlobalSearchResult(_Value):
     status: Status
     answer: str
     query: str
-    community_level: int | Literal["leaf"]
+    community_level: Level
     seed: int
     request: GlobalSearchRequest
     map_answers: list[MapAnswer] = Field(default_factory=list)

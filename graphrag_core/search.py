@@ -29,7 +29,7 @@ from .events import (
     RunStarted,
     SummariesSelected,
 )
-from .llm.base import ChatModel, ChatRequest, model_identity
+from .llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
 from .map import DEFAULT_MAX_ATTEMPTS, call_with_retry, run_global_map
 from .models import Community, Index
 from .parsing import parse_reduce_output
@@ -37,6 +37,7 @@ from .prompts import map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_
 from .reduce import plan_reduce
 from .request import GlobalSearchRequest
 from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
+from .selection import SelectionOutcome, select_dynamic
 from .tokens import Tokenizer, get_tokenizer
 
 if TYPE_CHECKING:
@@ -51,14 +52,21 @@ def draw_seed() -> int:
 
 
 def plan_batches(
-    index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None
+    index: Index,
+    request: GlobalSearchRequest,
+    *,
+    seed: int,
+    tokenizer: Tokenizer | None = None,
+    communities: list[Community] | None = None,
 ) -> tuple[list[Community], list[SummaryBatch], list[int]]:
     """The communities a request selects and the batches it would send, with no model call.
 
+    ``communities`` overrides the level's selection (dynamic selection passes what it kept).
     Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
     """
     tokenizer = tokenizer or get_tokenizer(request.tokenizer)
-    communities = index.select_communities(request.community_level)
+    if communities is None:
+        communities = index.select_communities(request.community_level)
     texts = [
         MapText(
             community_id=c.id,
@@ -121,16 +129,25 @@ async def _steps(
     tokenizer: Tokenizer,
     clock: Callable[[], float],
 ) -> GlobalSearchResult:
-    communities, batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
+    # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
+    selection: SelectionOutcome | None = None
+    if request.dynamic:
+        selection = await select_dynamic(index, request, model, tokenizer=tokenizer, on_event=emit, cache=cache, clock=clock)
+    communities, batches, estimates = plan_batches(
+        index, request, seed=seed, tokenizer=tokenizer, communities=selection.communities if selection else None
+    )
     emit(
         SummariesSelected(
-            at=clock(), community_level=request.community_level, count=len(communities), community_ids=tuple(c.id for c in communities)
+            at=clock(), community_level=request.reported_level, count=len(communities), community_ids=tuple(c.id for c in communities)
         )
     )
 
     def finish(**fields: Any) -> GlobalSearchResult:
+        extra = fields.pop("diagnostics", {})
+        if selection is not None:  # rating figures apart; the run's usage is everything it spent
+            extra = {**extra, **selection.diagnostics(), "usage": extra.get("usage", TokenUsage()) + selection.usage}
         diagnostics = GlobalSearchDiagnostics(
-            community_level=request.community_level,
+            community_level=request.reported_level,
             summary_count=len(communities),
             batch_count=len(batches),
             batch_community_ids=[b.community_ids for b in batches],
@@ -139,10 +156,10 @@ async def _steps(
             reduce_prompt_budget=request.reduce_prompt_budget,
             seed=seed,
             duration_s=clock(),
-            **fields.pop("diagnostics", {}),
+            **extra,
         )
         result = GlobalSearchResult(
-            query=request.query, community_level=request.community_level, seed=seed, request=request, diagnostics=diagnostics, **fields
+            query=request.query, community_level=request.reported_level, seed=seed, request=request, diagnostics=diagnostics, **fields
         )
         emit(RunFinished(at=clock(), result=result))
         return result
@@ -194,6 +211,7 @@ async def _steps(
         map_calls=mapped.calls,
         cache_hits=mapped.cache_hits,
         usage=mapped.usage,
+        map_usage=mapped.usage,
     )
     if not plan.selected:
         return finish(status="no_results", answer=NO_RESULTS_ANSWER, diagnostics=diagnostics, **common)
@@ -219,7 +237,7 @@ async def _steps(
     diagnostics.update(reduce_calls=reduce_calls, usage=usage)
     behind = list(dict.fromkeys(cid for a in plan.selected for cid in a.community_ids))
     return finish(
-        status="partial" if mapped.failures else "completed",
+        status="partial" if mapped.failures or (selection and selection.failed_count) else "completed",
         answer=answer,
         community_ids=behind,
         diagnostics=diagnostics,

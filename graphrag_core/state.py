@@ -12,6 +12,7 @@ from typing import Literal
 
 from .events import (
     BatchesPlanned,
+    CommunityRated,
     Event,
     MapBatchFailed,
     MapBatchRetried,
@@ -22,8 +23,12 @@ from .events import (
     RunFailed,
     RunFinished,
     RunStarted,
+    SelectionFinished,
+    SelectionRound,
+    SelectionStarted,
     SummariesSelected,
 )
+from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 
@@ -62,6 +67,67 @@ class BatchState:
         return self.status in ("done", "retried", "failed", "cancelled")
 
 
+WalkFate = Literal["queued", "kept", "pruned", "superseded", "skipped", "failed", "unreached"]
+"""A community's place in a dynamic selection as it runs: ``queued`` is in the current round's
+frontier, not yet rated; the others are the fates of ``results.CommunityFate``."""
+
+
+@dataclass
+class SelectionState:
+    """The walk of a dynamic selection, folded from its events (empty for a fixed level).
+
+    ``fates`` holds only communities the walk has touched until it finishes; then every
+    community of the index (the others ``unreached``). ``ratings`` keeps each community's last
+    rating event (rating, repeats, reason, cost).
+    """
+
+    active: bool = False
+    finished: bool = False
+    round: int | None = None
+    fates: dict[str, WalkFate] = field(default_factory=dict)
+    ratings: dict[str, CommunityRated] = field(default_factory=dict)
+    kept_ids: tuple[str, ...] = ()
+    calls: int = 0
+    cache_hits: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    rating_threshold: int | None = None
+    community_count: int | None = None
+
+    def apply(self, event: SelectionStarted | SelectionRound | CommunityRated | SelectionFinished) -> None:
+        match event:
+            case SelectionStarted():
+                self.active, self.rating_threshold, self.community_count = True, event.rating_threshold, event.community_count
+            case SelectionRound():
+                self.round = event.round
+                for community_id in event.skipped_ids:
+                    self.fates[community_id] = "skipped"
+                for community_id in event.community_ids:
+                    self.fates[community_id] = "queued"
+            case CommunityRated():
+                self.ratings[event.community_id] = event
+                self.fates[event.community_id] = event.fate
+                if event.superseded_id is not None:
+                    self.fates[event.superseded_id] = "superseded"
+                self.calls += event.calls
+                self.cache_hits += event.cache_hits
+                self.usage = self.usage + event.usage
+            case SelectionFinished():
+                self.finished, self.kept_ids = True, event.kept_ids
+                self.fates.update(event.fates)
+                self.calls, self.cache_hits, self.usage = event.calls, event.cache_hits, event.usage
+
+    @property
+    def rated_count(self) -> int:
+        return len(self.ratings)
+
+    def counts(self) -> dict[str, int]:
+        """How many communities have each fate so far."""
+        totals: dict[str, int] = {}
+        for fate in self.fates.values():
+            totals[fate] = totals.get(fate, 0) + 1
+        return totals
+
+
 @dataclass
 class RunState:
     """Everything a page needs to draw a run, live or replayed."""
@@ -83,6 +149,7 @@ class RunState:
     reduce_prompt_budget: int | None = None
     reduce_strategy: str | None = None
     reduce_prompt_tokens: int | None = None
+    selection: SelectionState = field(default_factory=SelectionState)
     result: GlobalSearchResult | None = None
     error: str | None = None
     error_type: str | None = None
@@ -130,6 +197,8 @@ class RunState:
                 self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
                 self.model, self.tokenizer = event.model, event.tokenizer
                 self.status, self.phase = "running", "selecting"
+            case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
+                self.selection.apply(event)
             case SummariesSelected():
                 self.summary_count = event.count
                 self.selected_community_ids = event.community_ids

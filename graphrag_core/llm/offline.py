@@ -11,6 +11,7 @@ It answers the engine's real prompts (``graphrag_core.prompts``) by reading them
 - ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
   deduplicated (their citations merged), under a one-line overview.
 - ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
+- ``rate``: a 0-5 rating of one community summary (``offline_rating``).
 
 Invariants: the reply text is a function of the request alone (never of time, latency or
 call order); it is always one JSON object, which goes through the same parsing and
@@ -524,6 +525,10 @@ class OfflineChatModel:
         if request.purpose == "summary":
             _, data = split_prompt_sections(user)
             payload = answer_summary(data or user)
+        elif request.purpose == "rate":  # dynamic selection: see offline_rating
+            from .offline_rating import answer_rating
+
+            payload = answer_rating(*split_prompt_sections(user))
         else:
             question, data = split_prompt_sections(user)
             payload = answer_map(question, data) if request.purpose == "map" else answer_reduce(question, data)

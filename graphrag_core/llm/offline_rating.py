@@ -1,0 +1,58 @@
+"""The offline model's community ratings (dynamic selection's ``rate`` calls), deterministic.
+
+A summary is rated 0-5 by how much of the question it covers, BM25-style: each question term
+found in the summary counts by its weight (English words and Chinese bigrams 1, single Chinese
+characters 0.5), saturated by its frequency (``tf / (tf + k1)``). No question term, or only
+single Chinese characters when the question has stronger terms: 0. A broad question with no
+content terms ("What are the main themes?") finds every non-blank summary partly relevant (3),
+so the walk reaches the most specific communities, as a leaf-level search would.
+The rating is a function of the request alone.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from .offline import BM25_K1, _terms
+
+BROAD_QUESTION_RATING = 3
+_HEADER_PREFIX = "[Community ID: "
+
+
+def _summary_of(data: str) -> str:
+    """The summary in a rating prompt's data: everything after the ``[Community ID: ...]`` line."""
+    head, _, rest = data.partition("\n")
+    return rest if head.startswith(_HEADER_PREFIX) else data
+
+
+def answer_rating(question: str, data: str) -> dict[str, object]:
+    """The rating reply ``{"rating", "reason"}`` for one community summary."""
+    summary = _summary_of(data)
+    summary_terms = _terms(summary)
+    if not summary_terms.all:
+        return {"rating": 0, "reason": "The summary is empty."}
+    query = _terms(question, keep_generic=False)
+    if not query.all:
+        return {"rating": BROAD_QUESTION_RATING, "reason": "A broad question: every community is partly relevant."}
+    weights: Counter[str] = Counter()
+    for term in query.strong:
+        weights[term] += 1.0
+    for term in query.weak:
+        weights[term] += 0.5
+    counts = Counter(summary_terms.all)
+    matched = [term for term in weights if counts.get(term)]
+    strong_matched = [term for term in matched if term in set(query.strong)]
+    if not matched or (query.strong and not strong_matched):
+        return {"rating": 0, "reason": "No term of the question appears in the summary."}
+    total = sum(weights.values())
+    coverage = sum(weights[t] for t in matched) / total
+    saturation = sum(weights[t] * counts[t] / (counts[t] + BM25_K1) for t in matched) / sum(weights[t] for t in matched)
+    rating = max(1, min(5, 1 + round(3 * coverage + saturation)))
+    shown = ", ".join(strong_matched[:5] or matched[:5])
+    return {
+        "rating": rating,
+        "reason": f"The summary mentions {shown} ({len(matched)} of {len(weights)} question terms).",
+    }
+
+
+__all__ = ["BROAD_QUESTION_RATING", "answer_rating"]
