@@ -43,6 +43,7 @@ from .errors import (
 )
 from .events import (
     BatchesPlanned,
+    CommunityRated,
     Event,
     MapBatchFailed,
     MapBatchRetried,
@@ -50,13 +51,15 @@ from .events import (
     ReduceStarted,
     RunFailed,
     RunFinished,
+    SelectionFinished,
+    SelectionRound,
     SummariesSelected,
 )
 from .llm.base import ChatModel, model_identity
 from .llm.settings import PROVIDERS, ModelSettings, SettingsError
 from .recording import RunRecorder
 from .models import LEAF, Index
-from .request import REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
+from .request import COMMUNITY_SELECTIONS, DYNAMIC, REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .figures import run_figures
@@ -108,7 +111,8 @@ def _int_or_text(text: str) -> int | str:
 
 
 def _level(text: str) -> int | str:
-    return LEAF if text.strip().lower() == LEAF else _int_or_text(text)
+    word = text.strip().lower()
+    return word if word in (LEAF, DYNAMIC) else _int_or_text(text)
 
 
 def _list_of(item: Callable[[str], Any]) -> Callable[[str], list[Any]]:
@@ -143,6 +147,7 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     req.add_argument("--no-claims", action="store_true", help="leave supporting claims out of the map texts")
     req.add_argument("--no-sources", action="store_true", help="leave source excerpts out of the map texts")
     req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help=f"token counting (default {d.tokenizer})")
+    _add_selection_options(parser, sweep=sweep)
 
     mod = parser.add_argument_group("model")
     mod.add_argument(
@@ -164,6 +169,20 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
+def _add_selection_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
+    """Dynamic community selection (the model rates communities from the roots down)."""
+    dyn = parser.add_argument_group("dynamic selection")
+    if sweep:
+        dyn.add_argument("--selection", choices=COMMUNITY_SELECTIONS, default="level", help='"dynamic" adds dynamic selection to the --levels grid (as "dynamic" in --levels does)')
+    else:
+        dyn.add_argument("--selection", choices=COMMUNITY_SELECTIONS, default=None, help='"level" (default: the --level summaries) or "dynamic" (the model rates communities from the roots down)')
+    dyn.add_argument("--rating-threshold", type=_int_or_text, default=None, help="rating (0-5) a community needs to be kept (default 1)")
+    dyn.add_argument("--keep-parent", action="store_true", default=None, help="keep a relevant community even when a child is relevant too")
+    dyn.add_argument("--rating-repeats", type=_int_or_text, default=None, help="rating calls per community, majority wins (default 1)")
+    dyn.add_argument("--fallback-max-level", type=_int_or_text, default=None, help="deepest level rated wholesale when nothing is relevant (default 2)")
+    dyn.add_argument("--rating-reserve", type=_int_or_text, default=None, help="rating output reserve (default 256)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog=PROG, description="GraphRAG global search (map-reduce over community summaries) from the command line.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -177,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
     sweep = sub.add_parser("sweep", help="run a question over a grid of levels, seeds and budgets")
     _add_run_options(sweep, sweep=True)
     grid = sweep.add_argument_group("grid")
-    grid.add_argument("--levels", type=_list_of(_level), default=[LEAF], help='comma-separated levels, e.g. "leaf,0,1"')
+    grid.add_argument("--levels", type=_list_of(_level), default=None, help='comma-separated levels, e.g. "leaf,0,1,dynamic" (default leaf)')
     grid.add_argument("--seeds", type=_list_of(_int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2,3"')
     grid.add_argument("--map-budgets", type=_list_of(_int_or_text), default=[], help="comma-separated map token budgets")
     grid.add_argument("--reduce-budgets", type=_list_of(_int_or_text), default=[], help="comma-separated reduce token budgets")
@@ -357,6 +376,11 @@ SHARED_SETTING_OPTIONS: dict[str, str] = {
     "map_concurrency": "concurrency",
     "reduce_strategy": "strategy",
     "tokenizer": "tokenizer",
+    "rating_threshold": "rating_threshold",
+    "keep_parent": "keep_parent",
+    "rating_repeats": "rating_repeats",
+    "fallback_max_level": "fallback_max_level",
+    "rating_output_reserve": "rating_reserve",
 }
 """Search setting -> option (``args`` attribute) for the settings shared by query and sweep;
 ``include_claims``/``include_sources`` are the ``--no-claims``/``--no-sources`` switches."""
@@ -376,10 +400,14 @@ def _defaults_from(args: argparse.Namespace) -> SearchDefaults:
 def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
     """The request the query options describe; raises the request's own validation errors."""
     defaults = _defaults_from(args)
+    level, selection = args.level, args.selection
+    if level == DYNAMIC:  # "--level dynamic" reads as "--selection dynamic", as in a sweep's --levels
+        level, selection = None, selection or DYNAMIC
     return GlobalSearchRequest.with_defaults(
         args.question,
         defaults,
-        community_level=args.level,
+        community_selection=selection,
+        community_level=level,
         map_token_budget=args.map_budget,
         reduce_token_budget=args.reduce_budget,
         seed=args.seed,
@@ -419,8 +447,20 @@ class ProgressPrinter:
 
     def __call__(self, event: Event) -> None:
         match event:
+            case SelectionRound():
+                fallback = f" (fallback: every level-{event.round} community)" if event.fallback else ""
+                self._line(f"dynamic selection, round {event.round}: rating {len(event.community_ids)} communities{fallback}")
+            case CommunityRated() if self.live:
+                self._line(f"rated community {event.community_id}: {'failed' if event.failed else event.rating}", transient=True)
+            case SelectionFinished():
+                failed = f", {event.failed_count} failed" if event.failed_count else ""
+                self._line(
+                    f"dynamic selection: kept {len(event.kept_ids)} of {event.rated_count} rated communities in {event.rounds} rounds"
+                    f" ({event.calls} rating calls, {event.usage.total_tokens} tokens{failed})"
+                )
             case SummariesSelected():
-                self._line(f"selected {event.count} community summaries at level {event.community_level}")
+                where = "by dynamic selection" if event.community_level == DYNAMIC else f"at level {event.community_level}"
+                self._line(f"selected {event.count} community summaries {where}")
             case BatchesPlanned():
                 self.total = len(event.batches)
                 self._line(self._map_line(), transient=True)
@@ -438,7 +478,8 @@ class ProgressPrinter:
                 self._line(f"reduce: {event.answer_count} answers, {event.prompt_tokens} prompt tokens")
             case RunFinished():
                 d = event.result.diagnostics
-                self._line(f"{event.result.status} in {d.duration_s:.2f}s (seed {event.result.seed}, {d.map_calls} map calls)")
+                rating = f"{d.rating_calls} rating calls, " if event.result.community_level == DYNAMIC else ""
+                self._line(f"{event.result.status} in {d.duration_s:.2f}s (seed {event.result.seed}, {rating}{d.map_calls} map calls)")
             case RunFailed():
                 pass  # the error is reported by main, with its exit code
             case _:
@@ -522,9 +563,12 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         fmt = SWEEP_FORMATS.get(args.out.suffix.lower(), "")
         if not fmt:
             raise CliError(f"--out must end in .csv or .json, not {args.out.name!r}.", EXIT_USAGE)
+    levels = args.levels if args.levels is not None else ([] if args.selection == DYNAMIC else [LEAF])
+    if args.selection == DYNAMIC and DYNAMIC not in levels:
+        levels = [*levels, DYNAMIC]
     spec = SweepSpec(
         query=args.question,
-        levels=args.levels,
+        levels=levels,
         seeds=args.seeds,
         map_token_budgets=args.map_budgets,
         reduce_token_budgets=args.reduce_budgets,

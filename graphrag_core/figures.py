@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE
 from .events import (
     BatchesPlanned,
+    CommunityRated,
     Event,
     MapBatchFailed,
     MapBatchRetried,
@@ -54,7 +55,7 @@ class RunFigures(BaseModel):
 
     outcome: RunOutcome = "running"
     run_id: str | None = None
-    community_level: int | Literal["leaf"] | None = None
+    community_level: int | Literal["leaf", "dynamic"] | None = None
     seed: int | None = None
     summaries: int | None = None
     """Summaries selected at the level; ``None`` when the run stopped before selecting."""
@@ -71,6 +72,10 @@ class RunFigures(BaseModel):
     map_calls: int = 0
     cache_hits: int = 0
     reduce_calls: int = 0
+    rating_calls: int = 0
+    """Dynamic selection's rating calls (cache hits apart), retries included."""
+    rating_cache_hits: int = 0
+    rating_usage: TokenUsage = Field(default_factory=TokenUsage)
     usage: TokenUsage = Field(default_factory=TokenUsage)
     """Token usage the model reported, over every call counted in ``model_calls``."""
     cached_prompt_tokens: int = 0
@@ -92,12 +97,12 @@ class RunFigures(BaseModel):
     @property
     def model_calls(self) -> int:
         """Calls that reached the model (retries included, cache hits not)."""
-        return self.map_calls + self.reduce_calls
+        return self.map_calls + self.reduce_calls + self.rating_calls
 
     @property
     def calls_if_uncached(self) -> int:
         """The calls the run would have made with no cache."""
-        return self.model_calls + self.cache_hits
+        return self.model_calls + self.cache_hits + self.rating_cache_hits
 
     @property
     def map_prompt_tokens(self) -> int:
@@ -107,8 +112,9 @@ class RunFigures(BaseModel):
     @property
     def prompt_tokens(self) -> int:
         """The planned prompt estimate of what was sent: each map batch once, plus the reduce
-        prompt when a reduce call was made (retries are not counted again)."""
-        return self.map_prompt_tokens + ((self.reduce_prompt_tokens or 0) if self.reduce_calls else 0)
+        prompt when a reduce call was made (retries are not counted again), plus dynamic
+        selection's rating prompts as the model reported them."""
+        return self.map_prompt_tokens + ((self.reduce_prompt_tokens or 0) if self.reduce_calls else 0) + self.rating_usage.prompt_tokens
 
     @property
     def prompt_tokens_if_uncached(self) -> int:
@@ -148,8 +154,8 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
     attempts: dict[int, int] = {}
     last_error: dict[int, str] = {}
     failures: dict[int, BatchFailure] = {}
-    starts = hits = reduces = 0
-    usage = TokenUsage()
+    starts = hits = reduces = rating_calls = rating_hits = 0
+    usage = rating_usage = TokenUsage()
     cached_tokens = 0
     outcome: RunOutcome = "running"
     at = 0.0
@@ -185,6 +191,11 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                     batch_index=event.batch_index, community_ids=ids, attempts=event.attempts,
                     error=event.error, error_type=event.error_type,
                 )
+            case CommunityRated():
+                rating_calls += event.calls
+                rating_hits += event.cache_hits
+                rating_usage = rating_usage + event.usage
+                usage = usage + event.usage
             case ReduceSelection():
                 fields.update(candidates=tuple(event.candidates))
             case ReduceStarted():
@@ -194,7 +205,8 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                 result, d = event.result, event.result.diagnostics
                 outcome = result.status
                 reduces = d.reduce_calls
-                usage = d.usage  # the map calls' usage and the reduce's, as the run added them
+                usage = d.usage  # the map calls' usage, the reduce's and the rating's, as the run added them
+                rating_calls, rating_hits, rating_usage = d.rating_calls, d.rating_cache_hits, d.rating_usage
                 fields.update(
                     summaries=d.summary_count,
                     community_level=d.community_level,
@@ -238,6 +250,9 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
         map_calls=starts - hits,
         cache_hits=hits,
         reduce_calls=reduces,
+        rating_calls=rating_calls,
+        rating_cache_hits=rating_hits,
+        rating_usage=rating_usage,
         usage=usage,
         cached_prompt_tokens=cached_tokens,
         duration_s=float(duration),  # type: ignore[arg-type]

@@ -172,8 +172,8 @@ def _level_text(level: int | str) -> str:
     return str(level)
 
 
-def _level_value(text: str) -> int | Literal["leaf"]:
-    return "leaf" if text == "leaf" else int(text)
+def _level_value(text: str) -> int | Literal["leaf", "dynamic"]:
+    return text if text in ("leaf", "dynamic") else int(text)  # type: ignore[return-value]
 
 
 class RunSummary(BaseModel):
@@ -186,7 +186,7 @@ class RunSummary(BaseModel):
     index_name: str
     query: str
     status: RunStatus
-    community_level: int | Literal["leaf"]
+    community_level: int | Literal["leaf", "dynamic"]
     seed: int | None
     model: str
     duration_s: float
@@ -298,7 +298,7 @@ class RunRecord(BaseModel):
             index_name=self.index_name,
             query=self.query,
             status=self.status,
-            community_level=self.request.community_level,
+            community_level=self.request.reported_level,
             seed=self.seed,
             model=self.model,
             duration_s=self.duration_s,
@@ -377,7 +377,7 @@ class RunStore:
             record.index_name,
             record.index_path,
             record.query,
-            _level_text(record.request.community_level),
+            _level_text(record.request.reported_level),
             record.seed,
             record.model,
             record.status,

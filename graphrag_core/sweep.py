@@ -36,7 +36,7 @@ from .events import Event, RunFinished
 from .figures import run_figures
 from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
 from .models import Index
-from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
+from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .recording import RunRecorder
@@ -45,7 +45,9 @@ from .store import RunStore
 if TYPE_CHECKING:
     from .cache import MapCache
 
-Level = int | Literal["leaf"]
+Level = int | Literal["leaf", "dynamic"]
+"""A grid point's selection: a level, ``"leaf"``, or ``"dynamic"`` (dynamic community selection,
+with the rating settings of the spec's ``base``), so the selection mode is a sweep dimension."""
 PointStatus = Literal["completed", "partial", "no_results", "failed"]
 
 DEFAULT_POINT_CONCURRENCY = 1
@@ -62,7 +64,8 @@ def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
     ``RequestValidationError`` and not pydantic's wrapper."""
     check_query(data.get("query"))
     for level in data.get("levels") or []:
-        check_setting("community_level", level)
+        if level != DYNAMIC:
+            check_setting("community_level", level)
     for seed in data.get("seeds") or []:
         if seed is None:
             raise RequestValidationError("A sweep's seeds must be integers.")
@@ -122,11 +125,15 @@ class SweepSpec(BaseModel):
         return len(self.grid())
 
     def request_for(self, level: Level, map_budget: int, reduce_budget: int, seed: int) -> GlobalSearchRequest:
-        """The request of one point; raises ``BudgetError`` when a budget cannot hold its reserve."""
+        """The request of one point; raises ``BudgetError`` when a budget cannot hold its reserve.
+
+        The level ``"dynamic"`` asks for dynamic selection (the base's level is then unused).
+        """
+        selection = {"community_selection": DYNAMIC} if level == DYNAMIC else {"community_level": level, "community_selection": "level"}
         return GlobalSearchRequest.with_defaults(
             self.query,
             self.base,
-            community_level=level,
+            **selection,
             map_token_budget=map_budget,
             reduce_token_budget=reduce_budget,
             seed=seed,
@@ -138,7 +145,8 @@ class SweepPoint(BaseModel):
 
     ``prompt_tokens`` is the planned prompt estimate: each map batch's prompt once plus the
     reduce prompt (retries are not counted again). ``model_calls`` counts every call made,
-    retries included. ``community_ids`` are those behind the answer (empty unless the point
+    retries and dynamic selection's rating calls included; ``rating_calls`` and
+    ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (empty unless the point
     produced one).
     """
 
@@ -154,6 +162,8 @@ class SweepPoint(BaseModel):
     batch_count: int = 0
     map_calls: int = 0
     reduce_calls: int = 0
+    rating_calls: int = 0
+    rating_tokens: int = 0
     prompt_tokens: int = 0
     failed_batch_count: int = 0
     selected_answer_count: int = 0
@@ -167,7 +177,7 @@ class SweepPoint(BaseModel):
 
     @property
     def model_calls(self) -> int:
-        return self.map_calls + self.reduce_calls
+        return self.map_calls + self.reduce_calls + self.rating_calls
 
     @property
     def failed(self) -> bool:
@@ -186,6 +196,8 @@ ROW_FIELDS: tuple[str, ...] = (
     "map_calls",
     "reduce_calls",
     "model_calls",
+    "rating_calls",
+    "rating_tokens",
     "prompt_tokens",
     "failed_batch_count",
     "selected_answer_count",
@@ -313,6 +325,8 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         batch_count=figures.batches,
         map_calls=figures.map_calls,
         reduce_calls=figures.reduce_calls,
+        rating_calls=figures.rating_calls,
+        rating_tokens=figures.rating_usage.total_tokens,
         prompt_tokens=figures.prompt_tokens,
         failed_batch_count=figures.failed_batches,
         selected_answer_count=figures.selected_answers,
@@ -341,6 +355,8 @@ def _point_from_failure(
         batch_count=figures.batches,
         map_calls=figures.map_calls,
         reduce_calls=reduce_calls,
+        rating_calls=figures.rating_calls,
+        rating_tokens=figures.rating_usage.total_tokens,
         prompt_tokens=figures.prompt_tokens,
         failed_batch_count=figures.failed_batches,
         duration_s=duration_s,
