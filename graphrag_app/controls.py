@@ -18,7 +18,7 @@ from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import Index
-from graphrag_core.request import REDUCE_STRATEGIES, SearchSettings
+from graphrag_core.request import COMMUNITY_SELECTIONS, MAX_RATING, REDUCE_STRATEGIES, SearchSettings
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
@@ -30,6 +30,7 @@ from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session,
 from .settings import AppSettings, load_settings, model_settings_for
 from .urls import LEAF, MAX_LATENCY_S, MAX_SEED, RunSettings
 
+MAX_FALLBACK_LEVEL = 99
 
 
 @dataclass
@@ -104,7 +105,21 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     levels = [str(level) for level in counts]
     if st.session_state.get(Keys.LEVEL) not in levels:
         st.session_state[Keys.LEVEL] = LEAF
-    st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
+    if st.session_state.get(Keys.SELECTION) not in COMMUNITY_SELECTIONS:
+        st.session_state[Keys.SELECTION] = "level"
+    st.radio(
+        "Community selection",
+        list(COMMUNITY_SELECTIONS),
+        key=Keys.SELECTION,
+        horizontal=True,
+        format_func=lambda v: {"level": "Fixed level", "dynamic": "Dynamic"}[v],
+        help="Fixed level: map every summary of one level. Dynamic: the model rates communities from "
+        "the roots down (0-5) and the map reads the most specific relevant ones.",
+    )
+    if st.session_state.get(Keys.SELECTION) == "dynamic":
+        _draw_dynamic_settings()
+    else:
+        st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
 
     st.header("Budgets")
     top = SearchSettings.ui_max  # the same ranges the URL accepts
@@ -166,6 +181,15 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     if app.model_error:
         st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
     return opened
+
+
+def _draw_dynamic_settings() -> None:
+    """The rating settings of dynamic selection."""
+    st.slider("Rating threshold", min_value=0, max_value=MAX_RATING, step=1, key=Keys.RATING_THRESHOLD, help="A community rated at least this (0-5) is kept and its children rated next.")
+    st.checkbox("Keep parents", key=Keys.KEEP_PARENT, help="Keep a relevant community even when one of its children is relevant too.")
+    st.number_input("Rating repeats", min_value=1, max_value=SearchSettings.ui_max("rating_repeats"), step=1, key=Keys.RATING_REPEATS, help="Rating calls per community; the most frequent rating wins (ties: the lowest).")
+    st.number_input("Fallback max level", min_value=0, max_value=MAX_FALLBACK_LEVEL, step=1, key=Keys.FALLBACK_LEVEL, help="When a round keeps nothing, rate every community of the next level, down to this one.")
+    st.number_input("Rating output reserve", min_value=0, max_value=SearchSettings.ui_max("rating_output_reserve"), step=64, key=Keys.RATING_RESERVE)
 
 
 def _new_seed() -> None:

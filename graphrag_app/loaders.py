@@ -21,6 +21,7 @@ from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
+from graphrag_core.selection import RatingCost, estimate_rating_cost
 from graphrag_core.tokens import get_tokenizer
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
@@ -116,6 +117,9 @@ class CostPreview:
     batches: int
     map_prompt_tokens: int
     largest_batch_tokens: int
+    rating: RatingCost | None = None
+    """Dynamic selection: the rating cost range; the map figures are then its upper bound."""
+    bound_label: str = ""
 
     @property
     def model_calls(self) -> int:
@@ -125,12 +129,19 @@ class CostPreview:
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
+    tokenizer = get_tokenizer(request.tokenizer)
+    rating = bound = None
+    if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
+        rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
+        bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities("leaf")
+    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(
         summaries=len(communities),
         batches=len(estimates),
         map_prompt_tokens=sum(estimates),
         largest_batch_tokens=max(estimates, default=0),
+        rating=rating,
+        bound_label="every community" if request.keep_parent else "the leaves",
     )
 
 

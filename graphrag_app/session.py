@@ -44,6 +44,12 @@ class Keys:
     API_KEY = "api_key"
     LATENCY = "latency_s"
     USE_CACHE = "use_map_cache"
+    SELECTION = "community_selection"
+    RATING_THRESHOLD = "rating_threshold"
+    KEEP_PARENT = "keep_parent"
+    RATING_REPEATS = "rating_repeats"
+    FALLBACK_LEVEL = "fallback_max_level"
+    RATING_RESERVE = "rating_output_reserve"
     RUN = "run_global_search"
     STOP = "stop"
 
@@ -69,6 +75,12 @@ FIELD_KEYS: dict[str, str] = {
     "model_name": Keys.MODEL_NAME,
     "base_url": Keys.BASE_URL,
     "latency_s": Keys.LATENCY,
+    "community_selection": Keys.SELECTION,
+    "rating_threshold": Keys.RATING_THRESHOLD,
+    "keep_parent": Keys.KEEP_PARENT,
+    "rating_repeats": Keys.RATING_REPEATS,
+    "fallback_max_level": Keys.FALLBACK_LEVEL,
+    "rating_output_reserve": Keys.RATING_RESERVE,
 }
 
 
@@ -136,7 +148,18 @@ def settings_from_widgets(base: RunSettings) -> RunSettings:
     choice = st.session_state.get(Keys.INDEX, base.index)
     values["index"] = str(st.session_state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else choice
     values["query"] = str(values.get("query", base.query) or "")
-    for name in ("map_token_budget", "reduce_token_budget", "map_output_reserve", "reduce_output_reserve", "map_concurrency", "seed"):
+    for name in (
+        "map_token_budget",
+        "reduce_token_budget",
+        "map_output_reserve",
+        "reduce_output_reserve",
+        "map_concurrency",
+        "seed",
+        "rating_threshold",
+        "rating_repeats",
+        "fallback_max_level",
+        "rating_output_reserve",
+    ):
         if name in values and values[name] is not None:
             values[name] = int(values[name])
     if values.get("latency_s") is not None:

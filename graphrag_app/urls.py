@@ -42,7 +42,15 @@ PARAM_NAMES: dict[str, str] = {
     "model_name": "llm",
     "base_url": "base_url",
     "latency_s": "latency",
+    "community_selection": "selection",
+    "rating_threshold": "rating_threshold",
+    "keep_parent": "keep_parent",
+    "rating_repeats": "rating_repeats",
+    "fallback_max_level": "fallback_level",
+    "rating_output_reserve": "rating_reserve",
 }
+DYNAMIC_FIELDS = ("community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve")
+"""Dynamic selection's settings: in the URL only when the selection is dynamic."""
 RUN_PARAM = "run"
 COMMUNITY_PARAM = "community"
 
@@ -73,6 +81,12 @@ class RunSettings:
     model_name: str = ""
     base_url: str = ""
     latency_s: float = 0.0
+    community_selection: str = _DEFAULTS.community_selection
+    rating_threshold: int = _DEFAULTS.rating_threshold
+    keep_parent: bool = _DEFAULTS.keep_parent
+    rating_repeats: int = _DEFAULTS.rating_repeats
+    fallback_max_level: int = _DEFAULTS.fallback_max_level
+    rating_output_reserve: int = _DEFAULTS.rating_output_reserve
 
     @property
     def level_value(self) -> int | Literal["leaf"]:
@@ -118,6 +132,8 @@ def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict
         if name in ("model_name", "base_url") and (settings.model != "openai" or not value):
             continue
         if name == "latency_s" and (settings.model != "offline" or not value):
+            continue
+        if name in DYNAMIC_FIELDS and settings.community_selection != "dynamic":
             continue
         params[param] = _format(value)
     if run_id:
@@ -171,7 +187,7 @@ def _decode(name: str, raw: str) -> Any:
         if seed < 0:
             raise _Ignored("seed must be a non-negative integer")
         return _in_range(name, seed, high=MAX_SEED)
-    if name in ("include_claims", "include_sources"):
+    if name in ("include_claims", "include_sources", "keep_parent"):
         if raw.lower() not in ("1", "0", "true", "false"):
             raise _Ignored("")
         return raw.lower() in ("1", "true")

@@ -14,10 +14,11 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.figures import run_figures
+from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
-from . import charts
+from . import charts, selection_charts
 from .escaping import escape_markdown
 from .loaders import CostPreview
 from .urls import provenance_params
@@ -40,6 +41,9 @@ def phase_label(state: RunState) -> str:
         return ""
     if state.phase == "map":
         return f"map: {state.finished_batches} of {len(state.batches)} batches"
+    if state.phase == "selecting" and state.selection.active:
+        round_text = f", round {state.selection.round}" if state.selection.round is not None else ""
+        return f"dynamic selection: {state.selection.rated_count} communities rated{round_text}"
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
@@ -49,6 +53,14 @@ def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, 
             st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
             return
         if preview is None:
+            return
+        rating = preview.rating
+        if rating is not None:  # dynamic selection: a range, from every root rated to every community rated
+            cols = st.columns(4)
+            cols[0].metric("Est. rating calls", f"{rating.min_calls:,}–{rating.max_calls:,}", help="At least every root is rated; at most every community with a summary (times the repeats).")
+            cols[1].metric("Est. rating prompt tokens", f"{rating.min_prompt_tokens:,}–{rating.max_prompt_tokens:,}")
+            cols[2].metric("Est. map prompt tokens", f"0–{preview.map_prompt_tokens:,}", help=f"Depends on what the ratings keep; at most the {preview.summaries} summaries of {preview.bound_label}.")
+            cols[3].metric("Model calls", f"{rating.min_calls:,}–{rating.max_calls + preview.model_calls:,}", help="Rating calls, then one per map batch plus the reduce; a failed call is retried once.")
             return
         cols = st.columns(4)
         cols[0].metric("Summaries", preview.summaries)
@@ -127,7 +139,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
         st.subheader("Diagnostics")
         cols = st.columns(4)
         request = state.request
-        cols[0].metric("Community level", str(request.community_level) if request else "-")
+        cols[0].metric("Community level", str(request.reported_level) if request else "-")
         cols[1].metric("Summaries", figures.summaries if figures.summaries is not None else "-")
         cols[2].metric("Map batches", figures.batches)
         cols[3].metric("Failed batches", figures.failed_batches)
@@ -142,6 +154,8 @@ def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
             cols[1].metric("Map cache hits", figures.cache_hits)
             cols[2].metric("Reduce calls", figures.reduce_calls)
             cols[3].metric("Reported tokens", f"{figures.usage.total_tokens:,}" if figures.usage.total_tokens else "-")
+            if request is not None and request.dynamic:
+                render_token_split(st.container(), state.result.diagnostics)
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
             f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
@@ -197,6 +211,35 @@ def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
                     st.text(f"attempt {attempt}: {error}")
 
 
+def render_token_split(container: DeltaGenerator, diagnostics: GlobalSearchDiagnostics) -> None:
+    """Rating, map and reduce cost apart (a dynamic run)."""
+    d = diagnostics
+    with container:
+        cols = st.columns(4)
+        cols[0].metric("Rating calls", d.rating_calls, help=f"{d.rating_cache_hits} more answered from the cache; {d.failed_rating_count} communities failed every repeat.")
+        cols[1].metric("Rating tokens", f"{d.rating_usage.total_tokens:,}", help=f"prompt {d.rating_usage.prompt_tokens:,} · completion {d.rating_usage.completion_tokens:,}")
+        cols[2].metric("Map tokens", f"{d.map_usage.total_tokens:,}", help=f"prompt {d.map_usage.prompt_tokens:,} · completion {d.map_usage.completion_tokens:,}")
+        cols[3].metric("Reduce tokens", f"{d.reduce_usage.total_tokens:,}", help=f"prompt {d.reduce_usage.prompt_tokens:,} · completion {d.reduce_usage.completion_tokens:,}")
+
+
+def render_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+    """The walk of a dynamic selection on the hierarchy (live), then its table of ratings."""
+    selection = state.selection
+    if not selection.active:
+        return
+    with container:
+        st.plotly_chart(selection_charts.hierarchy_figure(state), key=f"{key}-hierarchy", config={"displaylogo": False})
+        counts = selection.counts()
+        st.caption(
+            f"{selection.rated_count} communities rated · {selection.calls} rating calls"
+            f" ({selection.cache_hits} from the cache) · {selection.usage.total_tokens:,} rating tokens · "
+            + " · ".join(f"{selection_charts.WALK_LABELS[f]}: {n}" for f, n in sorted(counts.items()))
+        )
+        if selection.finished:
+            with st.expander(f"Community ratings ({selection.rated_count} rated)"):
+                st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
+
+
 def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
     with container:
@@ -204,6 +247,7 @@ def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, ke
             st.text("Status: starting")
             return
         render_status(st.container(), state)
+        render_selection(st.container(), state, key=key)
         render_map_charts(st.container(), state, key=key)
         if state.phase in ("reduce", "done"):
             render_reduce_chart(st.container(), state, key=key)

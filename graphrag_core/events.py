@@ -38,11 +38,27 @@ class SummariesSelected(_Event):
     community_ids: tuple[str, ...] = ()
 
 
+class HierarchyNode(BaseModel):
+    """One community of the hierarchy, as much as a drawing of the walk needs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    parent_id: str | None = None
+    level: int = 0
+    title: str = ""
+    blank: bool = False
+
+
 class SelectionStarted(_Event):
-    """Dynamic selection begins: the model rates communities from the roots down."""
+    """Dynamic selection begins: the model rates communities from the roots down.
+
+    ``hierarchy`` lists every community of the index (index order), so a saved run redraws
+    its walk with no index at hand."""
 
     kind: Literal["selection_started"] = "selection_started"
     community_count: int
+    hierarchy: tuple[HierarchyNode, ...] = ()
     root_ids: tuple[str, ...]
     rating_threshold: int
     keep_parent: bool

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .errors import BudgetError
-from .events import CommunityRated, SelectionFinished, SelectionRound, SelectionStarted
+from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
 from .map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
 from .models import Community, Index
@@ -91,6 +91,51 @@ def majority_rating(ratings: Sequence[int]) -> int:
     counts = Counter(ratings)
     best = max(counts.values())
     return min(value for value, count in counts.items() if count == best)
+
+
+@dataclass(frozen=True)
+class RatingCost:
+    """The range of what rating can cost before any call: at least every root is rated (the
+    first frontier, blank roots replaced by their children), at most every non-blank community.
+    Calls count repeats; tokens are the rating prompts' estimates (retries not counted)."""
+
+    min_calls: int
+    max_calls: int
+    min_prompt_tokens: int
+    max_prompt_tokens: int
+
+
+def first_frontier(index: Index) -> list[Community]:
+    """Round 0's frontier: the roots, each blank one replaced by its children (recursively), in index order."""
+    chosen: set[str] = set()
+    stack = [c.id for c in index.communities if c.parent_id is None]
+    while stack:
+        community = index.community(stack.pop())
+        if community.summary.strip():
+            chosen.add(community.id)
+        else:
+            stack.extend(child.id for child in index.children(community.id))
+    return [c for c in index.communities if c.id in chosen]
+
+
+def estimate_rating_cost(index: Index, request: GlobalSearchRequest, *, tokenizer: Tokenizer) -> RatingCost:
+    """The rating cost range of a dynamic request (raises ``BudgetError`` like a run would)."""
+
+    def tokens(community: Community) -> int:
+        chat = rating_request(
+            request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve, tokenizer=tokenizer
+        )
+        return tokenizer.count(chat.prompt_text)
+
+    every = {c.id: tokens(c) for c in index.communities if c.summary.strip()}
+    roots = [c.id for c in first_frontier(index)]
+    repeats = request.rating_repeats
+    return RatingCost(
+        min_calls=len(roots) * repeats,
+        max_calls=len(every) * repeats,
+        min_prompt_tokens=sum(every[i] for i in roots) * repeats,
+        max_prompt_tokens=sum(every.values()) * repeats,
+    )
 
 
 # -- the walk --------------------------------------------------------------------------------
@@ -200,6 +245,10 @@ async def select_dynamic(
         SelectionStarted(
             at=clock(),
             community_count=len(index.communities),
+            hierarchy=tuple(
+                HierarchyNode(id=c.id, parent_id=c.parent_id, level=c.level, title=c.title, blank=not c.summary.strip())
+                for c in index.communities
+            ),
             root_ids=tuple(roots),
             rating_threshold=request.rating_threshold,
             keep_parent=request.keep_parent,
@@ -409,4 +458,4 @@ async def _rate_round(
             task.cancel()
 
 
-__all__ = ["SelectionOutcome", "majority_rating", "rating_cache_key", "rating_request", "select_dynamic"]
+__all__ = ["RatingCost", "estimate_rating_cost", "first_frontier", "SelectionOutcome", "majority_rating", "rating_cache_key", "rating_request", "select_dynamic"]

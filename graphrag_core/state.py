@@ -14,6 +14,7 @@ from .events import (
     BatchesPlanned,
     CommunityRated,
     Event,
+    HierarchyNode,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchStarted,
@@ -92,11 +93,13 @@ class SelectionState:
     usage: TokenUsage = field(default_factory=TokenUsage)
     rating_threshold: int | None = None
     community_count: int | None = None
+    hierarchy: tuple[HierarchyNode, ...] = ()
 
     def apply(self, event: SelectionStarted | SelectionRound | CommunityRated | SelectionFinished) -> None:
         match event:
             case SelectionStarted():
                 self.active, self.rating_threshold, self.community_count = True, event.rating_threshold, event.community_count
+                self.hierarchy = event.hierarchy
             case SelectionRound():
                 self.round = event.round
                 for community_id in event.skipped_ids:
@@ -119,6 +122,10 @@ class SelectionState:
     @property
     def rated_count(self) -> int:
         return len(self.ratings)
+
+    def fate_of(self, community_id: str) -> WalkFate:
+        """A community's fate so far: ``unreached`` until the walk touches it."""
+        return self.fates.get(community_id, "unreached")
 
     def counts(self) -> dict[str, int]:
         """How many communities have each fate so far."""
