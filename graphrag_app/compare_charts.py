@@ -42,6 +42,12 @@ REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
     ("include_claims", "claims included"),
     ("include_sources", "sources included"),
     ("tokenizer", "tokenizer"),
+    ("community_selection", "community selection"),
+    ("rating_threshold", "rating threshold"),
+    ("keep_parent", "keep parents"),
+    ("rating_repeats", "rating repeats"),
+    ("fallback_max_level", "fallback max level"),
+    ("rating_output_reserve", "rating output reserve"),
 )
 # Record fields (not part of the request) that also make two runs differ.
 RECORD_FIELDS: tuple[tuple[str, str], ...] = (
@@ -55,6 +61,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "summaries",
     "batches",
     "model calls",
+    "rating calls",
+    "rating tokens (reported)",
     "map prompt tokens",
     "reduce prompt tokens",
     "tokens used (reported)",
@@ -99,7 +107,7 @@ def _setting_value(record: RunRecord, name: str) -> object:
     if name in dict(RECORD_FIELDS):
         value = getattr(record, name)
         return "drawn" if name == "seed" and value is None else value
-    value = getattr(record.request, name)
+    value = record.request.reported_level if name == "community_level" else getattr(record.request, name)
     if isinstance(value, bool):
         return "yes" if value else "no"
     return value
@@ -144,6 +152,8 @@ class RunMetrics:
     summaries: int
     batches: int
     model_calls: int
+    rating_calls: int
+    rating_tokens: int | None
     map_prompt_tokens: int
     reduce_prompt_tokens: int | None
     reported_tokens: int | None
@@ -158,6 +168,8 @@ class RunMetrics:
             self.summaries,
             self.batches,
             self.model_calls,
+            self.rating_calls,
+            self.rating_tokens,
             self.map_prompt_tokens,
             self.reduce_prompt_tokens,
             self.reported_tokens,
@@ -178,6 +190,8 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         summaries=figures.summaries or 0,
         batches=figures.batches,
         model_calls=figures.model_calls,
+        rating_calls=figures.rating_calls,
+        rating_tokens=figures.rating_usage.total_tokens or None,
         map_prompt_tokens=figures.map_prompt_tokens,
         reduce_prompt_tokens=figures.reduce_prompt_tokens,
         reported_tokens=figures.usage.total_tokens or None,

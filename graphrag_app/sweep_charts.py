@@ -25,7 +25,7 @@ CHART_HEIGHT = 320
 
 
 def _level_label(level: Level) -> str:
-    return str(level) if level == "leaf" else f"level {level}"
+    return str(level) if level in ("leaf", "dynamic") else f"level {level}"
 
 
 def _budget_label(point: SweepPoint) -> str:

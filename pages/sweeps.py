@@ -22,7 +22,7 @@ from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
-from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_REDUCE_TOKEN_BUDGET
+from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, DYNAMIC, MAX_RATING, SearchDefaults
 from graphrag_core.store import RunStore
 from graphrag_core.sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
 
@@ -39,6 +39,7 @@ MODEL_KEY = "sweep_model"
 SAVE_KEY = "sweep_save_runs"
 RUN_KEY = "sweep_run"
 RESULT_KEY = "sweep_result"
+THRESHOLD_KEY = "sweep_rating_threshold"
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -59,7 +60,14 @@ def parse_ints(text: str, *, name: str, minimum: int) -> list[int]:
 
 
 def level_options(index: Index) -> list[str]:
-    return [LEAF, *(str(level) for level in index.levels())]
+    """The grid's selections: leaf, each level, and dynamic selection (the model rates communities)."""
+    return [LEAF, *(str(level) for level in index.levels()), DYNAMIC]
+
+
+def level_label(value: str, counts: dict[int | str, int]) -> str:
+    if value == DYNAMIC:
+        return "dynamic (rated from the roots down)"
+    return f"{'leaf' if value == LEAF else 'level ' + value} ({counts.get(value if value == LEAF else int(value), 0)} summaries)"
 
 
 def sweep_model(choice: str, configured: ModelSettings) -> ChatModel:
@@ -140,7 +148,8 @@ c1.multiselect(
     "Levels",
     options,
     key=LEVELS_KEY,
-    format_func=lambda v: f"{'leaf' if v == LEAF else 'level ' + v} ({counts.get(v if v == LEAF else int(v), 0)} summaries)",
+    format_func=lambda v: level_label(v, counts),
+    help="Pick dynamic too to compare dynamic selection with fixed levels in one sweep.",
 )
 c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
 c3, c4 = st.columns(2)
@@ -148,6 +157,9 @@ c3.text_input("Map token budgets", key=MAP_BUDGETS_KEY, help="One or more, separ
 c4.text_input("Reduce token budgets", key=REDUCE_BUDGETS_KEY, help="One or more, separated by commas.")
 configured_name = app.model.describe().get("model", app.model.provider) if app.model.provider == "openai" else None
 model_labels = {"offline": "Offline (no network)", "configured": f"Configured model ({configured_name})" if configured_name else "Configured model (offline: nothing configured)"}
+if DYNAMIC in st.session_state[LEVELS_KEY]:
+    st.session_state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
+    st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
 m1, m2 = st.columns(2)
 m1.radio("Model", list(model_labels), key=MODEL_KEY, format_func=model_labels.__getitem__, horizontal=True)
 m2.checkbox("Save each point's run to the history (to open it on Compare)", key=SAVE_KEY)
@@ -155,8 +167,9 @@ m2.checkbox("Save each point's run to the history (to open it on Compare)", key=
 spec: SweepSpec | None = None
 problem: str | None = None
 try:
-    levels = [LEAF if v == LEAF else int(v) for v in st.session_state[LEVELS_KEY]]
+    levels = [v if v in (LEAF, DYNAMIC) else int(v) for v in st.session_state[LEVELS_KEY]]
     spec = SweepSpec(
+        base=SearchDefaults(rating_threshold=int(st.session_state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD))),
         query=st.session_state[QUESTION_KEY],
         levels=levels,
         seeds=parse_ints(st.session_state[SEEDS_KEY], name="Seeds", minimum=0),

@@ -141,3 +141,65 @@ def test_the_hierarchy_figure_follows_the_walk_live() -> None:
     table = walk_table(done)
     assert list(table["fate"]) == ["superseded", "superseded", "pruned", "kept", "pruned", "unreached", "unreached"]
     assert table.loc[3, "rating"] == 5
+
+
+# -- Compare and Sweeps ----------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _jargon_run(request: GlobalSearchRequest):  # type: ignore[no-untyped-def]
+    from graphrag_core.index import load_index
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.samples import SAMPLES
+    from graphrag_core.store import RunRecord
+
+    events: list = []
+    asyncio.run(retrieve_global(load_index(SAMPLES["jargon"]), request, OfflineChatModel(), on_event=events.append))
+    return RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]))
+
+
+def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    from graphrag_app import compare_charts as cc
+    from graphrag_core.store import RunStore
+
+    level = _jargon_run(GlobalSearchRequest(query=QUESTION, community_level=1, seed=1))
+    dynamic = _jargon_run(GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=1))
+    store = RunStore(run_db)
+    store.save(level)
+    store.save(dynamic)
+    rows = {row["setting"]: row for row in cc.settings_table([level, dynamic])}
+    a, b = cc.run_labels([level, dynamic])
+    assert (rows["community level"][a], rows["community level"][b]) == ("1", "dynamic")
+    assert rows["community selection"]["differs"]
+    metrics = {m: (x.as_row()) for m, x in (("level", cc.run_metrics(level)), ("dynamic", cc.run_metrics(dynamic)))}
+    d = dynamic.result.diagnostics
+    assert metrics["dynamic"]["rating calls"] == d.rating_calls > 0 and metrics["level"]["rating calls"] == 0
+    assert metrics["dynamic"]["model calls"] == d.rating_calls + d.map_calls + d.reduce_calls
+    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at.query_params["runs"] = f"{level.run_id},{dynamic.run_id}"
+    at.run()
+    assert not at.exception
+    table = next(f.value for f in at.dataframe if "metric" in f.value.columns)
+    assert "rating calls" in list(table["metric"])
+
+
+def test_sweeps_page_runs_dynamic_beside_a_level(run_db: Path) -> None:
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(ROOT / "pages" / "sweeps.py"), default_timeout=60).run()
+    assert "dynamic" in at.multiselect(key="sweep_levels").options[-1]
+    at.multiselect(key="sweep_levels").set_value(["1", "dynamic"])
+    at.text_input(key="sweep_question").input(QUESTION)
+    at.text_input(key="sweep_seeds").input("1")
+    at.run()
+    at.slider(key="sweep_rating_threshold").set_value(2)
+    at.run()
+    at.button(key="sweep_run").click().run()
+    assert not at.exception
+    points = next(f.value for f in at.dataframe if "rating_calls" in f.value.columns)
+    assert list(points["level"].astype(str)) == ["1", "dynamic"]
+    assert points["rating_calls"].iloc[0] == 0 and points["rating_calls"].iloc[1] > 0
+    assert points["model_calls"].iloc[1] < points["model_calls"].iloc[0]  # dynamic reads fewer summaries here
