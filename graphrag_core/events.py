@@ -104,6 +104,11 @@ class CommunityRated(_Event):
     def fate(self) -> Literal["kept", "pruned", "failed"]:
         return "failed" if self.failed else "kept" if self.kept else "pruned"
 
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens of this community's rating calls."""
+        return self.usage.total_tokens
+
 
 class SelectionFinished(_Event):
     """Dynamic selection ended: the kept communities (index order) and what rating them cost."""
@@ -117,6 +122,15 @@ class SelectionFinished(_Event):
     cache_hits: int = 0
     failed_count: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
+
+    @property
+    def communities_rated(self) -> int:
+        return self.rated_count
+
+    @property
+    def tokens(self) -> int:
+        """Prompt and completion tokens of every rating call."""
+        return self.usage.total_tokens
 
 
 class PlannedBatch(BaseModel):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from .results import ReduceCandidate
 
 if TYPE_CHECKING:
+    from .state import RunState
     from .store import RunRecord
 
 EXCERPT_CHARS = 160
@@ -52,6 +53,32 @@ def _candidate_row(candidate: ReduceCandidate) -> list[object]:
     ]
 
 
+def _selection_markdown(state: RunState) -> list[str]:
+    """The walk of a dynamic selection: its cost and every rated community's rating and fate."""
+    selection = state.selection
+    lines = ["## Dynamic selection", ""]
+    counts = ", ".join(f"{fate} {count}" for fate, count in sorted(selection.counts().items()))
+    lines += markdown_table(
+        ["figure", "value"],
+        [
+            ("communities rated", selection.rated_count),
+            ("rating calls", selection.calls),
+            ("rating cache hits", selection.cache_hits),
+            ("rating prompt tokens (reported)", selection.usage.prompt_tokens),
+            ("rating completion tokens (reported)", selection.usage.completion_tokens),
+            ("fates", counts or "-"),
+        ],
+    ) + [""]
+    rows = [
+        (e.community_id, e.level, e.round, "failed" if e.failed else e.rating, selection.fate_of(e.community_id),
+         ", ".join("failed" if r is None else str(r) for r in e.repeat_ratings), e.reason or "")
+        for e in selection.ratings.values()
+    ]
+    if rows:
+        lines += markdown_table(["community", "level", "round", "rating", "fate", "repeats", "reason"], rows) + [""]
+    return lines
+
+
 def record_to_markdown(record: RunRecord) -> str:
     """A Markdown report of one run: question, settings, status, answer, the communities behind
     it, its figures, the map batches, the reduce candidates and the failed batches."""
@@ -68,7 +95,7 @@ def record_to_markdown(record: RunRecord) -> str:
         ("index", record.index_name + (f" ({record.index_path})" if record.index_path else "")),
         ("model", record.model),
         ("created at", record.created_at),
-        ("community level", request.community_level),
+        ("community level", request.reported_level),
         ("seed", record.seed if record.seed is not None else "drawn"),
         ("map token budget", request.map_token_budget),
         ("map output reserve", request.map_output_reserve),
@@ -80,6 +107,14 @@ def record_to_markdown(record: RunRecord) -> str:
         ("sources included", "yes" if request.include_sources else "no"),
         ("tokenizer", request.tokenizer),
     ]
+    if request.dynamic:
+        settings += [
+            ("rating threshold", request.rating_threshold),
+            ("keep parent", "yes" if request.keep_parent else "no"),
+            ("rating repeats", request.rating_repeats),
+            ("fallback max level", request.fallback_max_level),
+            ("rating output reserve", request.rating_output_reserve),
+        ]
     lines += markdown_table(["setting", "value"], settings) + [""]
 
     lines += ["## Status", "", f"**{record.status}** in {record.duration_s:.2f} s", ""]
@@ -124,6 +159,9 @@ def record_to_markdown(record: RunRecord) -> str:
         ]
         lines += ["### Map batches", ""]
         lines += markdown_table(["batch", "communities", "tokens", "usefulness"], batch_rows) + [""]
+
+    if request.dynamic:
+        lines += _selection_markdown(record.replay())
 
     lines += ["## Reduce candidates", ""]
     if figures.candidates:

@@ -122,6 +122,14 @@ class GlobalSearchDiagnostics(_Value):
             ),
         )
 
+    @property
+    def rating_prompt_tokens(self) -> int:
+        return self.rating_usage.prompt_tokens
+
+    @property
+    def rating_completion_tokens(self) -> int:
+        return self.rating_usage.completion_tokens
+
     def fates(self) -> dict[str, CommunityFate]:
         """Each community's fate under dynamic selection, by id (empty for a fixed level)."""
         return {r.community_id: r.fate for r in self.community_ratings}

@@ -51,7 +51,7 @@ def rating_request(
 ) -> ChatRequest:
     """The rating call for one community, its summary cut to the longest code-point prefix whose
     whole prompt fits ``budget``. Raises :class:`BudgetError` when even an empty summary does not fit."""
-    summary = community.summary.strip()
+    summary = community.summary
 
     def request_for(text: str) -> ChatRequest:
         return ChatRequest(
@@ -241,6 +241,15 @@ async def select_dynamic(
         return parent
 
     roots = [c.id for c in index.communities if c.parent_id is None]
+    for community in index.communities:  # a budget too small for any prompt fails before the first call
+        if community.summary.strip():
+            rating_request(
+                request.query,
+                community.model_copy(update={"summary": ""}),
+                budget=request.rating_prompt_budget,
+                output_reserve=request.rating_output_reserve,
+                tokenizer=tokenizer,
+            )
     emit(
         SelectionStarted(
             at=clock(),

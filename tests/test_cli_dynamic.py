@@ -103,3 +103,14 @@ def test_sweep_selection_dynamic_adds_the_dynamic_point(capsys, index_dir, tmp_p
     assert [p["level"] for p in document["points"]] == ["leaf", "dynamic"]
     assert document["spec"]["base"]["rating_threshold"] == 4
     assert "dynamic" in document["stability_by_level"]
+
+
+def test_runs_show_reports_the_walk_in_markdown(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    run_cli(capsys, "query", index_dir, QUESTION, "--selection", "dynamic", "--store", store_path, "--no-cache", model=rates({"r": 3, "a": 4, "b": 0}))
+    run_id = RunStore(store_path).list_runs()[0].run_id
+    code, out, _ = run_cli(capsys, "runs", "--store", store_path, "show", run_id)
+    assert code == EXIT_OK
+    assert "| community level | dynamic |" in out and "| rating threshold | 1 |" in out
+    assert "## Dynamic selection" in out and "| rating calls | 3 |" in out
+    assert "| a | 1 | 1 | 4 | kept | 4 | about a |" in out and "| r | 0 | 0 | 3 | superseded | 3 | about r |" in out

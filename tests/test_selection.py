@@ -425,3 +425,30 @@ def test_offline_dynamic_run_is_deterministic_and_reads_fewer_summaries_than_lea
     assert fates(first) == fates(second) and first.answer == second.answer
     assert fates(first)["3"] == "kept" and fates(first)["2"] == "pruned"
     assert first.diagnostics.summary_count < run(GlobalSearchRequest(query="Who are the wizards?", seed=3), OfflineChatModel())[0].diagnostics.summary_count
+
+
+def test_a_budget_too_small_for_a_deeper_community_fails_before_any_call():
+    tokenizer = get_tokenizer("heuristic")
+    long_id = "x" * 400
+    index = Index(communities=[Community(id="r", level=0, summary="Root."), Community(id=long_id, level=1, parent_id="r", summary="Child.")])
+    empty = tokenizer.count(rating_request("Who are the wizards?", Community(id="r", level=0, summary=""), budget=10**6, output_reserve=1, tokenizer=tokenizer).prompt_text)
+    model = rater({"r": 5})
+    with pytest.raises(BudgetError, match="^Map token budget cannot fit the rating prompt.$"):
+        run(dynamic(map_token_budget=empty + 20 + 256, map_output_reserve=10), model, index=index)
+    assert model.calls == 0
+
+
+def test_the_summary_goes_into_the_rating_prompt_as_it_is():
+    summary = "  Wizards, spaced out.  \n"
+    request = rating_request("q", Community(id="7", level=0, summary=summary), budget=7744, output_reserve=256, tokenizer=get_tokenizer("heuristic"))
+    assert request.messages[-1].content.endswith("[Community ID: 7]\n" + summary)
+
+
+def test_event_and_diagnostics_token_figures():
+    result, events = run(dynamic(), OfflineChatModel())
+    rated = [e for e in events if isinstance(e, CommunityRated)]
+    finished = next(e for e in events if isinstance(e, SelectionFinished))
+    assert finished.tokens == sum(e.tokens for e in rated) == result.diagnostics.rating_usage.total_tokens
+    assert finished.communities_rated == len(rated)
+    d = result.diagnostics
+    assert d.rating_prompt_tokens + d.rating_completion_tokens == finished.tokens
