@@ -75,7 +75,11 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         phase = phase_label(state)
         line = f"Status: {status}" + (f" ({phase})" if phase else "")
         st.text(line + f" · {state.elapsed_s:.1f}s")
-        if state.status in ("running", "finished"):
+        if state.status == "running" and state.phase == "selecting" and state.selection.active:
+            selection = state.selection
+            total = selection.community_count or 1
+            st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count} communities rated")
+        elif state.status in ("running", "finished"):
             st.progress(state.progress, text=f"{state.finished_batches} of {len(state.batches)} map batches finished")
         if state.status == "cancelled":
             st.warning("The run was stopped. Its events so far are saved with the status cancelled.", icon=":material/stop_circle:")
