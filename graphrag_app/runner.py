@@ -223,7 +223,10 @@ class Throttle:
 
 def redraw_interval(state: RunState) -> float:
     """Seconds between live redraws: 0.3 s, longer for big runs (a browser needs longer to draw
-    1,000 bars than to receive them), never more than 1 s."""
+    1,000 bars than to receive them), never more than 1 s. While a dynamic selection rates, the
+    hierarchy sunburst needs the full second to draw before it is replaced."""
+    if state.phase == "selecting" and state.selection.active:
+        return MAX_REDRAW_INTERVAL_S
     return min(MAX_REDRAW_INTERVAL_S, max(DEFAULT_REDRAW_INTERVAL_S, REDRAW_S_PER_BATCH * len(state.batches)))
 
 

@@ -144,7 +144,8 @@ class SweepPoint(BaseModel):
     """The outcome of one grid point, flat enough for a table row.
 
     ``prompt_tokens`` is the planned prompt estimate: each map batch's prompt once plus the
-    reduce prompt (retries are not counted again). ``model_calls`` counts every call made,
+    reduce prompt (retries are not counted again), plus, under dynamic selection, the rating
+    prompts' tokens as the model reported them, so levels and dynamic compare on one axis. ``model_calls`` counts every call made,
     retries and dynamic selection's rating calls included; ``rating_calls`` and
     ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (empty unless the point
     produced one).

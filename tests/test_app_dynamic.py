@@ -203,3 +203,13 @@ def test_sweeps_page_runs_dynamic_beside_a_level(run_db: Path) -> None:
     assert list(points["level"].astype(str)) == ["1", "dynamic"]
     assert points["rating_calls"].iloc[0] == 0 and points["rating_calls"].iloc[1] > 0
     assert points["model_calls"].iloc[1] < points["model_calls"].iloc[0]  # dynamic reads fewer summaries here
+
+
+def test_live_redraws_slow_down_while_the_selection_rates() -> None:
+    from graphrag_app.runner import MAX_REDRAW_INTERVAL_S, redraw_interval
+    from graphrag_core.events import RunStarted, SelectionStarted
+
+    state = RunState().apply(RunStarted(run_id="r", request=GlobalSearchRequest(query="q", community_selection="dynamic"), seed=1, model="m", tokenizer="heuristic"))
+    before = redraw_interval(state)
+    state.apply(SelectionStarted(community_count=1, root_ids=("0",), rating_threshold=1, keep_parent=False, rating_repeats=1, rating_prompt_budget=100))
+    assert redraw_interval(state) == MAX_REDRAW_INTERVAL_S > before

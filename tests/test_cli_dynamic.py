@@ -114,3 +114,21 @@ def test_runs_show_reports_the_walk_in_markdown(capsys, index_dir, tmp_path):
     assert "| community level | dynamic |" in out and "| rating threshold | 1 |" in out
     assert "## Dynamic selection" in out and "| rating calls | 3 |" in out
     assert "| a | 1 | 1 | 4 | kept | 4 | about a |" in out and "| r | 0 | 0 | 3 | superseded | 3 | about r |" in out
+
+
+def test_sweep_prompt_tokens_count_the_rating_prompts(capsys, index_dir):
+    from graphrag_core import ChatResponse, TokenUsage
+
+    def reply(request):
+        if request.purpose == "rate":
+            return ChatResponse(text='{"rating": 3}', usage=TokenUsage(prompt_tokens=1000, completion_tokens=5))
+        if request.purpose == "map":
+            return {"answer": "The mill matters.", "usefulness": 60}
+        return {"answer": "Answer."}
+
+    code, out, _ = run_cli(capsys, "sweep", index_dir, QUESTION, "--levels", "1,dynamic", "--no-store", "--no-cache", model=ScriptedChatModel(reply))
+    assert code == EXIT_OK
+    level, dynamic = list(csv.DictReader(io.StringIO(out)))
+    # dynamic keeps a and b (the children of r): the same map as level 1, plus three rating prompts
+    assert int(dynamic["prompt_tokens"]) == int(level["prompt_tokens"]) + 3000
+    assert dynamic["rating_tokens"] == str(3 * 1005)
