@@ -41,6 +41,8 @@ EventSink = Callable[["Event"], None]
 Clock = Callable[[], float]
 
 RATING_PROMPT_TOO_SMALL = "Map token budget cannot fit the rating prompt."
+HIERARCHY_TITLE_CHARS = 80
+"""Titles in ``SelectionStarted`` are cut to this many characters (the event is stored with every run)."""
 
 
 # -- the rating prompt -----------------------------------------------------------------------
@@ -255,7 +257,7 @@ async def select_dynamic(
             at=clock(),
             community_count=len(index.communities),
             hierarchy=tuple(
-                HierarchyNode(id=c.id, parent_id=c.parent_id, level=c.level, title=c.title, blank=not c.summary.strip())
+                HierarchyNode(id=c.id, parent_id=c.parent_id, level=c.level, title=c.title[:HIERARCHY_TITLE_CHARS], blank=not c.summary.strip())
                 for c in index.communities
             ),
             root_ids=tuple(roots),
