@@ -288,7 +288,7 @@ def index_display_name(index: Index, path: Path) -> str:
 def check_levels(index: Index, path: Path, levels: Sequence[int | str], *, option: str = "--level") -> None:
     """A level the index does not have is bad input (exit 2), naming the levels it has."""
     have = index.levels()
-    missing = [level for level in levels if level != LEAF and level not in have]
+    missing = [level for level in levels if level not in (LEAF, DYNAMIC) and level not in have]
     if missing:
         shown = ", ".join([LEAF, *(str(level) for level in have)])
         raise CliError(
@@ -509,7 +509,8 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
     tokenizer = _tokenizer(request.tokenizer)
     model = build_model(args, io.environ, given=io.model)
     index, path = load_index_at(args.index)
-    check_levels(index, path, [request.community_level])
+    if not request.dynamic:  # dynamic selection does not use the level
+        check_levels(index, path, [request.community_level])
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
     recorder = RunRecorder(store, index_name=index_display_name(index, path), index_path=str(path))
