@@ -132,3 +132,11 @@ def test_sweep_prompt_tokens_count_the_rating_prompts(capsys, index_dir):
     # dynamic keeps a and b (the children of r): the same map as level 1, plus three rating prompts
     assert int(dynamic["prompt_tokens"]) == int(level["prompt_tokens"]) + 3000
     assert dynamic["rating_tokens"] == str(3 * 1005)
+
+
+def test_fallback_rounds_are_named_and_a_dynamic_query_ignores_the_level(capsys, index_dir):
+    model = rates({"r": 0, "a": 2})
+    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--selection", "dynamic", "--level", "9", "--no-store", "--no-cache", model=model)
+    assert code == EXIT_OK and out == "Answer.\n"
+    assert "dynamic selection, round 1: rating 2 communities (fallback: every level-1 community)" in err
+    assert "kept 1 of 3 rated communities in 2 rounds" in err
