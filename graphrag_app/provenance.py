@@ -14,7 +14,7 @@ from graphrag_core.models import Claim, Community, Index
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
-from . import charts
+from . import charts, selection_charts
 from .controls import open_index
 from .loaders import default_index_key
 from .session import ExplorerSession
@@ -113,6 +113,11 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
         st.caption(f"Run {escape_markdown(run_id)} · status: {escape_markdown(state.result.status if state.result else state.status)}")
         if query:
             st.text(f"Question: {query}")
+        if (walk := selection_charts.walk_line(state, community.id)) is not None:  # a dynamic run
+            st.markdown(f"**Dynamic selection:** {escape_markdown(walk)}")
+            rated = state.selection.ratings.get(community.id)
+            if rated is not None and rated.reason:
+                st.text(f"Reason: {rated.reason}")
         lineage = {c.id: c for c in index.path_to_root(community.id)}
         carried = [(batch, cid) for batch in state.batches for cid in batch.community_ids if cid in lineage]
         if not carried:

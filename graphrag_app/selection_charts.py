@@ -52,6 +52,20 @@ def _rating_text(selection: SelectionState, community_id: str) -> str:
     return text
 
 
+def walk_line(state: RunState, community_id: str) -> str | None:
+    """One community's part in a run's dynamic selection, as a plain line (None for a fixed level)."""
+    selection = state.selection
+    if not selection.active:
+        return None
+    fate = selection.fate_of(community_id)
+    event = selection.ratings.get(community_id)
+    if event is None:
+        return WALK_LABELS[fate]
+    rating = "every rating call failed" if event.failed else f"rated {event.rating} of 5"
+    repeats = f" (repeats: {', '.join('failed' if r is None else str(r) for r in event.repeat_ratings)})" if len(event.repeat_ratings) > 1 else ""
+    return f"{WALK_LABELS[fate]}: {rating}{repeats} in round {event.round}, threshold {selection.rating_threshold}"
+
+
 def walk_table(state: RunState) -> pd.DataFrame:
     """One row per community of the hierarchy: id, level, title, fate, rating, round, reason."""
     selection = state.selection
@@ -128,4 +142,4 @@ def hierarchy_figure(state: RunState) -> go.Figure:
     return fig
 
 
-__all__ = ["WALK_COLORS", "WALK_LABELS", "hierarchy_figure", "walk_table"]
+__all__ = ["WALK_COLORS", "WALK_LABELS", "hierarchy_figure", "walk_line", "walk_table"]

@@ -213,3 +213,26 @@ def test_live_redraws_slow_down_while_the_selection_rates() -> None:
     before = redraw_interval(state)
     state.apply(SelectionStarted(community_count=1, root_ids=("0",), rating_threshold=1, keep_parent=False, rating_repeats=1, rating_prompt_budget=100))
     assert redraw_interval(state) == MAX_REDRAW_INTERVAL_S > before
+
+
+def test_provenance_shows_a_communitys_rating_in_a_dynamic_run(run_db: Path) -> None:
+    from graphrag_app.runner import run_blocking
+    from graphrag_core.index import load_index
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.samples import sample_path
+
+    from .test_app_pages import provenance
+
+    index = load_index(sample_path("jargon"))
+    request = GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=7)
+    handle, state = run_blocking(index, request, OfflineChatModel(), store_path=run_db, index_name="jargon", timeout=60)
+    assert state.result is not None
+    kept = state.result.community_ids[0]
+    at = provenance({"index": "jargon", "community": kept, "run": handle.run_id})
+    assert not at.exception
+    lines = [m.value for m in at.markdown if m.value.startswith("**Dynamic selection:**")]
+    assert lines and "kept (the map reads it): rated" in lines[0] and "in round" in lines[0]
+    assert any(t.startswith("Reason: The summary mentions") for t in texts(at))
+    unreached = next(r.community_id for r in state.result.diagnostics.community_ratings if r.fate == "unreached")
+    at = provenance({"index": "jargon", "community": unreached, "run": handle.run_id})
+    assert any("never reached" in m.value for m in at.markdown if m.value.startswith("**Dynamic selection:**"))
