@@ -452,3 +452,16 @@ def test_event_and_diagnostics_token_figures():
     assert finished.communities_rated == len(rated)
     d = result.diagnostics
     assert d.rating_prompt_tokens + d.rating_completion_tokens == finished.tokens
+
+
+def test_run_figures_count_the_rating_calls_and_tokens():
+    from graphrag_core.figures import run_figures
+
+    result, events = run(dynamic(), OfflineChatModel())
+    d = result.diagnostics
+    live = run_figures([e for e in events if e.kind != "run_finished"])  # a run cut short still counts them
+    assert live.rating_calls == d.rating_calls > 0 and live.rating_usage == d.rating_usage
+    figures = run_figures(events)
+    assert figures.rating_calls == d.rating_calls and figures.community_level == "dynamic"
+    assert figures.model_calls == d.rating_calls + d.map_calls + d.reduce_calls
+    assert figures.usage == d.usage and figures.prompt_tokens > figures.map_prompt_tokens
