@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
@@ -107,7 +108,14 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         page.get_by_role("textbox", name="API key").press("Enter")
         sync_api.expect(page.get_by_text("with the API key typed in this session")).to_be_visible()
         calls = len(other.authorizations)
+        box = page.get_by_label("Question")
+        box.fill("what is oolong?")  # a new question: nothing comes from the map cache
+        box.press("Control+Enter")
+        page.wait_for_timeout(500)
         page.get_by_role("button", name="Run global search").click()
+        deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
+        while len(other.authorizations) == calls and time.monotonic() < deadline:
+            time.sleep(0.1)
         sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
         assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
 
