@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunRecord
+from graphrag_core.store import RunRecord, status_word
 from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340
@@ -174,7 +174,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
     not a model call, and a failed or stopped run counts what its events show."""
     figures = record.figures
     return RunMetrics(
-        status=record.status,
+        status=status_word(record.status),
         summaries=figures.summaries or 0,
         batches=figures.batches,
         model_calls=figures.model_calls,

@@ -16,6 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
+from graphrag_core.index import index_display_name
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import Index
 from graphrag_core.request import REDUCE_STRATEGIES, SearchSettings
@@ -24,6 +25,7 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
+from .compare_charts import index_key_for
 from .loaders import IndexAccessError, IndexSource, default_index_key, load_source, resolve_source, sample_names
 from .runner import start_run
 from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, seed_widgets, settings_from_widgets
@@ -232,7 +234,7 @@ def start_clicked() -> None:
         request,
         lambda: build_chat_model(model_settings),
         store_path=app.store_path,
-        index_name=opened.source.key,
+        index_name=index_display_name(opened.source.path, opened.index),
         index_path=str(opened.source.path),
         cache_factory=_cache_factory(app),
     )
@@ -265,9 +267,10 @@ def open_run(session: ExplorerSession, run_id: str, *, app: AppSettings, set_wid
     if record is None:
         session.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
         return False
-    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=record.index_name)
+    key = index_key_for(record)
+    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
     base = session.settings or RunSettings()
-    session.settings = RunSettings.from_request(record.request, index=record.index_name, seed=record.seed, base=base)
+    session.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=base)
     if set_widgets:
         seed_widgets(session.settings, index_options=sample_names(), overwrite=True)
     return True

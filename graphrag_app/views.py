@@ -66,7 +66,7 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         if state.status in ("running", "finished"):
             st.progress(state.progress, text=f"{state.finished_batches} of {len(state.batches)} map batches finished")
         if state.status == "cancelled":
-            st.warning("The run was stopped. Its events so far are saved with the status cancelled.", icon=":material/stop_circle:")
+            st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status == "failed":
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")
@@ -108,12 +108,27 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
             st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
 
 
+ANSWER_ANCHOR = "graphrag-answer"
+_SCROLL_TO_ANSWER = f"""<span id="{ANSWER_ANCHOR}-scroll"></span><script>
+setTimeout(function () {{
+  var anchor = document.getElementById("{ANSWER_ANCHOR}") || document.getElementById("answer");
+  if (anchor) {{ anchor.scrollIntoView({{behavior: "smooth", block: "start"}}); }}
+}}, 300);
+</script>"""
+
+
+def scroll_to_answer(container: DeltaGenerator) -> None:
+    """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
+    lies below the charts). A fixed script with no data in it."""
+    container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
+
+
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
     result = state.result
     if result is None:
         return
     with container:
-        st.subheader("Answer")
+        st.subheader("Answer", anchor=ANSWER_ANCHOR)
         st.text(f"Status: {result.status}")
         st.text(result.answer)
         if result.community_ids:

@@ -62,7 +62,7 @@ from .search import retrieve_global
 from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
-from .store import RunStore, StoreError
+from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
@@ -263,7 +263,10 @@ def load_index_at(text: str, *, summary: str = "full_content") -> tuple[Index, P
 
 
 def index_display_name(index: Index, path: Path) -> str:
-    return index.name or path.name or str(path)
+    """See :func:`graphrag_core.index.index_display_name` (the one display name)."""
+    from .index import index_display_name as display_name
+
+    return display_name(path, index) or str(path)
 
 
 def check_levels(index: Index, path: Path, levels: Sequence[int | str], *, option: str = "--level") -> None:
@@ -561,7 +564,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         partial = SweepResult(
             sweep_id=uuid.uuid4().hex,
             spec=spec,
-            index_name=index.name,
+            index_name=index_display_name(index, path),
             model=model_identity(model),
             points=sorted(finished, key=lambda p: p.index),
             duration_s=time.monotonic() - started,
@@ -639,8 +642,7 @@ def cmd_runs_list(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     assert store is not None
     for s in store.list_runs(args.limit, index_name=args.index_name):
-        label = f" [{s.label}]" if s.label else ""
-        io.out.write(f"{s.run_id}  {s.created_at}  {s.status:<10} {s.index_name} level={s.community_level} seed={s.seed}  {s.query}{label}\n")
+        io.out.write(f"{s.run_id}  {run_label(s)}\n")
     return EXIT_OK
 
 

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import run_figures
+from .index import index_display_name
 from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
 from .models import Index
 from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
@@ -367,6 +368,7 @@ async def run_sweep(
     :class:`~graphrag_core.store.RunRecord` labelled with the sweep id and the point.
     """
     sweep_id = uuid.uuid4().hex
+    display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
     started = time.monotonic()
@@ -377,7 +379,7 @@ async def run_sweep(
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
-        recorder = RunRecorder(store, index_name=index.name, index_path=index_path, label=label)  # stored as it streams
+        recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         counted = _ReduceCallCounter(model)
         point_started = time.monotonic()
@@ -412,7 +414,7 @@ async def run_sweep(
     return SweepResult(
         sweep_id=sweep_id,
         spec=spec,
-        index_name=index.name,
+        index_name=display_name,
         model=model_identity(model),
         points=[p for p in points if p is not None],
         duration_s=time.monotonic() - started,

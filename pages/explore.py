@@ -19,9 +19,10 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.recent import draw_recent_runs
 from graphrag_app.runner import follow
 from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_widgets
-from graphrag_app.settings import load_settings
+from graphrag_app.settings import load_settings, offline_latency_s
 from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
 from graphrag_core.errors import GraphRAGError
+from graphrag_core.samples import sample_question
 from graphrag_core.search import draw_seed
 
 ensure_app_navigation()
@@ -37,7 +38,8 @@ if session.settings is None:  # first script run of this browser session: the UR
         model=configured.provider,
         model_name=configured.model if configured.provider == "openai" else "",
         base_url=(configured.base_url or "") if configured.provider == "openai" else "",
-        latency_s=round(sum(configured.offline_latency) / 2, 3) if configured.offline_latency else 0.0,
+        latency_s=offline_latency_s(app),
+        query=sample_question(default_index_key()),
     )
     session.settings, problems = from_query_params(st.query_params.to_dict(), base=base)
     session.notices.extend(problems)
@@ -128,6 +130,10 @@ if view is not None and view.handle is not None:
     if view.handle.save_error:
         session.errors.append(view.handle.save_error)
     view.handle = None
+    view.reveal_answer = view.state.result is not None
     st.rerun()
 elif view is not None:
     views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run")
+    if view.reveal_answer:
+        view.reveal_answer = False
+        views.scroll_to_answer(st.container())

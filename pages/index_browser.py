@@ -18,6 +18,7 @@ from graphrag_app.session import FOLDER_CHOICE
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import COMMUNITY_PARAM, PARAM_NAMES
 from graphrag_app.views import escape_markdown
+from graphrag_core.index import index_display_name
 from graphrag_core.models import Index
 
 ensure_app_navigation()
@@ -138,7 +139,7 @@ if st.query_params.get(INDEX_PARAM) != key:
 index = opened.index
 signature = folder_signature(opened.source.path)
 stats = index.stats()
-st.markdown(f"**{escape_markdown(index.name or key)}**")
+st.markdown(f"**{escape_markdown(index_display_name(opened.source.path, index))}**")
 if index.description:
     st.caption(escape_markdown(index.description))
 metric_cols = st.columns(6)

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from graphrag_app import charts
 from graphrag_app.runner import follow, run_blocking, start_run
-from graphrag_app.settings import settings_from_mapping
+from graphrag_app.settings import PRESENTATION_LATENCY_S, offline_latency_s, settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
     from_query_params,
@@ -34,7 +34,7 @@ from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
-from graphrag_core.samples import sample_path
+from graphrag_core.samples import sample_path, sample_question
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
@@ -105,6 +105,31 @@ def test_explore_opens_on_the_sample_with_every_setting_and_a_cost_preview(run_d
     assert at.button(key="stop").disabled
 
 
+def test_explore_starts_with_the_sample_question_and_runs_it_on_the_first_click(run_db: Path) -> None:
+    at = app().run()
+    assert at.text_area(key="question").value == sample_question("jargon")
+    at.button(key="run_global_search").click()
+    at = at.run()
+    assert not at.exception and not messages(at, "error")
+    assert "Status: completed" in texts(at)
+    scripts = [element for element in at.get("html") if "scrollIntoView" in str(element.proto)]
+    assert len(scripts) == 1, "the answer is scrolled into view once, when it arrives"
+    at = at.run()  # a later rerun (a changed widget) does not scroll again
+    assert not [element for element in at.get("html") if "scrollIntoView" in str(element.proto)]
+
+
+def test_the_app_paces_the_offline_model_unless_configured(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert offline_latency_s(settings_from_mapping({})) == PRESENTATION_LATENCY_S > 0
+    assert offline_latency_s(settings_from_mapping({"GRAPHRAG_LLM_OFFLINE_LATENCY": "0"})) == 0
+    assert offline_latency_s(settings_from_mapping({"GRAPHRAG_LLM_OFFLINE_LATENCY": "1,2"})) == 1.5
+    assert app().run().number_input(key="latency_s").value == 0  # run_db turns the pace off for tests
+    monkeypatch.delenv("GRAPHRAG_LLM_OFFLINE_LATENCY")
+    at = app().run()
+    assert at.number_input(key="latency_s").value == PRESENTATION_LATENCY_S
+    assert at.query_params["latency"] == f"{PRESENTATION_LATENCY_S:g}"
+    assert to_query_params(RunSettings(index="jargon", latency_s=0.0))["latency"] == "0"  # a link keeps "no pace"
+
+
 def test_new_seed_draws_another_seed_and_the_preview_follows_the_settings(run_db: Path) -> None:
     at = app().run()
     seed = at.number_input(key="seed").value
@@ -170,6 +195,7 @@ def test_budget_errors_are_shown_in_the_preview_instead_of_crashing(run_db: Path
 
 def test_empty_question_is_refused_with_the_spec_message(run_db: Path) -> None:
     at = app().run()
+    at.text_area(key="question").input("").run()  # the box starts with the sample's question
     at.button(key="run_global_search").click().run()
     assert any("Global retrieval query must not be empty." in m for m in messages(at, "error"))
 
