@@ -14,6 +14,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.figures import run_figures
+from graphrag_core.spend import Price, RunSpend, money, run_spend
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
@@ -136,7 +137,29 @@ def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str)
             render_community_links(st.container(), result.community_ids, index_key=index_key, run_id=state.run_id)
 
 
-def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
+def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
+    """Model calls and tokens spent, and as if no map answer had been cached (a cached rerun
+    spends one call where the first run spent 84), and their cost at the configured price."""
+    approx = "≈" if spend.tokens_estimated else ""
+    with container:
+        cols = st.columns(4)
+        cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (map attempts and the reduce).")
+        cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches answered from the map cache, at no cost.")
+        cols[2].metric("Tokens spent", f"{spend.tokens.total_tokens:,}" if spend.tokens.total_tokens else "-", help="Prompt and completion tokens the model reported.")
+        cols[3].metric(
+            "As if uncached",
+            f"{spend.calls_as_if_uncached:,} calls",
+            help="What the run would have cost with no map cache: every batch a model call.",
+        )
+        cost = f" · cost {money(price.of(spend.tokens))} ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)" if price else ""
+        st.caption(
+            f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
+            + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
+            + cost
+        )
+
+
+def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None) -> None:
     figures = run_figures(state.events)
     with container:
         st.subheader("Diagnostics")
@@ -151,12 +174,8 @@ def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
         cols[1].metric("Reduce prompt tokens", figures.reduce_prompt_tokens if figures.reduce_prompt_tokens is not None else "-")
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
         cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
-        if state.result is not None:
-            cols = st.columns(4)
-            cols[0].metric("Map model calls", figures.map_calls)
-            cols[1].metric("Map cache hits", figures.cache_hits)
-            cols[2].metric("Reduce calls", figures.reduce_calls)
-            cols[3].metric("Reported tokens", f"{figures.usage.total_tokens:,}" if figures.usage.total_tokens else "-")
+        if state.events:
+            render_spend(st.container(), run_spend(state.events), price=price)
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
             f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
@@ -212,7 +231,7 @@ def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
                     st.text(f"attempt {attempt}: {error}")
 
 
-def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str) -> None:
+def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
     with container:
         if state.status == "idle":
@@ -225,4 +244,4 @@ def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, ke
         render_answer(st.container(), state, index_key=index_key)
         if state.status != "running":
             render_failed_batches(st.container(), state)
-            render_diagnostics(st.container(), state)
+            render_diagnostics(st.container(), state, price=price)

@@ -64,6 +64,7 @@ from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, s
 from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
+from .spend import Price, run_spend, spend_line
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
 PROG = "graphrag-explorer"
@@ -314,6 +315,15 @@ def model_settings_from(args: argparse.Namespace, environ: Mapping[str, str]) ->
         raise CliError(str(exc), EXIT_USAGE) from None
 
 
+def configured_price(environ: Mapping[str, str]) -> Price | None:
+    """The price per million tokens in ``GRAPHRAG_LLM_PRICE_PROMPT`` / ``_COMPLETION``, if both are set."""
+    keys = ("GRAPHRAG_LLM_PRICE_PROMPT", "GRAPHRAG_LLM_PRICE_COMPLETION")
+    try:
+        return ModelSettings.from_mapping({key: environ[key] for key in keys if key in environ}).price
+    except SettingsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
 def build_model(args: argparse.Namespace, environ: Mapping[str, str], *, given: ChatModel | None = None) -> ChatModel:
     """The model the environment and options ask for (see :func:`model_settings_from`).
     A ``given`` model (the test seam of :func:`main`) is used as is."""
@@ -514,6 +524,7 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
                 io.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
             for failure in result.failed_batches:
                 io.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
+            io.note(spend_line(run_spend(events), configured_price(io.environ)))
             if run_id:
                 io.note(f"run {run_id} recorded in {store.path if store else ''}")
     return EXIT_OK

@@ -40,6 +40,7 @@ from .models import Index
 from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
+from .spend import run_spend
 from .recording import RunRecorder
 from .store import RunStore
 
@@ -165,6 +166,10 @@ class SweepPoint(BaseModel):
     error_type: str | None = None
     batch_errors: tuple[str, ...] = ()
     run_id: str | None = None
+    cache_hits: int = 0
+    """Map batches answered from the map cache (no model call)."""
+    tokens_spent: int = 0
+    """Prompt and completion tokens the model reported for this point."""
 
     @property
     def model_calls(self) -> int:
@@ -195,6 +200,8 @@ ROW_FIELDS: tuple[str, ...] = (
     "error",
     "error_type",
     "run_id",
+    "cache_hits",
+    "tokens_spent",
 )
 """The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
 
@@ -391,6 +398,8 @@ async def run_sweep(
             point = _point_from_failure(base, exc, events, counted.reduce_calls, time.monotonic() - point_started)
         finally:
             recorder.close()
+        spend = run_spend(events)
+        point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens})
         return point
 
     async def worker() -> None:

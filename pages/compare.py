@@ -108,7 +108,7 @@ def draw_settings(records: list[RunRecord]) -> None:
 
 def draw_metrics(records: list[RunRecord]) -> None:
     st.subheader("Metrics")
-    metrics = pd.DataFrame(cc.metrics_table(records))
+    metrics = pd.DataFrame(cc.metrics_table(records, price=load_settings().model.price))
     st.dataframe(metrics, hide_index=True, width="stretch", height=table_height(len(metrics)), key="compare_metrics")
     left, right = st.columns(2)
     left.plotly_chart(cc.cost_figure(records), key="compare_cost", config=PLOTLY_CONFIG)

@@ -126,14 +126,14 @@ draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":materi
 run_area = st.empty()
 if view is not None and view.handle is not None:
     ticks = itertools.count()
-    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}"))
+    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price))
     if view.handle.save_error:
         session.errors.append(view.handle.save_error)
     view.handle = None
     view.reveal_answer = view.state.result is not None
     st.rerun()
 elif view is not None:
-    views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run")
+    views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run", price=app.model.price)
     if view.reveal_answer:
         view.reveal_answer = False
         views.scroll_to_answer(st.container())

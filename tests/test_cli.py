@@ -325,3 +325,16 @@ def test_a_sample_goes_by_its_sample_name_in_the_history(capsys, tmp_path):
     assert code == EXIT_OK
     (summary,) = RunStore(store_path).list_runs()
     assert summary.index_name == "zh-tea"  # not the manifest's "中国茶小史 (zh-tea)"
+
+
+def test_a_cached_rerun_reports_spent_and_as_if_uncached_with_the_price(capsys, index_dir, tmp_path):
+    store_path, cache_path = tmp_path / "runs.sqlite3", tmp_path / "cache.sqlite3"
+    args = ("query", index_dir, QUESTION, "--store", store_path, "--cache", cache_path, "--seed", "4")
+    run_cli(capsys, *args, model=ScriptedChatModel(reply))
+    environ = {"GRAPHRAG_LLM_PRICE_PROMPT": "2.5", "GRAPHRAG_LLM_PRICE_COMPLETION": "10"}
+    code, _, err = run_cli(capsys, *args, model=ScriptedChatModel(reply), environ=environ)
+    assert code == EXIT_OK
+    line = next(line for line in err.splitlines() if line.startswith("model calls"))
+    assert line.startswith("model calls 1 (") and "as if uncached" in line and "cache hits" in line and "cost " in line
+    code, _, err = run_cli(capsys, *args, model=ScriptedChatModel(reply), environ={"GRAPHRAG_LLM_PRICE_PROMPT": "-1"})
+    assert code == EXIT_USAGE and "GRAPHRAG_LLM_PRICE_PROMPT" in err

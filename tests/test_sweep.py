@@ -215,3 +215,14 @@ def test_sweep_figures_are_pure_and_complete():
     assert all(v > 0 for trace in figures["tokens"].data for v in trace.y)
     for figure in figures.values():
         figure.to_json()  # serializable, so Streamlit can draw it
+
+
+def test_a_rerun_over_the_map_cache_counts_cache_hits_and_no_map_calls(tmp_path):
+    from graphrag_core.cache import SqliteMapCache
+
+    cache = SqliteMapCache(tmp_path / "cache.sqlite3")
+    spec = SweepSpec(query="What shapes the town?", levels=["leaf"], seeds=[1])
+    first = run(spec, cache=cache).to_rows()[0]
+    second = run(spec, cache=cache).to_rows()[0]
+    assert first["cache_hits"] == 0 and first["map_calls"] == first["batch_count"] > 0
+    assert second["cache_hits"] == second["batch_count"] and second["map_calls"] == 0
