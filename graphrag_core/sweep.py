@@ -170,6 +170,8 @@ class SweepPoint(BaseModel):
     """Map batches answered from the map cache (no model call)."""
     tokens_spent: int = 0
     """Prompt and completion tokens the model reported for this point."""
+    completion_tokens_spent: int = 0
+    """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
 
     @property
     def model_calls(self) -> int:
@@ -368,13 +370,15 @@ async def run_sweep(
     cache: MapCache | None = None,
     store: RunStore | None = None,
     index_path: str | None = None,
+    sweep_id: str | None = None,
 ) -> SweepResult:
     """Run every grid point of ``spec`` against ``index`` and collect one row per point.
 
     ``store``, when given, receives each point's run (finished or failed) as a
     :class:`~graphrag_core.store.RunRecord` labelled with the sweep id and the point.
+    ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
     """
-    sweep_id = uuid.uuid4().hex
+    sweep_id = sweep_id or uuid.uuid4().hex
     display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
@@ -399,7 +403,7 @@ async def run_sweep(
         finally:
             recorder.close()
         spend = run_spend(events)
-        point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens})
+        point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens, "completion_tokens_spent": spend.tokens.completion_tokens})
         return point
 
     async def worker() -> None:

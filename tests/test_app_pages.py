@@ -524,3 +524,38 @@ def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) ->
     assert any("level='999'" in n for n in notes)
     assert any("map_budget=" in n for n in notes)
     assert at.selectbox(key="community_level").value == "leaf"
+    assert time.monotonic() - started < 60
+
+
+def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp_path: Path) -> None:
+    from graphrag_app.runner import SweepHandle, start_sweep
+    from graphrag_core.llm.base import ChatRequest, ChatResponse
+    from graphrag_core.sweep import SweepSpec
+
+    reduces = 0
+
+    class SecondReduceHangs:
+        identity = "test:hangs"
+
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal reduces
+            if request.purpose == "map":
+                return ChatResponse(text='{"answer": "Levees hold. [Communities: 1]", "usefulness": 50}')
+            reduces += 1
+            if reduces > 1:
+                await asyncio.Event().wait()  # until Stop cancels it
+            return ChatResponse(text='{"answer": "Levees hold."}')
+
+    spec = SweepSpec(query="How do farmers cope with floods?", levels=["leaf"], seeds=[1, 2, 3], point_concurrency=1)
+    handle = start_sweep(small_index(), spec, SecondReduceHangs, store_path=tmp_path / "runs.sqlite3")
+    assert isinstance(handle, SweepHandle) and handle.total == 3
+    for _ in range(400):  # poll until the first point is in (no timing is asserted)
+        if handle.points() or handle.done:
+            break
+        handle.wait(0.05)
+    assert len(handle.points()) == 1 and not handle.done
+    handle.request_stop()
+    assert handle.wait(10) and handle.stopped
+    assert handle.result is not None and [p.seed for p in handle.result.points] == [1]
+    assert handle.result.sweep_id == handle.sweep_id
+    assert len(RunStore(tmp_path / "runs.sqlite3")) >= 1  # the finished point's run is saved

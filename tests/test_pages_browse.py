@@ -171,8 +171,10 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     at.button(key="sweep_run").click().run()
     assert not at.exception
     assert len(plotly_charts(at)) == 5  # stability, cost per level, status per point, communities, tokens
-    points = table_with(at, "prompt_tokens")
+    points = table_with(at, "prompt tokens (est.)")  # readable headers, no snake_case
     assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
+    assert not any("_" in str(column) for column in points.columns)
+    assert all(str(link).startswith("./?run=") for link in points["run"])  # each point links to its run
     assert len(at.get("download_button")) == 2
     assert len(RunStore(db)) == 2  # each point's run saved for Compare
 

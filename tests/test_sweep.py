@@ -226,3 +226,15 @@ def test_a_rerun_over_the_map_cache_counts_cache_hits_and_no_map_calls(tmp_path)
     second = run(spec, cache=cache).to_rows()[0]
     assert first["cache_hits"] == 0 and first["map_calls"] == first["batch_count"] > 0
     assert second["cache_hits"] == second["batch_count"] and second["map_calls"] == 0
+
+
+def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
+    charts = pytest.importorskip("graphrag_app.sweep_charts")
+    result = run(SweepSpec(query=QUERY, levels=["leaf", 0], seeds=[1, 2, 3]))
+    (grid,) = charts.points_figure(result).data
+    assert grid.type == "heatmap"
+    assert len(grid.z) == 2 and all(len(row) == 3 and None not in row for row in grid.z)
+    texts = [cell for row in grid.text for cell in row]
+    assert all(cell for cell in texts)
+    assert any("cited" in cell and "calls" in cell for cell in texts)
+    assert any(cell.startswith("failed<br>") for cell in texts)  # level 0 fails in this index
