@@ -14,6 +14,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.figures import run_figures
+from graphrag_core.llm.base import TokenUsage
+from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.spend import Price, RunSpend, money, run_spend
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
@@ -44,7 +46,17 @@ def phase_label(state: RunState) -> str:
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
-def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, error: str | None) -> None:
+def render_cost_preview(
+    container: DeltaGenerator,
+    preview: CostPreview | None,
+    error: str | None,
+    *,
+    sections: tuple[int, int, int] | None = None,
+    request: GlobalSearchRequest | None = None,
+    price: Price | None = None,
+) -> None:
+    """The run's cost before it runs, and where its tokens come from: the level's summaries,
+    claims and source excerpts (``sections``), with what switching claims or excerpts off saves."""
     with container:
         if error:
             st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
@@ -52,10 +64,27 @@ def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, 
         if preview is None:
             return
         cols = st.columns(4)
-        cols[0].metric("Summaries", preview.summaries)
-        cols[1].metric("Batches", preview.batches)
+        cols[0].metric("Summaries", f"{preview.summaries:,}")
+        cols[1].metric("Batches", f"{preview.batches:,}")
         cols[2].metric("Est. map prompt tokens", f"{preview.map_prompt_tokens:,}")
-        cols[3].metric("Model calls", preview.model_calls, help="One per map batch plus the reduce; a failed call is retried once.")
+        cols[3].metric("Model calls", f"{preview.model_calls:,}", help="One per map batch plus the reduce; a failed call is retried once.")
+        lines = []
+        if sections is not None and request is not None:
+            summaries, claims, sources = sections
+            parts = [f"summaries {summaries:,}"]
+            parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
+            parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
+            lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
+        if price is not None and request is not None:
+            completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
+            prompt = preview.map_prompt_tokens + request.reduce_token_budget
+            lines.append(
+                f"Cost at the configured price: about {money(price.of(TokenUsage(prompt_tokens=preview.map_prompt_tokens)))} "
+                f"for the map prompts, at most {money(price.of(TokenUsage(prompt_tokens=prompt, completion_tokens=completion)))} "
+                "with every answer and the reduce at their budgets."
+            )
+        for line in lines:
+            st.caption(escape_markdown(line))
 
 
 def render_status(container: DeltaGenerator, state: RunState) -> None:

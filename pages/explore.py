@@ -67,6 +67,7 @@ if opened.error:
 # index says "still computing" and the preview appears when it is ready).
 request_error: str | None = None
 pending = None
+request = None
 try:
     request = current.to_request(query=current.query if current.query.strip() else "?")
     if opened.index is not None and opened.source is not None:
@@ -82,8 +83,16 @@ def draw_preview(first: bool) -> None:
     elif not pending.done():
         st.caption("Cost preview: still computing for this index and these settings…")
     else:
+        sections = controls.level_sections_for(opened)
         try:
-            views.render_cost_preview(st.container(), pending.result(), None)
+            views.render_cost_preview(
+                st.container(),
+                pending.result(),
+                None,
+                sections=sections.get(current.community_level) if sections else None,
+                request=request,
+                price=app.model.price,
+            )
         except (GraphRAGError, ValueError) as exc:
             views.render_cost_preview(st.container(), None, str(exc))
         if not first:
@@ -125,6 +134,7 @@ draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":materi
 
 run_area = st.empty()
 if view is not None and view.handle is not None:
+    run_area.empty()  # drop the previous run's panels (else they linger, greyed, under the new charts)
     ticks = itertools.count()
     follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price))
     if view.handle.save_error:

@@ -28,6 +28,8 @@ INDEX_KEY = "browse_index"
 FOLDER_KEY = "browse_folder"
 FILTER_KEY = "browse_filter"
 GRAPH_KEY = "browse_graph_community"
+GRAPH_INDEX_KEY = "browse_graph_index"
+"""The index the entity-graph community box was set for: another index resets the box."""
 SIZE_KEY = "browse_size_by"
 KIND_KEY = "browse_kind"
 DEPTH_KEY = "browse_depth"
@@ -98,7 +100,7 @@ def draw_table(index: Index, key: str, signature: int) -> None:
     )
 
 
-def draw_graph(index: Index) -> None:
+def draw_graph(index: Index, index_key: str) -> None:
     st.subheader("Entity graph")
     if not index.entities:
         st.caption("This index has no entities, so there is no graph to draw.")
@@ -108,6 +110,11 @@ def draw_graph(index: Index) -> None:
         st.caption("No community of this index names an entity.")
         return
     wanted = str(st.query_params.get(COMMUNITY_PARAM, "") or "")
+    owner = st.session_state.get(GRAPH_INDEX_KEY)
+    if owner not in (None, index_key):  # another index: its community ids mean other communities
+        wanted = ""
+        st.session_state.pop(GRAPH_KEY, None)
+    st.session_state[GRAPH_INDEX_KEY] = index_key
     if st.session_state.get(GRAPH_KEY) not in options:
         st.session_state[GRAPH_KEY] = wanted if wanted in options else options[0]
 
@@ -151,4 +158,4 @@ for warning in index.warnings:
 draw_hierarchy(index)
 draw_levels(index, key, signature)
 draw_table(index, key, signature)
-draw_graph(index)
+draw_graph(index, key)

@@ -480,6 +480,9 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at.run()
     assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
     at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
+    assert int({m.label: m.value for m in at.metric}["Batches"].replace(",", "")) >= 1000  # shown as 1,147
+    started = time.monotonic()
+    at.button(key="run_global_search").click().run()
     assert "Status: completed" in texts(at)
 
 
@@ -559,3 +562,17 @@ def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp
     assert handle.result is not None and [p.seed for p in handle.result.points] == [1]
     assert handle.result.sweep_id == handle.sweep_id
     assert len(RunStore(tmp_path / "runs.sqlite3")) >= 1  # the finished point's run is saved
+
+
+def test_the_preview_says_where_tokens_come_from_and_what_they_cost(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHRAG_LLM_PRICE_PROMPT", "0.15")
+    monkeypatch.setenv("GRAPHRAG_LLM_PRICE_COMPLETION", "0.60")
+    at = app().run()
+    level = at.selectbox(key="community_level")
+    assert all("tokens" in option for option in level.options)  # each level's cost shows in the picker
+    assert level.help and at.number_input(key="map_token_budget").help and at.selectbox(key="tokenizer").help
+    captions = [c.value for c in at.caption]
+    assert any("Where the map tokens come from at this level: summaries" in c for c in captions)
+    assert any("Cost at the configured price" in c for c in captions)
+    at.checkbox(key="include_claims").uncheck().run()
+    assert any("claims off (would add" in c for c in (c.value for c in at.caption))

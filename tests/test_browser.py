@@ -108,3 +108,26 @@ def test_stop_cancels_a_slow_run_and_the_run_survives_a_reload(server: str, page
         page.get_by_text("Recent runs").click()
     sync_api.expect(page.get_by_text("status: stopped").first).to_be_visible()  # one word for a stopped run
     shot(page, "recent-runs")
+
+
+def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_view(server: str) -> None:
+    with chromium_page(height=800) as page:  # a presenter's 1280x800 screen
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_explore(page, server + "/?latency=0.05&concurrency=4")
+        page.get_by_role("button", name="Run global search").click()  # the sample question is already there
+        answer = page.get_by_role("heading", name="Answer").locator("visible=true").first
+        sync_api.expect(answer).to_be_visible()
+        sync_api.expect(answer).to_be_in_viewport()  # scrolled into view when it arrived
+        sync_api.expect(page.get_by_role("heading", name="Diagnostics").first).to_be_attached()
+        shot(page, "explore-answer-in-view")
+
+        latency = page.get_by_label("Simulated latency (s)")
+        latency.fill("1.5")
+        latency.press("Enter")
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="Run global search").click()
+        sync_api.expect(page.get_by_text(re.compile(r"^Status: running")).first).to_be_visible()
+        page.wait_for_timeout(1000)
+        assert page.get_by_role("heading", name="Diagnostics").count() == 0, "the previous run's diagnostics linger"
+        page.get_by_role("button", name="Stop").click()
+        sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()

@@ -186,3 +186,22 @@ def test_sweeps_reports_a_bad_seed_list(tmp_path, monkeypatch):
     assert not at.exception
     assert any("two" in w.value for w in at.warning)
     assert at.button(key="sweep_run").disabled
+
+
+def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch):
+    from graphrag_app import index_charts
+    from graphrag_core.index import load_index
+    from graphrag_core.samples import sample_path
+
+    jargon = index_charts.communities_with_entities(load_index(sample_path("jargon")))
+    zh = index_charts.communities_with_entities(load_index(sample_path("zh-tea")))
+    shared = [o for o in zh[1:] if o in jargon and o != jargon[0]]
+    assert shared, "the test needs a community id both samples have"
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT).run()
+    at.selectbox(key="browse_index").select("zh-tea").run()
+    at.selectbox(key="browse_graph_community").select(shared[0]).run()
+    assert at.selectbox(key="browse_graph_community").value == shared[0]
+    at.selectbox(key="browse_index").select("jargon").run()
+    assert not at.exception
+    assert at.selectbox(key="browse_graph_community").value == jargon[0]  # not zh-tea's community

@@ -273,3 +273,13 @@ def test_a_stopped_run_reads_stopped_and_its_stored_status_stays_cancelled(tmp_p
     (summary,) = store.list_runs()
     assert summary.status == "cancelled" and status_word(summary.status) == "stopped"
     assert run_label(summary).endswith("· stopped") and "cancelled" not in run_label(summary)
+
+
+def test_runs_show_names_the_error_type_of_each_failed_batch(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    record = RunRecord.from_events(failed_events(), index_name="tiny")
+    store.save(record)
+    report = store.export_markdown(record.run_id)
+    section = report.split("## Failed batches", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "boom 503" in line]
+    assert rows and all("| RetryableModelError |" in row for row in rows)
