@@ -105,7 +105,7 @@ def level_sections_for(opened: "OpenedIndex") -> dict[str, tuple[int, int, int]]
 
 HELP: dict[str, str] = {
     "level": "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). "
-    "The tokens are each level's map texts with the claims and excerpts settings below.",
+    "The tokens are each level's map texts: its summaries plus the claims and source excerpts included.",
     "map_budget": "The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit.",
     "map_reserve": "Tokens kept free in each map call for its answer (taken from the map budget).",
     "reduce_budget": "The largest prompt of the final reduce call: the most useful map answers that fit.",

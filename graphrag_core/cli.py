@@ -589,6 +589,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         for level, value in result.stability_by_level().items():
             shown = "n/a (fewer than two comparable points)" if value is None else f"{value:.3f}"
             io.note(f"stability at level {level}: {shown}")
+        io.note(spend_line(result.spend(), configured_price(io.environ)))
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
         raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)

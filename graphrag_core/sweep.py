@@ -35,12 +35,12 @@ from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import run_figures
 from .index import index_display_name
-from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
+from .llm.base import ChatModel, ChatRequest, ChatResponse, TokenUsage, model_identity
 from .models import Index
 from .request import GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .spend import run_spend
+from .spend import RunSpend, run_spend
 from .recording import RunRecorder
 from .store import RunStore
 
@@ -235,6 +235,25 @@ class SweepResult(BaseModel):
             data["community_ids"] = list(point.community_ids)
             rows.append({name: data[name] for name in ROW_FIELDS})
         return rows
+
+    def spend(self) -> RunSpend:
+        """The sweep's model calls, cache hits and tokens, spent and as if uncached (a point
+        with cache hits is counted at its planned prompt tokens plus its completion tokens)."""
+        calls = sum(p.model_calls for p in self.points)
+        hits = sum(p.cache_hits for p in self.points)
+        completion = sum(p.completion_tokens_spent for p in self.points)
+        spent = TokenUsage(prompt_tokens=sum(p.tokens_spent for p in self.points) - completion, completion_tokens=completion)
+        uncached_prompt = sum(
+            max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
+            for p in self.points
+        )
+        return RunSpend(
+            calls=calls,
+            cache_hits=hits,
+            tokens=spent,
+            tokens_as_if_uncached=TokenUsage(prompt_tokens=uncached_prompt, completion_tokens=completion),
+            tokens_estimated=hits > 0,
+        )
 
     def to_csv(self) -> str:
         """The rows as CSV with a header; community ids joined by ``;`` in one cell."""

@@ -22,7 +22,7 @@ from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_
 from graphrag_app.settings import load_settings, offline_latency_s
 from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.samples import sample_question
+from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
 from graphrag_core.search import draw_seed
 
 ensure_app_navigation()
@@ -53,6 +53,11 @@ if not session.url_loaded and opened.index is not None:  # the URL's level again
     if notice := level_notice(st.query_params.to_dict(), list(opened.index.summary_counts())):
         session.notices.append(notice)
 session.url_loaded = True
+
+# An untouched sample question follows the index: switching to the Chinese sample asks its question.
+asked = str(st.session_state.get(Keys.QUESTION) or "")
+if opened.source is not None and asked in SAMPLE_QUESTIONS.values():
+    st.session_state[Keys.QUESTION] = sample_question(opened.source.key) or asked
 
 st.title("Explore")
 st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")

@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import HELP, level_sections_for, pick_index, short_count
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.runner import SweepHandle, start_sweep
 from graphrag_app.settings import load_settings
@@ -21,13 +21,13 @@ from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.views import escape_markdown
 from graphrag_core.cache import SqliteMapCache
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.llm.base import ChatModel, TokenUsage
+from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_REDUCE_TOKEN_BUDGET
 from graphrag_core.samples import sample_question
-from graphrag_core.spend import money
+from graphrag_core.spend import spend_line
 from graphrag_core.sweep import SweepResult, SweepSpec
 
 ensure_app_navigation()
@@ -157,16 +157,11 @@ def points_table(result: SweepResult) -> pd.DataFrame:
 def draw_result(result: SweepResult) -> None:
     failed = sum(1 for p in result.points if p.failed)
     st.subheader("Results")
-    calls = sum(p.model_calls for p in result.points)
-    hits = sum(p.cache_hits for p in result.points)
-    tokens = sum(p.tokens_spent for p in result.points)
-    completion = sum(p.completion_tokens_spent for p in result.points)
     price = load_settings().model.price
-    cost = f" · cost {money(price.of(TokenUsage(prompt_tokens=tokens - completion, completion_tokens=completion)))}" if price is not None else ""
     st.caption(
         f"{len(result.points):,} points in {result.duration_s:.1f}s with {escape_markdown(result.model or '-')}"
         + (f" · {failed:,} failed" if failed else "")
-        + f" · model calls {calls:,} ({calls + hits:,} as if uncached, {hits:,} cache hits) · tokens spent {tokens:,}{cost}"
+        + f" · {escape_markdown(spend_line(result.spend(), price))}"
     )
     if not result.points:
         return
@@ -222,12 +217,18 @@ st.session_state.setdefault(REDUCE_BUDGETS_KEY, str(DEFAULT_REDUCE_TOKEN_BUDGET)
 counts = index.summary_counts()
 st.text_input("Question", key=QUESTION_KEY)
 c1, c2 = st.columns(2)
-c1.multiselect(
-    "Levels",
-    options,
-    key=LEVELS_KEY,
-    format_func=lambda v: f"{'leaf' if v == LEAF else 'level ' + v} ({counts.get(v if v == LEAF else int(v), 0)} summaries)",
-)
+sections = level_sections_for(opened)
+
+
+def level_label(value: str) -> str:
+    """``leaf · 262 summaries · ≈496k tokens``: what each level costs with claims and excerpts in."""
+    name = "leaf" if value == LEAF else f"level {value}"
+    summaries = counts.get(value if value == LEAF else int(value), 0)
+    tokens = f" · ≈{short_count(sum(sections[value]))} tokens" if sections and value in sections else ""
+    return f"{name} · {summaries:,} summaries{tokens}"
+
+
+c1.multiselect("Levels", options, key=LEVELS_KEY, format_func=level_label, help=HELP["level"])
 c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
 c3, c4 = st.columns(2)
 c3.text_input("Map token budgets", key=MAP_BUDGETS_KEY, help="One or more, separated by commas.")

@@ -576,3 +576,12 @@ def test_the_preview_says_where_tokens_come_from_and_what_they_cost(run_db: Path
     assert any("Cost at the configured price" in c for c in captions)
     at.checkbox(key="include_claims").uncheck().run()
     assert any("claims off (would add" in c for c in (c.value for c in at.caption))
+
+
+def test_the_sample_question_follows_the_sample_until_the_user_writes_one(run_db: Path) -> None:
+    at = app().run()
+    at.selectbox(key="index").select("zh-tea").run()
+    assert at.text_area(key="question").value == sample_question("zh-tea")
+    at.text_area(key="question").input("Who wrote the Cha Jing?").run()
+    at.selectbox(key="index").select("jargon").run()
+    assert at.text_area(key="question").value == "Who wrote the Cha Jing?"

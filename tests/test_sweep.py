@@ -238,3 +238,14 @@ def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
     assert all(cell for cell in texts)
     assert any("cited" in cell and "calls" in cell for cell in texts)
     assert any(cell.startswith("failed<br>") for cell in texts)  # level 0 fails in this index
+
+
+def test_a_sweep_reports_its_spend_and_as_if_uncached(tmp_path):
+    from graphrag_core.cache import SqliteMapCache
+
+    cache = SqliteMapCache(tmp_path / "cache.sqlite3")
+    spec = SweepSpec(query="What shapes the town?", levels=["leaf"], seeds=[1, 2])
+    first = run(spec, cache=cache).spend()
+    again = run(spec, cache=cache).spend()
+    assert first.cache_hits == 0 and again.cache_hits > 0
+    assert again.calls < first.calls and again.calls_as_if_uncached == first.calls
