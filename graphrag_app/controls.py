@@ -67,15 +67,16 @@ def open_index(key: str, app: AppSettings) -> OpenedIndex:
 
 
 def _level_label(level: str, counts: dict[int | str, int], sections: dict[str, tuple[int, int, int]] | None = None) -> str:
-    """``leaf (262 summaries · ≈496k tokens)``: the tokens are the level's map texts with the
-    claims and excerpts the page includes now, so a costly level shows before it is run."""
+    """``leaf (262) · ≈496k tokens``: the level's summaries and its map texts' tokens with the
+    claims and excerpts the page includes now, so a costly level shows before it is run (short
+    enough for the sidebar)."""
     value: int | str = level if level == LEAF else int(level)
     count = counts.get(value, 0)
     name = "leaf" if level == LEAF else f"level {level}"
     if sections is None or level not in sections:
         return f"{name} ({count:,} summaries)"
     tokens = included_tokens(sections[level], claims=bool(st.session_state.get(Keys.CLAIMS, True)), sources=bool(st.session_state.get(Keys.SOURCES, True)))
-    return f"{name} ({count:,} summaries · ≈{short_count(tokens)} tokens)"
+    return f"{name} ({count:,}) · ≈{short_count(tokens)} tokens"
 
 
 def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
@@ -105,7 +106,8 @@ def level_sections_for(opened: "OpenedIndex") -> dict[str, tuple[int, int, int]]
 
 HELP: dict[str, str] = {
     "level": "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). "
-    "The tokens are each level's map texts: its summaries plus the claims and source excerpts included.",
+    "In brackets: the level's summaries; then the tokens of its map texts (summaries plus the claims "
+    "and source excerpts included).",
     "map_budget": "The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit.",
     "map_reserve": "Tokens kept free in each map call for its answer (taken from the map budget).",
     "reduce_budget": "The largest prompt of the final reduce call: the most useful map answers that fit.",

@@ -57,20 +57,17 @@ TABLE_COLUMNS: dict[str, str] = {
     "map_token_budget": "map budget",
     "reduce_token_budget": "reduce budget",
     "status": "status",
-    "summary_count": "summaries",
-    "batch_count": "batches",
+    "run": "run",
+    "batches": "batches",
     "model_calls": "model calls",
     "cache_hits": "cache hits",
     "prompt_tokens": "prompt tokens (est.)",
     "tokens_spent": "tokens spent",
-    "failed_batch_count": "failed batches",
-    "selected_answer_count": "answers selected",
     "communities": "communities cited",
     "duration_s": "duration (s)",
-    "run": "run",
+    "failed_batch_count": "failed batches",
     "error": "error",
-}
-"""The sweep table's readable headers (the CSV and JSON keep the field names)."""
+}  # the sweep table's readable headers (the CSV and JSON keep the field names)
 
 
 def parse_ints(text: str, *, name: str, minimum: int) -> list[int]:
@@ -150,8 +147,12 @@ def points_table(result: SweepResult) -> pd.DataFrame:
         row["communities"] = len(row.pop("community_ids"))
         row["run"] = f"{EXPLORE_URL}?run={row['run_id']}" if row.get("run_id") else None
         row["duration_s"] = round(row["duration_s"], 2)
+        row["batches"] = row["batch_count"]
         rows.append({header: row.get(name) for name, header in TABLE_COLUMNS.items()})
-    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS.values()))
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS.values()))
+    if not any(point.failed or point.failed_batch_count for point in result.points):
+        table = table.drop(columns=["failed batches", "error"])  # narrow enough to read without scrolling
+    return table
 
 
 def draw_result(result: SweepResult) -> None:
@@ -221,11 +222,11 @@ sections = level_sections_for(opened)
 
 
 def level_label(value: str) -> str:
-    """``leaf · 262 summaries · ≈496k tokens``: what each level costs with claims and excerpts in."""
+    """``leaf (262) · ≈496k tokens``: each level's summaries and what it costs with claims and excerpts in."""
     name = "leaf" if value == LEAF else f"level {value}"
     summaries = counts.get(value if value == LEAF else int(value), 0)
     tokens = f" · ≈{short_count(sum(sections[value]))} tokens" if sections and value in sections else ""
-    return f"{name} · {summaries:,} summaries{tokens}"
+    return f"{name} ({summaries:,}){tokens}"
 
 
 c1.multiselect("Levels", options, key=LEVELS_KEY, format_func=level_label, help=HELP["level"])

@@ -121,7 +121,7 @@ def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_vi
         sync_api.expect(page.get_by_role("heading", name="Diagnostics").first).to_be_attached()
         shot(page, "explore-answer-in-view")
 
-        latency = page.get_by_label("Simulated latency (s)")
+        latency = page.get_by_role("spinbutton", name="Simulated latency (s)")
         latency.fill("1.5")
         latency.press("Enter")
         page.wait_for_timeout(500)

@@ -175,6 +175,7 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
     assert not any("_" in str(column) for column in points.columns)
     assert all(str(link).startswith("./?run=") for link in points["run"])  # each point links to its run
+    assert not any("readable headers" in m.value for m in at.markdown)  # no stray text on the page
     assert len(at.get("download_button")) == 2
     assert len(RunStore(db)) == 2  # each point's run saved for Compare
 
