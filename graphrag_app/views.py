@@ -42,7 +42,7 @@ def phase_label(state: RunState) -> str:
     if state.status != "running":
         return ""
     if state.phase == "map":
-        return f"map: {state.finished_batches} of {len(state.batches)} batches"
+        return f"map: {state.finished_batches:,} of {len(state.batches):,} batches"
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
@@ -94,7 +94,7 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         line = f"Status: {status}" + (f" ({phase})" if phase else "")
         st.text(line + f" · {state.elapsed_s:.1f}s")
         if state.status in ("running", "finished"):
-            st.progress(state.progress, text=f"{state.finished_batches} of {len(state.batches)} map batches finished")
+            st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         if state.status == "cancelled":
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status == "failed":
@@ -140,10 +140,24 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
 
 ANSWER_ANCHOR = "graphrag-answer"
 _SCROLL_TO_ANSWER = f"""<span id="{ANSWER_ANCHOR}-scroll"></span><script>
-setTimeout(function () {{
-  var anchor = document.getElementById("{ANSWER_ANCHOR}") || document.getElementById("answer");
-  if (anchor) {{ anchor.scrollIntoView({{behavior: "smooth", block: "start"}}); }}
-}}, 300);
+(function () {{
+  // Charts above the answer may still be growing: keep the answer in view for a few seconds,
+  // unless the reader scrolls by hand.
+  var userMoved = false;
+  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {{
+    window.addEventListener(name, function () {{ userMoved = true; }}, {{once: true, passive: true}});
+  }});
+  var tries = 0;
+  var timer = setInterval(function () {{
+    tries += 1;
+    var anchor = document.getElementById("{ANSWER_ANCHOR}");
+    if (anchor && !userMoved) {{
+      var box = anchor.getBoundingClientRect();
+      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start"}}); }}
+    }}
+    if (userMoved || tries >= 16) {{ clearInterval(timer); }}
+  }}, 250);
+}})();
 </script>"""
 
 
@@ -188,6 +202,10 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
         )
 
 
+def _number(value: int | None) -> str:
+    return "-" if not value else f"{value:,}"
+
+
 def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None) -> None:
     figures = run_figures(state.events)
     with container:
@@ -195,23 +213,23 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
         cols = st.columns(4)
         request = state.request
         cols[0].metric("Community level", str(request.community_level) if request else "-")
-        cols[1].metric("Summaries", figures.summaries if figures.summaries is not None else "-")
-        cols[2].metric("Map batches", figures.batches)
-        cols[3].metric("Failed batches", figures.failed_batches)
+        cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        cols[2].metric("Map batches", f"{figures.batches:,}")
+        cols[3].metric("Failed batches", f"{figures.failed_batches:,}")
         cols = st.columns(4)
-        cols[0].metric("Selected for reduce", figures.selected_answers)
-        cols[1].metric("Reduce prompt tokens", figures.reduce_prompt_tokens if figures.reduce_prompt_tokens is not None else "-")
+        cols[0].metric("Selected for reduce", f"{figures.selected_answers:,}")
+        cols[1].metric("Reduce prompt tokens", f"{figures.reduce_prompt_tokens:,}" if figures.reduce_prompt_tokens is not None else "-")
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
         cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
         if state.events:
             render_spend(st.container(), run_spend(state.events), price=price)
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
-            f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
+            f"map prompt budget: {_number(state.map_prompt_budget)} · reduce prompt budget: {_number(state.reduce_prompt_budget)} · "
             f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
         )
         if state.batches:
-            with st.expander(f"Batches ({len(state.batches)})"):
+            with st.expander(f"Batches ({len(state.batches):,})"):
                 st.dataframe(
                     pd.DataFrame(
                         {
@@ -260,17 +278,29 @@ def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
                     st.text(f"attempt {attempt}: {error}")
 
 
+RUN_PANELS = 6
+"""The panels of a run. Each is an ``st.empty`` slot written on every drawing, and a panel not
+reached yet stays a bare empty slot (a container is opened only to draw into): Streamlit merges
+a placeholder and the container that replaces it into one message, and a container that
+replaces a container keeps the old one's children, so this is what stops the previous run's
+answer and diagnostics lingering, greyed out, under a new run's charts."""
+
+
 def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None) -> None:
-    """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
+    """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics."""
     with container:
+        status, maps, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status == "idle":
-            st.text("Status: starting")
+            status.text("Status: starting")
             return
-        render_status(st.container(), state)
-        render_map_charts(st.container(), state, key=key)
-        if state.phase in ("reduce", "done"):
-            render_reduce_chart(st.container(), state, key=key)
-        render_answer(st.container(), state, index_key=index_key)
+        render_status(status.container(), state)
+        if state.batches:
+            render_map_charts(maps.container(), state, key=key)
+        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
+            render_reduce_chart(reduce.container(), state, key=key)
+        if state.result is not None:
+            render_answer(answer.container(), state, index_key=index_key)
         if state.status != "running":
-            render_failed_batches(st.container(), state)
-            render_diagnostics(st.container(), state, price=price)
+            if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
+                render_failed_batches(failures.container(), state)
+            render_diagnostics(diagnostics.container(), state, price=price)

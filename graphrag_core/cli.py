@@ -448,7 +448,7 @@ class ProgressPrinter:
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
             case ReduceStarted():
-                self._line(f"reduce: {event.answer_count} answers, {event.prompt_tokens} prompt tokens")
+                self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
             case RunFinished():
                 d = event.result.diagnostics
                 self._line(f"{event.result.status} in {d.duration_s:.2f}s (seed {event.result.seed}, {d.map_calls} map calls)")

@@ -139,7 +139,6 @@ draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":materi
 
 run_area = st.empty()
 if view is not None and view.handle is not None:
-    run_area.empty()  # drop the previous run's panels (else they linger, greyed, under the new charts)
     ticks = itertools.count()
     follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price))
     if view.handle.save_error:

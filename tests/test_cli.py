@@ -338,3 +338,14 @@ def test_a_cached_rerun_reports_spent_and_as_if_uncached_with_the_price(capsys, 
     assert line.startswith("model calls 1 (") and "as if uncached" in line and "cache hits" in line and "cost " in line
     code, _, err = run_cli(capsys, *args, model=ScriptedChatModel(reply), environ={"GRAPHRAG_LLM_PRICE_PROMPT": "-1"})
     assert code == EXIT_USAGE and "GRAPHRAG_LLM_PRICE_PROMPT" in err
+
+
+def test_progress_prints_big_numbers_with_thousands_separators():
+    import io as _io
+
+    from graphrag_core.cli import ProgressPrinter
+    from graphrag_core.events import ReduceStarted
+
+    stream = _io.StringIO()
+    ProgressPrinter(stream)(ReduceStarted(answer_count=1200, prompt_tokens=15636))
+    assert "1,200 answers, 15,636 prompt tokens" in stream.getvalue()
