@@ -67,16 +67,16 @@ def open_index(key: str, app: AppSettings) -> OpenedIndex:
 
 
 def _level_label(level: str, counts: dict[int | str, int], sections: dict[str, tuple[int, int, int]] | None = None) -> str:
-    """``leaf (262) · ≈496k tokens``: the level's summaries and its map texts' tokens with the
-    claims and excerpts the page includes now, so a costly level shows before it is run (short
-    enough for the sidebar)."""
+    """``leaf · ≈496k tokens · 262 summaries``: the tokens of the level's map texts with the
+    claims and excerpts the page includes now (first, so the narrow sidebar still shows them),
+    so a costly level shows before it is run."""
     value: int | str = level if level == LEAF else int(level)
     count = counts.get(value, 0)
     name = "leaf" if level == LEAF else f"level {level}"
     if sections is None or level not in sections:
         return f"{name} ({count:,} summaries)"
     tokens = included_tokens(sections[level], claims=bool(st.session_state.get(Keys.CLAIMS, True)), sources=bool(st.session_state.get(Keys.SOURCES, True)))
-    return f"{name} ({count:,}) · ≈{short_count(tokens)} tokens"
+    return f"{name} · ≈{short_count(tokens)} tokens · {count:,} summaries"
 
 
 def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
@@ -106,8 +106,8 @@ def level_sections_for(opened: "OpenedIndex") -> dict[str, tuple[int, int, int]]
 
 HELP: dict[str, str] = {
     "level": "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). "
-    "In brackets: the level's summaries; then the tokens of its map texts (summaries plus the claims "
-    "and source excerpts included).",
+    "Each shows the tokens of its map texts (summaries plus the claims and source excerpts included) "
+    "and its number of summaries.",
     "map_budget": "The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit.",
     "map_reserve": "Tokens kept free in each map call for its answer (taken from the map budget).",
     "reduce_budget": "The largest prompt of the final reduce call: the most useful map answers that fit.",

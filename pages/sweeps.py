@@ -222,11 +222,11 @@ sections = level_sections_for(opened)
 
 
 def level_label(value: str) -> str:
-    """``leaf (262) · ≈496k tokens``: each level's summaries and what it costs with claims and excerpts in."""
+    """``leaf · ≈496k tokens · 262 summaries``: what each level costs with claims and excerpts in."""
     name = "leaf" if value == LEAF else f"level {value}"
     summaries = counts.get(value if value == LEAF else int(value), 0)
     tokens = f" · ≈{short_count(sum(sections[value]))} tokens" if sections and value in sections else ""
-    return f"{name} ({summaries:,}){tokens}"
+    return f"{name}{tokens} · {summaries:,} summaries"
 
 
 c1.multiselect("Levels", options, key=LEVELS_KEY, format_func=level_label, help=HELP["level"])

@@ -134,3 +134,11 @@ def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_vi
         assert page.get_by_role("heading", name="Diagnostics").count() == 0, "the previous run's diagnostics linger"
         page.get_by_role("button", name="Stop").click()
         sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()
+
+
+def test_the_chinese_sample_answers_in_chinese_and_reads(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    open_explore(page, server + "/?index=zh-tea&concurrency=4")
+    page.get_by_role("button", name="Run global search").click()  # the sample's own question
+    sync_api.expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
+    sync_api.expect(page.get_by_text(re.compile(r"^关于“")).first).to_be_visible()  # no English frame
+    shot(page, "explore-zh-tea")  # readable with a CJK font (scripts/test.sh installs fonts-noto-cjk)

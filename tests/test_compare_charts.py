@@ -164,8 +164,8 @@ def test_sweep_figures(sweep):
     assert all(0 <= y <= 1 for y in stability.data[0].y)
     cost = sweep_charts.cost_figure(sweep)
     assert [t.name for t in cost.data] == ["batches", "model calls", "prompt tokens (est.)"]
-    status = sweep_charts.points_figure(sweep)
-    assert sum(len(t.x) for t in status.data) == len(sweep.points)
+    (status,) = sweep_charts.points_figure(sweep).data  # a heatmap now: one filled cell per point
+    assert sum(v is not None for row in status.z for v in row) == len(sweep.points)
 
 
 def test_a_cached_rerun_shows_calls_and_tokens_spent_and_as_if_uncached():
