@@ -141,4 +141,5 @@ def test_the_chinese_sample_answers_in_chinese_and_reads(server: str, page) -> N
     page.get_by_role("button", name="Run global search").click()  # the sample's own question
     sync_api.expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
     sync_api.expect(page.get_by_text(re.compile(r"^关于“")).first).to_be_visible()  # no English frame
+    sync_api.expect(chart_title(page, r"^Reduce candidates: ")).to_be_visible()  # charts drawn before the shot
     shot(page, "explore-zh-tea")  # readable with a CJK font (scripts/test.sh installs fonts-noto-cjk)
