@@ -182,6 +182,8 @@ def draw_result(result: SweepResult) -> None:
         column_config={
             "run": st.column_config.LinkColumn("run", display_text="open run", help="Open this point's run on Explore (saved runs only)."),
             "error": st.column_config.TextColumn("error", width="medium"),
+            "prompt tokens (est.)": st.column_config.NumberColumn(format="localized"),  # 523,132
+            "tokens spent": st.column_config.NumberColumn(format="localized"),
         },
     )
     if not any(p.run_id for p in result.points):
