@@ -478,11 +478,8 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at = app()
     at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
     at.run()
-    assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
-    at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert int({m.label: m.value for m in at.metric}["Batches"].replace(",", "")) >= 1000  # shown as 1,147
-    started = time.monotonic()
-    at.button(key="run_global_search").click().run()
+    at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert "Status: completed" in texts(at)
 
 
@@ -527,7 +524,6 @@ def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) ->
     assert any("level='999'" in n for n in notes)
     assert any("map_budget=" in n for n in notes)
     assert at.selectbox(key="community_level").value == "leaf"
-    assert time.monotonic() - started < 60
 
 
 def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp_path: Path) -> None:
