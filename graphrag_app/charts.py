@@ -67,8 +67,20 @@ def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Fig
     return fig
 
 
+NO_SCORE_Y = -8.0
+"""Where failed and cancelled batches are drawn: a lane below 0, so they never read as a score."""
+
+
+def _integer_axis(count: int) -> dict[str, object]:
+    """Ticks on whole positions only (one batch must not draw an axis of -0.4 ... 0.4)."""
+    if count <= 12:
+        return {"tickmode": "array", "tickvals": list(range(count))}
+    return {"tickformat": "d"}
+
+
 def usefulness_figure(state: RunState) -> go.Figure:
-    """Per-batch usefulness, coloured by state; unfinished and failed batches are faint full-height slots."""
+    """Per-batch usefulness, coloured by state. Pending and running batches are faint slots;
+    failed and cancelled batches are marks in a "no score" lane below 0, never bars."""
     fig = go.Figure()
     by_status: dict[str, list[BatchState]] = {status: [] for status in BATCH_COLORS}
     for batch in state.batches:
@@ -77,28 +89,48 @@ def usefulness_figure(state: RunState) -> go.Figure:
         if not batches:
             continue
         scored = status in ("done", "retried")
+        unscored_end = status in ("failed", "cancelled")
+        customdata = [
+            [plot_text(short_ids(b.community_ids)), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", f"{b.token_estimate:,}", plot_text((b.errors[-1] if b.errors else "")[:160])]
+            for b in batches
+        ]
+        hover = (
+            "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
+            "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}"
+            + ("<br>Error: %{customdata[4]}" if status == "failed" else "")
+            + "<extra></extra>"
+        )
+        if unscored_end:
+            fig.add_trace(
+                go.Scatter(
+                    name=f"{status} (no score)",
+                    x=[b.index for b in batches],
+                    y=[NO_SCORE_Y] * len(batches),
+                    mode="markers",
+                    marker={"color": BATCH_COLORS[status], "symbol": "x" if status == "failed" else "square", "size": 9},
+                    customdata=customdata,
+                    hovertemplate=hover,
+                )
+            )
+            continue
         fig.add_trace(
             go.Bar(
                 name=status,
                 x=[b.index for b in batches],
                 # a score of 0 still shows as a sliver; the hover gives the true score
                 y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
-                marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.35},
-                customdata=[
-                    [plot_text(short_ids(b.community_ids)), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", b.token_estimate]
-                    for b in batches
-                ],
-                hovertemplate=(
-                    "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
-                    "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}<extra></extra>"
-                ),
+                marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25},
+                customdata=customdata,
+                hovertemplate=hover,
             )
         )
     count = len(state.batches)
-    fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5])
-    fig.update_yaxes(title_text="usefulness", range=[0, 100])
+    fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5], **_integer_axis(count))
+    fig.update_yaxes(title_text="usefulness", range=[NO_SCORE_Y - 6, 100], tickvals=[0, 20, 40, 60, 80, 100])
+    if any(b.status in ("failed", "cancelled") for b in state.batches):
+        fig.add_hline(y=0, line={"color": "#9aa0aa", "width": 1})
     finished = state.finished_batches
-    return _layout(fig, f"Map batches: {finished} of {count} finished")
+    return _layout(fig, f"Map batches: {finished:,} of {count:,} finished")
 
 
 def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
@@ -151,7 +183,7 @@ def timeline_figure(state: RunState) -> go.Figure:
     fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
     fig.update_yaxes(title_text="call slot", range=[0.5, max(limit, peak, 1) + 0.5], dtick=1)
     fig.update_layout(barmode="overlay")
-    return _layout(fig, f"Model calls: {len(state.calls)}, at most {peak} in flight (limit {limit})")
+    return _layout(fig, f"Model calls: {len(state.calls):,}, at most {peak} in flight (limit {limit})")
 
 
 def reduce_figure(state: RunState) -> go.Figure:
@@ -217,9 +249,11 @@ def reduce_figure(state: RunState) -> go.Figure:
         )
     budget = state.reduce_prompt_budget
     if budget is not None:
-        fig.add_hline(y=budget, line={"dash": "dash", "color": "#d63b3b"}, row=2, col=1, annotation_text=f"budget {budget}")
+        fig.add_hline(y=budget, line={"dash": "dash", "color": "#d63b3b"}, row=2, col=1, annotation_text=f"budget {budget:,}")
     fig.update_yaxes(title_text="usefulness", range=[0, 100], row=1, col=1)
     fig.update_yaxes(title_text="reduce tokens", rangemode="tozero", row=2, col=1)
     fig.update_xaxes(title_text="candidate (rank order)", row=2, col=1)
+    if len(candidates) <= 12:
+        fig.update_xaxes(tickmode="array", tickvals=list(range(1, len(candidates) + 1)))
     selected = sum(1 for c in candidates if c.fate == "selected")
-    return _layout(fig, f"Reduce candidates: {selected} of {len(candidates)} selected", height=CHART_HEIGHT + 120)
+    return _layout(fig, f"Reduce candidates: {selected:,} of {len(candidates):,} selected", height=CHART_HEIGHT + 120)

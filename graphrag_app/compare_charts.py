@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunRecord
+from graphrag_core.spend import Price, RunSpend, money, run_spend
+from graphrag_core.store import RunRecord, status_word
 from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340
@@ -63,9 +64,12 @@ METRIC_NAMES: tuple[str, ...] = (
     "model calls",
     "rating calls",
     "rating tokens (reported)",
+    "map cache hits",
+    "model calls as if uncached",
     "map prompt tokens",
     "reduce prompt tokens",
     "tokens used (reported)",
+    "tokens as if uncached",
     "failed batches",
     "answers selected",
     "communities cited",
@@ -161,6 +165,7 @@ class RunMetrics:
     answers_selected: int
     communities_cited: int
     duration_s: float
+    spend: RunSpend | None = None
 
     def as_row(self) -> dict[str, object]:
         values = (
@@ -170,9 +175,12 @@ class RunMetrics:
             self.model_calls,
             self.rating_calls,
             self.rating_tokens,
+            self.spend.cache_hits if self.spend else None,
+            self.spend.calls_as_if_uncached if self.spend else None,
             self.map_prompt_tokens,
             self.reduce_prompt_tokens,
             self.reported_tokens,
+            _as_if_uncached_tokens(self.spend),
             self.failed_batches,
             self.answers_selected,
             self.communities_cited,
@@ -181,12 +189,19 @@ class RunMetrics:
         return dict(zip(METRIC_NAMES, values))
 
 
+def _as_if_uncached_tokens(spend: RunSpend | None) -> str | None:
+    if spend is None or not spend.tokens_as_if_uncached.total_tokens:
+        return None
+    return ("≈" if spend.tokens_estimated else "") + f"{spend.tokens_as_if_uncached.total_tokens:,}"
+
+
 def run_metrics(record: RunRecord) -> RunMetrics:
     """The metrics of one run, read from its figures (:attr:`RunRecord.figures`): a cache hit is
     not a model call, and a failed or stopped run counts what its events show."""
     figures = record.figures
+    spend = run_spend(record.events)
     return RunMetrics(
-        status=record.status,
+        status=status_word(record.status),
         summaries=figures.summaries or 0,
         batches=figures.batches,
         model_calls=figures.model_calls,
@@ -199,10 +214,11 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         answers_selected=record.selected_answer_count,
         communities_cited=len(figures.communities_cited),
         duration_s=record.duration_s,
+        spend=spend,
     )
 
 
-def metrics_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
+def metrics_table(records: Sequence[RunRecord], *, price: Price | None = None) -> list[dict[str, object]]:
     """One row per metric (``metric``, then one column per run label), so runs sit side by side.
 
     Values are text so a column mixing numbers and blanks displays the same everywhere."""
@@ -215,6 +231,15 @@ def metrics_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
             value = metrics[name]
             row[label] = "–" if value is None else (f"{value:,}" if isinstance(value, int) else str(value))
         rows.append(row)
+    if price is not None:
+        spends = [run_spend(record.events) for record in records]
+        rows.append({"metric": "cost (configured price)", **{label: money(price.of(spend.tokens)) for label, spend in zip(labels, spends)}})
+        rows.append(
+            {
+                "metric": "cost as if uncached",
+                **{label: ("≈" if spend.tokens_estimated else "") + money(price.of(spend.tokens_as_if_uncached)) for label, spend in zip(labels, spends)},
+            }
+        )
     return rows
 
 

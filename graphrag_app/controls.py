@@ -16,6 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError
+from graphrag_core.index import index_display_name
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import Index
 from graphrag_core.request import COMMUNITY_SELECTIONS, MAX_RATING, REDUCE_STRATEGIES, SearchSettings
@@ -24,7 +25,17 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
-from .loaders import IndexAccessError, IndexSource, default_index_key, load_source, resolve_source, sample_names
+from .compare_charts import index_key_for
+from .loaders import (
+    IndexAccessError,
+    IndexSource,
+    default_index_key,
+    folder_signature,
+    level_sections,
+    load_source,
+    resolve_source,
+    sample_names,
+)
 from .runner import start_run
 from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, seed_widgets, settings_from_widgets
 from .settings import AppSettings, load_settings, model_settings_for
@@ -56,11 +67,56 @@ def open_index(key: str, app: AppSettings) -> OpenedIndex:
         return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
 
 
-def _level_label(level: str, counts: dict[int | str, int]) -> str:
+def _level_label(level: str, counts: dict[int | str, int], sections: dict[str, tuple[int, int, int]] | None = None) -> str:
+    """``leaf · ≈496k tokens · 262 summaries``: the tokens of the level's map texts with the
+    claims and excerpts the page includes now (first, so the narrow sidebar still shows them),
+    so a costly level shows before it is run."""
     value: int | str = level if level == LEAF else int(level)
     count = counts.get(value, 0)
     name = "leaf" if level == LEAF else f"level {level}"
-    return f"{name} ({count} summaries)"
+    if sections is None or level not in sections:
+        return f"{name} ({count:,} summaries)"
+    tokens = included_tokens(sections[level], claims=bool(st.session_state.get(Keys.CLAIMS, True)), sources=bool(st.session_state.get(Keys.SOURCES, True)))
+    return f"{name} · ≈{short_count(tokens)} tokens · {count:,} summaries"
+
+
+def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
+    summaries, claim_tokens, source_tokens = section
+    return summaries + (claim_tokens if claims else 0) + (source_tokens if sources else 0)
+
+
+def short_count(n: int) -> str:
+    """``449192`` -> ``449k``, ``1234567`` -> ``1.2M``, ``950`` -> ``950``."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{round(n / 1000):,}k"
+    return f"{n:,}"
+
+
+def level_sections_for(opened: "OpenedIndex") -> dict[str, tuple[int, int, int]] | None:
+    """The index's tokens per level and section, or None when they cannot be counted (e.g. an
+    exact tokenizer whose package is missing: the preview reports that)."""
+    if opened.index is None or opened.source is None:
+        return None
+    try:
+        return level_sections(opened.index, opened.source.key, folder_signature(opened.source.path), str(st.session_state.get(Keys.TOKENIZER) or "heuristic"))
+    except (ImportError, ValueError):
+        return None
+
+
+HELP: dict[str, str] = {
+    "level": "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). "
+    "Each shows the tokens of its map texts (summaries plus the claims and source excerpts included) "
+    "and its number of summaries.",
+    "map_budget": "The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit.",
+    "map_reserve": "Tokens kept free in each map call for its answer (taken from the map budget).",
+    "reduce_budget": "The largest prompt of the final reduce call: the most useful map answers that fit.",
+    "reduce_reserve": "Tokens kept free in the reduce call for the final answer (taken from the reduce budget).",
+    "concurrency": "How many map calls may be in flight at once.",
+    "tokenizer": "How tokens are counted for the budgets: heuristic (fast, no download) or an exact OpenAI encoding.",
+}
+"""One line of help for each setting a new user asks about."""
 
 
 def pick_index(
@@ -119,15 +175,22 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     if st.session_state.get(Keys.SELECTION) == "dynamic":
         _draw_dynamic_settings()
     else:
-        st.selectbox("Community level", levels, key=Keys.LEVEL, format_func=lambda v: _level_label(v, counts))
+        sections = level_sections_for(opened)
+        st.selectbox(
+            "Community level",
+            levels,
+            key=Keys.LEVEL,
+            format_func=lambda v: _level_label(v, counts, sections),
+            help=HELP["level"],
+        )
 
     st.header("Budgets")
     top = SearchSettings.ui_max  # the same ranges the URL accepts
-    st.number_input("Map token budget", min_value=1, max_value=top("map_token_budget"), step=500, key=Keys.MAP_BUDGET)
-    st.number_input("Map output reserve", min_value=0, max_value=top("map_output_reserve"), step=128, key=Keys.MAP_RESERVE)
-    st.number_input("Reduce token budget", min_value=1, max_value=top("reduce_token_budget"), step=500, key=Keys.REDUCE_BUDGET)
-    st.number_input("Reduce output reserve", min_value=0, max_value=top("reduce_output_reserve"), step=128, key=Keys.REDUCE_RESERVE)
-    st.number_input("Map concurrency", min_value=1, max_value=top("map_concurrency"), step=1, key=Keys.CONCURRENCY)
+    st.number_input("Map token budget", min_value=1, max_value=top("map_token_budget"), step=500, key=Keys.MAP_BUDGET, help=HELP["map_budget"])
+    st.number_input("Map output reserve", min_value=0, max_value=top("map_output_reserve"), step=128, key=Keys.MAP_RESERVE, help=HELP["map_reserve"])
+    st.number_input("Reduce token budget", min_value=1, max_value=top("reduce_token_budget"), step=500, key=Keys.REDUCE_BUDGET, help=HELP["reduce_budget"])
+    st.number_input("Reduce output reserve", min_value=0, max_value=top("reduce_output_reserve"), step=128, key=Keys.REDUCE_RESERVE, help=HELP["reduce_reserve"])
+    st.number_input("Map concurrency", min_value=1, max_value=top("map_concurrency"), step=1, key=Keys.CONCURRENCY, help=HELP["concurrency"])
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
@@ -141,7 +204,7 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     )
     st.checkbox("Include claims", key=Keys.CLAIMS, help="Add the leaf claims to each summary's map text.")
     st.checkbox("Include source excerpts", key=Keys.SOURCES, help="Add the source chunks those claims cite.")
-    st.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=Keys.TOKENIZER)
+    st.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=Keys.TOKENIZER, help=HELP["tokenizer"])
 
     st.header("Model")
     st.radio(
@@ -256,7 +319,7 @@ def start_clicked() -> None:
         request,
         lambda: build_chat_model(model_settings),
         store_path=app.store_path,
-        index_name=opened.source.key,
+        index_name=index_display_name(opened.source.path, opened.index),
         index_path=str(opened.source.path),
         cache_factory=_cache_factory(app),
     )
@@ -289,9 +352,10 @@ def open_run(session: ExplorerSession, run_id: str, *, app: AppSettings, set_wid
     if record is None:
         session.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
         return False
-    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=record.index_name)
+    key = index_key_for(record)
+    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
     base = session.settings or RunSettings()
-    session.settings = RunSettings.from_request(record.request, index=record.index_name, seed=record.seed, base=base)
+    session.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=base)
     if set_widgets:
         seed_widgets(session.settings, index_options=sample_names(), overwrite=True)
     return True

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,8 @@ from pathlib import Path
 import streamlit as st
 
 from graphrag_core.index import load_index
-from graphrag_core.models import Index
+from graphrag_core.cost import section_tokens
+from graphrag_core.models import LEAF, Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
@@ -125,6 +127,40 @@ class CostPreview:
     def model_calls(self) -> int:
         """Map calls plus the reduce (when there is anything to map)."""
         return self.batches + 1 if self.batches else 0
+
+
+SECTIONS_WAIT_S = 1.0
+"""How long a page waits for each level's token counts before drawing without them."""
+_sections: OrderedDict[tuple[str, int, str], Future[dict[str, tuple[int, int, int]]]] = OrderedDict()
+
+
+def _compute_sections(index: Index, tokenizer: str) -> dict[str, tuple[int, int, int]]:
+    counter = get_tokenizer(tokenizer)
+    levels: list[int | str] = [LEAF, *index.levels()]
+    return {str(level): section_tokens(index, level, counter) for level in levels}
+
+
+def sections_future(index: Index, index_key: str, signature: int, tokenizer: str) -> Future[dict[str, tuple[int, int, int]]]:
+    """Per level (``"leaf"``, ``"0"``, ...): the tokens of its summaries, claims and source
+    excerpts (see ``graphrag_core.cost.section_tokens``), computed off the script thread like
+    the cost preview; independent of budgets, so kept per index and tokenizer."""
+    key = (index_key, signature, tokenizer)
+    with _previews_lock:
+        future = _sections.get(key)
+        if future is None:
+            future = _preview_pool.submit(_compute_sections, index, tokenizer)
+            _sections[key] = future
+            while len(_sections) > INDEX_CACHE_ENTRIES:
+                _sections.popitem(last=False)
+        return future
+
+
+def level_sections(index: Index, index_key: str, signature: int, tokenizer: str) -> dict[str, tuple[int, int, int]] | None:
+    """The counts of :func:`sections_future` when ready within ``SECTIONS_WAIT_S``, else None
+    (the page draws without them and has them on a later rerun)."""
+    future = sections_future(index, index_key, signature, tokenizer)
+    futures.wait([future], timeout=SECTIONS_WAIT_S)
+    return future.result() if future.done() else None
 
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:

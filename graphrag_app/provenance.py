@@ -15,6 +15,7 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
 from . import charts, selection_charts
+from .compare_charts import index_key_for
 from .controls import open_index
 from .loaders import default_index_key
 from .session import ExplorerSession
@@ -41,7 +42,7 @@ def _run_state(run_id: str, *, app: AppSettings, session: ExplorerSession) -> tu
         return None, None, f"The run history could not be read ({type(exc).__name__}): {exc}"
     if record is None:
         return None, None, f"Run {run_id} is not in this app's run history."
-    return record.replay(), record.index_name, None
+    return record.replay(), index_key_for(record), None
 
 
 def _link(container: DeltaGenerator, community: Community, *, index_key: str, run_id: str | None, prefix: str = "") -> None:

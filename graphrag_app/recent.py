@@ -7,7 +7,7 @@ from functools import partial
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.store import RunStore, RunSummary
+from graphrag_core.store import RunStore, RunSummary, settings_text, status_word
 
 from . import controls
 from .session import ExplorerSession
@@ -21,10 +21,11 @@ QUERY_SHOWN_CHARS = 90
 def _line(summary: RunSummary) -> str:
     query = summary.query if len(summary.query) <= QUERY_SHOWN_CHARS else summary.query[:QUERY_SHOWN_CHARS] + "…"
     when = summary.created_at.replace("T", " ")[:19]
+    settings = settings_text(summary.request, seed=summary.seed, level=summary.community_level)
     return (
         f"**{escape_markdown(query)}**  \n"
-        f"{escape_markdown(when)} · {escape_markdown(summary.index_name)} · level {summary.community_level} · "
-        f"{summary.batch_count} batches · seed {summary.seed} · {summary.duration_s:.1f}s · status: {summary.status}"
+        f"{escape_markdown(when)} · {escape_markdown(summary.index_name)} · {escape_markdown(settings)} · "
+        f"{summary.batch_count:,} batches · {summary.duration_s:.1f}s · status: {status_word(summary.status)}"
     )
 
 

@@ -1,6 +1,7 @@
-"""Running a global search beside the Streamlit script, and following it from the script.
+"""Running jobs beside the Streamlit script (a search, a sweep, next an evaluation), and
+following them from the script: one runner, :func:`start_job`, for all of them.
 
-A run lives in its own thread with its own asyncio event loop (:func:`start_run`), so a
+A job lives in its own thread with its own asyncio event loop (:func:`start_job`), so a
 Streamlit rerun (a click on Stop, a changed widget, leaving the page) never interrupts it:
 the next script run finds the :class:`RunHandle` in the session and follows it again.
 The page folds the handle's events into a ``RunState`` and redraws at most every
@@ -24,7 +25,7 @@ import asyncio
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 from pathlib import Path
@@ -32,12 +33,15 @@ from pathlib import Path
 from graphrag_core.cache import MapCache
 from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.events import Event, RunFailed, RunFinished
-from graphrag_core.llm.base import ChatModel
+from graphrag_core.index import index_display_name
+from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import stream_global
 from graphrag_core.state import RunState
 from graphrag_core.recording import RunRecorder
+from graphrag_core.store import RunStore
+from graphrag_core.sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 
 DEFAULT_REDRAW_INTERVAL_S = 0.3
 MAX_REDRAW_INTERVAL_S = 1.0
@@ -46,24 +50,19 @@ DEFAULT_POLL_INTERVAL_S = 0.05
 
 
 @dataclass
-class RunHandle:
-    """A run in progress in its worker thread: its events so far, and how to stop it."""
+class JobHandle:
+    """A job in its worker thread (a search, a sweep, an evaluation): how to follow it and how
+    to stop it. Every job runs in its own thread with its own event loop (:func:`start_job`), so
+    a Streamlit rerun never interrupts it."""
 
-    run_id: str
-    index_name: str
-    index_path: str | None
     started_at: float = field(default_factory=time.monotonic)
     error: str | None = None
     error_type: str | None = None
-    save_error: str | None = None
-    _events: list[Event] = field(default_factory=list)
-    _lock: threading.Lock = field(default_factory=threading.Lock)
     _done: threading.Event = field(default_factory=threading.Event)
     _stop: threading.Event = field(default_factory=threading.Event)
     _loop: asyncio.AbstractEventLoop | None = None
     _task: asyncio.Future[None] | None = None
     _thread: threading.Thread | None = None
-    _recorder: RunRecorder | None = None
 
     @property
     def done(self) -> bool:
@@ -72,6 +71,85 @@ class RunHandle:
     @property
     def stop_requested(self) -> bool:
         return self._stop.is_set()
+
+    @property
+    def stopped(self) -> bool:
+        """The job ended because Stop was pressed."""
+        return self.done and self.error_type == "RunCancelled"
+
+    def request_stop(self) -> None:
+        """Cancel the job's task (thread-safe; a no-op once the job ended)."""
+        self._stop.set()
+        loop, task = self._loop, self._task
+        if loop is not None and task is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(task.cancel)
+            except RuntimeError:  # the loop closed between the check and the call
+                pass
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._done.wait(timeout)
+
+    def elapsed(self) -> float:
+        """Seconds since the job started (close to the engine's clock for a run's events)."""
+        return round(time.monotonic() - self.started_at, 6)
+
+
+def start_job(
+    handle: JobHandle,
+    work: Callable[[], Awaitable[None]],
+    *,
+    name: str,
+    on_stopped: Callable[[], None] = lambda: None,
+    on_failed: Callable[[BaseException], None] = lambda exc: None,
+    on_end: Callable[[], None] = lambda: None,
+) -> None:
+    """Run ``work()`` in a daemon thread with its own event loop; Stop cancels it.
+
+    Whatever way it ends, ``on_stopped`` (cancelled) or ``on_failed`` (an exception, also put in
+    ``handle.error``) runs first, then ``on_end``, then ``handle.done`` becomes true."""
+
+    async def main() -> None:
+        handle._loop = asyncio.get_running_loop()
+        handle._task = asyncio.ensure_future(work())
+        if handle.stop_requested:
+            handle._task.cancel()
+        try:
+            await handle._task
+        except asyncio.CancelledError:
+            handle.error, handle.error_type = STOPPED_MESSAGE, "RunCancelled"
+            on_stopped()
+        except Exception as exc:  # noqa: BLE001 - the app boundary: any failure becomes a shown error
+            handle.error, handle.error_type = str(exc) or type(exc).__name__, type(exc).__name__
+            on_failed(exc)
+
+    def thread_main() -> None:
+        loop = asyncio.new_event_loop()
+        try:
+            loop.run_until_complete(main())
+        finally:
+            try:
+                on_end()
+            finally:
+                loop.close()
+                handle._done.set()
+
+    thread = threading.Thread(target=thread_main, name=name, daemon=True)
+    handle._thread = thread
+    thread.start()
+
+
+@dataclass
+class RunHandle(JobHandle):
+    """A run in progress in its worker thread: its events so far, and how to stop it."""
+
+    run_id: str = ""
+    index_name: str = ""
+    index_path: str | None = None
+    save_error: str | None = None
+    _events: list[Event] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _recorder: RunRecorder | None = None
 
     def events_since(self, start: int) -> list[Event]:
         with self._lock:
@@ -86,23 +164,6 @@ class RunHandle:
             self._events.append(event)
         if self._recorder is not None:  # only the run's own thread appends
             self._recorder(event)
-
-    def request_stop(self) -> None:
-        """Cancel the run's task (thread-safe; a no-op once the run ended)."""
-        self._stop.set()
-        loop, task = self._loop, self._task
-        if loop is not None and task is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(task.cancel)
-            except RuntimeError:  # the loop closed between the check and the call
-                pass
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
-
-    def elapsed(self) -> float:
-        """Seconds since the run started (close to the engine's clock for the run's events)."""
-        return _elapsed(self)
 
 
 class Followable(Protocol):
@@ -140,38 +201,78 @@ def start_run(
         async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id):
             handle._append(event)
 
-    async def main() -> None:
-        handle._loop = asyncio.get_running_loop()
-        handle._task = asyncio.ensure_future(consume())
-        if handle.stop_requested:
-            handle._task.cancel()
-        try:
-            await handle._task
-        except asyncio.CancelledError:
-            _end_stopped(handle)
-        except Exception as exc:  # noqa: BLE001 - the app boundary: any failure becomes a shown error
-            handle.error, handle.error_type = str(exc) or type(exc).__name__, type(exc).__name__
-            _end_failed(handle, exc)
-
-    def work() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(main())
-        finally:
-            try:
-                _save(handle, store_path)
-            finally:
-                loop.close()
-                handle._done.set()
-
-    thread = threading.Thread(target=work, name=f"graphrag-run-{handle.run_id[:8]}", daemon=True)
-    handle._thread = thread
-    thread.start()
+    start_job(
+        handle,
+        consume,
+        name=f"graphrag-run-{handle.run_id[:8]}",
+        on_stopped=lambda: _end_stopped(handle),
+        on_failed=lambda exc: _end_failed(handle, exc),
+        on_end=lambda: _save(handle, store_path),
+    )
     return handle
 
 
-def _elapsed(handle: RunHandle) -> float:
-    return round(time.monotonic() - handle.started_at, 6)
+@dataclass
+class SweepHandle(JobHandle):
+    """A sweep in its worker thread: the points finished so far, and the result once it ends.
+
+    A stopped sweep's ``result`` holds the points that finished before Stop (none are lost)."""
+
+    sweep_id: str = ""
+    total: int = 0
+    result: SweepResult | None = None
+    _points: list[SweepPoint] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def points(self) -> list[SweepPoint]:
+        with self._lock:
+            return list(self._points)
+
+
+def start_sweep(
+    index: Index,
+    spec: SweepSpec,
+    model_factory: ModelFactory,
+    *,
+    store_path: Path | None = None,
+    index_path: str | None = None,
+    cache_factory: Callable[[], MapCache] | None = None,
+) -> SweepHandle:
+    """Start a sweep in a daemon thread (like :func:`start_run`) and return its handle at once."""
+    handle = SweepHandle(sweep_id=uuid.uuid4().hex, total=len(spec))
+    model_name = ""
+
+    def on_progress(progress: SweepProgress) -> None:
+        with handle._lock:
+            handle._points.append(progress.point)
+
+    async def work() -> None:
+        nonlocal model_name
+        model = model_factory()
+        model_name = model_identity(model)
+        cache = cache_factory() if cache_factory is not None else None
+        store = RunStore(store_path) if store_path is not None else None
+        handle.result = await run_sweep(
+            index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=index_path, sweep_id=handle.sweep_id
+        )
+
+    def keep_finished_points() -> None:
+        points = sorted(handle.points(), key=lambda point: point.index)
+        handle.result = SweepResult(
+            sweep_id=handle.sweep_id,
+            spec=spec,
+            index_name=index_display_name(index_path, index),
+            model=model_name,
+            points=points,
+            duration_s=handle.elapsed(),
+        )
+
+    start_job(handle, work, name=f"graphrag-sweep-{handle.sweep_id[:8]}", on_stopped=keep_finished_points)
+    return handle
+
+
+def _elapsed(handle: JobHandle) -> float:
+    return handle.elapsed()
 
 
 def _terminal(events: list[Event]) -> bool:

@@ -92,6 +92,8 @@ class RunView:
     state: RunState
     index_key: str
     handle: RunHandle | None = None
+    reveal_answer: bool = False
+    """Set when a live run ends: the next drawing scrolls its answer into view, once."""
 
     @property
     def live(self) -> bool:

@@ -90,6 +90,21 @@ def load_settings() -> AppSettings:
     return settings_from_mapping({**_secrets(), **os.environ})
 
 
+PRESENTATION_LATENCY_S = 0.4
+"""The app's offline model waits about this long per call unless ``GRAPHRAG_LLM_OFFLINE_LATENCY``
+says otherwise (``0`` turns it off): at full speed a run ends before anyone sees it stream. The
+command line and the engine have no such default."""
+
+
+def offline_latency_s(app: AppSettings) -> float:
+    """The average simulated latency the app's offline model starts with: the configured one,
+    else the presentation pace."""
+    configured = app.model.offline_latency
+    if configured is None:
+        return PRESENTATION_LATENCY_S
+    return round(sum(configured) / 2, 3)
+
+
 OFFLINE_LATENCY_SPREAD = 0.5
 """A simulated latency of ``x`` seconds draws each call's delay from ``[x/2, 3x/2]``."""
 

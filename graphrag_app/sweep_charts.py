@@ -156,32 +156,53 @@ def cost_figure(result: SweepResult) -> go.Figure:
 
 
 def points_figure(result: SweepResult) -> go.Figure:
-    """Every grid point as a cell: seed across, (level, budgets) down, coloured by status."""
+    """Every grid point as a filled cell: seed across, (level, budgets) down, coloured by status,
+    each saying what the point cited and cost, so the grid reads without hovering."""
     seeds = list(dict.fromkeys(point.seed for point in result.points))
     rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
     row_names = [f"{_level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
-    fig = go.Figure()
-    for status, color in STATUS_COLORS.items():
-        picked = [p for p in result.points if p.status == status]
-        if not picked:
-            continue
-        fig.add_trace(
-            go.Scatter(
-                name=status,
-                x=[f"seed {p.seed}" for p in picked],
-                y=[row_names[rows.index((p.level, p.map_token_budget, p.reduce_token_budget))] for p in picked],
-                mode="markers",
-                marker={"symbol": "square", "size": 22, "color": color},
-                customdata=[[len(p.community_ids), p.model_calls, html.escape(_short_error(p.error))] for p in picked],
-                hovertemplate="%{y}, %{x}: " + status + "<br>%{customdata[0]} communities cited, %{customdata[1]} model calls"
-                "<br>%{customdata[2]}<extra></extra>",
-            )
+    statuses = list(STATUS_COLORS)
+    z: list[list[float | None]] = [[None] * len(seeds) for _ in rows]
+    text: list[list[str]] = [[""] * len(seeds) for _ in rows]
+    hover: list[list[str]] = [[""] * len(seeds) for _ in rows]
+    for p in result.points:
+        r, c = rows.index((p.level, p.map_token_budget, p.reduce_token_budget)), seeds.index(p.seed)
+        z[r][c] = statuses.index(p.status) if p.status in statuses else None
+        if p.failed:
+            text[r][c] = f"failed<br>{html.escape(p.error_type or 'error')}"
+        else:
+            text[r][c] = f"{p.status}<br>{len(p.community_ids):,} cited · {p.model_calls:,} calls"
+        hover[r][c] = html.escape(_short_error(p.error)) or f"{p.cache_hits:,} cache hits · {p.prompt_tokens:,} prompt tokens (est.)"
+    n = max(len(statuses) - 1, 1)
+    colorscale = []
+    for i, status in enumerate(statuses):
+        colorscale += [[i / len(statuses), STATUS_COLORS[status]], [(i + 1) / len(statuses), STATUS_COLORS[status]]]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z,
+            x=[f"seed {s}" for s in seeds],
+            y=row_names,
+            zmin=-0.5,
+            zmax=n + 0.5,
+            colorscale=colorscale,
+            showscale=False,
+            xgap=3,
+            ygap=3,
+            text=text,
+            texttemplate="%{text}",
+            textfont={"color": "white", "size": 12},
+            customdata=hover,
+            hovertemplate="%{y}, %{x}<br>%{text}<br>%{customdata}<extra></extra>",
         )
-    fig.update_xaxes(categoryorder="array", categoryarray=[f"seed {s}" for s in seeds], type="category")
-    fig.update_yaxes(categoryorder="array", categoryarray=list(reversed(row_names)), type="category")
-    height = max(220, 60 + 36 * len(rows))
-    fig.update_layout(showlegend=True)
-    return _layout(fig, f"Status of each point ({len(result.points)} points)", y_title="", height=height)
+    )
+    fig.update_xaxes(type="category", side="top")
+    fig.update_yaxes(type="category", autorange="reversed")
+    height = 90 + 56 * len(rows)
+    shown = sorted({p.status for p in result.points}, key=statuses.index) if result.points else []
+    legend = " · ".join(f"<span style='color:{STATUS_COLORS[s]}'>■</span> {s}" for s in shown if s in STATUS_COLORS)
+    figure = _layout(fig, f"Status of each point ({len(result.points):,} points)  {legend}", y_title="", height=height)
+    figure.update_layout(margin=dict(l=40, r=20, t=80, b=20))
+    return figure
 
 
 def _short_error(error: str | None) -> str:

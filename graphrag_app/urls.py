@@ -131,7 +131,7 @@ def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict
         value = getattr(settings, name)
         if name in ("model_name", "base_url") and (settings.model != "openai" or not value):
             continue
-        if name == "latency_s" and (settings.model != "offline" or not value):
+        if name == "latency_s" and settings.model != "offline":
             continue
         if name in DYNAMIC_FIELDS and settings.community_selection != "dynamic":
             continue

@@ -15,6 +15,9 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.figures import run_figures
 from graphrag_core.results import GlobalSearchDiagnostics
+from graphrag_core.llm.base import TokenUsage
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.spend import Price, RunSpend, money, run_spend
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
@@ -40,14 +43,24 @@ def phase_label(state: RunState) -> str:
     if state.status != "running":
         return ""
     if state.phase == "map":
-        return f"map: {state.finished_batches} of {len(state.batches)} batches"
+        return f"map: {state.finished_batches:,} of {len(state.batches):,} batches"
     if state.phase == "selecting" and state.selection.active:
         round_text = f", round {state.selection.round}" if state.selection.round is not None else ""
-        return f"dynamic selection: {state.selection.rated_count} communities rated{round_text}"
+        return f"dynamic selection: {state.selection.rated_count:,} communities rated{round_text}"
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
-def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, error: str | None) -> None:
+def render_cost_preview(
+    container: DeltaGenerator,
+    preview: CostPreview | None,
+    error: str | None,
+    *,
+    sections: tuple[int, int, int] | None = None,
+    request: GlobalSearchRequest | None = None,
+    price: Price | None = None,
+) -> None:
+    """The run's cost before it runs, and where its tokens come from: the level's summaries,
+    claims and source excerpts (``sections``), with what switching claims or excerpts off saves."""
     with container:
         if error:
             st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
@@ -63,10 +76,27 @@ def render_cost_preview(container: DeltaGenerator, preview: CostPreview | None, 
             cols[3].metric("Model calls", f"{rating.min_calls:,}–{rating.max_calls + preview.model_calls:,}", help="Rating calls, then one per map batch plus the reduce; a failed call is retried once.")
             return
         cols = st.columns(4)
-        cols[0].metric("Summaries", preview.summaries)
-        cols[1].metric("Batches", preview.batches)
+        cols[0].metric("Summaries", f"{preview.summaries:,}")
+        cols[1].metric("Batches", f"{preview.batches:,}")
         cols[2].metric("Est. map prompt tokens", f"{preview.map_prompt_tokens:,}")
-        cols[3].metric("Model calls", preview.model_calls, help="One per map batch plus the reduce; a failed call is retried once.")
+        cols[3].metric("Model calls", f"{preview.model_calls:,}", help="One per map batch plus the reduce; a failed call is retried once.")
+        lines = []
+        if sections is not None and request is not None:
+            summaries, claims, sources = sections
+            parts = [f"summaries {summaries:,}"]
+            parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
+            parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
+            lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
+        if price is not None and request is not None:
+            completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
+            prompt = preview.map_prompt_tokens + request.reduce_token_budget
+            lines.append(
+                f"Cost at the configured price: about {money(price.of(TokenUsage(prompt_tokens=preview.map_prompt_tokens)))} "
+                f"for the map prompts, at most {money(price.of(TokenUsage(prompt_tokens=prompt, completion_tokens=completion)))} "
+                "with every answer and the reduce at their budgets."
+            )
+        for line in lines:
+            st.caption(escape_markdown(line))
 
 
 def render_status(container: DeltaGenerator, state: RunState) -> None:
@@ -78,11 +108,11 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         if state.status == "running" and state.phase == "selecting" and state.selection.active:
             selection = state.selection
             total = selection.community_count or 1
-            st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count} communities rated")
+            st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
         elif state.status in ("running", "finished"):
-            st.progress(state.progress, text=f"{state.finished_batches} of {len(state.batches)} map batches finished")
+            st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         if state.status == "cancelled":
-            st.warning("The run was stopped. Its events so far are saved with the status cancelled.", icon=":material/stop_circle:")
+            st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status == "failed":
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")
@@ -124,12 +154,41 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
             st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
 
 
+ANSWER_ANCHOR = "graphrag-answer"
+_SCROLL_TO_ANSWER = f"""<span id="{ANSWER_ANCHOR}-scroll"></span><script>
+(function () {{
+  // Charts above the answer may still be growing: keep the answer in view for a few seconds,
+  // unless the reader scrolls by hand.
+  var userMoved = false;
+  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {{
+    window.addEventListener(name, function () {{ userMoved = true; }}, {{once: true, passive: true}});
+  }});
+  var tries = 0;
+  var timer = setInterval(function () {{
+    tries += 1;
+    var anchor = document.getElementById("{ANSWER_ANCHOR}");
+    if (anchor && !userMoved) {{
+      var box = anchor.getBoundingClientRect();
+      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start"}}); }}
+    }}
+    if (userMoved || tries >= 16) {{ clearInterval(timer); }}
+  }}, 250);
+}})();
+</script>"""
+
+
+def scroll_to_answer(container: DeltaGenerator) -> None:
+    """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
+    lies below the charts). A fixed script with no data in it."""
+    container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
+
+
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
     result = state.result
     if result is None:
         return
     with container:
-        st.subheader("Answer")
+        st.subheader("Answer", anchor=ANSWER_ANCHOR)
         st.text(f"Status: {result.status}")
         st.text(result.answer)
         if result.community_ids:
@@ -137,36 +196,58 @@ def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str)
             render_community_links(st.container(), result.community_ids, index_key=index_key, run_id=state.run_id)
 
 
-def render_diagnostics(container: DeltaGenerator, state: RunState) -> None:
+def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
+    """Model calls and tokens spent, and as if no map answer had been cached (a cached rerun
+    spends one call where the first run spent 84), and their cost at the configured price."""
+    approx = "≈" if spend.tokens_estimated else ""
+    with container:
+        cols = st.columns(4)
+        cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (map attempts and the reduce).")
+        cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches answered from the map cache, at no cost.")
+        cols[2].metric("Tokens spent", f"{spend.tokens.total_tokens:,}" if spend.tokens.total_tokens else "-", help="Prompt and completion tokens the model reported.")
+        cols[3].metric(
+            "As if uncached",
+            f"{spend.calls_as_if_uncached:,} calls",
+            help="What the run would have cost with no map cache: every batch a model call.",
+        )
+        cost = f" · cost {money(price.of(spend.tokens))} ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)" if price else ""
+        st.caption(
+            f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
+            + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
+            + cost
+        )
+
+
+def _number(value: int | None) -> str:
+    return "-" if not value else f"{value:,}"
+
+
+def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None) -> None:
     figures = run_figures(state.events)
     with container:
         st.subheader("Diagnostics")
         cols = st.columns(4)
         request = state.request
         cols[0].metric("Community level", str(request.reported_level) if request else "-")
-        cols[1].metric("Summaries", figures.summaries if figures.summaries is not None else "-")
-        cols[2].metric("Map batches", figures.batches)
-        cols[3].metric("Failed batches", figures.failed_batches)
+        cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        cols[2].metric("Map batches", f"{figures.batches:,}")
+        cols[3].metric("Failed batches", f"{figures.failed_batches:,}")
         cols = st.columns(4)
-        cols[0].metric("Selected for reduce", figures.selected_answers)
-        cols[1].metric("Reduce prompt tokens", figures.reduce_prompt_tokens if figures.reduce_prompt_tokens is not None else "-")
+        cols[0].metric("Selected for reduce", f"{figures.selected_answers:,}")
+        cols[1].metric("Reduce prompt tokens", f"{figures.reduce_prompt_tokens:,}" if figures.reduce_prompt_tokens is not None else "-")
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
         cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
-        if state.result is not None:
-            cols = st.columns(4)
-            cols[0].metric("Map model calls", figures.map_calls)
-            cols[1].metric("Map cache hits", figures.cache_hits)
-            cols[2].metric("Reduce calls", figures.reduce_calls)
-            cols[3].metric("Reported tokens", f"{figures.usage.total_tokens:,}" if figures.usage.total_tokens else "-")
-            if request is not None and request.dynamic:
-                render_token_split(st.container(), state.result.diagnostics)
+        if state.events:
+            render_spend(st.container(), run_spend(state.events), price=price)
+        if state.result is not None and request is not None and request.dynamic:
+            render_token_split(st.container(), state.result.diagnostics)
         st.caption(
             f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
-            f"map prompt budget: {state.map_prompt_budget or '-'} · reduce prompt budget: {state.reduce_prompt_budget or '-'} · "
+            f"map prompt budget: {_number(state.map_prompt_budget)} · reduce prompt budget: {_number(state.reduce_prompt_budget)} · "
             f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
         )
         if state.batches:
-            with st.expander(f"Batches ({len(state.batches)})"):
+            with st.expander(f"Batches ({len(state.batches):,})"):
                 st.dataframe(
                     pd.DataFrame(
                         {
@@ -244,18 +325,31 @@ def render_selection(container: DeltaGenerator, state: RunState, *, key: str) ->
                 st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
 
 
-def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str) -> None:
-    """The whole run: status, live charts, then (after the map) reduce, answer, diagnostics, errors."""
+RUN_PANELS = 7
+"""The panels of a run. Each is an ``st.empty`` slot written on every drawing, and a panel not
+reached yet stays a bare empty slot (a container is opened only to draw into): Streamlit merges
+a placeholder and the container that replaces it into one message, and a container that
+replaces a container keeps the old one's children, so this is what stops the previous run's
+answer and diagnostics lingering, greyed out, under a new run's charts."""
+
+
+def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None) -> None:
+    """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics."""
     with container:
+        status, selection, maps, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status == "idle":
-            st.text("Status: starting")
+            status.text("Status: starting")
             return
-        render_status(st.container(), state)
-        render_selection(st.container(), state, key=key)
-        render_map_charts(st.container(), state, key=key)
-        if state.phase in ("reduce", "done"):
-            render_reduce_chart(st.container(), state, key=key)
-        render_answer(st.container(), state, index_key=index_key)
+        render_status(status.container(), state)
+        if state.selection.active:
+            render_selection(selection.container(), state, key=key)
+        if state.batches:
+            render_map_charts(maps.container(), state, key=key)
+        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
+            render_reduce_chart(reduce.container(), state, key=key)
+        if state.result is not None:
+            render_answer(answer.container(), state, index_key=index_key)
         if state.status != "running":
-            render_failed_batches(st.container(), state)
-            render_diagnostics(st.container(), state)
+            if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
+                render_failed_batches(failures.container(), state)
+            render_diagnostics(diagnostics.container(), state, price=price)

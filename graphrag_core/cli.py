@@ -65,8 +65,9 @@ from .search import retrieve_global
 from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
-from .store import RunStore, StoreError
+from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
+from .spend import Price, run_spend, spend_line
 from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
 
 PROG = "graphrag-explorer"
@@ -282,7 +283,10 @@ def load_index_at(text: str, *, summary: str = "full_content") -> tuple[Index, P
 
 
 def index_display_name(index: Index, path: Path) -> str:
-    return index.name or path.name or str(path)
+    """See :func:`graphrag_core.index.index_display_name` (the one display name)."""
+    from .index import index_display_name as display_name
+
+    return display_name(path, index) or str(path)
 
 
 def check_levels(index: Index, path: Path, levels: Sequence[int | str], *, option: str = "--level") -> None:
@@ -326,6 +330,15 @@ def model_settings_from(args: argparse.Namespace, environ: Mapping[str, str]) ->
             raise CliError(f"--api-key-env: the environment variable {args.api_key_env} is not set or is empty.", EXIT_USAGE)
     try:
         return configured.for_endpoint(base_url=args.base_url or "", api_key=typed_key, model=args.model_name or "")
+    except SettingsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
+def configured_price(environ: Mapping[str, str]) -> Price | None:
+    """The price per million tokens in ``GRAPHRAG_LLM_PRICE_PROMPT`` / ``_COMPLETION``, if both are set."""
+    keys = ("GRAPHRAG_LLM_PRICE_PROMPT", "GRAPHRAG_LLM_PRICE_COMPLETION")
+    try:
+        return ModelSettings.from_mapping({key: environ[key] for key in keys if key in environ}).price
     except SettingsError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
 
@@ -475,7 +488,7 @@ class ProgressPrinter:
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
             case ReduceStarted():
-                self._line(f"reduce: {event.answer_count} answers, {event.prompt_tokens} prompt tokens")
+                self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
             case RunFinished():
                 d = event.result.diagnostics
                 rating = f"{d.rating_calls} rating calls, " if event.result.community_level == DYNAMIC else ""
@@ -553,6 +566,7 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
                 io.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
             for failure in result.failed_batches:
                 io.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
+            io.note(spend_line(run_spend(events), configured_price(io.environ)))
             if run_id:
                 io.note(f"run {run_id} recorded in {store.path if store else ''}")
     return EXIT_OK
@@ -606,7 +620,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         partial = SweepResult(
             sweep_id=uuid.uuid4().hex,
             spec=spec,
-            index_name=index.name,
+            index_name=index_display_name(index, path),
             model=model_identity(model),
             points=sorted(finished, key=lambda p: p.index),
             duration_s=time.monotonic() - started,
@@ -620,6 +634,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         for level, value in result.stability_by_level().items():
             shown = "n/a (fewer than two comparable points)" if value is None else f"{value:.3f}"
             io.note(f"stability at level {level}: {shown}")
+        io.note(spend_line(result.spend(), configured_price(io.environ)))
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
         raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)
@@ -684,8 +699,7 @@ def cmd_runs_list(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     assert store is not None
     for s in store.list_runs(args.limit, index_name=args.index_name):
-        label = f" [{s.label}]" if s.label else ""
-        io.out.write(f"{s.run_id}  {s.created_at}  {s.status:<10} {s.index_name} level={s.community_level} seed={s.seed}  {s.query}{label}\n")
+        io.out.write(f"{s.run_id}  {run_label(s)}\n")
     return EXIT_OK
 
 

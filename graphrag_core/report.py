@@ -117,7 +117,9 @@ def record_to_markdown(record: RunRecord) -> str:
         ]
     lines += markdown_table(["setting", "value"], settings) + [""]
 
-    lines += ["## Status", "", f"**{record.status}** in {record.duration_s:.2f} s", ""]
+    from .store import status_word  # the one word for a stored status ("stopped", not "cancelled")
+
+    lines += ["## Status", "", f"**{status_word(record.status)}** in {record.duration_s:.2f} s", ""]
     if record.error:
         lines += [f"Error: {record.error}", ""]
 

@@ -35,6 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import INTERRUPTED_ERROR_TYPE
+from .errors import GraphRAGError
 from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
 from .figures import RunFigures, RunOutcome, run_figures
 from .report import record_to_markdown
@@ -87,7 +88,7 @@ CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_at);
 
 _SUMMARY_COLUMNS = (
     "run_id, created_at, index_name, query, status, community_level, seed, model, duration_s, "
-    "batch_count, failed_batch_count, selected_answer_count, label"
+    "batch_count, failed_batch_count, selected_answer_count, label, request_json"
 )
 
 
@@ -194,6 +195,51 @@ class RunSummary(BaseModel):
     failed_batch_count: int
     selected_answer_count: int
     label: str = ""
+    request: GlobalSearchRequest | None = None
+    """The run's settings (None only for a summary built by hand)."""
+
+
+STATUS_WORDS: dict[str, str] = {"cancelled": "stopped"}
+"""How a stored status reads: a run the user stopped is stored as ``cancelled`` (old records
+keep reading) and shown as "stopped" everywhere."""
+
+
+def status_word(status: str) -> str:
+    """The word shown for a stored run status (``cancelled`` -> ``stopped``)."""
+    return STATUS_WORDS.get(status, status)
+
+
+def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, level: int | str | None = None) -> str:
+    """What tells two runs of one question apart: level, map and reduce budgets, seed and the
+    reduce selection, plus claims or excerpts left out, e.g.
+    ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``."""
+    if request is None:
+        return f"level {level} · seed {seed}"
+    parts = [
+        f"level {request.community_level}",
+        f"map {request.map_token_budget:,}",
+        f"reduce {request.reduce_token_budget:,}",
+        f"seed {seed if seed is not None else request.seed}",
+        str(getattr(request, "selection", None) or request.reduce_strategy),
+    ]
+    if not request.include_claims:
+        parts.append("no claims")
+    if not request.include_sources:
+        parts.append("no excerpts")
+    return " · ".join(parts)
+
+
+def run_label(run: "RunSummary | RunRecord", *, query_chars: int = 60) -> str:
+    """The one label of a run in every list (Compare, History, Recent runs, ``runs list``):
+    ``id · when · index · question · settings · status [label]``."""
+    query = run.query if len(run.query) <= query_chars else run.query[: query_chars - 1] + "…"
+    when = run.created_at.replace("T", " ")[:16]
+    level = run.request.community_level if run.request is not None else getattr(run, "community_level", None)
+    tag = f" [{run.label[:30]}]" if run.label else ""
+    return (
+        f"{run.run_id[:8]} · {when} · {run.index_name} · {query} · "
+        f"{settings_text(run.request, seed=run.seed, level=level)} · {status_word(run.status)}{tag}"
+    )
 
 
 class RunRecord(BaseModel):
@@ -305,6 +351,7 @@ class RunRecord(BaseModel):
             batch_count=self.batch_count,
             failed_batch_count=self.failed_batch_count,
             selected_answer_count=self.selected_answer_count,
+            request=self.request,
             label=self.label,
         )
 
@@ -492,6 +539,11 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     data["community_level"] = _level_value(str(data["community_level"]))
     writer = row[len(names)] if len(row) > len(names) else None
     data["status"] = _live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
+    request_json = data.pop("request_json", None)
+    try:
+        data["request"] = GlobalSearchRequest(**json.loads(str(request_json))) if request_json else None
+    except (ValueError, TypeError, GraphRAGError):  # a request this version cannot read: the summary still lists
+        data["request"] = None
     return RunSummary.model_validate(data)
 
 
@@ -503,9 +555,13 @@ __all__ = [
     "RunStore",
     "RunSummary",
     "StoreError",
+    "STATUS_WORDS",
     "default_store_path",
     "interrupted_message",
     "process_token",
     "record_to_markdown",
+    "run_label",
+    "settings_text",
+    "status_word",
     "writer_alive",
 ]

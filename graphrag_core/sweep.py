@@ -34,11 +34,13 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import run_figures
-from .llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
+from .index import index_display_name
+from .llm.base import ChatModel, ChatRequest, ChatResponse, TokenUsage, model_identity
 from .models import Index
 from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
+from .spend import RunSpend, run_spend
 from .recording import RunRecorder
 from .store import RunStore
 
@@ -175,6 +177,12 @@ class SweepPoint(BaseModel):
     error_type: str | None = None
     batch_errors: tuple[str, ...] = ()
     run_id: str | None = None
+    cache_hits: int = 0
+    """Map batches answered from the map cache (no model call)."""
+    tokens_spent: int = 0
+    """Prompt and completion tokens the model reported for this point."""
+    completion_tokens_spent: int = 0
+    """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
 
     @property
     def model_calls(self) -> int:
@@ -207,6 +215,8 @@ ROW_FIELDS: tuple[str, ...] = (
     "error",
     "error_type",
     "run_id",
+    "cache_hits",
+    "tokens_spent",
 )
 """The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
 
@@ -238,6 +248,25 @@ class SweepResult(BaseModel):
             data["community_ids"] = list(point.community_ids)
             rows.append({name: data[name] for name in ROW_FIELDS})
         return rows
+
+    def spend(self) -> RunSpend:
+        """The sweep's model calls, cache hits and tokens, spent and as if uncached (a point
+        with cache hits is counted at its planned prompt tokens plus its completion tokens)."""
+        calls = sum(p.model_calls for p in self.points)
+        hits = sum(p.cache_hits for p in self.points)
+        completion = sum(p.completion_tokens_spent for p in self.points)
+        spent = TokenUsage(prompt_tokens=sum(p.tokens_spent for p in self.points) - completion, completion_tokens=completion)
+        uncached_prompt = sum(
+            max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
+            for p in self.points
+        )
+        return RunSpend(
+            calls=calls,
+            cache_hits=hits,
+            tokens=spent,
+            tokens_as_if_uncached=TokenUsage(prompt_tokens=uncached_prompt, completion_tokens=completion),
+            tokens_estimated=hits > 0,
+        )
 
     def to_csv(self) -> str:
         """The rows as CSV with a header; community ids joined by ``;`` in one cell."""
@@ -377,13 +406,16 @@ async def run_sweep(
     cache: MapCache | None = None,
     store: RunStore | None = None,
     index_path: str | None = None,
+    sweep_id: str | None = None,
 ) -> SweepResult:
     """Run every grid point of ``spec`` against ``index`` and collect one row per point.
 
     ``store``, when given, receives each point's run (finished or failed) as a
     :class:`~graphrag_core.store.RunRecord` labelled with the sweep id and the point.
+    ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
     """
-    sweep_id = uuid.uuid4().hex
+    sweep_id = sweep_id or uuid.uuid4().hex
+    display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
     started = time.monotonic()
@@ -394,7 +426,7 @@ async def run_sweep(
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
-        recorder = RunRecorder(store, index_name=index.name, index_path=index_path, label=label)  # stored as it streams
+        recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         counted = _ReduceCallCounter(model)
         point_started = time.monotonic()
@@ -406,6 +438,8 @@ async def run_sweep(
             point = _point_from_failure(base, exc, events, counted.reduce_calls, time.monotonic() - point_started)
         finally:
             recorder.close()
+        spend = run_spend(events)
+        point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens, "completion_tokens_spent": spend.tokens.completion_tokens})
         return point
 
     async def worker() -> None:
@@ -429,7 +463,7 @@ async def run_sweep(
     return SweepResult(
         sweep_id=sweep_id,
         spec=spec,
-        index_name=index.name,
+        index_name=display_name,
         model=model_identity(model),
         points=[p for p in points if p is not None],
         duration_s=time.monotonic() - started,

@@ -16,7 +16,7 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
-from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError
+from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
 
 ensure_app_navigation()
 
@@ -39,10 +39,7 @@ PLOTLY_CONFIG = {"displaylogo": False}
 
 
 def run_option_label(summary: RunSummary) -> str:
-    query = summary.query if len(summary.query) <= QUERY_CHARS else summary.query[: QUERY_CHARS - 1] + "…"
-    when = summary.created_at.replace("T", " ")[:16]
-    label = f" [{summary.label[:30]}]" if summary.label else ""
-    return f"{summary.run_id[:8]} · {when} · {query} · level {summary.community_level} · seed {summary.seed} · {summary.status}{label}"
+    return run_label(summary, query_chars=QUERY_CHARS)
 
 
 def url_run_ids() -> list[str]:
@@ -111,7 +108,7 @@ def draw_settings(records: list[RunRecord]) -> None:
 
 def draw_metrics(records: list[RunRecord]) -> None:
     st.subheader("Metrics")
-    metrics = pd.DataFrame(cc.metrics_table(records))
+    metrics = pd.DataFrame(cc.metrics_table(records, price=load_settings().model.price))
     st.dataframe(metrics, hide_index=True, width="stretch", height=table_height(len(metrics)), key="compare_metrics")
     left, right = st.columns(2)
     left.plotly_chart(cc.cost_figure(records), key="compare_cost", config=PLOTLY_CONFIG)
@@ -169,9 +166,8 @@ def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
                 "created": s.created_at.replace("T", " ")[:19],
                 "index": s.index_name,
                 "question": s.query,
-                "level": str(s.community_level),
-                "seed": s.seed,
-                "status": s.status,
+                "settings": settings_text(s.request, seed=s.seed, level=s.community_level),
+                "status": status_word(s.status),
                 "batches": s.batch_count,
                 "failed": s.failed_batch_count,
                 "duration (s)": round(s.duration_s, 2),

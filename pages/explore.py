@@ -19,9 +19,10 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.recent import draw_recent_runs
 from graphrag_app.runner import follow
 from graphrag_app.session import Keys, get_session, seed_widgets, settings_from_widgets
-from graphrag_app.settings import load_settings
+from graphrag_app.settings import load_settings, offline_latency_s
 from graphrag_app.urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
 from graphrag_core.errors import GraphRAGError
+from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
 from graphrag_core.search import draw_seed
 
 ensure_app_navigation()
@@ -37,7 +38,8 @@ if session.settings is None:  # first script run of this browser session: the UR
         model=configured.provider,
         model_name=configured.model if configured.provider == "openai" else "",
         base_url=(configured.base_url or "") if configured.provider == "openai" else "",
-        latency_s=round(sum(configured.offline_latency) / 2, 3) if configured.offline_latency else 0.0,
+        latency_s=offline_latency_s(app),
+        query=sample_question(default_index_key()),
     )
     session.settings, problems = from_query_params(st.query_params.to_dict(), base=base)
     session.notices.extend(problems)
@@ -52,6 +54,11 @@ if not session.url_loaded and opened.index is not None:  # the URL's level again
         session.notices.append(notice)
 session.url_loaded = True
 
+# An untouched sample question follows the index: switching to the Chinese sample asks its question.
+asked = str(st.session_state.get(Keys.QUESTION) or "")
+if opened.source is not None and asked in SAMPLE_QUESTIONS.values():
+    st.session_state[Keys.QUESTION] = sample_question(opened.source.key) or asked
+
 st.title("Explore")
 st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
 st.text_area("Question", key=Keys.QUESTION, height=80, placeholder="What are the main themes of this corpus?")
@@ -65,6 +72,7 @@ if opened.error:
 # index says "still computing" and the preview appears when it is ready).
 request_error: str | None = None
 pending = None
+request = None
 try:
     request = current.to_request(query=current.query if current.query.strip() else "?")
     if opened.index is not None and opened.source is not None:
@@ -80,8 +88,16 @@ def draw_preview(first: bool) -> None:
     elif not pending.done():
         st.caption("Cost preview: still computing for this index and these settings…")
     else:
+        sections = controls.level_sections_for(opened)
         try:
-            views.render_cost_preview(st.container(), pending.result(), None)
+            views.render_cost_preview(
+                st.container(),
+                pending.result(),
+                None,
+                sections=sections.get(current.community_level) if sections else None,
+                request=request,
+                price=app.model.price,
+            )
         except (GraphRAGError, ValueError) as exc:
             views.render_cost_preview(st.container(), None, str(exc))
         if not first:
@@ -124,10 +140,14 @@ draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":materi
 run_area = st.empty()
 if view is not None and view.handle is not None:
     ticks = itertools.count()
-    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}"))
+    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price))
     if view.handle.save_error:
         session.errors.append(view.handle.save_error)
     view.handle = None
+    view.reveal_answer = view.state.result is not None
     st.rerun()
 elif view is not None:
-    views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run")
+    views.render_run(run_area.container(), view.state, index_key=view.index_key, key="run", price=app.model.price)
+    if view.reveal_answer:
+        view.reveal_answer = False
+        views.scroll_to_answer(st.container())

@@ -18,6 +18,7 @@ from graphrag_app.session import FOLDER_CHOICE
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import COMMUNITY_PARAM, PARAM_NAMES
 from graphrag_app.views import escape_markdown
+from graphrag_core.index import index_display_name
 from graphrag_core.models import Index
 
 ensure_app_navigation()
@@ -27,6 +28,7 @@ INDEX_KEY = "browse_index"
 FOLDER_KEY = "browse_folder"
 FILTER_KEY = "browse_filter"
 GRAPH_KEY = "browse_graph_community"
+GRAPH_INDEX_KEY = "browse_graph_index"  # the index the community box was set for: another resets it
 SIZE_KEY = "browse_size_by"
 KIND_KEY = "browse_kind"
 DEPTH_KEY = "browse_depth"
@@ -97,7 +99,7 @@ def draw_table(index: Index, key: str, signature: int) -> None:
     )
 
 
-def draw_graph(index: Index) -> None:
+def draw_graph(index: Index, index_key: str) -> None:
     st.subheader("Entity graph")
     if not index.entities:
         st.caption("This index has no entities, so there is no graph to draw.")
@@ -107,6 +109,11 @@ def draw_graph(index: Index) -> None:
         st.caption("No community of this index names an entity.")
         return
     wanted = str(st.query_params.get(COMMUNITY_PARAM, "") or "")
+    owner = st.session_state.get(GRAPH_INDEX_KEY)
+    if owner not in (None, index_key):  # another index: its community ids mean other communities
+        wanted = ""
+        st.session_state.pop(GRAPH_KEY, None)
+    st.session_state[GRAPH_INDEX_KEY] = index_key
     if st.session_state.get(GRAPH_KEY) not in options:
         st.session_state[GRAPH_KEY] = wanted if wanted in options else options[0]
 
@@ -138,7 +145,7 @@ if st.query_params.get(INDEX_PARAM) != key:
 index = opened.index
 signature = folder_signature(opened.source.path)
 stats = index.stats()
-st.markdown(f"**{escape_markdown(index.name or key)}**")
+st.markdown(f"**{escape_markdown(index_display_name(opened.source.path, index))}**")
 if index.description:
     st.caption(escape_markdown(index.description))
 metric_cols = st.columns(6)
@@ -150,4 +157,4 @@ for warning in index.warnings:
 draw_hierarchy(index)
 draw_levels(index, key, signature)
 draw_table(index, key, signature)
-draw_graph(index)
+draw_graph(index, key)

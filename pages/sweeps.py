@@ -1,30 +1,34 @@
 """Sweeps: one question over a grid of levels, seeds and budgets, then how stable and how costly
 each level is. Uses the offline model unless the configured model is chosen.
 
-The sweep runs in the script (one ``asyncio.run``, the model built inside it), with the progress
-bar updated as each point finishes; the result stays in the session for the charts and downloads.
+The sweep runs as a background job on the app's one runner (``graphrag_app.runner.start_sweep``,
+like Explore's runs): Stop keeps the points finished so far, map answers come from the map cache
+when a point repeats a request, and each point's run can be saved and opened from the table.
 """
 
 from __future__ import annotations
 
-import asyncio
+import time
 
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import HELP, level_sections_for, pick_index, short_count
 from graphrag_app.navigation import ensure_app_navigation
+from graphrag_app.runner import SweepHandle, start_sweep
 from graphrag_app.settings import load_settings
 from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.views import escape_markdown
+from graphrag_core.cache import SqliteMapCache
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, DYNAMIC, MAX_RATING, SearchDefaults
-from graphrag_core.store import RunStore
-from graphrag_core.sweep import SweepProgress, SweepResult, SweepSpec, run_sweep
+from graphrag_core.samples import sample_question
+from graphrag_core.spend import spend_line
+from graphrag_core.sweep import SweepResult, SweepSpec
 
 ensure_app_navigation()
 
@@ -38,11 +42,33 @@ REDUCE_BUDGETS_KEY = "sweep_reduce_budgets"
 MODEL_KEY = "sweep_model"
 SAVE_KEY = "sweep_save_runs"
 RUN_KEY = "sweep_run"
+STOP_KEY = "sweep_stop"
 RESULT_KEY = "sweep_result"
 THRESHOLD_KEY = "sweep_rating_threshold"
+JOB_KEY = "sweep_job"
+POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
+EXPLORE_URL = "./"
+TABLE_COLUMNS: dict[str, str] = {
+    "index": "point",
+    "level": "level",
+    "seed": "seed",
+    "map_token_budget": "map budget",
+    "reduce_token_budget": "reduce budget",
+    "status": "status",
+    "run": "run",
+    "batches": "batches",
+    "model_calls": "model calls",
+    "cache_hits": "cache hits",
+    "prompt_tokens": "prompt tokens (est.)",
+    "tokens_spent": "tokens spent",
+    "communities": "communities cited",
+    "duration_s": "duration (s)",
+    "failed_batch_count": "failed batches",
+    "error": "error",
+}  # the sweep table's readable headers (the CSV and JSON keep the field names)
 
 
 def parse_ints(text: str, *, name: str, minimum: int) -> list[int]:
@@ -77,30 +103,77 @@ def sweep_model(choice: str, configured: ModelSettings) -> ChatModel:
     return OfflineChatModel()
 
 
-def run_grid(index: Index, spec: SweepSpec, *, model_choice: str, configured: ModelSettings, store: RunStore | None, index_path: str) -> SweepResult:
-    bar = st.progress(0.0, text=f"0 of {len(spec)} points")
+def start_clicked(index: Index, spec: SweepSpec, *, model_choice: str, configured: ModelSettings, store_path, cache_path, index_path: str) -> None:
+    """Callback of "Run sweep": start the sweep as a background job (the page then follows it)."""
+    job = st.session_state.get(JOB_KEY)
+    if isinstance(job, SweepHandle) and not job.done:
+        return
+    st.session_state.pop(RESULT_KEY, None)
+    st.session_state[JOB_KEY] = start_sweep(
+        index,
+        spec,
+        lambda: sweep_model(model_choice, configured),
+        store_path=store_path,
+        index_path=index_path,
+        cache_factory=(lambda: SqliteMapCache(cache_path)) if cache_path is not None else None,
+    )
 
-    def on_progress(progress: SweepProgress) -> None:
-        point = progress.point
-        bar.progress(
-            progress.done / progress.total,
-            text=f"{progress.done} of {progress.total} points · last: level {point.level}, seed {point.seed}: {point.status}",
-        )
 
-    async def main() -> SweepResult:
-        model = sweep_model(model_choice, configured)
-        return await run_sweep(index, spec, model, on_progress=on_progress, store=store, index_path=index_path)
+def stop_clicked() -> None:
+    job = st.session_state.get(JOB_KEY)
+    if isinstance(job, SweepHandle):
+        job.request_stop()
 
-    return asyncio.run(main())
+
+def follow_sweep(job: SweepHandle) -> None:
+    """Show the sweep's progress until it ends, then keep its result for the charts."""
+    bar = st.progress(0.0, text=f"0 of {job.total:,} points")
+    while not job.done:
+        points = job.points()
+        last = points[-1] if points else None
+        detail = f" · last: {_level_text(last.level)}, seed {last.seed}: {last.status}" if last else ""
+        bar.progress(len(points) / max(job.total, 1), text=f"{len(points):,} of {job.total:,} points · {job.elapsed():.0f}s{detail}")
+        time.sleep(POLL_S)
+    st.session_state[RESULT_KEY] = job.result
+    st.session_state[JOB_KEY] = None
+    if job.error and not job.stopped:
+        st.session_state[f"{JOB_KEY}_error"] = f"The sweep stopped ({job.error_type}): {job.error}"
+    elif job.stopped:
+        done = len(job.result.points) if job.result else 0
+        st.session_state[f"{JOB_KEY}_error"] = f"Stopped after {done:,} of {job.total:,} points; the finished points are shown."
+    st.rerun()
+
+
+def _level_text(level: object) -> str:
+    return "leaf" if level == LEAF else f"level {level}"
+
+
+def points_table(result: SweepResult) -> pd.DataFrame:
+    """One row per point with readable headers and a link to each saved run."""
+    rows = []
+    for row in result.to_rows():
+        row["communities"] = len(row.pop("community_ids"))
+        row["run"] = f"{EXPLORE_URL}?run={row['run_id']}" if row.get("run_id") else None
+        row["duration_s"] = round(row["duration_s"], 2)
+        row["batches"] = row["batch_count"]
+        rows.append({header: row.get(name) for name, header in TABLE_COLUMNS.items()})
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS.values()))
+    if not any(point.failed or point.failed_batch_count for point in result.points):
+        table = table.drop(columns=["failed batches", "error"])  # narrow enough to read without scrolling
+    return table
 
 
 def draw_result(result: SweepResult) -> None:
     failed = sum(1 for p in result.points if p.failed)
     st.subheader("Results")
+    price = load_settings().model.price
     st.caption(
-        f"{len(result.points)} points in {result.duration_s:.1f}s with {escape_markdown(result.model)}"
-        + (f" · {failed} failed" if failed else "")
+        f"{len(result.points):,} points in {result.duration_s:.1f}s with {escape_markdown(result.model or '-')}"
+        + (f" · {failed:,} failed" if failed else "")
+        + f" · {escape_markdown(spend_line(result.spend(), price))}"
     )
+    if not result.points:
+        return
     figures = sweep_figures(result)
     left, right = st.columns(2)
     left.plotly_chart(figures["stability"], key="sweep_stability", config=PLOTLY_CONFIG)
@@ -109,10 +182,20 @@ def draw_result(result: SweepResult) -> None:
     left, right = st.columns(2)
     left.plotly_chart(figures["communities"], key="sweep_communities", config=PLOTLY_CONFIG)
     right.plotly_chart(figures["tokens"], key="sweep_tokens", config=PLOTLY_CONFIG)
-    rows = result.to_rows()
-    for row in rows:
-        row["community_ids"] = ", ".join(row["community_ids"])
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="sweep_points")
+    st.dataframe(
+        points_table(result),
+        hide_index=True,
+        width="stretch",
+        key="sweep_points",
+        column_config={
+            "run": st.column_config.LinkColumn("run", display_text="open run", help="Open this point's run on Explore (saved runs only)."),
+            "error": st.column_config.TextColumn("error", width="medium"),
+            "prompt tokens (est.)": st.column_config.NumberColumn(format="localized"),  # 523,132
+            "tokens spent": st.column_config.NumberColumn(format="localized"),
+        },
+    )
+    if not any(p.run_id for p in result.points):
+        st.caption("Tick “Save each point's run to the history” to open each point's run from this table.")
     cols = st.columns([1, 1, 4])
     cols[0].download_button(
         "Download CSV", result.to_csv(), file_name=f"sweep-{result.sweep_id[:8]}.csv", mime="text/csv", key="sweep_csv", on_click="ignore", icon=":material/download:"
@@ -135,7 +218,8 @@ index = opened.index
 
 options = level_options(index)
 if QUESTION_KEY not in st.session_state:
-    st.session_state[QUESTION_KEY] = DEFAULT_QUESTION
+    st.session_state[QUESTION_KEY] = sample_question(opened.source.key) or DEFAULT_QUESTION
+st.session_state.setdefault(SAVE_KEY, True)
 st.session_state[LEVELS_KEY] = [v for v in st.session_state.get(LEVELS_KEY, options[:2]) if v in options]
 st.session_state.setdefault(SEEDS_KEY, "0, 1, 2")
 st.session_state.setdefault(MAP_BUDGETS_KEY, str(DEFAULT_MAP_TOKEN_BUDGET))
@@ -144,12 +228,25 @@ st.session_state.setdefault(REDUCE_BUDGETS_KEY, str(DEFAULT_REDUCE_TOKEN_BUDGET)
 counts = index.summary_counts()
 st.text_input("Question", key=QUESTION_KEY)
 c1, c2 = st.columns(2)
+sections = level_sections_for(opened)
+
+
+def sweep_level_label(value: str) -> str:
+    """``leaf · ≈496k tokens · 262 summaries``: what each level costs with claims and excerpts in."""
+    if value == DYNAMIC:
+        return level_label(value, counts)
+    name = "leaf" if value == LEAF else f"level {value}"
+    summaries = counts.get(value if value == LEAF else int(value), 0)
+    tokens = f" · ≈{short_count(sum(sections[value]))} tokens" if sections and value in sections else ""
+    return f"{name}{tokens} · {summaries:,} summaries"
+
+
 c1.multiselect(
     "Levels",
     options,
     key=LEVELS_KEY,
-    format_func=lambda v: level_label(v, counts),
-    help="Pick dynamic too to compare dynamic selection with fixed levels in one sweep.",
+    format_func=sweep_level_label,
+    help=HELP["level"] + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep.",
 )
 c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
 c3, c4 = st.columns(2)
@@ -162,7 +259,7 @@ if DYNAMIC in st.session_state[LEVELS_KEY]:
     st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
 m1, m2 = st.columns(2)
 m1.radio("Model", list(model_labels), key=MODEL_KEY, format_func=model_labels.__getitem__, horizontal=True)
-m2.checkbox("Save each point's run to the history (to open it on Compare)", key=SAVE_KEY)
+m2.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
 
 spec: SweepSpec | None = None
 problem: str | None = None
@@ -188,14 +285,30 @@ elif spec is not None:
 if app.model_error and st.session_state.get(MODEL_KEY) == "configured":
     st.warning(f"Model settings ignored: {escape_markdown(app.model_error)}", icon=":material/warning:")
 
-if st.button("Run sweep", key=RUN_KEY, type="primary", disabled=spec is None or problem is not None, icon=":material/play_arrow:") and spec is not None:
-    store = RunStore(app.store_path) if st.session_state.get(SAVE_KEY) else None
-    try:
-        st.session_state[RESULT_KEY] = run_grid(
-            index, spec, model_choice=str(st.session_state.get(MODEL_KEY, "offline")), configured=app.model, store=store, index_path=str(opened.source.path)
-        )
-    except GraphRAGError as exc:  # a failed point is recorded by the sweep; this is a failure of the whole sweep
-        st.error(f"The sweep stopped ({type(exc).__name__}): {escape_markdown(str(exc))}", icon=":material/error:")
+job = st.session_state.get(JOB_KEY)
+running = isinstance(job, SweepHandle) and not job.done
+run_col, stop_col, _ = st.columns([1, 1, 5], vertical_alignment="center")
+run_col.button(
+    "Run sweep",
+    key=RUN_KEY,
+    type="primary",
+    disabled=running or spec is None or problem is not None,
+    icon=":material/play_arrow:",
+    on_click=start_clicked,
+    args=(index, spec),
+    kwargs={
+        "model_choice": str(st.session_state.get(MODEL_KEY, "offline")),
+        "configured": app.model,
+        "store_path": app.store_path if st.session_state.get(SAVE_KEY) else None,
+        "cache_path": app.cache_path,
+        "index_path": str(opened.source.path),
+    },
+)
+stop_col.button("Stop", key=STOP_KEY, disabled=not running, on_click=stop_clicked, icon=":material/stop:")
+if message := st.session_state.pop(f"{JOB_KEY}_error", None):
+    st.warning(escape_markdown(message), icon=":material/stop_circle:")
+if isinstance(job, SweepHandle):
+    follow_sweep(job)
 
 result = st.session_state.get(RESULT_KEY)
 if isinstance(result, SweepResult):

@@ -13,5 +13,15 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# A CJK font, so the browser tests' screenshots of the Chinese sample show characters, not boxes.
+if ! fc-list 2>/dev/null | grep -qi "noto sans cjk\|wqy"; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null
+  else
+    echo "no CJK font: install one (sudo apt-get install fonts-noto-cjk) for readable Chinese screenshots" >&2
+  fi
+fi
+
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
 python3 -m pytest -q "$@"

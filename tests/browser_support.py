@@ -36,7 +36,7 @@ def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = No
     (its log is ``home/server.log``)."""
     port = free_port()
     extra = dict(env or {})
-    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db)}
+    env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db), "GRAPHRAG_LLM_OFFLINE_LATENCY": "0"}  # no presentation pace
     env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
     env.pop("GRAPHRAG_EXPLORER_CACHE", None)  # the map cache goes beside the run history
     env.update(extra)

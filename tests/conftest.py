@@ -20,6 +20,7 @@ def run_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GRAPHRAG_EXPLORER_DB", str(path))
     monkeypatch.delenv("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", raising=False)
     monkeypatch.delenv("GRAPHRAG_EXPLORER_CACHE", raising=False)  # the map cache goes beside the store
+    monkeypatch.setenv("GRAPHRAG_LLM_OFFLINE_LATENCY", "0")  # no presentation pace in tests
     return path
 
 

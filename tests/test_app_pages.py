@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from graphrag_app import charts
 from graphrag_app.runner import follow, run_blocking, start_run
-from graphrag_app.settings import settings_from_mapping
+from graphrag_app.settings import PRESENTATION_LATENCY_S, offline_latency_s, settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
     from_query_params,
@@ -34,7 +34,7 @@ from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
-from graphrag_core.samples import sample_path
+from graphrag_core.samples import sample_path, sample_question
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
@@ -105,6 +105,31 @@ def test_explore_opens_on_the_sample_with_every_setting_and_a_cost_preview(run_d
     assert at.button(key="stop").disabled
 
 
+def test_explore_starts_with_the_sample_question_and_runs_it_on_the_first_click(run_db: Path) -> None:
+    at = app().run()
+    assert at.text_area(key="question").value == sample_question("jargon")
+    at.button(key="run_global_search").click()
+    at = at.run()
+    assert not at.exception and not messages(at, "error")
+    assert "Status: completed" in texts(at)
+    scripts = [element for element in at.get("html") if "scrollIntoView" in str(element.proto)]
+    assert len(scripts) == 1, "the answer is scrolled into view once, when it arrives"
+    at = at.run()  # a later rerun (a changed widget) does not scroll again
+    assert not [element for element in at.get("html") if "scrollIntoView" in str(element.proto)]
+
+
+def test_the_app_paces_the_offline_model_unless_configured(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert offline_latency_s(settings_from_mapping({})) == PRESENTATION_LATENCY_S > 0
+    assert offline_latency_s(settings_from_mapping({"GRAPHRAG_LLM_OFFLINE_LATENCY": "0"})) == 0
+    assert offline_latency_s(settings_from_mapping({"GRAPHRAG_LLM_OFFLINE_LATENCY": "1,2"})) == 1.5
+    assert app().run().number_input(key="latency_s").value == 0  # run_db turns the pace off for tests
+    monkeypatch.delenv("GRAPHRAG_LLM_OFFLINE_LATENCY")
+    at = app().run()
+    assert at.number_input(key="latency_s").value == PRESENTATION_LATENCY_S
+    assert at.query_params["latency"] == f"{PRESENTATION_LATENCY_S:g}"
+    assert to_query_params(RunSettings(index="jargon", latency_s=0.0))["latency"] == "0"  # a link keeps "no pace"
+
+
 def test_new_seed_draws_another_seed_and_the_preview_follows_the_settings(run_db: Path) -> None:
     at = app().run()
     seed = at.number_input(key="seed").value
@@ -170,6 +195,7 @@ def test_budget_errors_are_shown_in_the_preview_instead_of_crashing(run_db: Path
 
 def test_empty_question_is_refused_with_the_spec_message(run_db: Path) -> None:
     at = app().run()
+    at.text_area(key="question").input("").run()  # the box starts with the sample's question
     at.button(key="run_global_search").click().run()
     assert any("Global retrieval query must not be empty." in m for m in messages(at, "error"))
 
@@ -452,7 +478,7 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at = app()
     at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
     at.run()
-    assert int({m.label: m.value for m in at.metric}["Batches"]) >= 1000
+    assert int({m.label: m.value for m in at.metric}["Batches"].replace(",", "")) >= 1000  # shown as 1,147
     at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert "Status: completed" in texts(at)
 
@@ -498,3 +524,60 @@ def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) ->
     assert any("level='999'" in n for n in notes)
     assert any("map_budget=" in n for n in notes)
     assert at.selectbox(key="community_level").value == "leaf"
+
+
+def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp_path: Path) -> None:
+    from graphrag_app.runner import SweepHandle, start_sweep
+    from graphrag_core.llm.base import ChatRequest, ChatResponse
+    from graphrag_core.sweep import SweepSpec
+
+    reduces = 0
+
+    class SecondReduceHangs:
+        identity = "test:hangs"
+
+        async def complete(self, request: ChatRequest) -> ChatResponse:
+            nonlocal reduces
+            if request.purpose == "map":
+                return ChatResponse(text='{"answer": "Levees hold. [Communities: 1]", "usefulness": 50}')
+            reduces += 1
+            if reduces > 1:
+                await asyncio.Event().wait()  # until Stop cancels it
+            return ChatResponse(text='{"answer": "Levees hold."}')
+
+    spec = SweepSpec(query="How do farmers cope with floods?", levels=["leaf"], seeds=[1, 2, 3], point_concurrency=1)
+    handle = start_sweep(small_index(), spec, SecondReduceHangs, store_path=tmp_path / "runs.sqlite3")
+    assert isinstance(handle, SweepHandle) and handle.total == 3
+    for _ in range(400):  # poll until the first point is in (no timing is asserted)
+        if handle.points() or handle.done:
+            break
+        handle.wait(0.05)
+    assert len(handle.points()) == 1 and not handle.done
+    handle.request_stop()
+    assert handle.wait(10) and handle.stopped
+    assert handle.result is not None and [p.seed for p in handle.result.points] == [1]
+    assert handle.result.sweep_id == handle.sweep_id
+    assert len(RunStore(tmp_path / "runs.sqlite3")) >= 1  # the finished point's run is saved
+
+
+def test_the_preview_says_where_tokens_come_from_and_what_they_cost(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GRAPHRAG_LLM_PRICE_PROMPT", "0.15")
+    monkeypatch.setenv("GRAPHRAG_LLM_PRICE_COMPLETION", "0.60")
+    at = app().run()
+    level = at.selectbox(key="community_level")
+    assert all("tokens" in option for option in level.options)  # each level's cost shows in the picker
+    assert level.help and at.number_input(key="map_token_budget").help and at.selectbox(key="tokenizer").help
+    captions = [c.value for c in at.caption]
+    assert any("Where the map tokens come from at this level: summaries" in c for c in captions)
+    assert any("Cost at the configured price" in c for c in captions)
+    at.checkbox(key="include_claims").uncheck().run()
+    assert any("claims off (would add" in c for c in (c.value for c in at.caption))
+
+
+def test_the_sample_question_follows_the_sample_until_the_user_writes_one(run_db: Path) -> None:
+    at = app().run()
+    at.selectbox(key="index").select("zh-tea").run()
+    assert at.text_area(key="question").value == sample_question("zh-tea")
+    at.text_area(key="question").input("Who wrote the Cha Jing?").run()
+    at.selectbox(key="index").select("jargon").run()
+    assert at.text_area(key="question").value == "Who wrote the Cha Jing?"

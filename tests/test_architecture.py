@@ -32,3 +32,11 @@ def test_vendor_sdks_only_in_their_adapters():
     for vendor, allowed in VENDOR_ADAPTERS.items():
         users = {str(p.relative_to(CORE)) for p in CORE.rglob("*.py") if vendor in imported_roots(p)}
         assert users <= allowed, f"{vendor} imported outside its adapter: {sorted(users - allowed)}"
+
+
+def test_shared_pages_do_not_show_tracebacks_or_server_paths() -> None:
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] in ("type", "none")  # details go to the log

@@ -106,5 +106,40 @@ def test_stop_cancels_a_slow_run_and_the_run_survives_a_reload(server: str, page
     recent = page.locator("details").filter(has=page.get_by_text("Recent runs")).first
     if recent.get_attribute("open") is None:  # it opens by itself while no run is shown
         page.get_by_text("Recent runs").click()
-    sync_api.expect(page.get_by_text("status: cancelled").first).to_be_visible()
+    sync_api.expect(page.get_by_text("status: stopped").first).to_be_visible()  # one word for a stopped run
     shot(page, "recent-runs")
+
+
+def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_view(server: str) -> None:
+    with chromium_page(height=800) as page:  # a presenter's 1280x800 screen
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_explore(page, server + "/?latency=0.05&concurrency=4")
+        page.get_by_role("button", name="Run global search").click()  # the sample question is already there
+        answer = page.get_by_role("heading", name="Answer").locator("visible=true").first
+        sync_api.expect(answer).to_be_visible()
+        sync_api.expect(answer).to_be_in_viewport()  # scrolled into view when it arrived
+        sync_api.expect(page.get_by_role("heading", name="Diagnostics").first).to_be_attached()
+        shot(page, "explore-answer-in-view")
+
+        latency = page.get_by_role("spinbutton", name="Simulated latency (s)")
+        latency.fill("1.5")
+        latency.press("Enter")
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="New seed").click()  # other batches: no map cache hits, so it runs slowly
+        page.wait_for_timeout(500)
+        page.get_by_role("button", name="Run global search").click()
+        sync_api.expect(page.get_by_text(re.compile(r"^Status: running")).first).to_be_visible()
+        page.wait_for_timeout(1000)
+        shot(page, "explore-second-run")
+        assert page.get_by_role("heading", name="Diagnostics").count() == 0, "the previous run's diagnostics linger"
+        page.get_by_role("button", name="Stop").click()
+        sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()
+
+
+def test_the_chinese_sample_answers_in_chinese_and_reads(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    open_explore(page, server + "/?index=zh-tea&concurrency=4")
+    page.get_by_role("button", name="Run global search").click()  # the sample's own question
+    sync_api.expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
+    sync_api.expect(page.get_by_text(re.compile(r"^关于“")).first).to_be_visible()  # no English frame
+    sync_api.expect(chart_title(page, r"^Reduce candidates: ")).to_be_visible()  # charts drawn before the shot
+    shot(page, "explore-zh-tea")  # readable with a CJK font (scripts/test.sh installs fonts-noto-cjk)

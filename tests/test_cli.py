@@ -306,3 +306,46 @@ def test_python_dash_m_help():
     assert "usage: graphrag-explorer" in completed.stdout
     for command in ("query", "sweep", "inspect", "import"):
         assert command in completed.stdout
+
+
+def test_runs_list_shows_budgets_seed_and_selection(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", "--seed", "3", "--map-budget", "3000", model=ScriptedChatModel(reply))
+    code, out, _ = run_cli(capsys, "runs", "--store", store_path, "list")
+    assert code == EXIT_OK and "level leaf · map 3,000 · reduce 8,000 · seed 3 · skip" in out
+
+
+def test_a_sample_goes_by_its_sample_name_in_the_history(capsys, tmp_path):
+    from graphrag_core.index import index_display_name, load_index
+    from graphrag_core.samples import sample_path
+
+    assert index_display_name(sample_path("jargon"), load_index(sample_path("jargon"))) == "jargon"
+    store_path = tmp_path / "runs.sqlite3"
+    code, _, _ = run_cli(capsys, "query", "zh-tea", "茶是什么？", "--store", store_path, "--no-cache", "--seed", "1")
+    assert code == EXIT_OK
+    (summary,) = RunStore(store_path).list_runs()
+    assert summary.index_name == "zh-tea"  # not the manifest's "中国茶小史 (zh-tea)"
+
+
+def test_a_cached_rerun_reports_spent_and_as_if_uncached_with_the_price(capsys, index_dir, tmp_path):
+    store_path, cache_path = tmp_path / "runs.sqlite3", tmp_path / "cache.sqlite3"
+    args = ("query", index_dir, QUESTION, "--store", store_path, "--cache", cache_path, "--seed", "4")
+    run_cli(capsys, *args, model=ScriptedChatModel(reply))
+    environ = {"GRAPHRAG_LLM_PRICE_PROMPT": "2.5", "GRAPHRAG_LLM_PRICE_COMPLETION": "10"}
+    code, _, err = run_cli(capsys, *args, model=ScriptedChatModel(reply), environ=environ)
+    assert code == EXIT_OK
+    line = next(line for line in err.splitlines() if line.startswith("model calls"))
+    assert line.startswith("model calls 1 (") and "as if uncached" in line and "cache hits" in line and "cost " in line
+    code, _, err = run_cli(capsys, *args, model=ScriptedChatModel(reply), environ={"GRAPHRAG_LLM_PRICE_PROMPT": "-1"})
+    assert code == EXIT_USAGE and "GRAPHRAG_LLM_PRICE_PROMPT" in err
+
+
+def test_progress_prints_big_numbers_with_thousands_separators():
+    import io as _io
+
+    from graphrag_core.cli import ProgressPrinter
+    from graphrag_core.events import ReduceStarted
+
+    stream = _io.StringIO()
+    ProgressPrinter(stream)(ReduceStarted(answer_count=1200, prompt_tokens=15636))
+    assert "1,200 answers, 15,636 prompt tokens" in stream.getvalue()

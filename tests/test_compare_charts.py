@@ -32,11 +32,11 @@ def usefulness_by_batch(request):
     return json.dumps({"answer": f"Partial answer ({score}).", "usefulness": score})
 
 
-def make_record(*, level="leaf", seed=1, map_budget=400, script=usefulness_by_batch, **kwargs) -> RunRecord:
+def make_record(*, level="leaf", seed=1, map_budget=400, script=usefulness_by_batch, cache=None, **kwargs) -> RunRecord:
     events = []
     request = GlobalSearchRequest(query=QUERY, community_level=level, seed=seed, map_token_budget=map_budget, map_output_reserve=100, **kwargs)
     try:
-        asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(script), on_event=events.append))
+        asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(script), on_event=events.append, cache=cache))
     except AllMapBatchesFailed:
         pass
     return RunRecord.from_events(events, index_name="small")
@@ -164,5 +164,36 @@ def test_sweep_figures(sweep):
     assert all(0 <= y <= 1 for y in stability.data[0].y)
     cost = sweep_charts.cost_figure(sweep)
     assert [t.name for t in cost.data] == ["batches", "model calls", "prompt tokens (est.)"]
-    status = sweep_charts.points_figure(sweep)
-    assert sum(len(t.x) for t in status.data) == len(sweep.points)
+    (status,) = sweep_charts.points_figure(sweep).data  # a heatmap now: one filled cell per point
+    assert sum(v is not None for row in status.z for v in row) == len(sweep.points)
+
+
+def test_a_cached_rerun_shows_calls_and_tokens_spent_and_as_if_uncached():
+    from graphrag_core.spend import Price, run_spend, spend_line
+
+    class DictCache:
+        def __init__(self) -> None:
+            self.data: dict[str, str] = {}
+
+        def get(self, key: str) -> str | None:
+            return self.data.get(key)
+
+        def put(self, key: str, value: str) -> None:
+            self.data[key] = value
+
+    cache = DictCache()
+    first = make_record(cache=cache)
+    second = make_record(cache=cache)
+    spend = run_spend(second.events)
+    batches = second.result.diagnostics.batch_count
+    assert spend.cache_hits == batches and spend.calls == 1 and spend.calls_as_if_uncached == batches + 1
+    assert spend.tokens.total_tokens < spend.tokens_as_if_uncached.total_tokens
+    assert run_spend(first.events).calls == batches + 1 and run_spend(first.events).cache_hits == 0
+    table = {row["metric"]: row for row in cc.metrics_table([first, second], price=Price(1.0, 2.0))}
+    label = cc.run_labels([first, second])[1]
+    assert table["model calls"][label] == "1"
+    assert table["map cache hits"][label] == str(batches)
+    assert table["model calls as if uncached"][label] == str(batches + 1)
+    assert table["tokens as if uncached"][label].startswith("≈")
+    assert "cost (configured price)" in table and "cost as if uncached" in table
+    assert f"{batches:,} cache hits" in spend_line(spend)

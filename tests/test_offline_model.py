@@ -8,8 +8,8 @@ import socket
 
 import pytest
 
-from graphrag_core.llm.base import ChatModel, ChatRequest, model_identity
-from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
+from graphrag_core.llm.offline import OfflineChatModel, answer_map, answer_reduce
 from graphrag_core.models import Claim, Community, Index, SourceChunk
 from graphrag_core.prompts import (
     render_community_summary_messages,
@@ -55,7 +55,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_protocol_and_identity() -> None:
     model = OfflineChatModel()
     assert isinstance(model, ChatModel)
-    assert model_identity(model) == "offline:bm25/v2"
+    assert model_identity(model) == "offline:bm25/v3"
 
 
 def test_same_input_same_output(no_network: None) -> None:
@@ -177,3 +177,79 @@ def test_broad_global_search_answers_from_every_community() -> None:
     result = asyncio.run(retrieve_global(_small_index(), GlobalSearchRequest(query="What are the main themes?", seed=0), OfflineChatModel()))
     assert result.status == "completed"
     assert "[Communities: 1]" in result.answer and "[Communities: 2]" in result.answer
+
+
+def _sample_batches(question: str, *, level: object = "leaf") -> list[str]:
+    from graphrag_core.index import load_index
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.samples import sample_path
+    from graphrag_core.search import plan_batches
+
+    index = load_index(sample_path("jargon"))
+    request = GlobalSearchRequest(query=question, community_level=level, seed=1)
+    _, batches, _ = plan_batches(index, request, seed=1)
+    return [batch.content for batch in batches]
+
+
+def test_usefulness_spreads_with_relevance_on_the_sample() -> None:
+    question = "What does hacker culture say about kludges?"
+    scores = [answer_map(question, batch)["usefulness"] for batch in _sample_batches(question)]
+    assert len(set(scores)) >= 20, sorted(scores)
+    assert max(scores) - min(s for s in scores if s) >= 30
+    broad = [answer_map("What are the main themes?", batch)["usefulness"] for batch in _sample_batches("What are the main themes?")]
+    assert len(set(broad)) >= 10, sorted(broad)
+
+
+def test_usefulness_rises_with_the_relevant_text() -> None:
+    one_mention = """[Community ID: 1 | summary part 1]
+[Community summary]
+The harbour hosts a jazz festival every summer. Farmers sometimes lose crops when the river floods."""
+    assert 0 < answer_map("How do farmers cope with river floods?", one_mention)["usefulness"] < answer_map(
+        "How do farmers cope with river floods?", FLOODS
+    )["usefulness"]
+
+
+CUT = """[Community ID: 4 | summary part 1]
+[Community summary]
+The {kludge} is a crock that works. See {hack} for the opposite.
+[Source excerpts]
+bargain, and Scrooge was not a man to be
+The Parrot's role in the kludge story
+He says “It came from the kludge era."""
+
+
+def test_map_answers_are_clean_sentences() -> None:
+    answer = str(answer_map("What is a kludge?", CUT)["answer"])
+    assert "The kludge is a crock that works." in answer
+    assert "{" not in answer and "}" not in answer
+    assert "Scrooge was not a man to be" not in answer
+    assert "Parrot" not in answer and "“" not in answer
+
+
+def test_reduce_speaks_the_question_language() -> None:
+    data = "[Usefulness: 80; Community IDs: 21]\n- 农民修建堤坝保护农田。 [Communities: 21]"
+    answer = answer_reduce("长江洪水对农民有什么影响？", data)["answer"]
+    assert "Overview" not in answer and "key point" not in answer
+    assert answer.startswith("关于") and "农民修建堤坝保护农田。 [Communities: 21]" in answer
+    assert answer_reduce("长江洪水对农民有什么影响？", "")["answer"] != answer_reduce("Floods?", "")["answer"]
+
+
+def test_calls_do_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    both_inside = threading.Barrier(2, timeout=10)
+    model = OfflineChatModel()
+    original = OfflineChatModel.reply
+
+    def reply(self: OfflineChatModel, request: ChatRequest) -> str:
+        both_inside.wait()  # only returns once another call is being answered at the same time
+        return original(self, request)
+
+    monkeypatch.setattr(OfflineChatModel, "reply", reply)
+    request = ChatRequest(purpose="map", messages=render_map_messages("floods?", FLOODS))
+
+    async def two() -> list[ChatResponse]:
+        return list(await asyncio.gather(model.complete(request), model.complete(request)))
+
+    first, second = asyncio.run(two())
+    assert first.text == second.text

@@ -171,8 +171,11 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     at.button(key="sweep_run").click().run()
     assert not at.exception
     assert len(plotly_charts(at)) == 5  # stability, cost per level, status per point, communities, tokens
-    points = table_with(at, "prompt_tokens")
+    points = table_with(at, "prompt tokens (est.)")  # readable headers, no snake_case
     assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
+    assert not any("_" in str(column) for column in points.columns)
+    assert all(str(link).startswith("./?run=") for link in points["run"])  # each point links to its run
+    assert not any("readable headers" in m.value for m in at.markdown)  # no stray text on the page
     assert len(at.get("download_button")) == 2
     assert len(RunStore(db)) == 2  # each point's run saved for Compare
 
@@ -184,3 +187,22 @@ def test_sweeps_reports_a_bad_seed_list(tmp_path, monkeypatch):
     assert not at.exception
     assert any("two" in w.value for w in at.warning)
     assert at.button(key="sweep_run").disabled
+
+
+def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch):
+    from graphrag_app import index_charts
+    from graphrag_core.index import load_index
+    from graphrag_core.samples import sample_path
+
+    jargon = index_charts.communities_with_entities(load_index(sample_path("jargon")))
+    zh = index_charts.communities_with_entities(load_index(sample_path("zh-tea")))
+    shared = [o for o in zh[1:] if o in jargon and o != jargon[0]]
+    assert shared, "the test needs a community id both samples have"
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT).run()
+    at.selectbox(key="browse_index").select("zh-tea").run()
+    at.selectbox(key="browse_graph_community").select(shared[0]).run()
+    assert at.selectbox(key="browse_graph_community").value == shared[0]
+    at.selectbox(key="browse_index").select("jargon").run()
+    assert not at.exception
+    assert at.selectbox(key="browse_graph_community").value == jargon[0]  # not zh-tea's community

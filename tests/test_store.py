@@ -16,6 +16,8 @@ from graphrag_core import (
 )
 from graphrag_core.events import RunFailed
 from graphrag_core.store import (
+    run_label,
+    status_word,
     SCHEMA_VERSION,
     RunRecord,
     RunStore,
@@ -247,3 +249,37 @@ def test_concurrent_threads_share_one_file(tmp_path):
         t.join()
     assert errors == []
     assert len(RunStore(path)) == 8
+
+
+def test_runs_that_differ_only_in_budgets_have_different_labels(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    small = RunRecord.from_events(run_events(map_token_budget=3000, reduce_token_budget=2500, include_claims=False), index_name="tiny")
+    large = RunRecord.from_events(run_events(map_token_budget=12000), index_name="tiny")
+    store.save(small)
+    store.save(large)
+    labels = {s.run_id: run_label(s) for s in store.list_runs()}
+    assert labels[small.run_id] != labels[large.run_id].replace(large.run_id[:8], small.run_id[:8])
+    assert "level leaf · map 3,000 · reduce 2,500 · seed 7 · skip · no claims" in labels[small.run_id]
+    assert "map 12,000 · reduce 8,000 · seed 7" in labels[large.run_id]
+    assert run_label(large) == labels[large.run_id]  # a record and its summary read the same
+
+
+def test_a_stopped_run_reads_stopped_and_its_stored_status_stays_cancelled(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    stopped = RunRecord.from_events(
+        [*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"
+    )
+    store.save(stopped)
+    (summary,) = store.list_runs()
+    assert summary.status == "cancelled" and status_word(summary.status) == "stopped"
+    assert run_label(summary).endswith("· stopped") and "cancelled" not in run_label(summary)
+
+
+def test_runs_show_names_the_error_type_of_each_failed_batch(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    record = RunRecord.from_events(failed_events(), index_name="tiny")
+    store.save(record)
+    report = store.export_markdown(record.run_id)
+    section = report.split("## Failed batches", 1)[1]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "boom 503" in line]
+    assert rows and all("| RetryableModelError |" in row for row in rows)

@@ -215,3 +215,37 @@ def test_sweep_figures_are_pure_and_complete():
     assert all(v > 0 for trace in figures["tokens"].data for v in trace.y)
     for figure in figures.values():
         figure.to_json()  # serializable, so Streamlit can draw it
+
+
+def test_a_rerun_over_the_map_cache_counts_cache_hits_and_no_map_calls(tmp_path):
+    from graphrag_core.cache import SqliteMapCache
+
+    cache = SqliteMapCache(tmp_path / "cache.sqlite3")
+    spec = SweepSpec(query="What shapes the town?", levels=["leaf"], seeds=[1])
+    first = run(spec, cache=cache).to_rows()[0]
+    second = run(spec, cache=cache).to_rows()[0]
+    assert first["cache_hits"] == 0 and first["map_calls"] == first["batch_count"] > 0
+    assert second["cache_hits"] == second["batch_count"] and second["map_calls"] == 0
+
+
+def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
+    charts = pytest.importorskip("graphrag_app.sweep_charts")
+    result = run(SweepSpec(query=QUERY, levels=["leaf", 0], seeds=[1, 2, 3]))
+    (grid,) = charts.points_figure(result).data
+    assert grid.type == "heatmap"
+    assert len(grid.z) == 2 and all(len(row) == 3 and None not in row for row in grid.z)
+    texts = [cell for row in grid.text for cell in row]
+    assert all(cell for cell in texts)
+    assert any("cited" in cell and "calls" in cell for cell in texts)
+    assert any(cell.startswith("failed<br>") for cell in texts)  # level 0 fails in this index
+
+
+def test_a_sweep_reports_its_spend_and_as_if_uncached(tmp_path):
+    from graphrag_core.cache import SqliteMapCache
+
+    cache = SqliteMapCache(tmp_path / "cache.sqlite3")
+    spec = SweepSpec(query="What shapes the town?", levels=["leaf"], seeds=[1, 2])
+    first = run(spec, cache=cache).spend()
+    again = run(spec, cache=cache).spend()
+    assert first.cache_hits == 0 and again.cache_hits > 0
+    assert again.calls < first.calls and again.calls_as_if_uncached == first.calls

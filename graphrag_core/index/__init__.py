@@ -26,6 +26,7 @@ __all__ = [
     "FormatName",
     "SummaryChoice",
     "detect_format",
+    "index_display_name",
     "load_index",
     "save_index",
 ]
@@ -88,6 +89,25 @@ def load_index(path: str | os.PathLike[str], *, summary: SummaryChoice = "full_c
     if layout == "native":
         return native.load_native(folder)
     return msgraphrag.load_msgraphrag(folder, version=layout, summary=summary)
+
+
+def index_display_name(path: str | os.PathLike[str] | None, index: Index | None = None) -> str:
+    """The one name an index goes by on every page, in the run history and on the command line:
+    a bundled sample's name (``jargon``), else the name in the index's manifest, else its
+    folder's name."""
+    if path is not None:
+        try:
+            folder = Path(path).expanduser().resolve()
+        except (OSError, RuntimeError):
+            folder = Path(path)
+        from ..samples import SAMPLES  # paths only; no sample builder is imported
+
+        for name, sample in SAMPLES.items():
+            if folder == sample.resolve():
+                return name
+    if index is not None and index.name:
+        return index.name
+    return Path(path).name if path is not None else ""
 
 
 def save_index(index: Index, path: str | os.PathLike[str]) -> None:

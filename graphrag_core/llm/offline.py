@@ -2,14 +2,19 @@
 
 It answers the engine's real prompts (``graphrag_core.prompts``) by reading them back:
 
-- ``map``: the batch's sentences are scored against the question with BM25 (English words
-  and Chinese characters plus character bigrams); the answer is the most relevant sentences,
-  each cited ``[Communities: id, ...]``, and ``usefulness`` rises with how much of the question
-  the batch covers. Nothing relevant gives ``{"answer": "", "usefulness": 0}``. A broad
-  question with no content words left ("What are the main themes?") is answered from the
-  batch's most central sentences instead, so global questions still work.
+- ``map``: the batch's complete sentences (fragments cut off by a chunk boundary, headings
+  without a full stop and sentences with unbalanced quotes are left out; ``{cross-reference}``
+  braces are removed) are scored against the question with BM25 (English words and Chinese
+  characters plus character bigrams); the answer is the most relevant sentences, each cited
+  ``[Communities: id, ...]``. ``usefulness`` is the BM25 mass of the best three sentences
+  mapped to 0-100 (``1 - exp(-mass / 15)``), weighted by how much of the question the batch
+  covers, so it spreads with relevance. Nothing relevant gives ``{"answer": "", "usefulness": 0}``.
+  A broad question with no content words left ("What are the main themes?") is answered from
+  the batch's most central sentences instead; its usefulness grows with the batch's share of
+  summary text and with the terms its communities' summaries share (themes).
 - ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
-  deduplicated (their citations merged), under a one-line overview.
+  deduplicated (their citations merged), under a one-line overview in the question's language
+  (Chinese for a question written in Chinese).
 - ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
 - ``rate``: a 0-5 rating of one community summary (``offline_rating``).
 
@@ -42,7 +47,7 @@ from ..context import (
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
 
-OFFLINE_VERSION = 2
+OFFLINE_VERSION = 3
 """Bumped whenever the offline model's answers change, so map caches keyed by its identity
 never serve an older version's answers."""
 OFFLINE_IDENTITY = f"offline:bm25/v{OFFLINE_VERSION}"
@@ -54,6 +59,11 @@ SUMMARY_MAX_SENTENCES = 4
 BM25_K1 = 1.2
 BM25_B = 0.75
 NO_ANSWER = "The intermediate answers do not contain enough information to answer the question."
+NO_ANSWER_ZH = "中间回答中没有足够的信息来回答这个问题。"
+USEFULNESS_MASS_SCALE = 15.0
+"""BM25 mass (sum of the best three sentence scores) at which usefulness reaches 63% of its ceiling."""
+BROAD_THEMES_SCALE = 20.0
+"""Shared summary terms at which a broad question's theme bonus reaches 63% of its ceiling."""
 
 _STOPWORDS = frozenset(
     """a an the and or nor of to in on for with by at from as is are was were be been being it its
@@ -187,6 +197,39 @@ def _split_sentences(text: str) -> list[str]:
 
 
 _HEADWORD_RE = re.compile(r"^[^:：。.!?]{1,40}[:：]\s*")
+_CROSS_REFERENCE_RE = re.compile(r"\{([^{}]+)\}")
+_DATA_REFERENCE_RE = re.compile(r"\s*\[Data:[^\]]*\]")
+_COMPLETE_END_RE = re.compile(r"[.!?。！？…][\"'”’)\]）」』]*$")
+_COMPLETE_START_RE = re.compile(rf"^[\"'“‘(（「『]?[A-Z0-9{_CJK_RANGES}]")
+_HEADWORD_START_RE = re.compile(r"^[A-Za-z0-9][^:：。.!?]{0,39}[:：]\s+\S")
+_PAIRS = (("“", "”"), ("(", ")"), ("（", "）"), ("「", "」"))
+
+
+def _without_cross_references(text: str) -> str:
+    """``{kludge}`` -> ``kludge``: the braces mark a cross-reference in the source, not a word."""
+    return _CROSS_REFERENCE_RE.sub(r"\1", text)
+
+
+def _complete_sentence(text: str) -> bool:
+    """A sentence that can stand on its own in an answer: it starts like a sentence (a capital,
+    a digit, a Chinese character, an opening quote, or ``headword: ...``), ends with end
+    punctuation, and its quotes and brackets are balanced. Chunk boundaries cut sentences
+    ("Scrooge was not a man to be"); report headings have no full stop."""
+    body = _DATA_REFERENCE_RE.sub("", text).strip()
+    if not body or not _COMPLETE_END_RE.search(body):
+        return False
+    if not (_COMPLETE_START_RE.match(body) or _HEADWORD_START_RE.match(body)):
+        return False
+    if body.count('"') % 2:
+        return False
+    return all(body.count(open_) == body.count(close) for open_, close in _PAIRS)
+
+
+def _is_chinese(text: str) -> bool:
+    """Whether a question is written in Chinese (more CJK characters than Latin letters)."""
+    cjk = sum(1 for char in text if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff")
+    latin = sum(1 for char in text if char.isascii() and char.isalpha())
+    return cjk > 0 and cjk >= latin
 
 
 def _norm_key(sentence: str) -> str:
@@ -298,8 +341,10 @@ def _map_sentences(data: str) -> list[_Sentence]:
     def flush() -> None:
         if community is None:
             return
-        for position, text in enumerate(_split_sentences("\n".join(lines))):
-            sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
+        for position, raw in enumerate(_split_sentences("\n".join(lines))):
+            text = _without_cross_references(raw)
+            if _complete_sentence(text):
+                sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
 
     for line in data.splitlines():
         header = parse_part_header(line)
@@ -346,9 +391,9 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     batch_terms = {t for s in sentences for t in s.terms.all}
     total_weight = sum(weights.values())
     coverage = sum(w for t, w in weights.items() if t in batch_terms) / total_weight
-    density = min(1.0, sum(1 for score in relevant if score > 0) / 3)
-    usefulness = max(1, min(100, round(15 + 65 * coverage + 20 * density)))
-    return {"answer": _bullets(chosen), "usefulness": usefulness}
+    mass = sum(sorted(relevant, reverse=True)[:3])
+    usefulness = 100.0 * (1.0 - math.exp(-mass / USEFULNESS_MASS_SCALE)) * (0.4 + 0.6 * coverage)
+    return {"answer": _bullets(chosen), "usefulness": max(1, min(100, round(usefulness)))}
 
 
 def _shape(sentence: _Sentence, score: float, query: set[str]) -> float:
@@ -375,9 +420,23 @@ def _answer_broad(sentences: Sequence[_Sentence]) -> dict[str, object]:
     chosen = _pick(sentences, scores, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
     if not chosen:
         return {"answer": "", "usefulness": 0}
-    summary_sentences = sum(1 for s in sentences if s.section == MAP_SECTION_SUMMARY)
-    usefulness = min(80, 40 + 5 * summary_sentences)
-    return {"answer": _bullets(chosen), "usefulness": usefulness}
+    return {"answer": _bullets(chosen), "usefulness": _broad_usefulness(sentences)}
+
+
+def _broad_usefulness(sentences: Sequence[_Sentence]) -> int:
+    """How much a batch says about themes: 20, plus up to 40 for its share of summary text
+    (summaries describe what communities are about; claims and excerpts are details), plus
+    up to 30 for the terms that two or more of its communities' summaries share."""
+    summary = [s for s in sentences if s.section == MAP_SECTION_SUMMARY]
+    total_words = sum(_word_count(s.text) for s in sentences) or 1
+    share = sum(_word_count(s.text) for s in summary) / total_words
+    holders: dict[str, set[str]] = {}
+    for sentence in summary:
+        for term in sentence.terms.strong:
+            if len(term) > 2 or _CJK_RUN_RE.match(term):
+                holders.setdefault(term, set()).update(sentence.community_ids)
+    shared = sum(1 for ids in holders.values() if len(ids) >= 2)
+    return max(1, min(100, round(20 + 40 * math.sqrt(share) + 30 * (1 - math.exp(-shared / BROAD_THEMES_SCALE)))))
 
 
 def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_Sentence]:
@@ -393,7 +452,7 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_S
             continue
         for text, ids in parse_citations(line):
             for sentence in _SENTENCE_END_RE.split(text):
-                sentence = sentence.strip()
+                sentence = _without_cross_references(sentence.strip())
                 if sentence and _TOKEN_RE.search(sentence):
                     points.append(
                         _Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=_terms(sentence))
@@ -420,8 +479,9 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
         for rank, (usefulness, ids, lines) in enumerate(candidates)
         if (points := _candidate_points("\n".join(lines), ids, rank))
     ]
+    chinese = _is_chinese(question)
     if not per_candidate:
-        return {"answer": NO_ANSWER}
+        return {"answer": NO_ANSWER_ZH if chinese else NO_ANSWER}
 
     merged: list[tuple[float, int, _Sentence]] = []  # (usefulness, depth, point), round-robin
     for depth in range(max(len(points) for _, points in per_candidate)):
@@ -441,6 +501,8 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
     communities: list[str] = []
     for sentence in chosen:
         communities.extend(c for c in sentence.community_ids if c not in communities)
+    if chinese:
+        return {"answer": f"{_overview_zh(question, len(chosen), len(per_candidate), len(communities))}\n\n{_bullets(chosen)}"}
     topic = f' on "{question}"' if question else ""
     overview = (
         f"Overview{topic}: {len(chosen)} key point{'s' if len(chosen) != 1 else ''} drawn from "
@@ -448,6 +510,11 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
         f"covering {len(communities)} communit{'ies' if len(communities) != 1 else 'y'}."
     )
     return {"answer": f"{overview}\n\n{_bullets(chosen)}"}
+
+
+def _overview_zh(question: str, points: int, answers: int, communities: int) -> str:
+    topic = f"关于“{question.strip()}”：" if question.strip() else ""
+    return f"{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {communities} 个社区。"
 
 
 def _length_factor(text: str) -> float:
@@ -538,7 +605,9 @@ class OfflineChatModel:
         delay = self.delay_for(request)
         if delay > 0:
             await asyncio.sleep(delay)
-        text = self.reply(request)
+        # Off the event loop: a big batch takes milliseconds to score, and other calls (and the
+        # page's progress) must go on meanwhile, as they would with a remote model.
+        text = await asyncio.to_thread(self.reply, request)
         usage = TokenUsage(prompt_tokens=estimate_tokens(request.prompt_text), completion_tokens=estimate_tokens(text))
         return ChatResponse(text=text, usage=usage)
 

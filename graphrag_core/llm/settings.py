@@ -23,19 +23,24 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
 ``GRAPHRAG_LLM_ALLOWED_BASE_URLS`` further endpoints (comma- or space-separated) that may
                                 receive the configured key; the configured base URL
                                 always may, no other endpoint ever does
+``GRAPHRAG_LLM_PRICE_PROMPT``   price per million prompt tokens (shown as money)
+``GRAPHRAG_LLM_PRICE_COMPLETION`` price per million completion tokens
 ==============================  ===================================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, InitSettingsSource, SettingsConfigDict
 
 from .base import ChatModel
+
+if TYPE_CHECKING:
+    from ..spend import Price
 
 Provider = Literal["offline", "openai"]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
@@ -59,6 +64,8 @@ KEY_API_VERSION = "GRAPHRAG_LLM_API_VERSION"
 KEY_OFFLINE_LATENCY = "GRAPHRAG_LLM_OFFLINE_LATENCY"
 KEY_OFFLINE_SEED = "GRAPHRAG_LLM_OFFLINE_SEED"
 KEY_ALLOWED_BASE_URLS = "GRAPHRAG_LLM_ALLOWED_BASE_URLS"
+KEY_PRICE_PROMPT = "GRAPHRAG_LLM_PRICE_PROMPT"
+KEY_PRICE_COMPLETION = "GRAPHRAG_LLM_PRICE_COMPLETION"
 
 
 class SettingsError(ValueError):
@@ -86,6 +93,18 @@ class ModelSettings(BaseModel):
     offline_latency: tuple[float, float] | None = None
     offline_seed: int = 0
     allowed_base_urls: tuple[str, ...] = ()
+    price_prompt: float | None = Field(default=None, ge=0.0)
+    """Money per million prompt tokens; with ``price_completion``, runs show their cost."""
+    price_completion: float | None = Field(default=None, ge=0.0)
+
+    @property
+    def price(self) -> "Price | None":
+        """The configured price, or None when either half is missing."""
+        from ..spend import Price
+
+        if self.price_prompt is None or self.price_completion is None:
+            return None
+        return Price(self.price_prompt, self.price_completion)
 
     @field_validator("base_url", "api_version")
     @classmethod
@@ -216,6 +235,8 @@ _EXPECTED: dict[str, str] = {
     KEY_OFFLINE_SEED: "an integer",
     KEY_JSON_MODE: "true or false",
     KEY_OFFLINE_LATENCY: "'min,max' seconds",
+    KEY_PRICE_PROMPT: "a price per million tokens, 0 or more",
+    KEY_PRICE_COMPLETION: "a price per million tokens, 0 or more",
 }
 
 
@@ -238,6 +259,8 @@ class ModelEnvironment(BaseSettings):
     offline_latency: tuple[float, float] | None = Field(default=None, validation_alias=KEY_OFFLINE_LATENCY)
     offline_seed: int | None = Field(default=None, validation_alias=KEY_OFFLINE_SEED)
     allowed_base_urls: str | None = Field(default=None, validation_alias=KEY_ALLOWED_BASE_URLS)
+    price_prompt: float | None = Field(default=None, ge=0.0, validation_alias=KEY_PRICE_PROMPT)
+    price_completion: float | None = Field(default=None, ge=0.0, validation_alias=KEY_PRICE_COMPLETION)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -284,7 +307,7 @@ class ModelEnvironment(BaseSettings):
         values: dict[str, Any] = {"provider": provider, "base_url": self.base_url, "api_version": self.api_version}
         if key.strip():
             values["api_key"] = self.api_key
-        for name in ("model", "temperature", "timeout", "json_mode", "offline_latency", "offline_seed"):
+        for name in ("model", "temperature", "timeout", "json_mode", "offline_latency", "offline_seed", "price_prompt", "price_completion"):
             if (value := getattr(self, name)) is not None:
                 values[name] = value
         if self.allowed_base_urls:

@@ -24,6 +24,17 @@ SAMPLES: dict[str, Path] = {
 
 DEFAULT_SAMPLE = "jargon"
 
+SAMPLE_QUESTIONS: dict[str, str] = {
+    "jargon": "What does hacker culture value, and how does its slang show it?",
+    "zh-tea": "茶是怎样从中国传到世界各地的？",
+}
+"""A question each sample answers well, to start the question boxes with."""
+
+
+def sample_question(name: str) -> str:
+    """The sample question of the sample ``name``; ``""`` for anything else."""
+    return SAMPLE_QUESTIONS.get(name, "")
+
 
 def sample_path(name: str) -> Path:
     """The folder of the sample called ``name``; ``KeyError`` listing the known names otherwise."""
@@ -34,4 +45,4 @@ def sample_path(name: str) -> Path:
         raise KeyError(f"No sample called {name!r}; the samples are: {known}.") from None
 
 
-__all__ = ["DEFAULT_SAMPLE", "REPO_ROOT", "SAMPLES", "SAMPLE_DATA", "sample_path"]
+__all__ = ["DEFAULT_SAMPLE", "REPO_ROOT", "SAMPLES", "SAMPLE_DATA", "SAMPLE_QUESTIONS", "sample_path", "sample_question"]

@@ -1,0 +1,77 @@
+"""What a search would cost at each level, and where its tokens come from, before any call.
+
+Level 0 of the Jargon sample maps 18 summaries yet costs 68 batches and about 449k tokens:
+the summaries are short, but every leaf claim below them and the source excerpts those claims
+cite ride along. :func:`level_costs` says so per level: the map prompt tokens of the summaries,
+the claims and the source excerpts (each counted whether or not the request includes it, so
+the page can say what switching it on or off would change), and the batches the request's own
+settings would send.
+
+Invariant: for every level, ``batches`` and ``map_prompt_tokens`` are exactly what
+:func:`graphrag_core.search.plan_batches` plans for the request at that level; the three
+section figures are estimates of the map texts alone (no prompt, no part headers).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .errors import GraphRAGError
+from .models import LEAF, Index
+from .request import GlobalSearchRequest
+from .search import plan_batches
+from .tokens import Tokenizer, get_tokenizer
+
+
+@dataclass(frozen=True)
+class LevelCost:
+    """One level's cost under a request's settings (see the module docstring)."""
+
+    level: int | str
+    summaries: int
+    batches: int | None
+    """None when the request's budgets cannot fit this level (``error`` says why)."""
+    map_prompt_tokens: int | None
+    summary_tokens: int
+    claim_tokens: int
+    source_tokens: int
+    error: str | None = None
+
+    @property
+    def model_calls(self) -> int | None:
+        """Map calls plus the reduce."""
+        return None if self.batches is None else (self.batches + 1 if self.batches else 0)
+
+
+def section_tokens(index: Index, level: int | str, tokenizer: Tokenizer) -> tuple[int, int, int]:
+    """Tokens of the summaries, the claims and the source excerpts of a level's map texts."""
+    summaries = claims = sources = 0
+    for community in index.select_communities(level):
+        alone = tokenizer.count(index.map_text(community.id, include_claims=False, include_sources=False))
+        with_claims = tokenizer.count(index.map_text(community.id, include_claims=True, include_sources=False))
+        with_sources = tokenizer.count(index.map_text(community.id, include_claims=False, include_sources=True))
+        summaries += alone
+        claims += max(0, with_claims - alone)
+        sources += max(0, with_sources - alone)
+    return summaries, claims, sources
+
+
+def level_costs(index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None) -> list[LevelCost]:
+    """Every level of ``index`` ("leaf" first, then 0, 1, ...) under ``request``'s settings."""
+    tokenizer = tokenizer or get_tokenizer(request.tokenizer)
+    levels: list[int | str] = [LEAF, *index.levels()]
+    costs: list[LevelCost] = []
+    for level in levels:
+        at_level = request.model_copy(update={"community_level": level})
+        summaries, claims, sources = section_tokens(index, level, tokenizer)
+        count = len(index.select_communities(level))
+        try:
+            _, _, estimates = plan_batches(index, at_level, seed=seed, tokenizer=tokenizer)
+        except GraphRAGError as exc:
+            costs.append(LevelCost(level, count, None, None, summaries, claims, sources, error=str(exc)))
+            continue
+        costs.append(LevelCost(level, count, len(estimates), sum(estimates), summaries, claims, sources))
+    return costs
+
+
+__all__ = ["LevelCost", "level_costs", "section_tokens"]

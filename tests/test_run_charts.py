@@ -1,0 +1,41 @@
+"""The run charts drawn for a presenter: failures never read as scores, small runs get sane axes."""
+
+from __future__ import annotations
+
+from graphrag_app import charts
+from graphrag_core.events import BatchesPlanned, MapBatchFailed, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.state import RunState
+
+
+def _state(outcomes: list[str]) -> RunState:
+    request = GlobalSearchRequest(query="q", seed=1)
+    events: list = [RunStarted(run_id="r", request=request, seed=1, model="m", tokenizer="heuristic")]
+    batches = tuple(PlannedBatch(index=i, community_ids=(str(i),), token_estimate=12_345) for i in range(len(outcomes)))
+    events.append(BatchesPlanned(batches=batches, map_prompt_budget=7488, concurrency=4))
+    for i, outcome in enumerate(outcomes):
+        events.append(MapBatchStarted(batch_index=i, attempt=1))
+        if outcome == "failed":
+            events.append(MapBatchFailed(batch_index=i, attempts=2, error="HTTP 503", error_type="RetryableModelError"))
+        else:
+            events.append(MapBatchSucceeded(batch_index=i, answer="a", usefulness=40, attempt=1, duration_s=0.1))
+    return RunState.replay(events)
+
+
+def test_failed_batches_are_marks_below_zero_not_full_height_bars() -> None:
+    figure = charts.usefulness_figure(_state(["done", "failed", "done"]))
+    failed = [trace for trace in figure.data if trace.name.startswith("failed")]
+    assert len(failed) == 1 and failed[0].type == "scatter"
+    assert all(y < 0 for y in failed[0].y)
+    assert all(max(trace.y) <= 100 for trace in figure.data if trace.type == "bar" and trace.name == "done")
+    assert 0 in figure.layout.yaxis.tickvals and min(figure.layout.yaxis.tickvals) == 0  # no tick names the lane a score
+
+
+def test_one_batch_has_one_tick_not_fractions() -> None:
+    figure = charts.usefulness_figure(_state(["done"]))
+    assert list(figure.layout.xaxis.tickvals) == [0]
+
+
+def test_big_numbers_have_thousands_separators() -> None:
+    figure = charts.usefulness_figure(_state(["done"] * 3))
+    assert "12,345" in str(figure.data[0].customdata[0])
