@@ -64,6 +64,8 @@ TABLE_COLUMNS: dict[str, str] = {
     "cache_hits": "cache hits",
     "prompt_tokens": "prompt tokens (est.)",
     "tokens_spent": "tokens spent",
+    "rating_calls": "rating calls",
+    "rating_tokens": "rating tokens",
     "communities": "communities cited",
     "duration_s": "duration (s)",
     "failed_batch_count": "failed batches",
@@ -156,10 +158,13 @@ def points_table(result: SweepResult) -> pd.DataFrame:
         row["run"] = f"{EXPLORE_URL}?run={row['run_id']}" if row.get("run_id") else None
         row["duration_s"] = round(row["duration_s"], 2)
         row["batches"] = row["batch_count"]
+        row["level"] = str(row["level"])  # leaf, 1, dynamic: one column type
         rows.append({header: row.get(name) for name, header in TABLE_COLUMNS.items()})
     table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS.values()))
     if not any(point.failed or point.failed_batch_count for point in result.points):
         table = table.drop(columns=["failed batches", "error"])  # narrow enough to read without scrolling
+    if not any(point.rating_calls for point in result.points):
+        table = table.drop(columns=["rating calls", "rating tokens"])  # no dynamic point
     return table
 
 

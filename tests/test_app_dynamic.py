@@ -199,10 +199,10 @@ def test_sweeps_page_runs_dynamic_beside_a_level(run_db: Path) -> None:
     at.run()
     at.button(key="sweep_run").click().run()
     assert not at.exception
-    points = next(f.value for f in at.dataframe if "rating_calls" in f.value.columns)
+    points = next(f.value for f in at.dataframe if "rating calls" in f.value.columns)  # readable headers (issue 14)
     assert list(points["level"].astype(str)) == ["1", "dynamic"]
-    assert points["rating_calls"].iloc[0] == 0 and points["rating_calls"].iloc[1] > 0
-    assert points["model_calls"].iloc[1] < points["model_calls"].iloc[0]  # dynamic reads fewer summaries here
+    assert points["rating calls"].iloc[0] == 0 and points["rating calls"].iloc[1] > 0
+    assert points["model calls"].iloc[1] < points["model calls"].iloc[0]  # dynamic reads fewer summaries here
 
 
 def test_live_redraws_slow_down_while_the_selection_rates() -> None:
