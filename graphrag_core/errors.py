@@ -37,6 +37,22 @@ class RatingOutputError(ModelOutputError):
     """A community rating is not valid JSON with an integer ``rating`` from 0 to 5 (dynamic selection)."""
 
 
+class JudgeOutputError(ModelOutputError):
+    """A judge's reply is not a JSON object with a ``winner`` of 1, 2 or 0 (evaluation spec section 2)."""
+
+
+class ClaimsOutputError(ModelOutputError):
+    """A claims reply is not a JSON object with a list of strings ``claims`` (evaluation spec section 4)."""
+
+
+class QuestionsOutputError(ModelOutputError):
+    """A question-generation reply is not a JSON object with the list of strings it asked for."""
+
+
+class EvaluationError(GraphRAGError, ValueError):
+    """An evaluation input is invalid: a criterion, a question set, a condition, a setting."""
+
+
 class ModelError(GraphRAGError):
     """A model call failed before it produced any text.
 

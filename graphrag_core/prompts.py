@@ -98,6 +98,96 @@ COMMUNITY_SUMMARY_USER = Template(
 $content"""
 )
 
+JUDGE_SYSTEM = Template(
+    """---Role---
+You are a fair judge comparing two answers to the same question about a corpus.
+
+---Goal---
+Decide which answer is better on the one criterion given, and only on it. The order in which \
+the answers are shown says nothing about their quality. Length alone is not quality.
+- winner is 1 when the first answer is better, 2 when the second is, 0 when they are equally good.
+- reason is one or two sentences saying why.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"winner": <1, 2 or 0>, "reason": "<why>"}"""
+)
+
+JUDGE_USER = Template(
+    """---Question---
+$question
+
+$criterion_marker
+The better answer $description.
+
+$first_marker
+$first
+$second_marker
+$second"""
+)
+
+CLAIMS_SYSTEM = Template(
+    """---Role---
+You list the factual claims an answer makes.
+
+---Goal---
+List every distinct factual claim of the answer below as a short, self-contained statement, \
+in the answer's language. Leave out opinions, questions and statements about the answer itself.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"claims": ["<claim>", "<claim>"]}"""
+)
+
+CLAIMS_USER = Template(
+    """---Answer---
+$answer"""
+)
+
+QUESTIONS_SYSTEM = Template(
+    """---Role---
+You help build a benchmark of global questions about a corpus: questions that need an \
+understanding of the whole corpus, not a fact from one passage.
+
+---Goal---
+$goal
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"$key": ["<item>", "<item>"]}"""
+)
+
+QUESTIONS_USER = Template(
+    """---Step---
+$step
+
+---Persona---
+$persona
+
+---Task---
+$task
+
+---Data---
+$description"""
+)
+
+QUESTION_GOALS = {
+    "personas": "Given the description of the corpus below, name $count different kinds of users who would "
+    "read it, each in one sentence saying who they are and why they read it.",
+    "tasks": "For the user described below, list $count different tasks they would use the corpus for, "
+    "each in one sentence.",
+    "questions": "For the user and the task below, write $count questions that need an understanding of the "
+    "whole corpus to answer (themes, comparisons, trends), in the corpus's language, each ending with a question mark.",
+}
+
+CRITERION_MARKER = "[Criterion: $name]"
+ANSWER_1_MARKER = "[Answer 1]"
+ANSWER_2_MARKER = "[Answer 2]"
+STEP_MARKER = "---Step---"
+PERSONA_MARKER = "---Persona---"
+TASK_MARKER = "---Task---"
+ANSWER_MARKER = "---Answer---"
+
 
 
 def render_map_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
@@ -129,6 +219,41 @@ def render_community_summary_messages(content: str) -> tuple[ChatMessage, ...]:
     return (
         ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute()),
         ChatMessage(role="user", content=COMMUNITY_SUMMARY_USER.substitute(content=content)),
+    )
+
+
+def render_judge_messages(question: str, criterion: str, description: str, first: str, second: str) -> tuple[ChatMessage, ...]:
+    """One judge call: the question, the criterion and two answers in the order shown.
+
+    ``[Criterion: name]``, ``[Answer 1]`` and ``[Answer 2]`` each stand on a line of their own;
+    each answer starts on the line after its marker, and the second answer ends the prompt.
+    """
+    user = JUDGE_USER.substitute(
+        question=question,
+        criterion_marker=Template(CRITERION_MARKER).substitute(name=criterion),
+        description=description,
+        first_marker=ANSWER_1_MARKER,
+        first=first,
+        second_marker=ANSWER_2_MARKER,
+        second=second,
+    )
+    return (ChatMessage(role="system", content=JUDGE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
+
+
+def render_claims_messages(answer: str) -> tuple[ChatMessage, ...]:
+    """A call that lists the factual claims of one answer."""
+    return (
+        ChatMessage(role="system", content=CLAIMS_SYSTEM.substitute()),
+        ChatMessage(role="user", content=CLAIMS_USER.substitute(answer=answer)),
+    )
+
+
+def render_question_messages(step: str, description: str, count: int, *, persona: str = "", task: str = "") -> tuple[ChatMessage, ...]:
+    """One question-generation call; ``step`` is ``personas``, ``tasks`` or ``questions`` (the reply's key)."""
+    goal = Template(QUESTION_GOALS[step]).substitute(count=count)
+    return (
+        ChatMessage(role="system", content=QUESTIONS_SYSTEM.substitute(goal=goal, key=step)),
+        ChatMessage(role="user", content=QUESTIONS_USER.substitute(step=step, persona=persona, task=task, description=description)),
     )
 
 

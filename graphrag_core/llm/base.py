@@ -10,7 +10,7 @@ from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-Purpose = Literal["map", "reduce", "summary", "rate"]
+Purpose = Literal["map", "reduce", "summary", "rate", "judge", "claims", "questions"]
 
 
 class ChatMessage(BaseModel):

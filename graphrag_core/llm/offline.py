@@ -46,6 +46,7 @@ from ..context import (
 )
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
+from .offline_eval import EVAL_PURPOSES, eval_reply
 
 OFFLINE_VERSION = 3
 """Bumped whenever the offline model's answers change, so map caches keyed by its identity
@@ -588,6 +589,8 @@ class OfflineChatModel:
 
     def reply(self, request: ChatRequest) -> str:
         """The reply text for ``request``, computed synchronously (no delay)."""
+        if request.purpose in EVAL_PURPOSES:  # judge, claims, questions: a labelled heuristic
+            return eval_reply(request)
         user = _user_message(request)
         if request.purpose == "summary":
             _, data = split_prompt_sections(user)

@@ -1,0 +1,227 @@
+"""Question sets: reading them from JSON Lines or CSV, and generating them (spec sections 3 and 5).
+
+Every error about a file names it as the user gave it and the physical line, from 1 (a CSV's
+header is line 1): ``{file}:{line}: question must not be empty.``
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..errors import EvaluationError, QuestionsOutputError
+from ..llm.base import ChatModel, ChatRequest
+from ..map import DEFAULT_MAX_ATTEMPTS, call_with_retry
+from ..models import Index
+from ..parsing import parse_json_output
+from ..prompts import render_question_messages
+from ..tokens import estimate_tokens
+
+DESCRIPTION_TOKEN_LIMIT = 3000
+"""How much of the root summaries describes the corpus to the question generator."""
+QUESTIONS_OUTPUT_RESERVE = 1024
+TAG_SEPARATOR = ";"
+"""How a CSV's ``tags`` cell separates tags."""
+
+
+class EvalQuestion(BaseModel):
+    """One question of a set; ``tags`` are free labels (generated questions carry ``persona`` and ``task``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    question: str
+    tags: dict[str, str] = Field(default_factory=dict)
+
+
+def _tags(value: Any, where: str) -> dict[str, str]:
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict) and all(isinstance(v, str | int | float) for v in value.values()):
+        return {str(k): str(v) for k, v in value.items()}
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return {v: "" for v in value}
+    if isinstance(value, str):
+        return {t.strip(): "" for t in value.split(TAG_SEPARATOR) if t.strip()}
+    raise EvaluationError(f"{where}: tags must be a list of strings or an object of strings.")
+
+
+def _question(value: Any, where: str) -> str:
+    if value is None:
+        raise EvaluationError(f"{where}: question must not be empty.")
+    if not isinstance(value, str):
+        raise EvaluationError(f"{where}: question must be a string.")
+    if not value.strip():
+        raise EvaluationError(f"{where}: question must not be empty.")
+    return value.strip()
+
+
+def _finish(rows: list[tuple[int, Any, str, dict[str, str]]], file: str) -> list[EvalQuestion]:
+    if not rows:
+        raise EvaluationError(f"{file}: the question set has no questions.")
+    seen: set[str] = set()
+    questions: list[EvalQuestion] = []
+    for n, (line, given_id, text, tags) in enumerate(rows, start=1):
+        qid = str(given_id).strip() if given_id not in (None, "") else f"q{n}"
+        if qid in seen:
+            raise EvaluationError(f"{file}:{line}: duplicate question id {qid}.")
+        seen.add(qid)
+        questions.append(EvalQuestion(id=qid, question=text, tags=tags))
+    return questions
+
+
+def parse_questions_jsonl(text: str, file: str) -> list[EvalQuestion]:
+    """Questions from JSON Lines text; blank lines are skipped."""
+    rows: list[tuple[int, Any, str, dict[str, str]]] = []
+    for line_no, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{file}:{line_no}"
+        try:
+            value = json.loads(line)
+        except ValueError as exc:
+            raise EvaluationError(f"{where}: not valid JSON: {exc}.") from None
+        if not isinstance(value, dict):
+            raise EvaluationError(f"{where}: each line must be a JSON object with a question.")
+        rows.append((line_no, value.get("id"), _question(value.get("question"), where), _tags(value.get("tags"), where)))
+    return _finish(rows, file)
+
+
+def parse_questions_csv(text: str, file: str) -> list[EvalQuestion]:
+    """Questions from CSV text with a ``question`` column (``id`` and ``tags`` optional)."""
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = [h.strip() for h in next(reader)]
+    except StopIteration:
+        raise EvaluationError(f"{file}: the question set has no questions.") from None
+    if "question" not in header:
+        raise EvaluationError(f"{file}:1: the CSV needs a question column.")
+    rows: list[tuple[int, Any, str, dict[str, str]]] = []
+    last_line = reader.line_num
+    for cells in reader:
+        line_no, last_line = last_line + 1, reader.line_num
+        if not any(c.strip() for c in cells):
+            continue
+        record = dict(zip(header, cells))
+        where = f"{file}:{line_no}"
+        rows.append((line_no, record.get("id"), _question(record.get("question", ""), where), _tags(record.get("tags"), where)))
+    return _finish(rows, file)
+
+
+def parse_questions(text: str, file: str, *, fmt: str | None = None) -> list[EvalQuestion]:
+    """Questions from text; ``fmt`` is ``jsonl`` or ``csv``, else read from ``file``'s suffix."""
+    fmt = fmt or Path(file).suffix.lower().lstrip(".")
+    if fmt in ("jsonl", "json", "ndjson"):
+        return parse_questions_jsonl(text, file)
+    if fmt == "csv":
+        return parse_questions_csv(text, file)
+    raise EvaluationError(f"{file}: a question set must be a .jsonl or .csv file.")
+
+
+def load_questions(path: str | Path) -> list[EvalQuestion]:
+    """The question set in a JSON Lines or CSV file (see :func:`parse_questions`)."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise EvaluationError(f"{file}: cannot read the question set: {exc.strerror or exc}") from None
+    return parse_questions(text, file)
+
+
+def questions_to_jsonl(questions: Sequence[EvalQuestion]) -> str:
+    return "".join(json.dumps(q.model_dump(), ensure_ascii=False) + "\n" for q in questions)
+
+
+# -- generation ---------------------------------------------------------------------------------
+
+
+def corpus_description(index: Index, *, token_limit: int = DESCRIPTION_TOKEN_LIMIT) -> str:
+    """The root communities' titles and summaries, as much as fits in ``token_limit`` tokens."""
+    roots = [c for c in index.communities if c.parent_id is None] or list(index.communities)
+    parts: list[str] = []
+    used = 0
+    for community in roots:
+        text = f"{community.title}: {community.summary.strip()}" if community.title else community.summary.strip()
+        if not text.strip():
+            continue
+        cost = estimate_tokens(text)
+        if parts and used + cost > token_limit:
+            break
+        parts.append(text)
+        used += cost
+    return "\n\n".join(parts)
+
+
+def _positive(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise EvaluationError(f"{name} must be a positive integer.")
+    return value
+
+
+def parse_string_list(raw: str, key: str) -> list[str]:
+    """The non-blank strings of ``key`` in a JSON object reply (stripped, duplicates dropped)."""
+    value = parse_json_output(raw)
+    items = value.get(key) if isinstance(value, dict) else None
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        raise QuestionsOutputError(f"Question generation output must contain a list of strings {key}.")
+    return list(dict.fromkeys(i.strip() for i in items if i.strip()))
+
+
+async def _ask_list(model: ChatModel, step: str, description: str, count: int, *, persona: str = "", task: str = "") -> list[str]:
+    request = ChatRequest(
+        purpose="questions",
+        messages=render_question_messages(step, description, count, persona=persona, task=task),
+        max_tokens=QUESTIONS_OUTPUT_RESERVE,
+    )
+
+    async def once(_: int) -> list[str]:
+        return parse_string_list((await model.complete(request)).text, step)
+
+    return (await call_with_retry(once, max_attempts=DEFAULT_MAX_ATTEMPTS))[:count]
+
+
+async def generate_questions(index: Index, model: ChatModel, personas: int = 5, tasks: int = 5, per_task: int = 5) -> list[EvalQuestion]:
+    """Global questions for ``index``, the paper's way: personas from a description of the corpus
+    (its root summaries), tasks per persona, questions per task.
+
+    Each question keeps its persona and task as tags. At most ``personas * tasks * per_task``
+    questions, duplicates dropped. A step whose reply fails twice raises its error.
+    """
+    personas, tasks, per_task = _positive("personas", personas), _positive("tasks", tasks), _positive("per_task", per_task)
+    description = corpus_description(index)
+    if not description.strip():
+        raise EvaluationError("The index has no community summaries to describe the corpus with.")
+    persona_list = await _ask_list(model, "personas", description, personas)
+    task_lists = await asyncio.gather(*(_ask_list(model, "tasks", description, tasks, persona=p) for p in persona_list))
+    pairs = [(p, t) for p, ts in zip(persona_list, task_lists) for t in ts]
+    question_lists = await asyncio.gather(
+        *(_ask_list(model, "questions", description, per_task, persona=p, task=t) for p, t in pairs)
+    )
+    questions: list[EvalQuestion] = []
+    seen: set[str] = set()
+    for (persona, task), texts in zip(pairs, question_lists):
+        for text in texts:
+            if text in seen:
+                continue
+            seen.add(text)
+            questions.append(EvalQuestion(id=f"g{len(questions) + 1}", question=text, tags={"persona": persona, "task": task}))
+    return questions
+
+
+__all__ = [
+    "EvalQuestion",
+    "corpus_description",
+    "generate_questions",
+    "load_questions",
+    "parse_questions",
+    "parse_questions_csv",
+    "parse_questions_jsonl",
+    "questions_to_jsonl",
+]
