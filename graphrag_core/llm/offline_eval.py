@@ -40,7 +40,7 @@ HEURISTIC_LABEL = "heuristic"
 _CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _TERM_RE = re.compile(rf"[{_CJK}]{{2}}|[A-Za-z][A-Za-z0-9'-]{{2,}}")
 _CRITERION_RE = re.compile(r"^\[Criterion: (?P<name>[a-z]+)\]$", re.MULTILINE)
-_CITATION_RE = re.compile(r"\[(?:Communities|Community|Data)[^\]]*\]")
+_CITATION_RE = re.compile(r"[ \t]*\[(?:Communities|Community|Data)[^\]]*\]")
 _CITED_IDS_RE = re.compile(r"\[Communities?: (?P<ids>[^\]]*)\]")
 _POINT_SPLIT_RE = re.compile(rf"(?<=[.!?。！？；])\s*|\n+")
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
@@ -58,7 +58,7 @@ def _terms(text: str) -> list[str]:
 
 
 def _points(text: str) -> list[str]:
-    cleaned = _CITATION_RE.sub(" ", text)
+    cleaned = _CITATION_RE.sub("", text)
     points = []
     for part in _POINT_SPLIT_RE.split(cleaned):
         part = _BULLET_RE.sub("", part).strip(" \t-*#")
@@ -162,9 +162,31 @@ _ZH = {
     ],
 }
 _COUNT_RE = re.compile(r"\b(\d+)\b")
+_TEMPLATE_TERMS = frozenset(
+    t for table in (_EN, _ZH) for texts in table.values() for text in texts for t in _terms(re.sub(r"\{[a-d]\}", " ", text))
+)
+
+
+_TITLE_SPLIT_RE = re.compile(r",\s*|\s+and\s+|、|与|和")
+
+
+def _topics(description: str) -> list[str]:
+    """The topic phrases of a corpus description: its paragraphs' titles (``Title: summary``),
+    split at commas and "and", then its most frequent content terms."""
+    phrases: list[str] = []
+    for paragraph in description.split("\n\n"):
+        title, sep, _ = paragraph.partition(":")
+        if not sep:
+            title, sep, _ = paragraph.partition("：")
+        if sep and len(title) <= 80:
+            phrases.extend(p.strip() for p in _TITLE_SPLIT_RE.split(title) if len(p.strip()) >= 2)
+    frequent = [t for t, _ in Counter(t for t in _terms(description) if t not in _TEMPLATE_TERMS).most_common(40)]
+    return list(dict.fromkeys([*phrases, *frequent])) or ["corpus"]
 
 
 def questions_reply(system: str, user: str) -> dict[str, object]:
+    """Personas from the description's topics; tasks from the persona's topics first; questions
+    from the task's topics first, so different personas and tasks give different items."""
     step = _section(user, STEP_MARKER, PERSONA_MARKER).strip() or "questions"
     description = _section(user, DATA_MARKER)
     persona = _section(user, PERSONA_MARKER, TASK_MARKER).strip()
@@ -172,16 +194,21 @@ def questions_reply(system: str, user: str) -> dict[str, object]:
     found = _COUNT_RE.search(system)
     count = int(found.group(1)) if found else 5
     chinese = len(re.findall(rf"[{_CJK}]", description)) > len(description) / 4
-    terms = [t for t, _ in Counter(_terms(description)).most_common(40)] or ["the corpus"]
-    # each persona/task picks its own terms, so the lists differ from one call to the next
-    offset = sum(map(ord, persona + task)) % len(terms)
-    rotated = terms[offset:] + terms[:offset]
+    top = _topics(description)
+    anchor = task if step == "questions" else persona if step == "tasks" else ""
+    own = sorted((t for t in top if t in anchor), key=anchor.find)
+    terms = list(dict.fromkeys([*own, *top]))
     templates = (_ZH if chinese else _EN).get(step, _EN["questions"])
     items: list[str] = []
-    for i in range(count):
-        pick = [rotated[(i + k * 3) % len(rotated)] for k in range(4)]
-        items.append(templates[i % len(templates)].format(a=pick[0], b=pick[1], c=pick[2], d=pick[3]))
-    return {step: list(dict.fromkeys(items))}
+    shift = sum(map(ord, persona + task)) % len(templates)
+    for i in range(count * 10):  # more tries than items, so duplicates are replaced
+        if len(items) == count:
+            break
+        pick = [terms[(i + k * 2) % len(terms)] if k else (own[i % len(own)] if own else terms[i % len(terms)]) for k in range(4)]
+        item = templates[(i + shift) % len(templates)].format(a=pick[0], b=pick[1], c=pick[2], d=pick[3])
+        if item not in items:
+            items.append(item)
+    return {step: items}
 
 
 def eval_reply(request: ChatRequest) -> str:

@@ -1,0 +1,368 @@
+"""Question sets, conditions, experiments, statistics, claims and the offline heuristic
+(evaluation spec sections 3-6)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from graphrag_core.errors import ClaimsOutputError, EvaluationError
+from graphrag_core.evaluation import (
+    CRITERIA,
+    Condition,
+    EvaluationStore,
+    ExperimentSpec,
+    claim_metrics,
+    cluster_claims,
+    estimate_experiment,
+    generate_questions,
+    holm,
+    judge_pair,
+    load_questions,
+    rouge_l_f1,
+    run_experiment,
+    wilcoxon_p,
+)
+from graphrag_core.evaluation.claims import extract_claims, parse_claims_output
+from graphrag_core.evaluation.questions import EvalQuestion
+from graphrag_core.llm.base import ChatRequest
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.llm.scripted import ScriptedChatModel
+from graphrag_core.store import RunStore
+
+from .factories import small_index
+from .test_evaluation_judge import shown
+
+
+def run(coro):
+    return asyncio.run(coro)
+
+
+# -- question sets ----------------------------------------------------------------------------------
+
+
+def test_jsonl_question_set_with_ids_tags_and_blank_lines(tmp_path: Path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": " What? ", "id": "a", "tags": ["x"]}\n\n{"question": "Why?", "tags": {"persona": "p"}}\n')
+    questions = load_questions(path)
+    assert [(q.id, q.question) for q in questions] == [("a", "What?"), ("q2", "Why?")]
+    assert questions[0].tags == {"x": ""} and questions[1].tags == {"persona": "p"}
+
+
+def test_a_blank_jsonl_question_names_the_file_as_given_and_the_physical_line(tmp_path: Path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("q.jsonl").write_text('{"question": "ok?"}\n\n{"question": "   "}\n')
+    with pytest.raises(EvaluationError, match=r"^q\.jsonl:3: question must not be empty\.$"):
+        load_questions("q.jsonl")
+    Path("missing.jsonl").write_text('{"id": "1"}\n')
+    with pytest.raises(EvaluationError, match=r"^missing\.jsonl:1: question must not be empty\.$"):
+        load_questions("missing.jsonl")
+
+
+def test_a_blank_csv_question_counts_the_header_as_line_1(tmp_path: Path):
+    path = tmp_path / "q.csv"
+    path.write_text('id,question\n1,"first\nspans two lines"\n2,\n')
+    with pytest.raises(EvaluationError, match=rf"^{path}:4: question must not be empty\.$"):
+        load_questions(str(path))
+    path.write_text("id,question,tags\n1,What?,a;b\n")
+    [question] = load_questions(path)
+    assert question.question == "What?" and question.tags == {"a": "", "b": ""}
+
+
+def test_question_set_errors_name_the_file(tmp_path: Path):
+    (tmp_path / "no.csv").write_text("id,text\n1,x\n")
+    with pytest.raises(EvaluationError, match="no.csv:1: the CSV needs a question column"):
+        load_questions(tmp_path / "no.csv")
+    (tmp_path / "bad.jsonl").write_text("{not json\n")
+    with pytest.raises(EvaluationError, match="bad.jsonl:1: not valid JSON"):
+        load_questions(tmp_path / "bad.jsonl")
+    (tmp_path / "dup.jsonl").write_text('{"id": "a", "question": "x"}\n{"id": "a", "question": "y"}\n')
+    with pytest.raises(EvaluationError, match="dup.jsonl:2: duplicate question id a"):
+        load_questions(tmp_path / "dup.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(EvaluationError, match="no questions"):
+        load_questions(tmp_path / "empty.jsonl")
+
+
+def test_the_bundled_question_sets_load():
+    root = Path(__file__).resolve().parents[1] / "sample_data"
+    for name in ("jargon", "zh-tea"):
+        questions = load_questions(root / f"{name}-questions.jsonl")
+        assert len(questions) >= 8
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in load_questions(root / "zh-tea-questions.jsonl")[0].question)
+
+
+# -- conditions -------------------------------------------------------------------------------------
+
+
+def test_conditions_parse_aliases_and_validate_through_the_request():
+    condition = Condition.parse("C0:level=0,map_budget=3000,strategy=stop,claims=false")
+    assert condition.name == "C0"
+    assert condition.overrides == {"community_level": 0, "map_token_budget": 3000, "reduce_strategy": "stop", "include_claims": False}
+    assert Condition.parse("leafy:level=leaf").overrides == {"community_level": "leaf"}
+    with pytest.raises(EvaluationError, match=r"Condition bad: community_level must be \"leaf\" or a non-negative integer\."):
+        Condition.parse("bad:level=-1")
+    with pytest.raises(EvaluationError, match="Condition x: unknown request field colour"):
+        Condition.parse("x:colour=red")
+    with pytest.raises(EvaluationError, match="Condition x: expected key=value"):
+        Condition.parse("x:level")
+
+
+def test_spec_validation():
+    questions = [EvalQuestion(id="1", question="q")]
+    with pytest.raises(EvaluationError, match="unique"):
+        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="a")])
+    with pytest.raises(EvaluationError, match="two conditions"):
+        ExperimentSpec(questions=questions, conditions=[Condition(name="a")], seeds=[1])
+    with pytest.raises(EvaluationError, match=r"^Unknown evaluation criterion: x\.$"):
+        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="b")], criteria=["x"])
+    with pytest.raises(EvaluationError, match=r"^repeats must be a positive integer\.$"):
+        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="b")], repeats=0)
+
+
+# -- statistics -------------------------------------------------------------------------------------
+
+
+def test_holm_matches_the_textbook_example():
+    adjusted = holm([0.01, 0.04, 0.03, None])
+    assert adjusted[3] is None
+    assert adjusted[0] == pytest.approx(0.03)  # 3 * 0.01
+    assert adjusted[2] == pytest.approx(0.06)  # 2 * 0.03
+    assert adjusted[1] == pytest.approx(0.06)  # max(1 * 0.04, 0.06): monotone
+    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
+
+
+def test_wilcoxon_against_50():
+    from scipy.stats import wilcoxon
+
+    scores = [100, 100, 75, 100, 50, 100, 0, 100]
+    assert wilcoxon_p(scores) == pytest.approx(wilcoxon([s - 50 for s in scores]).pvalue)
+    assert wilcoxon_p([50, 50]) == 1.0
+    assert wilcoxon_p([]) is None
+
+
+# -- experiments ------------------------------------------------------------------------------------
+
+
+def _answers_by_level(request: ChatRequest) -> str:
+    """Map: usefulness 80 for every batch. Reduce: a longer answer from more map answers."""
+    if request.purpose == "map":
+        return json.dumps({"answer": "point", "usefulness": 80})
+    content = request.messages[-1].content
+    ids = [i for line in content.splitlines() if "Community IDs:" in line for i in line.split("Community IDs:")[1].strip(" ]").split(",")]
+    return json.dumps({"answer": "detail " * len(ids)})
+
+
+def _longer_wins(request: ChatRequest) -> dict:
+    first, second = shown(request)
+    if len(first) == len(second):
+        return {"winner": 0}
+    return {"winner": 1 if len(first) > len(second) else 2, "reason": "longer"}
+
+
+def _spec(**fields) -> ExperimentSpec:
+    questions = [EvalQuestion(id=f"q{i}", question=f"What about topic {i}?") for i in range(1, 5)]
+    conditions = [Condition.parse("C0:level=0"), Condition.parse("C2:level=2")]
+    return ExperimentSpec(**{"questions": questions, "conditions": conditions, "seeds": [1, 2], **fields})
+
+
+def test_the_longer_condition_wins_100_and_aa_is_50(tmp_path: Path):
+    answerer, judge = ScriptedChatModel(_answers_by_level), ScriptedChatModel(_longer_wins)
+    result = run(run_experiment(small_index(), _spec(), answerer, judge, store=EvaluationStore(tmp_path / "e.sqlite")))
+    for criterion in CRITERIA:
+        assert result.win_rate(criterion, "C2", "C0").win_rate == 100.0  # level 2 has more batches
+        assert result.win_rate(criterion, "C0", "C2").win_rate == 0.0
+        assert result.win_rate(criterion, "C0", "C0").win_rate == 50.0  # A/A
+        assert result.win_rate(criterion, "C2", "C0").judgments == 8  # 4 questions x 2 seeds
+        assert result.win_rate(criterion, "C2", "C0").questions == 4
+    assert len(result.answers) == 2 * 4 * 2
+    assert all(a.status == "completed" for a in result.answers)
+    # (4 questions x 2 seeds x 1 pair + 4 questions x 2 conditions A/A) x 2 orders x 4 criteria
+    assert result.judge_calls == (8 + 8) * 2 * 4
+    assert judge.calls < result.judge_calls  # the same prompt (same answers) is judged once, then reused
+    assert not result.heuristic_judge
+
+
+def test_a_position_biased_judge_gives_50_everywhere():
+    result = run(run_experiment(small_index(), _spec(seeds=[1]), ScriptedChatModel(_answers_by_level), ScriptedChatModel('{"winner": 1}')))
+    rates = [w for w in result.win_rates]
+    assert rates and all(w.win_rate == 50.0 for w in rates)
+    assert all(w.p_value == 1.0 for w in rates)
+
+
+def test_p_values_are_holm_corrected_per_criterion():
+    spec = _spec(seeds=[1], conditions=[Condition.parse("C0:level=0"), Condition.parse("C1:level=1"), Condition.parse("C2:level=2")])
+    result = run(run_experiment(small_index(), spec, ScriptedChatModel(_answers_by_level), ScriptedChatModel(_longer_wins)))
+    rates = [w for w in result.win_rates if w.criterion == "diversity" and w.row < w.col]
+    raw = [w.p_value for w in rates]
+    assert [w.p_holm for w in rates] == pytest.approx(holm(raw))
+
+
+def test_cost_per_condition_and_share_of_the_most_expensive():
+    result = run(run_experiment(small_index(), _spec(seeds=[1]), ScriptedChatModel(_answers_by_level), ScriptedChatModel('{"winner": 0}')))
+    c0, c2 = result.costs
+    assert (c0.summaries, c2.summaries) == (1, 3)  # one root; three non-blank leaves (and one blank)
+    assert c0.calls["map"] == c0.batches and c0.calls["reduce"] == 1
+    assert c2.total_prompt_tokens > c0.total_prompt_tokens
+    assert c2.share == 1.0 and 0 < c0.share < 1
+    assert c0.share == pytest.approx(c0.total_prompt_tokens / c2.total_prompt_tokens)
+
+
+def test_an_interrupted_experiment_resumes_with_only_what_is_missing(tmp_path: Path):
+    store = EvaluationStore(tmp_path / "e.sqlite")
+    spec = _spec(seeds=[1])
+    calls = {"n": 0}
+
+    def stop_after_some() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 8  # 8 answers, then stop before any judgment
+
+    first = run(run_experiment(small_index(), spec, ScriptedChatModel(_answers_by_level), ScriptedChatModel(_longer_wins), store=store, should_stop=stop_after_some))
+    assert first.stopped and len(first.answers) == 8 and not first.judgments
+    answerer, judge = ScriptedChatModel(_answers_by_level), ScriptedChatModel(_longer_wins)
+    second = run(run_experiment(small_index(), spec, answerer, judge, store=store))
+    assert answerer.calls == 0  # every answer was kept
+    assert judge.calls == 4 * 2 * 4
+    third_judge = ScriptedChatModel(_longer_wins)
+    third = run(run_experiment(small_index(), spec, ScriptedChatModel(_answers_by_level), third_judge, store=store))
+    assert third_judge.calls == 0
+    assert third.win_rates == second.win_rates
+    assert store.get_experiment(second.id) is not None
+
+
+def test_failed_answers_are_kept_and_not_judged(tmp_path: Path):
+    def level0_fails(request: ChatRequest) -> str:
+        if request.purpose == "map" and "Everything about hackers" in request.prompt_text:
+            return "not json"
+        return _answers_by_level(request)
+
+    result = run(run_experiment(small_index(), _spec(seeds=[1]), ScriptedChatModel(level0_fails), ScriptedChatModel('{"winner": 1}')))
+    failed = [a for a in result.answers if a.status == "failed"]
+    assert failed and all(a.condition == "C0" and a.error == "Every Global Map batch failed." for a in failed)
+    assert all(j.skipped and "answer failed" in j.skipped for j in result.judgments)
+    assert result.win_rate("diversity", "C2", "C0").win_rate is None
+
+
+def test_answers_go_to_the_run_store_with_a_label(tmp_path: Path):
+    runs = RunStore(tmp_path / "runs.sqlite")
+    result = run(run_experiment(small_index(), _spec(seeds=[1]), ScriptedChatModel(_answers_by_level), ScriptedChatModel('{"winner": 1}'), run_store=runs))
+    record = runs.get(result.answers[0].run_id)
+    assert record is not None and record.label.startswith(f"eval {result.id[:8]} · C0 · q1 · seed 1")
+
+
+def test_the_estimate_counts_answer_judge_and_claims_calls():
+    spec = _spec(seeds=[1, 2], claims=True)
+    estimate = estimate_experiment(small_index(), spec)
+    assert estimate["judge_calls"] == (1 * 2 + 2 * 1) * 4 * 2 * 4
+    assert estimate["claims_calls"] == 2 * 4 * 2
+    answerer = ScriptedChatModel(_answers_by_level)
+    run(run_experiment(small_index(), spec, answerer, OfflineChatModel()))
+    assert estimate["answer_calls"] == answerer.calls
+
+
+# -- claims -----------------------------------------------------------------------------------------
+
+
+def test_rouge_l_and_single_linkage():
+    assert rouge_l_f1("the cat sat on the mat", "the cat sat on the mat") == 1.0
+    assert rouge_l_f1("a b c d", "a b x y") == pytest.approx(0.5)
+    assert rouge_l_f1("", "x") == 0.0
+    # a~b and b~c link a and c (single linkage) though a and c are far apart
+    a, b, c = "one two three four", "one two three five", "six two three five"
+    assert rouge_l_f1(a, c) < 0.6
+    assert len(cluster_claims([a, b, c], threshold=0.6)) == 1
+    assert len(cluster_claims([a, "seven eight nine ten"], threshold=0.5)) == 2
+
+
+def test_chinese_is_compared_by_characters():
+    assert rouge_l_f1("绿茶不发酵", "绿茶不经发酵") == pytest.approx(2 * (5 / 5) * (5 / 6) / (5 / 5 + 5 / 6))
+    assert rouge_l_f1("红茶全发酵", "绿茶不发酵") == pytest.approx(0.6)  # 茶, 发, 酵
+    metrics = claim_metrics(["绿茶不发酵", "绿茶不经发酵", "红茶全发酵", "绿茶不发酵 "], threshold=0.7)
+    assert metrics.comprehensiveness == 3
+    assert metrics.diversity == 2
+
+
+def test_threshold_range():
+    with pytest.raises(EvaluationError, match="threshold must be between 0.5 and 0.8"):
+        claim_metrics(["a"], threshold=0.9)
+
+
+def test_claims_parsing_and_extraction():
+    assert parse_claims_output('{"claims": [" a ", "", "b"]}') == ["a", "b"]
+    with pytest.raises(ClaimsOutputError):
+        parse_claims_output('{"claims": "a"}')
+    model = ScriptedChatModel('{"claims": ["x"]}')
+    claims, _ = run(extract_claims("Some answer.", model))
+    assert claims == ["x"] and model.requests[0].purpose == "claims"
+
+
+def test_experiment_with_claims_reports_per_condition_metrics():
+    result = run(run_experiment(small_index(), _spec(seeds=[1], claims=True), OfflineChatModel(), OfflineChatModel()))
+    assert {c.condition for c in result.claims} == {"C0", "C2"}
+    assert all(a.claims is not None for a in result.answers)
+
+
+# -- question generation ----------------------------------------------------------------------------
+
+
+def test_generate_questions_keeps_persona_and_task_as_tags():
+    def script(request: ChatRequest) -> dict:
+        user = request.messages[-1].content
+        if "---Step---\npersonas" in user:
+            return {"personas": ["P1", "P2", "P3"]}
+        if "---Step---\ntasks" in user:
+            persona = user.split("---Persona---\n")[1].split("\n")[0]
+            return {"tasks": [f"{persona}-T1", f"{persona}-T2"]}
+        task = user.split("---Task---\n")[1].split("\n")[0]
+        return {"questions": [f"{task} Q1?", f"{task} Q2?", f"{task} Q3?"]}
+
+    model = ScriptedChatModel(script)
+    questions = run(generate_questions(small_index(), model, personas=2, tasks=2, per_task=2))
+    assert len(questions) == 2 * 2 * 2
+    assert questions[0].question == "P1-T1 Q1?" and questions[0].tags == {"persona": "P1", "task": "P1-T1"}
+    assert {r.purpose for r in model.requests} == {"questions"}
+    assert "Hacker culture" in model.requests[0].prompt_text  # the root summary describes the corpus
+    with pytest.raises(EvaluationError, match="personas must be a positive integer"):
+        run(generate_questions(small_index(), model, personas=0))
+
+
+# -- offline heuristic ------------------------------------------------------------------------------
+
+
+def test_offline_judge_is_position_blind_and_ties_identical_answers():
+    model = OfflineChatModel()
+    same = run(judge_pair("What are hackers like?", "Hackers explore systems.", "Hackers explore systems.", model))
+    assert same.scores == {c: 50.0 for c in CRITERIA}
+    assert all(c.winner == 0 for c in same.calls)
+    rich = "Hackers explore systems [Communities: 4]. Wizards know complex software [Communities: 3]. Kludges are ugly fixes [Communities: 5]."
+    judgment = run(judge_pair("What are hackers like?", rich, "Hackers.", model))
+    for call in judgment.calls:
+        assert call.reason.startswith("heuristic")
+    # each criterion's two calls agree on the answer, whatever its position
+    for criterion in CRITERIA:
+        ab, ba = [c for c in judgment.calls if c.criterion == criterion]
+        assert ab.score_a == ba.score_a
+    assert judgment.scores["comprehensiveness"] == 100.0
+    assert judgment.scores["directness"] == 0.0  # the paper's control favours the short answer
+
+
+def test_offline_claims_and_questions():
+    claims, _ = run(extract_claims("Hackers explore systems [Communities: 4]. Wizards know software.", OfflineChatModel()))
+    assert claims == ["Hackers explore systems.", "Wizards know software."]
+    from graphrag_core.index import load_index
+    from graphrag_core.samples import sample_path
+
+    questions = run(generate_questions(load_index(sample_path("jargon")), OfflineChatModel(), personas=2, tasks=2, per_task=3))
+    assert len(questions) == 12 and all(q.question.endswith("?") for q in questions)
+    assert len({q.question for q in questions}) == len(questions)
+    assert all(set(q.tags) == {"persona", "task"} for q in questions)
+
+
+def test_offline_experiment_aa_is_exactly_50():
+    spec = ExperimentSpec(questions=[EvalQuestion(id="1", question="What are the main themes?")], conditions=[Condition(name="leaf")], seeds=[1, 2])
+    result = run(run_experiment(small_index(), spec, OfflineChatModel(), OfflineChatModel()))
+    assert result.heuristic_judge
+    assert all(w.win_rate == 50.0 for w in result.win_rates)
