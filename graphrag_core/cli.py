@@ -1,6 +1,7 @@
 """The ``graphrag-explorer`` command line (also ``python -m graphrag_core``).
 
 Subcommands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
+``eval`` (conditions judged head to head over a question set, :mod:`graphrag_core.eval_cli`),
 ``inspect`` (what an index holds, level by level), ``import`` (a Microsoft GraphRAG output
 folder to the native format) and ``runs`` (the stored run history).
 
@@ -204,6 +205,10 @@ def build_parser() -> argparse.ArgumentParser:
     grid.add_argument("--point-concurrency", type=_int_or_text, default=1, help="grid points run at once (default 1)")
     sweep.add_argument("--out", type=Path, default=None, metavar="FILE", help="write FILE.csv or FILE.json (default: CSV on stdout)")
     sweep.set_defaults(handler=cmd_sweep)
+
+    from .eval_cli import add_eval_parser  # its own module: ``eval`` (evaluation spec)
+
+    add_eval_parser(sub)
 
     inspect = sub.add_parser("inspect", help="statistics of an index, level by level")
     inspect.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")

@@ -107,7 +107,7 @@ def parse_questions_csv(text: str, file: str) -> list[EvalQuestion]:
     last_line = reader.line_num
     for cells in reader:
         line_no, last_line = last_line + 1, reader.line_num
-        if not any(c.strip() for c in cells):
+        if not cells:  # an empty physical line; a row of empty cells is a blank question
             continue
         record = dict(zip(header, cells))
         where = f"{file}:{line_no}"

@@ -1,0 +1,165 @@
+"""An experiment as a Markdown report and as CSV tables (pure functions of the result).
+
+Scores made by the offline heuristic are labelled as heuristic, never as an LLM's judgement.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+
+from .experiment import ExperimentResult, WinRate
+
+HEURISTIC_NOTE = (
+    "Judged by the offline **heuristic** (text statistics, position-blind), not by an LLM: "
+    "use it to check the pipeline, not to decide which condition answers better."
+)
+WIN_RATE_FIELDS = ("criterion", "row", "col", "win_rate", "judgments", "questions", "p_value", "p_holm")
+
+
+def judge_label(result: ExperimentResult) -> str:
+    return f"{result.judge} (heuristic)" if result.heuristic_judge else result.judge
+
+
+def _number(value: float | None, digits: int = 1) -> str:
+    return "–" if value is None else f"{value:.{digits}f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "–"
+    return "<0.001" if value < 0.001 else f"{value:.3f}"
+
+
+def _cell(value: object) -> str:
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return lines
+
+
+def win_rate_matrix(result: ExperimentResult, criterion: str) -> tuple[list[str], list[list[WinRate | None]]]:
+    """The condition names and, per row, the row's win rate over each column (``None`` where
+    nothing was judged; the diagonal is the A/A check when the experiment has one)."""
+    names = [c.name for c in result.spec.conditions]
+    return names, [[result.win_rate(criterion, r, c) for c in names] for r in names]
+
+
+def significance_mark(rate: WinRate | None) -> str:
+    if rate is None or rate.p_holm is None:
+        return ""
+    return "**" if rate.p_holm < 0.01 else "*" if rate.p_holm < 0.05 else ""
+
+
+def to_markdown(result: ExperimentResult) -> str:
+    spec = result.spec
+    lines = [f"# Evaluation {result.id}", ""]
+    if result.heuristic_judge:
+        lines += [f"> {HEURISTIC_NOTE}", ""]
+    if result.stopped:
+        lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
+    lines += [
+        f"- Index: {result.index_name}" + (f" ({result.index_path})" if result.index_path else ""),
+        f"- Answering model: {result.model}",
+        f"- Judge: {judge_label(result)}",
+        f"- Questions: {len(spec.questions)}; seeds: {', '.join(map(str, spec.seeds))}; repeats: {spec.repeats}",
+        f"- Criteria: {', '.join(spec.criteria)}",
+        f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",
+        f"- Duration: {result.duration_s:.1f} s",
+        "",
+        "## Conditions",
+        "",
+        *_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
+        "",
+        "## Win rates",
+        "",
+        "Each cell is how often the **row** beat the **column** (mean score, 100 = always, 50 = even), "
+        "with the two-sided Wilcoxon signed-rank p-value of the per-question scores against 50, "
+        "Holm-corrected across the pairs of each criterion (* p < 0.05, ** p < 0.01). "
+        "The diagonal is the A/A check (a condition against itself across seeds): it should be near 50.",
+        "",
+    ]
+    for criterion in spec.criteria:
+        names, matrix = win_rate_matrix(result, criterion)
+        lines += [f"### {criterion}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
+        rows = []
+        for name, cells in zip(names, matrix):
+            rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
+        lines += _table(["row beats column", *names], rows) + [""]
+    lines += ["## Cost per answer", "", "Mean per answer; the share is of the most expensive condition's prompt tokens.", ""]
+    purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
+    header = ["condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes), "prompt tokens", "share"]
+    rows = [
+        [
+            c.condition,
+            c.answers,
+            c.failed,
+            _number(c.summaries),
+            _number(c.batches),
+            *(_number(c.calls.get(p, 0.0)) for p in purposes),
+            *(f"{c.prompt_tokens.get(p, 0.0):,.0f}" for p in purposes),
+            f"{c.total_prompt_tokens:,.0f}",
+            "–" if c.share is None else f"{100 * c.share:.1f}%",
+        ]
+        for c in result.costs
+    ]
+    lines += _table(header, rows) + [""]
+    if result.claims:
+        lines += [
+            "## Claims",
+            "",
+            f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {spec.claim_threshold} (diversity) per answer"
+            + (", claims listed by the heuristic." if result.heuristic_judge else "."),
+            "",
+            *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+            "",
+        ]
+    failed = [a for a in result.answers if a.status == "failed"]
+    if failed:
+        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+    lines += ["## Questions", "", *_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
+    return "\n".join(lines)
+
+
+def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def win_rates_csv(result: ExperimentResult) -> str:
+    """One row per criterion and ordered pair (A/A rows have row == col), plus the judge label."""
+    return _csv(
+        [*WIN_RATE_FIELDS, "judge"],
+        [[getattr(w, f) if getattr(w, f) is not None else "" for f in WIN_RATE_FIELDS] + [judge_label(result)] for w in result.win_rates],
+    )
+
+
+def costs_csv(result: ExperimentResult) -> str:
+    purposes = sorted({p for c in result.costs for p in c.prompt_tokens})
+    header = ["condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes), "prompt_tokens", "share"]
+    rows = [
+        [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share]
+        for c in result.costs
+    ]
+    return _csv(header, rows)
+
+
+def judgments_csv(result: ExperimentResult) -> str:
+    """One row per judgment and criterion: A's and B's scores and the judge's reasons."""
+    rows = []
+    for j in result.judgments:
+        for criterion in result.spec.criteria:
+            score = j.judgment.scores.get(criterion) if j.judgment else None
+            reasons = " | ".join(c.reason or "" for c in (j.judgment.calls if j.judgment else []) if c.criterion == criterion and c.reason)
+            rows.append([j.row, j.col, j.question_id, j.seed_a, j.seed_b, criterion, "" if score is None else score, "" if score is None else 100 - score, j.skipped or "", reasons])
+    return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
+
+
+__all__ = ["HEURISTIC_NOTE", "costs_csv", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
