@@ -138,8 +138,11 @@ def test_holm_matches_the_textbook_example():
 def test_wilcoxon_against_50():
     from scipy.stats import wilcoxon
 
-    scores = [100, 100, 75, 100, 50, 100, 0, 100]
-    assert wilcoxon_p(scores) == pytest.approx(wilcoxon([s - 50 for s in scores]).pvalue)
+    tied = [100, 100, 75, 100, 50, 100, 0, 100]
+    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied], method="approx").pvalue)
+    distinct = [100, 90, 75, 60, 45, 20]
+    assert wilcoxon_p(distinct) == pytest.approx(wilcoxon([s - 50 for s in distinct], method="exact").pvalue)
+    assert wilcoxon_p([100] * 10) < 0.01
     assert wilcoxon_p([50, 50]) == 1.0
     assert wilcoxon_p([]) is None
 

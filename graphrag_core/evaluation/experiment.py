@@ -324,8 +324,8 @@ class ExperimentResult(BaseModel):
 
 
 def wilcoxon_p(scores: Sequence[float]) -> float | None:
-    """Two-sided Wilcoxon signed-rank p-value of ``scores`` against 50; 1.0 when every score is
-    50, ``None`` with no scores."""
+    """Two-sided Wilcoxon signed-rank p-value of ``scores`` against 50 (zero differences dropped,
+    Wilcoxon's way); 1.0 when every score is 50, ``None`` with no scores."""
     if not scores:
         return None
     differences = [s - 50.0 for s in scores]
@@ -333,9 +333,13 @@ def wilcoxon_p(scores: Sequence[float]) -> float | None:
         return 1.0
     from scipy.stats import wilcoxon
 
+    nonzero = [abs(d) for d in differences if abs(d) >= 1e-12]
+    # exact when it is defined (no zeros, no ties, n <= 50); else the normal approximation with
+    # tie correction. (scipy's "auto" would run a slow permutation test on small tied samples.)
+    exact = len(nonzero) == len(differences) and len(set(nonzero)) == len(nonzero) and len(nonzero) <= 50
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        p = float(wilcoxon(differences, alternative="two-sided").pvalue)
+        p = float(wilcoxon(differences, alternative="two-sided", method="exact" if exact else "approx").pvalue)
     return p if p == p else 1.0
 
 
