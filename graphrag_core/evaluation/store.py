@@ -38,30 +38,33 @@ _SCHEMA = (
 class EvaluationStore:
     """Answers, judge calls, claims and finished experiments in one SQLite file.
 
-    Each operation opens its own short-lived connection, so one instance may be shared by
-    threads (the app's worker and its script thread).
+    One connection per instance, used under a lock, so an instance may be shared by threads
+    (the app's worker and its script thread); other processes may use the same file (WAL).
+    A connection per operation would checkpoint the WAL on every close: 30 ms per judge call.
     """
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._connection = sqlite3.connect(self.path, timeout=SQLITE_TIMEOUT_S, check_same_thread=False)
         with self._connect() as connection:
             connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")  # WAL + NORMAL: safe on a crash, no fsync per call
             for statement in _SCHEMA:
                 connection.execute(statement)
 
     def __repr__(self) -> str:
         return f"EvaluationStore({str(self.path)!r})"
 
+    def close(self) -> None:
+        with self._lock:
+            self._connection.close()
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        connection = sqlite3.connect(self.path, timeout=SQLITE_TIMEOUT_S)
-        try:
-            with connection:
-                yield connection
-        finally:
-            connection.close()
+        with self._lock, self._connection:  # commits on success, rolls back on error
+            yield self._connection
 
     def _get(self, table: str, column: str, key: str) -> str | None:
         with self._connect() as connection:
@@ -69,7 +72,7 @@ class EvaluationStore:
         return None if row is None else str(row[0])
 
     def _put(self, table: str, column: str, key: str, text: str) -> None:
-        with self._lock, self._connect() as connection:
+        with self._connect() as connection:
             connection.execute(f"INSERT OR REPLACE INTO {table} (key, {column}, created_at) VALUES (?, ?, ?)", (key, text, time.time()))
 
     # answers
@@ -100,7 +103,7 @@ class EvaluationStore:
 
     # finished experiments
     def save_experiment(self, result: ExperimentResult) -> None:
-        with self._lock, self._connect() as connection:
+        with self._connect() as connection:
             connection.execute(
                 "INSERT OR REPLACE INTO experiments (id, result, created_at) VALUES (?, ?, ?)",
                 (result.id, result.model_dump_json(), time.time()),
