@@ -25,6 +25,7 @@ PAGE_SPECS: tuple[PageSpec, ...] = (
     PageSpec("pages/compare.py", "Compare", ":material/compare_arrows:", "compare"),
     PageSpec("pages/index_browser.py", "Index browser", ":material/folder_open:", "index_browser"),
     PageSpec("pages/sweeps.py", "Sweeps", ":material/tune:", "sweeps"),
+    PageSpec("pages/evaluate.py", "Evaluate", ":material/scoreboard:", "evaluate"),
 )
 
 

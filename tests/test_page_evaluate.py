@@ -1,0 +1,125 @@
+"""The Evaluate page under AppTest: offline experiment end to end, estimate, errors, shared URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from graphrag_app.eval_charts import p_value_rows, win_rate_heatmap
+from graphrag_app.navigation import PAGE_SPECS
+from graphrag_app.settings import ENV_DB
+from graphrag_core.evaluation import EvaluationStore
+from graphrag_core.store import RunStore
+
+ROOT = Path(__file__).resolve().parents[1]
+EVALUATE = str(ROOT / "pages" / "evaluate.py")
+TIMEOUT = 120
+
+
+@pytest.fixture
+def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "runs.sqlite3"
+    monkeypatch.setenv(ENV_DB, str(path))
+    monkeypatch.setenv("GRAPHRAG_EXPLORER_CACHE", str(tmp_path / "cache.sqlite3"))
+    return path
+
+
+def page() -> AppTest:
+    return AppTest.from_file(EVALUATE, default_timeout=TIMEOUT)
+
+
+def setup_small(at: AppTest) -> AppTest:
+    at.selectbox(key="eval_index").set_value("zh-tea").run()
+    at.text_input(key="eval_seeds").input("1")
+    at.multiselect(key="eval_criteria").set_value(["comprehensiveness", "directness"])
+    return at.run()
+
+
+def test_the_page_is_in_the_navigation():
+    assert any(spec.path == "pages/evaluate.py" and spec.url_path == "evaluate" for spec in PAGE_SPECS)
+
+
+def test_an_offline_experiment_end_to_end(db: Path):
+    at = setup_small(page().run())
+    assert not at.exception
+    estimate = [c.value for c in at.caption if "model calls" in c.value]
+    assert estimate and "40 to judge (10 judgments)" in estimate[0]  # 10 questions x 1 pair x 2 orders x 2 criteria
+    at.button(key="eval_start").click().run()
+    assert not at.exception, at.exception
+    assert len(at.get("plotly_chart")) == 3  # two heatmaps, one cost chart
+    assert any("heuristic" in i.value for i in at.info)
+    assert len(at.get("download_button")) >= 4
+    assert at.query_params["experiment"]
+    # answers' runs were saved for Compare and Provenance
+    assert len(RunStore(db)) == 20
+    # shared by URL: a fresh session with ?experiment= shows the same result
+    shared = page()
+    shared.query_params["experiment"] = at.query_params["experiment"][0] if isinstance(at.query_params["experiment"], list) else at.query_params["experiment"]
+    shared.run()
+    assert not shared.exception
+    assert any(s.value.startswith("Experiment ") for s in shared.subheader)
+
+
+def test_drill_down_shows_both_answers_and_the_judge_calls(db: Path):
+    at = setup_small(page().run())
+    at.button(key="eval_start").click().run()
+    at.selectbox(key="eval_dd_row").set_value("leaf")
+    at.selectbox(key="eval_dd_col").set_value("C0")
+    at.selectbox(key="eval_dd_criterion").set_value("directness").run()
+    assert not at.exception
+    calls = [f.value for f in at.dataframe if "shown first" in f.value.columns]
+    assert calls and len(calls[0]) == 2 and set(calls[0]["shown first"]) == {"C0", "leaf"}
+    assert all(r.startswith("heuristic") for r in calls[0]["reason"])
+
+
+def test_bad_conditions_and_seeds_are_shown_and_block_the_start(db: Path):
+    at = page().run()
+    at.text_area(key="eval_conditions").input("C0: level=zero\nleaf: level=leaf").run()
+    assert any("Condition C0" in w.value for w in at.warning)
+    assert at.button(key="eval_start").disabled
+    at.text_area(key="eval_conditions").input("C0: level=0").run()
+    at.text_input(key="eval_seeds").input("1").run()
+    assert any("two conditions" in w.value for w in at.warning)
+    at.multiselect(key="eval_criteria").set_value([]).run()
+    assert at.button(key="eval_start").disabled
+
+
+def test_generated_questions_carry_persona_and_task(db: Path):
+    at = page().run()
+    at.selectbox(key="eval_index").set_value("zh-tea").run()
+    at.radio(key="eval_source").set_value("generate").run()
+    at.button(key="eval_generate").click().run()
+    assert not at.exception
+    table = [f.value for f in at.dataframe if "tags" in f.value.columns]
+    assert table and all("persona=" in t and "task=" in t for t in table[0]["tags"])
+
+
+def test_an_unknown_shared_experiment_is_reported(db: Path):
+    EvaluationStore(db.parent / "evaluations.sqlite3")
+    at = page()
+    at.query_params["experiment"] = "nope"
+    at.run()
+    assert not at.exception
+    assert any("No finished experiment nope" in w.value for w in at.warning)
+
+
+def test_heatmap_rows_beat_columns():
+    import asyncio
+
+    from graphrag_core.evaluation import Condition, ExperimentSpec, run_experiment
+    from graphrag_core.evaluation.questions import EvalQuestion
+    from graphrag_core.llm.scripted import ScriptedChatModel
+
+    from .factories import small_index
+    from .test_evaluation_experiment import _answers_by_level, _longer_wins
+
+    spec = ExperimentSpec(questions=[EvalQuestion(id="1", question="q?"), EvalQuestion(id="2", question="r?")], conditions=[Condition.parse("C0:level=0"), Condition.parse("C2:level=2")], seeds=[1], criteria=["diversity"])
+    result = asyncio.run(run_experiment(small_index(), spec, ScriptedChatModel(_answers_by_level), ScriptedChatModel(_longer_wins)))
+    figure = win_rate_heatmap(result, "diversity")
+    z = figure.data[0].z
+    assert list(figure.data[0].y) == ["C0", "C2"] and z[1][0] == 100.0 and z[0][1] == 0.0
+    assert "row beats column" in figure.layout.title.text
+    rows = p_value_rows(result)
+    assert len(rows) == 1 and rows[0]["row"] == "C0"
