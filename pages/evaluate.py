@@ -43,6 +43,7 @@ from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
+from graphrag_core.samples import SAMPLES
 from graphrag_core.store import RunStore
 
 ensure_app_navigation()
@@ -221,8 +222,7 @@ def draw_drilldown(result: ExperimentResult, app: AppSettings) -> None:
                 links = [f"[:material/travel_explore: Open the run](./?{urlencode({RUN_PARAM: answer.run_id})})"]
                 cited = first_cited_community(app, answer.run_id)
                 if cited is not None:
-                    index_key = str(st.session_state.get(INDEX_KEY, ""))
-                    links.append(f"[:material/account_tree: Provenance of community {escape_markdown(cited)}]({provenance_url(index_key, cited, answer.run_id)})")
+                    links.append(f"[:material/account_tree: Provenance of community {escape_markdown(cited)}]({provenance_url(index_key_of(result), cited, answer.run_id)})")
                 st.markdown(" · ".join(links))
     if len(run_ids) == 2 and run_ids[0] != run_ids[1]:
         st.markdown(f"[:material/compare_arrows: Compare the two runs](compare?{urlencode({'runs': ','.join(run_ids)})})")
@@ -247,6 +247,16 @@ def draw_drilldown(result: ExperimentResult, app: AppSettings) -> None:
             width="stretch",
             key="eval_dd_calls",
         )
+
+
+def index_key_of(result: ExperimentResult) -> str:
+    """The index key (a sample's name, else the folder) the experiment ran on, for links and the picker."""
+    if result.index_path:
+        for name, path in SAMPLES.items():
+            if Path(result.index_path).resolve() == Path(path).resolve():
+                return name
+        return result.index_path
+    return str(st.session_state.get(INDEX_KEY, ""))
 
 
 def first_cited_community(app: AppSettings, run_id: str) -> str | None:
@@ -308,6 +318,11 @@ if shared and (not isinstance(kept, ExperimentResult) or kept.id != shared):
         st.warning(f"No finished experiment {escape_markdown(shared)} in {escape_markdown(str(eval_store_path(app)))}.", icon=":material/link_off:")
     else:
         st.session_state[RESULT_KEY] = loaded
+        if index_key_of(loaded) in SAMPLES:  # open the form on the experiment's index and settings
+            st.session_state[INDEX_KEY] = index_key_of(loaded)
+        st.session_state[CONDITIONS_KEY] = "\n".join(f"{c.name}: {', '.join(f'{k}={v}' for k, v in c.overrides.items())}" for c in loaded.spec.conditions)
+        st.session_state[SEEDS_KEY] = ", ".join(map(str, loaded.spec.seeds))
+        st.session_state[CRITERIA_KEY] = list(loaded.spec.criteria)
 
 pick, folder = st.columns([1, 2], vertical_alignment="bottom")
 opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)

@@ -60,6 +60,8 @@ def test_an_offline_experiment_end_to_end(db: Path):
     shared.run()
     assert not shared.exception
     assert any(s.value.startswith("Experiment ") for s in shared.subheader)
+    assert shared.text_area(key="eval_conditions").value == "C0: community_level=0\nleaf: community_level=leaf"
+    assert shared.selectbox(key="eval_index").value == "zh-tea"
 
 
 def test_drill_down_shows_both_answers_and_the_judge_calls(db: Path):

@@ -1,0 +1,62 @@
+"""The Evaluate page in a real browser: a finished offline experiment opened from its shared URL
+(``/evaluate?experiment=<id>``), with its heatmaps, cost table and drill-down drawn.
+
+The screenshot goes to ``test-artifacts/evaluate.png``. Skipped when /usr/bin/chromium is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from .browser_support import ARTIFACTS, CHROMIUM, chromium_page, streamlit_server
+
+pytestmark = pytest.mark.browser
+
+if not CHROMIUM.exists():
+    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
+pytest.importorskip("playwright.sync_api")
+
+
+def _seed_experiment(db: Path) -> str:
+    """An offline experiment on the zh-tea sample, saved where the app looks (beside the runs)."""
+    from graphrag_core.evaluation import Condition, EvaluationStore, ExperimentSpec, load_questions, run_experiment
+    from graphrag_core.index import load_index
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.samples import SAMPLES
+    from graphrag_core.store import RunStore
+
+    root = Path(__file__).resolve().parents[1]
+    spec = ExperimentSpec(
+        questions=load_questions(root / "sample_data" / "zh-tea-questions.jsonl")[:4],
+        conditions=[Condition.parse("C0:level=0"), Condition.parse("C1:level=1"), Condition.parse("small:level=0,map_budget=1500")],
+        seeds=[1, 2],
+    )
+    index = load_index(SAMPLES["zh-tea"])
+    result = asyncio.run(
+        run_experiment(
+            index, spec, OfflineChatModel(), OfflineChatModel(), store=EvaluationStore(db.parent / "evaluations.sqlite3"), run_store=RunStore(db), index_path=str(SAMPLES["zh-tea"])
+        )
+    )
+    return result.id
+
+
+def test_a_shared_experiment_draws_heatmaps_costs_and_drilldown(tmp_path: Path):
+    db = tmp_path / "runs.sqlite3"
+    experiment = _seed_experiment(db)
+    with streamlit_server(tmp_path, db) as url, chromium_page(height=2600) as page:
+        page.goto(f"{url}/evaluate?experiment={experiment}")
+        page.get_by_text(f"Experiment {experiment}").wait_for()
+        page.locator(".js-plotly-plot").first.wait_for()
+        page.get_by_text("row beats column").first.wait_for()
+        assert page.get_by_text("heuristic", exact=False).count() > 0
+        page.get_by_text("Compare the two runs").wait_for()
+        assert page.locator(".js-plotly-plot").count() == 5  # a heatmap per criterion (one tab each) + the cost chart
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.wait_for_timeout(1000)
+        page.screenshot(path=str(ARTIFACTS / "evaluate.png"), full_page=True)
+        assert "experiment=" in page.url
+        href = page.get_by_text("Provenance of community").first.locator("xpath=ancestor-or-self::a").get_attribute("href")
+        assert "index=zh-tea" in href  # links name the experiment's index, not the picker's default
