@@ -135,6 +135,9 @@ def load_questions(path: str | Path) -> list[EvalQuestion]:
     return parse_questions(text, file)
 
 
+load_question_set = load_questions
+
+
 def questions_to_jsonl(questions: Sequence[EvalQuestion]) -> str:
     return "".join(json.dumps(q.model_dump(), ensure_ascii=False) + "\n" for q in questions)
 
@@ -219,6 +222,7 @@ __all__ = [
     "EvalQuestion",
     "corpus_description",
     "generate_questions",
+    "load_question_set",
     "load_questions",
     "parse_questions",
     "parse_questions_csv",
