@@ -125,3 +125,34 @@ def test_heatmap_rows_beat_columns():
     assert "row beats column" in figure.layout.title.text
     rows = p_value_rows(result)
     assert len(rows) == 1 and rows[0]["row"] == "C0"
+
+
+def test_the_background_job_stops_between_items_and_keeps_what_it_made(tmp_path: Path):
+    import json
+    import threading
+
+    from graphrag_app.eval_job import start_evaluation
+    from graphrag_core.evaluation import Condition, ExperimentSpec
+    from graphrag_core.evaluation.questions import EvalQuestion
+    from graphrag_core.llm.scripted import ScriptedChatModel
+
+    from .factories import small_index
+
+    started, release = threading.Event(), threading.Event()
+
+    def script(request):
+        if request.purpose == "map":
+            started.set()
+            release.wait(30)  # holds the first answer until the test has asked to stop
+            return json.dumps({"answer": "point", "usefulness": 50})
+        return json.dumps({"answer": "an answer"})
+
+    spec = ExperimentSpec(questions=[EvalQuestion(id=str(i), question=f"q{i}?") for i in range(5)], conditions=[Condition.parse("a:level=0"), Condition.parse("b:level=1")], seeds=[1])
+    job = start_evaluation(small_index(), spec, lambda: ScriptedChatModel(script), lambda: ScriptedChatModel('{"winner": 0}'), eval_store_path=tmp_path / "e.sqlite3", run_store_path=None)
+    assert started.wait(30)
+    job.request_stop()
+    release.set()
+    assert job.wait(60)
+    assert job.error is None and job.result is not None and job.result.stopped
+    assert len(job.result.answers) == 1 and not job.result.judgments
+    assert EvaluationStore(tmp_path / "e.sqlite3").counts()["answers"] == 1
