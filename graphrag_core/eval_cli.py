@@ -36,7 +36,7 @@ from .evaluation.judge import DEFAULT_CRITERIA
 from .evaluation.questions import load_questions
 from .evaluation.report import costs_csv, judgments_csv, to_markdown, win_rates_csv
 from .evaluation.store import EVAL_DB_FILE_NAME, EvaluationStore
-from .store import default_store_path
+from .locations import store_path_from
 
 
 def add_eval_parser(sub: Any) -> None:
@@ -63,7 +63,7 @@ def add_eval_parser(sub: Any) -> None:
     ev.add_argument("--claims", action="store_true", help="also list each answer's claims and report claim-based metrics")
     ev.add_argument("--claim-threshold", type=float, default=0.5, help="ROUGE-L F1 that links two claims (0.5 to 0.8, default 0.5)")
     ev.add_argument("--judge", choices=MODEL_CHOICES, default="offline", help="offline (a labelled heuristic, default) or an OpenAI-compatible LLM")
-    ev.add_argument("--model", choices=MODEL_CHOICES, default="offline", help="the model that answers (default offline)")
+    ev.add_argument("--model", choices=MODEL_CHOICES, default=None, help="the model that answers (default: the configured GRAPHRAG_LLM_* model, else offline)")
     ev.add_argument("--base-url", default=None, help="OpenAI-compatible endpoint (for --model/--judge openai)")
     ev.add_argument("--model-name", default=None, help="model name at the endpoint")
     ev.add_argument("--api-key-env", default=None, metavar="VAR", help="environment variable that holds the API key")
@@ -102,14 +102,14 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
 
 def _judge(args: argparse.Namespace, io: _Io) -> Any:
     judge_args = argparse.Namespace(**{**vars(args), "model": args.judge})
-    if args.judge == "offline":
+    if args.judge == "offline":  # the endpoint options are then the answering model's
         judge_args.base_url = judge_args.model_name = judge_args.api_key_env = None
     return build_model(judge_args, io.environ, given=io.model)
 
 
 def _answer_model(args: argparse.Namespace, io: _Io) -> Any:
     model_args = argparse.Namespace(**vars(args))
-    if args.model == "offline":
+    if args.model == "offline":  # the endpoint options are then the judge's
         model_args.base_url = model_args.model_name = model_args.api_key_env = None
     return build_model(model_args, io.environ, given=io.model)
 
@@ -138,7 +138,7 @@ def cmd_eval(args: argparse.Namespace, io: _Io) -> int:
             io.out.write(f"{key}: {value}\n")
         return EXIT_OK
     model, judge = _answer_model(args, io), _judge(args, io)
-    db = args.eval_db if args.eval_db is not None else default_store_path(io.environ).parent / EVAL_DB_FILE_NAME
+    db = args.eval_db if args.eval_db is not None else store_path_from(io.environ).with_name(EVAL_DB_FILE_NAME)
     try:
         store = EvaluationStore(db)
     except OSError as exc:

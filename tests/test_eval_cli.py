@@ -81,3 +81,10 @@ def test_eval_estimate(setup):
     code, out, _ = _run(["eval", setup["questions"], "--index", setup["index"], "--condition", "a:level=0", "--condition", "b:level=1", "--estimate"], setup["env"])
     assert code == EXIT_OK
     assert "judge_calls: 16" in out  # 2 questions x 1 pair x 2 orders x 4 criteria
+
+
+def test_the_evaluation_store_sits_beside_the_configured_run_history(setup):
+    runs = setup["tmp"] / "elsewhere" / "runs.sqlite3"
+    code, _, _ = _run(["eval", setup["questions"], "--index", setup["index"], "--condition", "a:level=0", "--condition", "b:level=1", "-q"], {"GRAPHRAG_EXPLORER_DB": str(runs)})
+    assert code == EXIT_OK
+    assert (runs.parent / "evaluations.sqlite3").exists() and runs.exists()
