@@ -378,10 +378,10 @@ if spec is not None:
     estimate_key = (str(st.session_state.get(INDEX_KEY)), spec.model_dump_json())
     cached = st.session_state.get(ESTIMATE_KEY)
     if not cached or cached[0] != estimate_key:
-        st.session_state[ESTIMATE_KEY] = (estimate_key, estimate_experiment(index, spec))
+        st.session_state[ESTIMATE_KEY] = (estimate_key, estimate_experiment(index, spec, every_question=False))
     estimate = st.session_state[ESTIMATE_KEY][1]
     st.caption(
-        f"Up to **{estimate['total']:,}** model calls: {estimate['answer_calls']:,} to answer ({estimate['answers']} answers), "
+        f"About **{estimate['total']:,}** model calls at most: {estimate['answer_calls']:,} to answer ({estimate['answers']} answers), "
         f"{estimate['judge_calls']:,} to judge ({estimate['judgments']} judgments)"
         + (f", {estimate['claims_calls']:,} to list claims" if estimate["claims_calls"] else "")
         + ". Answers and judgments kept from earlier runs are not asked again."

@@ -264,6 +264,8 @@ def test_the_estimate_counts_answer_judge_and_claims_calls():
     answerer = ScriptedChatModel(_answers_by_level)
     run(run_experiment(small_index(), spec, answerer, OfflineChatModel()))
     assert estimate["answer_calls"] == answerer.calls
+    quick = estimate_experiment(small_index(), spec, every_question=False)
+    assert quick["judge_calls"] == estimate["judge_calls"] and quick["answer_calls"] == estimate["answer_calls"]  # same-length questions
 
 
 # -- claims -----------------------------------------------------------------------------------------

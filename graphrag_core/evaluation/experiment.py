@@ -525,19 +525,23 @@ def _cost_of(result: Any, counted: _CountingModel) -> AnswerCost:
     return AnswerCost(summaries=d.summary_count, batches=d.batch_count, calls=calls, prompt_tokens=tokens)
 
 
-def estimate_experiment(index: Index, spec: ExperimentSpec) -> dict[str, int]:
+def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: bool = True) -> dict[str, int]:
     """The model calls an experiment needs before retries and before anything is reused:
     ``answer_calls`` (map batches, plus a reduce per answer), ``judge_calls``, ``claims_calls``
-    and their ``total``. Map batches are planned for each question with the first seed."""
+    and their ``total``. Map batches are planned for each question with the first seed, or,
+    with ``every_question=False``, for the first question only and counted for every question
+    (a question's length barely changes the batches; much faster on a big index)."""
     answer_calls = 0
+    planned = spec.questions if every_question else spec.questions[:1]
+    scale = 1 if every_question else len(spec.questions)
     for condition in spec.conditions:
-        for question in spec.questions:
+        for question in planned:
             request = condition.request(question.question, spec.seeds[0])
             try:
                 _, batches, _ = plan_batches(index, request, seed=spec.seeds[0])
             except GraphRAGError:
                 batches = []
-            answer_calls += (len(batches) + (1 if batches else 0)) * len(spec.seeds)
+            answer_calls += (len(batches) + (1 if batches else 0)) * len(spec.seeds) * scale
     per_pair = judge_request_count(spec.criteria, spec.repeats)
     pairs = len(spec.pairs()) * len(spec.seeds) + len(spec.conditions) * len(spec.seed_pairs())
     judge_calls = per_pair * pairs * len(spec.questions)
