@@ -1,4 +1,5 @@
-"""``graphrag-explorer eval``: judge conditions head to head over a question set.
+"""``graphrag-explorer eval``: judge conditions head to head over a question set
+(and ``eval-questions``: generate a question set from an index).
 
     graphrag-explorer eval QUESTIONS --index INDEX --condition C0:level=0 --condition leaf:level=leaf \\
         --seeds 1,2 --judge offline --out report.md
@@ -78,6 +79,22 @@ def add_eval_parser(sub: Any) -> None:
     store.add_argument("--no-store", action="store_true", help="do not record the answers' runs")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     ev.set_defaults(handler=cmd_eval)
+
+    gen = sub.add_parser(
+        "eval-questions",
+        help="generate a question set from an index (personas, tasks, questions, as the GraphRAG paper does)",
+        description="Write global questions for an index as JSON Lines, each tagged with its persona and task.",
+    )
+    gen.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")
+    gen.add_argument("--personas", type=_int_or_text, default=5)
+    gen.add_argument("--tasks", type=_int_or_text, default=5, help="tasks per persona")
+    gen.add_argument("--per-task", type=_int_or_text, default=5, help="questions per task")
+    gen.add_argument("--model", choices=MODEL_CHOICES, default=None, help="the model that writes them (default: the configured one, else the offline templates)")
+    gen.add_argument("--base-url", default=None)
+    gen.add_argument("--model-name", default=None)
+    gen.add_argument("--api-key-env", default=None, metavar="VAR")
+    gen.add_argument("--out", type=Path, default=None, metavar="FILE", help="the .jsonl to write (default: stdout)")
+    gen.set_defaults(handler=cmd_eval_questions)
 
 
 def _spec(args: argparse.Namespace) -> ExperimentSpec:
@@ -185,6 +202,27 @@ def cmd_eval(args: argparse.Namespace, io: _Io) -> int:
     return EXIT_OK
 
 
+def cmd_eval_questions(args: argparse.Namespace, io: _Io) -> int:
+    from .evaluation.questions import generate_questions, questions_to_jsonl
+
+    index, path = load_index_at(args.index)
+    model = build_model(args, io.environ, given=io.model)
+    try:
+        questions = asyncio.run(generate_questions(index, model, args.personas, args.tasks, args.per_task))
+    except EvaluationError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    text = questions_to_jsonl(questions)
+    if args.out is None:
+        io.out.write(text)
+    else:
+        try:
+            args.out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+        io.note(f"wrote {len(questions)} questions to {args.out} (by {judge_label_of(model)})")
+    return EXIT_OK
+
+
 def judge_label_of(judge: Any) -> str:
     from .evaluation.experiment import is_heuristic
     from .llm.base import model_identity
@@ -193,4 +231,4 @@ def judge_label_of(judge: Any) -> str:
     return f"{name} (heuristic)" if is_heuristic(judge) else name
 
 
-__all__ = ["add_eval_parser", "cmd_eval", "judge_label_of"]
+__all__ = ["add_eval_parser", "cmd_eval", "cmd_eval_questions", "judge_label_of"]

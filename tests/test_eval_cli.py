@@ -88,3 +88,16 @@ def test_the_evaluation_store_sits_beside_the_configured_run_history(setup):
     code, _, _ = _run(["eval", setup["questions"], "--index", setup["index"], "--condition", "a:level=0", "--condition", "b:level=1", "-q"], {"GRAPHRAG_EXPLORER_DB": str(runs)})
     assert code == EXIT_OK
     assert (runs.parent / "evaluations.sqlite3").exists() and runs.exists()
+
+
+def test_eval_questions_writes_a_tagged_question_set_that_eval_reads(setup):
+    out = setup["tmp"] / "generated.jsonl"
+    code, _, err = _run(["eval-questions", "jargon", "--personas", "2", "--tasks", "1", "--per-task", "2", "--model", "offline", "--out", str(out)], setup["env"])
+    assert code == EXIT_OK, err
+    assert "(heuristic)" in err
+    from graphrag_core.evaluation import load_questions
+
+    questions = load_questions(out)
+    assert len(questions) == 4 and all(set(q.tags) == {"persona", "task"} for q in questions)
+    code, _, err = _run(["eval-questions", "jargon", "--personas", "0", "--model", "offline"], setup["env"])
+    assert code == EXIT_USAGE and "personas must be a positive integer." in err
