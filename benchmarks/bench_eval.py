@@ -18,13 +18,13 @@ from collections import Counter
 from pathlib import Path
 
 from graphrag_core.cache import SqliteMapCache
+from graphrag_core.evaluation.questions import bundled_question_set
 from graphrag_core.evaluation import Condition, EvaluationStore, ExperimentSpec, estimate_experiment, load_questions, run_experiment
 from graphrag_core.index import load_index
 from graphrag_core.llm.base import ChatRequest, ChatResponse
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.samples import sample_path
 
-ROOT = Path(__file__).resolve().parents[1]
 CONDITIONS = ("C0:level=0", "C1:level=1", "C0-small:level=0,map_budget=2000", "C1-stop:level=1,strategy=stop")
 
 
@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
 
     index = load_index(sample_path(args.sample))
-    questions = load_questions(ROOT / "sample_data" / f"{args.sample}-questions.jsonl")[: args.questions]
+    questions = load_questions(bundled_question_set(args.sample))[: args.questions]
     spec = ExperimentSpec(
         questions=questions,
         conditions=[Condition.parse(c) for c in CONDITIONS],

@@ -37,7 +37,7 @@ from graphrag_core.evaluation import (
     generate_questions,
     parse_questions,
 )
-from graphrag_core.evaluation.questions import EvalQuestion, questions_to_jsonl
+from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
 from graphrag_core.evaluation.report import HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.llm.base import ChatModel
@@ -55,7 +55,6 @@ CONDITIONS_KEY, SEEDS_KEY, CRITERIA_KEY, REPEATS_KEY = "eval_conditions", "eval_
 MODEL_KEY, JUDGE_KEY, CLAIMS_KEY, AA_KEY = "eval_model", "eval_judge", "eval_claims", "eval_aa"
 JOB_KEY, RESULT_KEY, ESTIMATE_KEY = "eval_job", "eval_result", "eval_estimate"
 PERSONAS_KEY, TASKS_KEY, PER_TASK_KEY = "eval_personas", "eval_tasks", "eval_per_task"
-SAMPLE_DATA = Path(__file__).resolve().parents[1] / "sample_data"
 DEFAULT_CONDITIONS = "C0: level=0\nleaf: level=leaf"
 MAX_CALLS_FROM_PAGE = 20_000
 POLL_S = 0.4
@@ -95,8 +94,8 @@ def parse_seeds(text: str) -> list[int]:
 
 
 def bundled_questions(index_key: str) -> list[EvalQuestion] | None:
-    path = SAMPLE_DATA / f"{index_key}-questions.jsonl"
-    return parse_questions(path.read_text(encoding="utf-8"), path.name) if path.is_file() else None
+    path = bundled_question_set(index_key)
+    return parse_questions(path.read_text(encoding="utf-8"), path.name) if path is not None else None
 
 
 def draw_questions(index_key: str, index, app: AppSettings) -> list[EvalQuestion] | None:  # noqa: ANN001

@@ -88,11 +88,13 @@ def test_question_set_errors_name_the_file(tmp_path: Path):
 
 
 def test_the_bundled_question_sets_load():
-    root = Path(__file__).resolve().parents[1] / "sample_data"
+    from graphrag_core.evaluation.questions import bundled_question_set
+
     for name in ("jargon", "zh-tea"):
-        questions = load_questions(root / f"{name}-questions.jsonl")
+        questions = load_questions(bundled_question_set(name))
         assert len(questions) >= 8
-    assert any("\u4e00" <= ch <= "\u9fff" for ch in load_questions(root / "zh-tea-questions.jsonl")[0].question)
+    assert any("\u4e00" <= ch <= "\u9fff" for ch in load_questions(bundled_question_set("zh-tea"))[0].question)
+    assert bundled_question_set("nope") is None
 
 
 # -- conditions -------------------------------------------------------------------------------------

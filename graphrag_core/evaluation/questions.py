@@ -138,6 +138,14 @@ def load_questions(path: str | Path) -> list[EvalQuestion]:
 load_question_set = load_questions
 
 
+def bundled_question_set(sample: str) -> Path | None:
+    """The question set bundled with a sample index (``{name}-questions.jsonl`` beside its folder)."""
+    from ..samples import SAMPLE_DATA
+
+    path = SAMPLE_DATA / f"{sample}-questions.jsonl"
+    return path if path.is_file() else None
+
+
 def questions_to_jsonl(questions: Sequence[EvalQuestion]) -> str:
     return "".join(json.dumps(q.model_dump(), ensure_ascii=False) + "\n" for q in questions)
 
@@ -220,6 +228,7 @@ async def generate_questions(index: Index, model: ChatModel, personas: int = 5, 
 
 __all__ = [
     "EvalQuestion",
+    "bundled_question_set",
     "corpus_description",
     "generate_questions",
     "load_question_set",
