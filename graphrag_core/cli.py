@@ -42,6 +42,7 @@ from .errors import (
     ModelOutputError,
     RequestValidationError,
 )
+from .citations import community_sets
 from .events import (
     BatchesPlanned,
     CommunityRated,
@@ -560,7 +561,9 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
 
     answered_by = model_identity(model)
     if args.json:
-        io.out.write(json.dumps({"model": answered_by, **result.model_dump(mode="json")}, indent=2, ensure_ascii=False) + "\n")
+        payload = {"model": answered_by, **result.model_dump(mode="json")}
+        payload["community_sets"] = community_sets(result, index_ids={c.id for c in index.communities}).to_json_dict()
+        io.out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
         io.out.write(result.answer.rstrip() + "\n")
         if not args.quiet:

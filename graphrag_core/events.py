@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from .llm.base import TokenUsage
+from .llm.base import ChatMessage, TokenUsage
 from .request import GlobalSearchRequest
 from .results import CommunityFate, GlobalSearchResult, Level, ReduceCandidate
 
@@ -149,9 +149,13 @@ class BatchesPlanned(_Event):
 
 
 class MapBatchStarted(_Event):
+    """``messages`` are the verbatim messages sent: on the first attempt, and on a later one
+    only when they differ from the attempt before (``None`` means "the same as before")."""
+
     kind: Literal["map_batch_started"] = "map_batch_started"
     batch_index: int
     attempt: int
+    messages: tuple[ChatMessage, ...] | None = None
 
 
 class MapBatchRetried(_Event):
@@ -160,6 +164,8 @@ class MapBatchRetried(_Event):
     attempt: int
     error: str
     delay_s: float = 0.0
+    raw_reply: str | None = None
+    """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
 
 
 class MapBatchSucceeded(_Event):
@@ -171,6 +177,8 @@ class MapBatchSucceeded(_Event):
     duration_s: float
     usage: TokenUsage | None = None
     cached: bool = False
+    raw_reply: str | None = None
+    """The reply text as the model (or the cache) gave it, before parsing."""
 
 
 class MapBatchFailed(_Event):
@@ -179,6 +187,8 @@ class MapBatchFailed(_Event):
     attempts: int
     error: str
     error_type: str
+    raw_reply: str | None = None
+    """The last attempt's reply text, when the model replied."""
 
 
 class ReduceSelection(_Event):
@@ -192,6 +202,19 @@ class ReduceStarted(_Event):
     kind: Literal["reduce_started"] = "reduce_started"
     answer_count: int
     prompt_tokens: int
+    messages: tuple[ChatMessage, ...] | None = None
+    """The verbatim messages of the reduce call."""
+
+
+class ReduceReplied(_Event):
+    """One reduce attempt's reply: its raw text, and the parse error when it did not parse."""
+
+    kind: Literal["reduce_replied"] = "reduce_replied"
+    attempt: int
+    raw_reply: str | None = None
+    error: str | None = None
+    usage: TokenUsage | None = None
+    duration_s: float = 0.0
 
 
 class RunFinished(_Event):
@@ -223,6 +246,7 @@ Event = Annotated[
         MapBatchFailed,
         ReduceSelection,
         ReduceStarted,
+        ReduceReplied,
         RunFinished,
         RunFailed,
     ],

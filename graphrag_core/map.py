@@ -96,6 +96,25 @@ async def call_with_retry(
                 await asyncio.sleep(delay)
 
 
+RAW_REPLY_ATTR = "raw_reply"
+"""An exception raised while reading a model's reply carries the reply's text under this name."""
+
+
+def with_raw_reply(parse: Callable[[str], T], raw: str) -> T:
+    """``parse(raw)``; an error it raises carries ``raw`` (see :func:`raw_reply_of`)."""
+    try:
+        return parse(raw)
+    except Exception as exc:  # noqa: BLE001 - annotated and re-raised unchanged
+        setattr(exc, RAW_REPLY_ATTR, raw)
+        raise
+
+
+def raw_reply_of(exc: BaseException) -> str | None:
+    """The reply text a failed attempt got, when it got one."""
+    raw = getattr(exc, RAW_REPLY_ATTR, None)
+    return raw if isinstance(raw, str) else None
+
+
 def describe_error(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     return text
@@ -146,16 +165,18 @@ async def run_global_map(
         async def one_try(attempt: int) -> None:
             nonlocal usage_total, calls, hits
             began = clock()
-            emit(MapBatchStarted(at=began, batch_index=index, attempt=attempt))
+            emit(MapBatchStarted(at=began, batch_index=index, attempt=attempt, messages=request.messages if attempt == 1 else None))
             cached_text = cache.get(key) if cache is not None and key is not None else None
             if cached_text is not None:
-                output = parse_map_output(cached_text)
+                raw = cached_text
+                output = with_raw_reply(parse_map_output, raw)
                 hits += 1
                 usage = None
             else:
                 calls += 1
                 response = await model.complete(request)
-                output = parse_map_output(response.text)
+                raw = response.text
+                output = with_raw_reply(parse_map_output, raw)
                 usage = response.usage
                 if usage is not None:
                     usage_total = usage_total + usage
@@ -174,11 +195,16 @@ async def run_global_map(
                     duration_s=clock() - began,
                     usage=usage,
                     cached=cached_text is not None,
+                    raw_reply=raw,
                 )
             )
 
         def on_retry(next_attempt: int, exc: Exception, delay: float) -> None:
-            emit(MapBatchRetried(at=clock(), batch_index=index, attempt=next_attempt, error=describe_error(exc), delay_s=delay))
+            emit(
+                MapBatchRetried(
+                    at=clock(), batch_index=index, attempt=next_attempt, error=describe_error(exc), delay_s=delay, raw_reply=raw_reply_of(exc)
+                )
+            )
 
         attempt = Attempt()
         try:
@@ -193,7 +219,16 @@ async def run_global_map(
                 error_type=type(exc).__name__,
             )
             failures[index] = (exc, failure)
-            emit(MapBatchFailed(at=clock(), batch_index=index, attempts=attempt.count, error=failure.error, error_type=failure.error_type))
+            emit(
+                MapBatchFailed(
+                    at=clock(),
+                    batch_index=index,
+                    attempts=attempt.count,
+                    error=failure.error,
+                    error_type=failure.error_type,
+                    raw_reply=raw_reply_of(exc),
+                )
+            )
 
     async def worker() -> None:
         nonlocal next_index

@@ -112,6 +112,9 @@ class GlobalSearchDiagnostics(_Value):
     community_ratings: list[CommunityRating] = Field(default_factory=list)
     failed_rating_count: int = 0
 
+    unsupported_citation_count: int = 0
+    """Distinct community ids the answer cites that are not in the index or not behind it."""
+
     @property
     def reduce_usage(self) -> TokenUsage:
         """What the reduce spent: the total less the map's and the rating's."""

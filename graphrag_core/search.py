@@ -22,6 +22,7 @@ from .events import (
     BatchesPlanned,
     Event,
     PlannedBatch,
+    ReduceReplied,
     ReduceSelection,
     ReduceStarted,
     RunFailed,
@@ -32,6 +33,8 @@ from .events import (
 from .llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
 from .map import DEFAULT_MAX_ATTEMPTS, call_with_retry, run_global_map
 from .models import Community, Index
+from .citations import check_citations
+from .errors import ReduceOutputError
 from .parsing import parse_reduce_output
 from .prompts import map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
 from .reduce import plan_reduce
@@ -216,26 +219,34 @@ async def _steps(
     if not plan.selected:
         return finish(status="no_results", answer=NO_RESULTS_ANSWER, diagnostics=diagnostics, **common)
 
-    emit(ReduceStarted(at=clock(), answer_count=len(plan.selected), prompt_tokens=plan.prompt_tokens or 0))
     reduce_request = ChatRequest(
         purpose="reduce",
         messages=render_reduce_messages(request.query, plan.context),
         max_tokens=request.reduce_output_reserve or None,
     )
+    emit(ReduceStarted(at=clock(), answer_count=len(plan.selected), prompt_tokens=plan.prompt_tokens or 0, messages=reduce_request.messages))
     reduce_calls = 0
     usage = mapped.usage
 
     async def reduce_once(attempt: int) -> str:
         nonlocal reduce_calls, usage
         reduce_calls += 1
+        began = clock()
         response = await model.complete(reduce_request)
         if response.usage is not None:
             usage = usage + response.usage
-        return parse_reduce_output(response.text)
+        try:
+            answer = parse_reduce_output(response.text)
+        except ReduceOutputError as exc:
+            emit(ReduceReplied(at=clock(), attempt=attempt, raw_reply=response.text, error=str(exc), usage=response.usage, duration_s=clock() - began))
+            raise
+        emit(ReduceReplied(at=clock(), attempt=attempt, raw_reply=response.text, usage=response.usage, duration_s=clock() - began))
+        return answer
 
     answer = await call_with_retry(reduce_once, max_attempts=DEFAULT_MAX_ATTEMPTS)
-    diagnostics.update(reduce_calls=reduce_calls, usage=usage)
     behind = list(dict.fromkeys(cid for a in plan.selected for cid in a.community_ids))
+    unsupported = check_citations(answer, behind=behind, index_ids={c.id for c in index.communities})
+    diagnostics.update(reduce_calls=reduce_calls, usage=usage, unsupported_citation_count=len(unsupported))
     return finish(
         status="partial" if mapped.failures or (selection and selection.failed_count) else "completed",
         answer=answer,

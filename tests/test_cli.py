@@ -349,3 +349,24 @@ def test_progress_prints_big_numbers_with_thousands_separators():
     stream = _io.StringIO()
     ProgressPrinter(stream)(ReduceStarted(answer_count=1200, prompt_tokens=15636))
     assert "1,200 answers, 15,636 prompt tokens" in stream.getvalue()
+
+
+def test_query_json_has_the_three_community_sets_and_counts_unsupported_citations(capsys, index_dir):
+    def cited(request):
+        if request.purpose == "map":
+            score = 60 if "[Community ID: a " in request.messages[-1].content else 0
+            return json.dumps({"answer": "The mill matters." if score else "", "usefulness": score})
+        return json.dumps({"answer": "The mill [Communities: a]. The river [Data: Reports (b, zz, +more)]."})
+
+    code, out, _ = run_cli(
+        capsys, "query", index_dir, QUESTION, "--json", "--map-budget", "300", "--map-reserve", "50", "--no-store", "--no-cache",
+        model=ScriptedChatModel(cited),
+    )
+    assert code == EXIT_OK
+    document = json.loads(out)
+    sets = document["community_sets"]
+    assert sets["cited"] == ["a", "b", "zz"]
+    assert sets["behind"] == ["a"]
+    assert [u["community_id"] for u in sets["read_but_unused"]] == ["b"] and sets["read_but_unused"][0]["best_score"] == 0
+    assert sets["unsupported"] == [{"community_id": "b", "reason": "not_behind", "count": 1}, {"community_id": "zz", "reason": "not_in_index", "count": 1}]
+    assert document["diagnostics"]["unsupported_citation_count"] == 2

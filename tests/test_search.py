@@ -63,7 +63,7 @@ def test_completed_run_reports_everything():
     assert sorted(result.community_ids) == ["3", "4", "5"]
     kinds = [e.kind for e in events]
     assert kinds[:3] == ["run_started", "summaries_selected", "batches_planned"]
-    assert kinds[-3:] == ["reduce_selection", "reduce_started", "run_finished"]
+    assert kinds[-4:] == ["reduce_selection", "reduce_started", "reduce_replied", "run_finished"]
     assert "What are the themes?" in model.calls_for("reduce")[0].messages[-1].content
 
 

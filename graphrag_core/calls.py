@@ -1,0 +1,254 @@
+"""What each model call of a run sent and got back, read from the run's events (no model).
+
+:func:`batch_call` gives one map batch's record: the verbatim messages, every attempt with its
+raw reply, its parse result or error, usage and latency, and what the reduce did with the
+answer. :func:`reduce_call` does the same for the reduce. :func:`why_no_answer` says, for a run
+that ended ``no_results``, ``partial`` or failed, what went wrong, batch by batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from .events import (
+    BatchesPlanned,
+    Event,
+    MapBatchFailed,
+    MapBatchRetried,
+    MapBatchStarted,
+    MapBatchSucceeded,
+    ReduceReplied,
+    ReduceSelection,
+    ReduceStarted,
+    RunFailed,
+    RunFinished,
+)
+from .llm.base import ChatMessage, TokenUsage
+from .results import ReduceCandidate
+
+AttemptOutcome = Literal["ok", "cached", "error", "running", "cancelled"]
+
+
+class _Value(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class CallAttempt(_Value):
+    """One attempt of a call: what came back and how long it took (``None`` where unknown)."""
+
+    attempt: int
+    started_at: float | None = None
+    duration_s: float | None = None
+    outcome: AttemptOutcome = "running"
+    raw_reply: str | None = None
+    error: str | None = None
+    answer: str | None = None
+    usefulness: float | None = None
+    usage: TokenUsage | None = None
+
+
+class BatchCall(_Value):
+    """One map batch: its communities, the messages it sent, its attempts and its reduce fate."""
+
+    batch_index: int
+    community_ids: tuple[str, ...]
+    token_estimate: int
+    messages: tuple[ChatMessage, ...] | None
+    attempts: tuple[CallAttempt, ...]
+    candidate: ReduceCandidate | None = None
+    """What the reduce selection did with this batch's answer (``None``: no answer reached it)."""
+
+    @property
+    def status(self) -> str:
+        last = self.attempts[-1] if self.attempts else None
+        return "pending" if last is None else last.outcome
+
+
+class ReduceCall(_Value):
+    messages: tuple[ChatMessage, ...] | None
+    prompt_tokens: int | None
+    answer_count: int
+    attempts: tuple[CallAttempt, ...]
+    answer: str | None = None
+
+
+def _planned(events: Sequence[Event]) -> BatchesPlanned | None:
+    return next((e for e in events if isinstance(e, BatchesPlanned)), None)
+
+
+def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
+    """The record of map batch ``batch_index``; ``None`` when the run planned no such batch."""
+    events = list(events)
+    planned = _planned(events)
+    if planned is None or not 0 <= batch_index < len(planned.batches):
+        return None
+    plan = planned.batches[batch_index]
+    messages: tuple[ChatMessage, ...] | None = None
+    attempts: dict[int, dict] = {}
+    candidate: ReduceCandidate | None = None
+    ended_at: float | None = None
+    cancelled = False
+    for event in events:
+        if isinstance(event, MapBatchStarted) and event.batch_index == batch_index:
+            if event.messages is not None and messages is None:
+                messages = event.messages
+            attempts[event.attempt] = {"attempt": event.attempt, "started_at": event.at}
+        elif isinstance(event, MapBatchRetried) and event.batch_index == batch_index:
+            failed = attempts.setdefault(event.attempt - 1, {"attempt": event.attempt - 1})
+            failed.update(outcome="error", error=event.error, raw_reply=event.raw_reply)
+            if failed.get("started_at") is not None:
+                failed["duration_s"] = event.at - failed["started_at"]
+        elif isinstance(event, MapBatchSucceeded) and event.batch_index == batch_index:
+            done = attempts.setdefault(event.attempt, {"attempt": event.attempt})
+            done.update(
+                outcome="cached" if event.cached else "ok",
+                raw_reply=event.raw_reply,
+                answer=event.answer,
+                usefulness=event.usefulness,
+                usage=event.usage,
+                duration_s=event.duration_s,
+            )
+        elif isinstance(event, MapBatchFailed) and event.batch_index == batch_index:
+            last = attempts.setdefault(event.attempts, {"attempt": event.attempts})
+            last.update(outcome="error", error=event.error, raw_reply=event.raw_reply)
+            if last.get("started_at") is not None:
+                last["duration_s"] = event.at - last["started_at"]
+        elif isinstance(event, ReduceSelection):
+            candidate = next((c for c in event.candidates if c.answer.batch_index == batch_index), None)
+        elif isinstance(event, RunFinished) and candidate is None:
+            candidate = next((c for c in event.result.reduce_candidates if c.answer.batch_index == batch_index), None)
+        elif isinstance(event, RunFailed):
+            ended_at, cancelled = event.at, event.cancelled
+    records = []
+    for number in sorted(attempts):
+        data = attempts[number]
+        if "outcome" not in data and ended_at is not None:
+            data.update(outcome="cancelled" if cancelled else "error")
+            if data.get("started_at") is not None:
+                data["duration_s"] = ended_at - data["started_at"]
+        records.append(CallAttempt(**data))
+    return BatchCall(
+        batch_index=batch_index,
+        community_ids=plan.community_ids,
+        token_estimate=plan.token_estimate,
+        messages=messages,
+        attempts=tuple(records),
+        candidate=candidate,
+    )
+
+
+def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
+    """The record of the reduce call; ``None`` when the run never reached it."""
+    started: ReduceStarted | None = None
+    attempts: list[CallAttempt] = []
+    answer: str | None = None
+    for event in events:
+        if isinstance(event, ReduceStarted):
+            started = event
+        elif isinstance(event, ReduceReplied):
+            attempts.append(
+                CallAttempt(
+                    attempt=event.attempt,
+                    started_at=event.at - event.duration_s,
+                    duration_s=event.duration_s,
+                    outcome="error" if event.error else "ok",
+                    raw_reply=event.raw_reply,
+                    error=event.error,
+                    usage=event.usage,
+                )
+            )
+        elif isinstance(event, RunFinished) and started is not None:
+            answer = event.result.answer
+        elif isinstance(event, RunFailed) and started is not None and not any(a.outcome == "ok" for a in attempts):
+            attempts.append(CallAttempt(attempt=len(attempts) + 1, outcome="cancelled" if event.cancelled else "error", error=event.error))
+    if started is None:
+        return None
+    return ReduceCall(
+        messages=started.messages, prompt_tokens=started.prompt_tokens, answer_count=started.answer_count, attempts=tuple(attempts), answer=answer
+    )
+
+
+class WhyItem(_Value):
+    """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
+
+    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
+    message: str
+    batch_indexes: tuple[int, ...] = ()
+    texts: tuple[str, ...] = ()
+
+
+UNPARSED_ERROR_TYPES = ("MapOutputError", "ModelOutputError", "ReduceOutputError")
+
+
+def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
+    """Why a run has no (full) answer: for ``no_results``, ``partial`` and failed runs; else ``[]``."""
+    events = list(events)
+    finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+    failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
+    if finished is not None and finished.result.status == "completed":
+        return []
+    planned = _planned(events)
+    items: list[WhyItem] = []
+    if planned is None or not planned.batches:
+        if finished is not None:
+            items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
+        if failed is not None:
+            items.append(WhyItem(reason="run_failed", message=f"The run ended before the map: {failed.error}"))
+        return items
+
+    calls = [batch_call(events, i) for i in range(len(planned.batches))]
+    scores = {c.batch_index: a.usefulness for c in calls if c for a in c.attempts if a.usefulness is not None}
+    unparsed = [
+        (c.batch_index, a)
+        for c in calls
+        if c
+        for a in c.attempts
+        if a.outcome == "error" and a.raw_reply is not None
+    ]
+    hard_failed = [c.batch_index for c in calls if c and c.attempts and c.attempts[-1].outcome == "error"]
+    if scores and all(score <= 0 for score in scores.values()):
+        items.append(
+            WhyItem(
+                reason="all_scores_zero",
+                message=f"Every answered batch ({len(scores)}) scored usefulness 0: the model found nothing relevant, so nothing went to the reduce.",
+                batch_indexes=tuple(sorted(scores)),
+            )
+        )
+    if unparsed:
+        items.append(
+            WhyItem(
+                reason="unparsed_reply",
+                message=f"{len(unparsed)} replies did not parse as a map answer.",
+                batch_indexes=tuple(dict.fromkeys(i for i, _ in unparsed)),
+                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}\n{a.raw_reply}" for i, a in unparsed),
+            )
+        )
+    if hard_failed:
+        items.append(
+            WhyItem(
+                reason="failed_batch",
+                message=f"{len(hard_failed)} of {len(calls)} batches failed every attempt; their communities were not read.",
+                batch_indexes=tuple(hard_failed),
+                texts=tuple(f"batch {c.batch_index}: {c.attempts[-1].error}" for c in calls if c and c.batch_index in hard_failed),
+            )
+        )
+    selection = next((e for e in reversed(events) if isinstance(e, ReduceSelection)), None)
+    if selection is not None:
+        over = [c for c in selection.candidates if c.fate in ("skipped", "not_tried")]
+        if over:
+            items.append(
+                WhyItem(
+                    reason="over_budget",
+                    message=f"{len(over)} useful answers did not fit the reduce prompt budget ({selection.reduce_prompt_budget} tokens).",
+                    batch_indexes=tuple(c.answer.batch_index for c in over if c.answer.batch_index is not None),
+                )
+            )
+    if failed is not None:
+        items.append(WhyItem(reason="run_failed", message=f"The run ended with {failed.error_type}: {failed.error}"))
+    return items
+
+
+__all__ = ["BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "reduce_call", "why_no_answer"]

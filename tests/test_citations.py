@@ -1,0 +1,152 @@
+import asyncio
+import json
+
+import pytest
+
+from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
+from graphrag_core.calls import batch_call, reduce_call, why_no_answer
+from graphrag_core.citations import (
+    check_citations,
+    cited_community_ids,
+    community_sets,
+    community_sets_from_events,
+    find_citations,
+)
+from graphrag_core.events import events_from_json, events_to_json
+
+from .factories import small_index
+
+
+@pytest.mark.parametrize(
+    ("text", "ids", "more"),
+    [
+        ("Wizards know systems [Communities: 12, 45].", ["12", "45"], False),
+        ("A point [Community: 3]", ["3"], False),
+        ("A point [Community 12]", ["12"], False),
+        ("A point [Communities 3, 4]", ["3", "4"], False),
+        ("A point [Community IDs: 1, 2]", ["1", "2"], False),
+        ("A point [Data: Reports (12, 45, +more)].", ["12", "45"], True),
+        ("A point [Data: Reports (3); Entities (5)]", ["3"], False),
+        ("A point [Data: Communities (7)]", ["7"], False),
+        ("A point [Reports: 3, 4]", ["3", "4"], False),
+        ("A point [data: reports (9)]", ["9"], False),
+        ("A point [Communities: 1, 2 and 3]", ["1", "2", "3"], False),
+    ],
+)
+def test_every_citation_form_is_found(text, ids, more):
+    citations = find_citations(text)
+    assert len(citations) == 1
+    citation = citations[0]
+    assert list(citation.community_ids) == ids
+    assert citation.more is more
+    assert text[citation.start : citation.end] == citation.text
+    for reference in citation.references:
+        assert text[reference.start : reference.end] == reference.id
+
+
+def test_data_citation_keeps_entity_and_relationship_references():
+    text = "Text [Data: Entities (10, 11); Relationships (3)] more"
+    (citation,) = find_citations(text)
+    assert citation.community_ids == ()
+    assert [(r.kind, r.id) for r in citation.references] == [("entity", "10"), ("entity", "11"), ("relationship", "3")]
+
+
+def test_prose_in_brackets_is_not_a_citation():
+    assert find_citations("See [Community report about the mill] and [Communities: none of them]") == []
+    assert find_citations("no citations [here] or [Data: nothing]") == []
+
+
+def test_cited_ids_in_order_of_first_citation():
+    text = "a [Communities: 5, 3] b [Data: Reports (3, 9)] c [Community 5]"
+    assert cited_community_ids(text) == ["5", "3", "9"]
+
+
+def test_unsupported_ids_are_flagged_with_their_reason():
+    text = "a [Communities: 3, 4] b [Communities: 99, 5] c [Communities: 99]"
+    unsupported = check_citations(text, behind={"3", "4"}, index_ids={"3", "4", "5"})
+    assert [(u.community_id, u.reason, u.count) for u in unsupported] == [("99", "not_in_index", 2), ("5", "not_behind", 1)]
+    # without the index's ids, an id is only checked against the answers behind it
+    assert [u.reason for u in check_citations(text, behind={"3", "4"})] == ["not_behind", "not_behind"]
+
+
+def _ids_in(request):
+    data = request.messages[-1].content
+    return [part.split(" ")[0] for part in data.split("[Community ID: ")[1:]]
+
+
+def _run(scores, reduce_answer, *, reduce_budget=6000, strategy="skip"):
+    def reply(request):
+        if request.purpose == "reduce":
+            return json.dumps({"answer": reduce_answer})
+        ids = _ids_in(request)
+        return json.dumps({"answer": f"points from {','.join(ids)}" if max(scores.get(i, 0) for i in ids) else "", "usefulness": max(scores.get(i, 0) for i in ids)})
+
+    events = []
+    request = GlobalSearchRequest(
+        query="q", seed=1, map_token_budget=400, map_output_reserve=100, reduce_output_reserve=10, reduce_token_budget=reduce_budget, reduce_strategy=strategy
+    )
+    result = asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(reply), on_event=events.append))
+    return result, events
+
+
+def test_three_sets_of_a_run_and_the_unsupported_count():
+    result, events = _run({"3": 80, "4": 0, "5": 40}, "Wizards [Communities: 3] kludges [Data: Reports (5, 4, 77)]")
+    assert [len(ids) for ids in result.diagnostics.batch_community_ids] == [1, 1, 1]  # one community per batch
+    sets = community_sets(result, index_ids={c.id for c in small_index().communities})
+    assert sets.cited == ("3", "5", "4", "77")
+    assert set(sets.behind) == {"3", "5"}
+    assert [(u.community_id, u.best_score, u.fate) for u in sets.read_but_unused] == [("4", 0.0, "dropped")]
+    assert [(u.community_id, u.reason) for u in sets.unsupported] == [("4", "not_behind"), ("77", "not_in_index")]
+    assert result.diagnostics.unsupported_citation_count == 2
+    # the same from the events (as stored or bundled)
+    again = community_sets_from_events(events_from_json(events_to_json(events)), index_ids={c.id for c in small_index().communities})
+    assert again == sets
+
+
+def test_skipped_answers_are_read_but_unused_with_their_best_score():
+    # a reduce budget that holds the skeleton and one candidate only
+    result, _ = _run({"3": 80, "4": 60, "5": 40}, "x [Communities: 3]", reduce_budget=200)
+    sets = community_sets(result)
+    fates = {c.answer.community_ids[0]: c.fate for c in result.reduce_candidates}
+    assert fates["3"] == "selected" and {fates["4"], fates["5"]} == {"skipped"}
+    assert [(u.community_id, u.best_score, u.fate) for u in sets.read_but_unused] == [("4", 60.0, "skipped"), ("5", 40.0, "skipped")]
+    batch_of = {c.answer.community_ids[0]: c.answer.batch_index for c in result.reduce_candidates}
+    assert sets.to_json_dict()["read_but_unused"][0] == {"community_id": "4", "best_score": 60.0, "batches": [batch_of["4"]], "fate": "skipped"}
+
+
+def test_events_carry_each_calls_messages_and_raw_replies():
+    calls = {"n": 0}
+
+    def reply(request):
+        if request.purpose == "reduce":
+            return '{"answer": "Done [Communities: 3]."}'
+        calls["n"] += 1
+        if "[Community ID: 3 " in request.messages[-1].content and calls.setdefault("bad", 0) == 0:
+            calls["bad"] = 1
+            return "Sorry, I cannot answer in JSON."
+        return '{"answer": "a point", "usefulness": 50}'
+
+    events = []
+    request = GlobalSearchRequest(query="What is a wizard?", seed=1, map_token_budget=400, map_output_reserve=100)
+    asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(reply), on_event=events.append))
+    events = events_from_json(events_to_json(events))
+    records = [batch_call(events, i) for i in range(3)]
+    retried = next(r for r in records if "3" in r.community_ids)
+    assert "What is a wizard?" in retried.messages[-1].content and "[Community ID: 3 " in retried.messages[-1].content
+    first, second = retried.attempts
+    assert first.outcome == "error" and first.raw_reply == "Sorry, I cannot answer in JSON." and "not valid JSON" in first.error
+    assert second.outcome == "ok" and second.raw_reply == '{"answer": "a point", "usefulness": 50}' and second.usefulness == 50
+    assert retried.candidate is not None and retried.candidate.fate == "selected"
+    reduce = reduce_call(events)
+    assert "[Usefulness: 50; Community IDs:" in reduce.messages[-1].content
+    assert [a.raw_reply for a in reduce.attempts] == ['{"answer": "Done [Communities: 3]."}']
+    assert reduce.answer == "Done [Communities: 3]."
+    assert batch_call(events, 7) is None
+    assert why_no_answer(events) == []
+
+
+def test_why_a_run_has_no_answer():
+    result, events = _run({}, "unused")
+    assert result.status == "no_results"
+    (item,) = why_no_answer(events)
+    assert item.reason == "all_scores_zero" and item.batch_indexes == (0, 1, 2)
