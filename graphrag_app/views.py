@@ -21,7 +21,7 @@ from graphrag_core.spend import Price, RunSpend, money, run_spend
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
-from . import charts, selection_charts
+from . import charts, evidence, selection_charts
 from .escaping import escape_markdown
 from .loaders import CostPreview
 from .urls import provenance_params
@@ -118,12 +118,22 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.text(state.error or "")
 
 
-def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
     if not state.batches:
         return
     with container:
         left, right = st.columns(2)
-        left.plotly_chart(charts.usefulness_figure(state), key=f"{key}-usefulness", config={"displaylogo": False})
+        chart_key = f"{key}-usefulness"
+        if not interactive:
+            left.plotly_chart(charts.usefulness_figure(state), key=chart_key, config={"displaylogo": False})
+        else:  # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
+            left.plotly_chart(
+                charts.usefulness_figure(state),
+                key=chart_key,
+                config={"displaylogo": False},
+                on_select=lambda: evidence.chart_selected(chart_key),
+                selection_mode="points",
+            )
         right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
 
 
@@ -184,16 +194,8 @@ def scroll_to_answer(container: DeltaGenerator) -> None:
 
 
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    result = state.result
-    if result is None:
-        return
-    with container:
-        st.subheader("Answer", anchor=ANSWER_ANCHOR)
-        st.text(f"Status: {result.status}")
-        st.text(result.answer)
-        if result.community_ids:
-            st.markdown("**Communities behind this answer**")
-            render_community_links(st.container(), result.community_ids, index_key=index_key, run_id=state.run_id)
+    """The answer as Markdown with its citations as links, and the three community sets."""
+    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR)
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
@@ -222,7 +224,7 @@ def _number(value: int | None) -> str:
     return "-" if not value else f"{value:,}"
 
 
-def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None) -> None:
+def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None, key: str = "run") -> None:
     figures = run_figures(state.events)
     with container:
         st.subheader("Diagnostics")
@@ -239,6 +241,12 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
         cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
         if state.events:
             render_spend(st.container(), run_spend(state.events), price=price)
+        if state.result is not None:
+            st.metric(
+                "Unsupported citations",
+                state.result.diagnostics.unsupported_citation_count,
+                help="Cited community ids that are not in the index or in no selected map answer.",
+            )
         if state.result is not None and request is not None and request.dynamic:
             render_token_split(st.container(), state.result.diagnostics)
         st.caption(
@@ -262,7 +270,11 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
                     ),
                     hide_index=True,
                     width="stretch",
+                    key=f"{key}-batch-table",
+                    on_select=lambda: evidence.table_selected(f"{key}-batch-table"),
+                    selection_mode="single-row",
                 )
+                st.caption("Select a row to open that batch's call.")
         if state.candidates:
             with st.expander(f"Reduce candidates ({len(state.candidates)})"):
                 st.dataframe(
@@ -325,7 +337,7 @@ def render_selection(container: DeltaGenerator, state: RunState, *, key: str) ->
                 st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
 
 
-RUN_PANELS = 7
+RUN_PANELS = 9
 """The panels of a run. Each is an ``st.empty`` slot written on every drawing, and a panel not
 reached yet stays a bare empty slot (a container is opened only to draw into): Streamlit merges
 a placeholder and the container that replaces it into one message, and a container that
@@ -333,18 +345,28 @@ replaces a container keeps the old one's children, so this is what stops the pre
 answer and diagnostics lingering, greyed out, under a new run's charts."""
 
 
-def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None) -> None:
-    """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics."""
+def render_run(
+    container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None, interactive: bool | None = None
+) -> None:
+    """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics.
+
+    ``interactive`` (default: the run is not running) draws the widgets that open a call; a page
+    that redraws the same run several times in one script run (the live loop) passes False."""
+    interactive = state.status != "running" if interactive is None else interactive
     with container:
-        status, selection, maps, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
+        status, why, selection, maps, calls, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status == "idle":
             status.text("Status: starting")
             return
         render_status(status.container(), state)
+        if interactive and state.status != "running":
+            evidence.render_why(why.container(), state)
         if state.selection.active:
             render_selection(selection.container(), state, key=key)
         if state.batches:
-            render_map_charts(maps.container(), state, key=key)
+            render_map_charts(maps.container(), state, key=key, interactive=interactive)
+            if interactive:
+                evidence.render_call_inspector(calls.container(), state, index_key=index_key)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(reduce.container(), state, key=key)
         if state.result is not None:
@@ -352,4 +374,4 @@ def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, ke
         if state.status != "running":
             if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
                 render_failed_batches(failures.container(), state)
-            render_diagnostics(diagnostics.container(), state, price=price)
+            render_diagnostics(diagnostics.container(), state, price=price, key=key)

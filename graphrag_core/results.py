@@ -111,7 +111,6 @@ class GlobalSearchDiagnostics(_Value):
     rating_usage: TokenUsage = Field(default_factory=TokenUsage)
     community_ratings: list[CommunityRating] = Field(default_factory=list)
     failed_rating_count: int = 0
-
     unsupported_citation_count: int = 0
     """Distinct community ids the answer cites that are not in the index or not behind it."""
 

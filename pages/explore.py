@@ -140,7 +140,13 @@ draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":materi
 run_area = st.empty()
 if view is not None and view.handle is not None:
     ticks = itertools.count()
-    follow(view.handle, view.state, lambda state: views.render_run(run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price))
+    follow(
+        view.handle,
+        view.state,
+        lambda state: views.render_run(
+            run_area.container(), state, index_key=view.index_key, key=f"live{next(ticks)}", price=app.model.price, interactive=False
+        ),
+    )
     if view.handle.save_error:
         session.errors.append(view.handle.save_error)
     view.handle = None

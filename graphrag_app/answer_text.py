@@ -1,0 +1,94 @@
+"""Model text as safe Markdown, with every citation a link (no streamlit here).
+
+The answer is drawn as Markdown, never as HTML: :func:`safe_markdown` keeps the Markdown a model
+writes (headings, lists, emphasis, tables) and neutralises the rest: raw HTML, images, links and
+link definitions of its own, maths and Streamlit's ``:color[...]`` directives. Only the links
+:func:`linked_markdown` adds are links.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from graphrag_core.citations import Citation, Reference, find_citations
+
+# Characters that could start HTML, a link or image, maths or a directive.
+_UNSAFE = re.compile(r"([\\<\[\]$])")
+_DIRECTIVE = re.compile(r":(?=[a-z\-]+\\\[)")
+
+UNSUPPORTED_LABELS = {
+    "not_in_index": "not in the index",
+    "not_behind": "in no selected map answer",
+}
+
+
+def safe_markdown(text: str) -> str:
+    """``text`` as Markdown that renders no HTML, image, foreign link, maths or directive."""
+    escaped = _UNSAFE.sub(r"\\\1", text)
+    return _DIRECTIVE.sub(r"\\:", escaped)
+
+
+def _title(text: str) -> str:
+    return " ".join(text.replace("\\", "/").replace('"', "'").split())
+
+
+def link(label: str, url: str, *, title: str | None = None) -> str:
+    """A Markdown link whose label is escaped and whose hover text is ``title``."""
+    safe_label = safe_markdown(label).replace("(", "\\(").replace(")", "\\)")
+    hover = f' "{_title(title)}"' if title else ""
+    return f"[{safe_label}]({url}{hover})"
+
+
+Linker = Callable[[Reference], str | None]
+"""The Markdown for one reference (a link, maybe flagged), or ``None`` to keep its text."""
+
+
+def linked_markdown(text: str, linker: Linker, *, citations: Sequence[Citation] | None = None) -> str:
+    """``text`` as safe Markdown with each reference of each citation replaced by ``linker``'s Markdown."""
+    citations = find_citations(text) if citations is None else citations
+    out: list[str] = []
+    position = 0
+    for citation in citations:
+        out.append(safe_markdown(text[position : citation.start]))
+        inner = citation.start
+        for reference in citation.references:
+            out.append(safe_markdown(text[inner : reference.start]))
+            replacement = linker(reference)
+            out.append(safe_markdown(text[reference.start : reference.end]) if replacement is None else replacement)
+            inner = reference.end
+        out.append(safe_markdown(text[inner : citation.end]))
+        position = citation.end
+    out.append(safe_markdown(text[position:]))
+    return "".join(out)
+
+
+def community_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Community references become links to their provenance (title on hover); an unsupported id
+    is flagged in place (a badge naming why), and an id not in the index is not a link."""
+
+    def render(reference: Reference) -> str | None:
+        if reference.kind != "community":
+            return None
+        cid = reference.id
+        reason = unsupported(cid)
+        if reason == "not_in_index":
+            return f":red-badge[⚠ {safe_markdown(cid)}: unsupported, {UNSUPPORTED_LABELS[reason]}]"
+        title = title_for(cid)
+        hover = f"Community {cid}: {title}" if title else f"Community {cid}"
+        if reason is not None:
+            hover += f" (unsupported: {UNSUPPORTED_LABELS.get(reason, reason)})"
+        text = link(cid, url_for(cid), title=hover)
+        if reason is not None:
+            text += f" :orange-badge[⚠ unsupported: {UNSUPPORTED_LABELS.get(reason, reason)}]"
+        return text
+
+    return render
+
+
+__all__ = ["UNSUPPORTED_LABELS", "community_linker", "link", "linked_markdown", "safe_markdown"]

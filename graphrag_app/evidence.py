@@ -1,0 +1,345 @@
+"""The evidence panels of a run: the answer with its citations as links, the three community sets,
+every call opened (map batches and the reduce), and why a run has no (full) answer.
+
+One render function per panel, each taking the container to draw into. Model and index text is
+drawn with ``st.code``/``st.text`` (verbatim) or through :mod:`graphrag_app.answer_text` (safe
+Markdown); no panel uses ``unsafe_allow_html``.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from graphrag_core.calls import BatchCall, CallAttempt, ReduceCall, batch_call, reduce_call, why_no_answer
+from graphrag_core.citations import CommunitySets, community_sets
+from graphrag_core.llm.base import ChatMessage
+from graphrag_core.models import Index
+from graphrag_core.state import RunState
+
+from . import charts
+from .answer_text import community_linker, link, linked_markdown
+from .urls import provenance_url
+
+CALL_KEY = "evidence_open_call"
+"""Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
+REDUCE_CALL = "reduce"
+SET_NAMES = {"cited": "Cited", "behind": "Behind", "read_but_unused": "Read but unused"}
+SET_HELP = {
+    "cited": "Communities the answer cites.",
+    "behind": "Communities of the map answers selected for the reduce: what the reduce read.",
+    "read_but_unused": "Communities whose batches' answers were dropped (usefulness 0), skipped (over the reduce budget) or not tried.",
+}
+MAX_WHY_LINKS = 24
+
+
+def _index_for(index_key: str) -> Index | None:
+    from .controls import open_index
+    from .settings import load_settings
+
+    try:
+        return open_index(index_key, load_settings()).index
+    except Exception:  # noqa: BLE001 - titles are a nicety; the panel works without the index
+        return None
+
+
+def _title(index: Index | None, community_id: str) -> str | None:
+    if index is None:
+        return None
+    try:
+        return index.community(community_id).title or None
+    except (KeyError, ValueError):
+        return None
+
+
+def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
+    if state.result is None:
+        return None
+    return community_sets(state.result, index_ids={c.id for c in index.communities} if index is not None else None)
+
+
+def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
+    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
+    linker = community_linker(
+        lambda cid: provenance_url(index_key, cid, run_id),
+        title_for=lambda cid: _title(index, cid),
+        unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
+    )
+    return linked_markdown(text, linker)
+
+
+# -- the answer -----------------------------------------------------------------------------------
+
+
+def render_answer(
+    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None
+) -> None:
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids flagged."""
+    result = state.result
+    if result is None:
+        return
+    index = index if index is not None else _index_for(index_key)
+    sets = sets_of(state, index)
+    with container:
+        st.subheader("Answer", anchor=anchor)
+        st.text(f"Status: {result.status}")
+        with st.container(border=True):
+            st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
+        if sets is not None:
+            flagged = f" · **{sets.unsupported_count} unsupported** (flagged in place)" if sets.unsupported_count else ""
+            st.caption(
+                f"{len(sets.cited)} communities cited · {len(sets.behind)} behind the answer · "
+                f"{len(sets.read_but_unused)} read but unused{flagged}"
+            )
+        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
+
+
+def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None) -> pd.DataFrame:
+    data: dict[str, list] = {
+        "community": ids,
+        "title": [_title(index, cid) or "" for cid in ids],
+        "provenance": [provenance_url(index_key, cid, run_id) for cid in ids],
+    }
+    data.update(extra or {})
+    return pd.DataFrame(data)
+
+
+def render_community_sets(
+    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None
+) -> None:
+    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score)."""
+    sets = sets if sets is not None else sets_of(state, index)
+    if sets is None:
+        return
+    link = st.column_config.LinkColumn("provenance", display_text="open", help="This community's Provenance view for this run")
+    with container:
+        tabs = st.tabs(
+            [
+                f"{SET_NAMES['cited']} ({len(sets.cited)})",
+                f"{SET_NAMES['behind']} ({len(sets.behind)})",
+                f"{SET_NAMES['read_but_unused']} ({len(sets.read_but_unused)})",
+            ]
+        )
+        cited = list(sets.cited)
+        with tabs[0]:
+            st.caption(SET_HELP["cited"])
+            if cited:
+                status = ["unsupported: " + (sets.reason(c) or "").replace("_", " ") if sets.reason(c) else "supported" for c in cited]
+                st.dataframe(
+                    _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}),
+                    hide_index=True, width="stretch", column_config={"provenance": link},
+                )
+            else:
+                st.caption("The answer cites no community.")
+        with tabs[1]:
+            st.caption(SET_HELP["behind"])
+            behind = list(sets.behind)
+            if behind:
+                st.dataframe(
+                    _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}),
+                    hide_index=True, width="stretch", column_config={"provenance": link},
+                )
+        with tabs[2]:
+            st.caption(SET_HELP["read_but_unused"])
+            unused = sets.read_but_unused
+            if unused:
+                st.dataframe(
+                    _set_frame(
+                        [u.community_id for u in unused],
+                        index=index,
+                        index_key=index_key,
+                        run_id=state.run_id,
+                        extra={
+                            "best score": [u.best_score for u in unused],
+                            "fate": [charts.FATE_LABELS[u.fate] for u in unused],
+                            "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
+                        },
+                    ),
+                    hide_index=True, width="stretch", column_config={"provenance": link},
+                )
+            else:
+                st.caption("Every community the map read is behind the answer.")
+
+
+# -- every call can be opened ---------------------------------------------------------------------
+
+
+def open_call(value: str | int | None) -> None:
+    """Open a call in the run view: a batch index, ``"reduce"``, or None to close."""
+    st.session_state[CALL_KEY] = None if value is None else str(value)
+
+
+def chart_selected(chart_key: str) -> None:
+    """``on_select`` callback of the map chart: open the clicked bar's batch."""
+    event = st.session_state.get(chart_key)
+    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) or hasattr(event, "get") else []
+    for point in points:
+        x = point.get("x")
+        if x is not None:
+            open_call(int(x))
+            return
+
+
+def table_selected(table_key: str) -> None:
+    """``on_select`` callback of the batch table: open the selected row's batch (rows are batch order)."""
+    event = st.session_state.get(table_key)
+    rows = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
+    if rows:
+        open_call(int(rows[0]))
+
+
+def _messages(container: DeltaGenerator, messages: tuple[ChatMessage, ...] | None) -> None:
+    with container:
+        if messages is None:
+            st.caption("The messages were not recorded (a run from before they were).")
+            return
+        for message in messages:
+            st.caption(f"{message.role} message · {len(message.content):,} characters")
+            st.code(message.content, language=None, wrap_lines=True)
+
+
+def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
+    with container:
+        parts = [f"Attempt {attempt.attempt}", attempt.outcome]
+        if attempt.duration_s is not None:
+            parts.append(f"{attempt.duration_s:.2f}s")
+        if attempt.usage is not None:
+            parts.append(f"{attempt.usage.prompt_tokens:,} prompt + {attempt.usage.completion_tokens:,} completion tokens")
+        if attempt.usefulness is not None:
+            parts.append(f"usefulness {attempt.usefulness:g}")
+        st.markdown("**" + " · ".join(parts) + "**")
+        if attempt.error:
+            st.error("Parse result: error", icon=":material/error:")
+            st.text(attempt.error)
+        elif attempt.outcome in ("ok", "cached"):
+            st.caption("Parse result: a valid answer")
+        if attempt.raw_reply is not None:
+            st.caption("Raw reply" + (" (from the map cache)" if attempt.outcome == "cached" else ""))
+            st.code(attempt.raw_reply, language=None, wrap_lines=True)
+        elif attempt.outcome not in ("running",):
+            st.caption("No reply text (the call itself failed, or the run predates recorded replies).")
+
+
+def render_batch_call(container: DeltaGenerator, call: BatchCall, state: RunState, *, index_key: str) -> None:
+    with container:
+        batch = state.batches[call.batch_index] if call.batch_index < len(state.batches) else None
+        score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
+        st.markdown(
+            f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
+            f"{len(call.attempts)} attempt(s) · {call.token_estimate:,} prompt tokens (estimate)"
+        )
+        st.markdown("Communities: " + ", ".join(link(cid, provenance_url(index_key, cid, state.run_id)) for cid in call.community_ids))
+        candidate = call.candidate
+        if candidate is not None:
+            rank = f"rank {candidate.rank}, " if candidate.rank is not None else ""
+            tokens = f", reduce prompt {candidate.tokens:,} tokens" if candidate.tokens is not None else ""
+            st.markdown(f"**What the reduce did:** {charts.FATE_LABELS[candidate.fate]} ({rank}usefulness {candidate.answer.usefulness:g}{tokens})")
+        elif batch is not None and batch.status == "failed":
+            st.markdown("**What the reduce did:** nothing (the batch failed, so no answer reached it)")
+        answer = next((a.answer for a in reversed(call.attempts) if a.answer is not None), None)
+        if answer:
+            st.markdown("**Its points** (usefulness " + score + ")")
+            with st.container(border=True):
+                st.markdown(linked_markdown(answer, community_linker(
+                    lambda cid: provenance_url(index_key, cid, state.run_id), title_for=lambda cid: None, unsupported=lambda cid: None
+                )))
+        with st.expander("Messages sent (verbatim)", expanded=True):
+            _messages(st.container(), call.messages)
+        st.markdown("**Attempts**")
+        for attempt in call.attempts:
+            _attempt(st.container(border=True), attempt)
+
+
+def render_reduce_call(container: DeltaGenerator, call: ReduceCall) -> None:
+    with container:
+        tokens = f" · {call.prompt_tokens:,} prompt tokens (estimate)" if call.prompt_tokens is not None else ""
+        st.markdown(f"#### The reduce call · {call.answer_count} map answers{tokens}")
+        with st.expander("Messages sent (verbatim)", expanded=True):
+            _messages(st.container(), call.messages)
+        st.markdown("**Attempts**")
+        if not call.attempts:
+            st.caption("No reply was recorded.")
+        for attempt in call.attempts:
+            _attempt(st.container(border=True), attempt)
+
+
+def _call_label(value: str | None, state: RunState) -> str:
+    if value is None:
+        return "Choose a call (or click a bar of the map chart, or a row of the batch table)"
+    if value == REDUCE_CALL:
+        return "The reduce call"
+    batch = state.batches[int(value)]
+    score = "" if batch.usefulness is None else f" · usefulness {batch.usefulness:g}"
+    return f"Batch {batch.index} · {batch.status}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
+
+
+def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
+    """The call the run view has open: its verbatim messages, raw replies, parse results and fate."""
+    if not state.batches:
+        return
+    options: list[str | None] = [None, *(str(b.index) for b in state.batches)]
+    reduce = reduce_call(state.events)
+    if reduce is not None:
+        options.insert(1, REDUCE_CALL)
+    if st.session_state.get(CALL_KEY) not in options:
+        st.session_state[CALL_KEY] = None
+    with container:
+        st.subheader("Open a call")
+        chosen = st.selectbox(
+            "Call", options, key=CALL_KEY, format_func=lambda v: _call_label(v, state), label_visibility="collapsed"
+        )
+        if chosen is None:
+            return
+        with st.container(border=True):
+            left, right = st.columns([6, 1])
+            right.button("Close", key="evidence_close_call", on_click=open_call, args=(None,), icon=":material/close:")
+            if chosen == REDUCE_CALL and reduce is not None:
+                render_reduce_call(left.container(), reduce)
+            else:
+                call = batch_call(state.events, int(chosen))
+                if call is not None:
+                    render_batch_call(left.container(), call, state, index_key=index_key)
+
+
+# -- why no answer --------------------------------------------------------------------------------
+
+
+def render_why(container: DeltaGenerator, state: RunState) -> None:
+    """For ``no_results``, ``partial`` and failed runs: what went wrong, with the batches concerned."""
+    if state.status == "running":
+        return
+    items = why_no_answer(state.events)
+    if not items:
+        return
+    status = state.result.status if state.result is not None else state.status
+    with container:
+        with st.expander(f"Why the run ended {status}", expanded=True, icon=":material/help:"):
+            for n, item in enumerate(items):
+                st.markdown(f"**{item.message}**")
+                if item.batch_indexes:
+                    shown = item.batch_indexes[:MAX_WHY_LINKS]
+                    cols = st.columns(min(len(shown), 8))
+                    for i, batch_index in enumerate(shown):
+                        cols[i % len(cols)].button(
+                            f"Batch {batch_index}", key=f"why-{n}-{batch_index}", on_click=open_call, args=(batch_index,)
+                        )
+                    if len(item.batch_indexes) > len(shown):
+                        st.caption(f"… and {len(item.batch_indexes) - len(shown)} more batches")
+                for text in item.texts[:MAX_WHY_LINKS]:
+                    st.code(text, language=None, wrap_lines=True)
+
+
+__all__ = [
+    "CALL_KEY",
+    "SET_NAMES",
+    "answer_markdown",
+    "chart_selected",
+    "open_call",
+    "render_answer",
+    "render_call_inspector",
+    "render_community_sets",
+    "render_why",
+    "sets_of",
+    "table_selected",
+]

@@ -1,0 +1,52 @@
+import re
+
+from graphrag_app.answer_text import community_linker, link, linked_markdown, safe_markdown
+
+
+def test_safe_markdown_keeps_structure_and_neutralises_html_links_images_and_maths():
+    text = "# Title\n- **bold** point\n<script>alert(1)</script> ![x](http://evil/x.png) [click](http://evil) $x$ :red[hi]"
+    out = safe_markdown(text)
+    assert out.startswith("# Title\n- **bold** point\n")
+    assert re.search(r"(?<!\\)[<\[\]$]", out) is None  # every <, [, ] and $ is escaped
+    assert "\\<script>" in out
+    assert "![x](" not in out and "!\\[x\\](http://evil/x.png)" in out
+    assert "[click](" not in out
+    assert "\\$x\\$" in out
+    assert ":red[" not in out
+
+
+def test_link_escapes_its_label_and_title():
+    assert link("12", "provenance?community=12", title='Say "hi"') == "[12](provenance?community=12 \"Say 'hi'\")"
+    assert link("a]b", "u") == "[a\\]b](u)"
+
+
+def _linker(unsupported=None):
+    unsupported = unsupported or {}
+    return community_linker(
+        lambda cid: f"provenance?community={cid}&run=r1",
+        title_for=lambda cid: {"3": "Wizards", "5": "Kludges"}.get(cid),
+        unsupported=unsupported.get,
+    )
+
+
+def test_every_cited_community_becomes_a_link_with_its_title():
+    text = "Wizards know <b>systems</b> [Communities: 3, 5]. Kludges [Data: Reports (5, +more)]."
+    out = linked_markdown(text, _linker())
+    assert '[3](provenance?community=3&run=r1 "Community 3: Wizards")' in out
+    assert out.count('[5](provenance?community=5&run=r1 "Community 5: Kludges")') == 2
+    assert "\\[Communities: [3](" in out and "+more)\\]" in out
+    assert "\\<b>systems\\</b>" in out
+
+
+def test_unsupported_ids_are_flagged_in_place():
+    text = "A [Communities: 3, 99] and B [Community 5]"
+    out = linked_markdown(text, _linker({"99": "not_in_index", "5": "not_behind"}))
+    assert "[99](" not in out and ":red-badge[⚠ 99: unsupported, not in the index]" in out
+    assert '[5](provenance?community=5&run=r1 "Community 5: Kludges (unsupported: in no selected map answer)")' in out
+    assert ":orange-badge[⚠ unsupported: in no selected map answer]" in out
+    assert '[3](provenance?community=3&run=r1 "Community 3: Wizards")' in out
+
+
+def test_entity_references_are_left_as_text_by_the_community_linker():
+    out = linked_markdown("x [Data: Entities (4); Reports (3)]", _linker())
+    assert "Entities (4)" in out and "[3](" in out and "[4](" not in out
