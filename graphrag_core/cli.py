@@ -3,7 +3,8 @@
 Subcommands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
 ``eval`` (conditions judged head to head over a question set, :mod:`graphrag_core.eval_cli`),
 ``inspect`` (what an index holds, level by level), ``import`` (a Microsoft GraphRAG output
-folder to the native format) and ``runs`` (the stored run history).
+folder to the native format), ``runs`` (the stored run history; ``runs export --bundle`` writes a
+run bundle) and ``replay`` (a run bundle's status, answer and community sets, with no model).
 
 Streams: results go to stdout (the answer, or JSON with ``--json``); progress, warnings and
 errors go to stderr, so ``graphrag-explorer query ... > answer.txt`` keeps only the answer.
@@ -33,6 +34,8 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
+from .bundle import BundleError, bundle_to_json, index_mismatch, make_bundle, read_bundle
+from .citations import community_sets
 from .errors import (
     AllMapBatchesFailed,
     BudgetError,
@@ -42,7 +45,6 @@ from .errors import (
     ModelOutputError,
     RequestValidationError,
 )
-from .citations import community_sets
 from .events import (
     BatchesPlanned,
     CommunityRated,
@@ -238,9 +240,20 @@ def build_parser() -> argparse.ArgumentParser:
     runs_show.add_argument("run_id", metavar="RUN_ID")
     runs_show.add_argument("--json", action="store_true")
     runs_show.set_defaults(handler=cmd_runs_show)
+    runs_export = runs_sub.add_parser("export", help="write one run as a run bundle (one JSON file, replayable with no model)")
+    runs_export.add_argument("run_id", metavar="RUN_ID")
+    runs_export.add_argument("--bundle", type=Path, required=True, metavar="FILE", help="the bundle file to write")
+    runs_export.add_argument("--index", default=None, metavar="INDEX", help="fingerprint this index folder (default: the run's own)")
+    runs_export.set_defaults(handler=cmd_runs_export)
     runs_delete = runs_sub.add_parser("delete", help="remove one run")
     runs_delete.add_argument("run_id", metavar="RUN_ID")
     runs_delete.set_defaults(handler=cmd_runs_delete)
+
+    replay = sub.add_parser("replay", help="redraw a run bundle with no model: status, answer, community sets")
+    replay.add_argument("bundle", type=Path, metavar="FILE", help="a run bundle (from runs export --bundle or the app)")
+    replay.add_argument("--index", default=None, metavar="INDEX", help="check the bundle against this index (default: the run's own path)")
+    replay.add_argument("--json", action="store_true", help="print the status, answer and community sets as JSON")
+    replay.set_defaults(handler=cmd_replay)
     return parser
 
 
@@ -719,6 +732,72 @@ def cmd_runs_show(args: argparse.Namespace, io: _Io) -> int:
     except KeyError:
         raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE) from None
     io.out.write(text.rstrip() + "\n")
+    return EXIT_OK
+
+
+def cmd_runs_export(args: argparse.Namespace, io: _Io) -> int:
+    store = open_store(args, io.environ)
+    assert store is not None
+    record = store.get(args.run_id)
+    if record is None:
+        raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE)
+    index_path = resolve_index_path(args.index) if args.index else None
+    bundle = make_bundle(record, index_path=index_path)
+    try:
+        args.bundle.write_text(bundle_to_json(bundle), encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"Could not write the bundle to {args.bundle}: {exc.strerror or exc}", EXIT_USAGE) from None
+    if bundle.index.fingerprint is None:
+        io.note(f"warning: the run's index ({record.index_path or record.index_name}) was not found; the bundle has no index fingerprint")
+    io.out.write(f"Wrote run {record.run_id} ({record.status}, {len(record.events)} events) to {args.bundle}\n")
+    return EXIT_OK
+
+
+def cmd_replay(args: argparse.Namespace, io: _Io) -> int:
+    try:
+        data = args.bundle.read_bytes()
+    except OSError as exc:
+        raise CliError(f"Could not read {args.bundle}: {exc.strerror or exc}", EXIT_USAGE) from None
+    try:
+        bundle = read_bundle(data, source=str(args.bundle))
+    except BundleError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    index_path: Path | None = resolve_index_path(args.index) if args.index else (Path(bundle.index.path) if bundle.index.path else None)
+    mismatch = index_mismatch(bundle, index_path)
+    index_ids = None
+    if mismatch is None and index_path is not None:
+        index_ids = {c.id for c in load_index_at(str(index_path))[0].communities}
+    state = RunState.replay(bundle.events)
+    sets = community_sets(state.result, index_ids=index_ids) if state.result is not None else None
+    status = state.result.status if state.result is not None else bundle.status
+    if args.json:
+        payload: dict[str, Any] = {
+            "run_id": bundle.run_id,
+            "status": status,
+            "answer": state.result.answer if state.result is not None else None,
+            "error": state.error,
+            "community_sets": sets.to_json_dict() if sets is not None else None,
+            "index_mismatch": mismatch,
+        }
+        io.out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    else:
+        io.out.write(f"Run {bundle.run_id} · {bundle.model} · index {bundle.index.name}\n")
+        io.out.write(f"Question: {bundle.request.query}\n")
+        io.out.write(f"Status: {status}\n")
+        if state.result is not None:
+            io.out.write("\n" + state.result.answer.rstrip() + "\n\n")
+        elif state.error:
+            io.out.write(f"Error: {state.error}\n")
+        if sets is not None:
+            unused = ", ".join(f"{u.community_id} ({u.best_score:g})" for u in sets.read_but_unused)
+            io.out.write(f"Cited ({len(sets.cited)}): {', '.join(sets.cited) or '-'}\n")
+            io.out.write(f"Behind ({len(sets.behind)}): {', '.join(sets.behind) or '-'}\n")
+            io.out.write(f"Read but unused ({len(sets.read_but_unused)}, best score): {unused or '-'}\n")
+            if sets.unsupported:
+                flagged = ", ".join(f"{u.community_id} ({u.reason.replace('_', ' ')})" for u in sets.unsupported)
+                io.out.write(f"Unsupported citations ({sets.unsupported_count}): {flagged}\n")
+    if mismatch:
+        io.note(f"warning: {mismatch}")
     return EXIT_OK
 
 

@@ -370,3 +370,55 @@ def test_query_json_has_the_three_community_sets_and_counts_unsupported_citation
     assert [u["community_id"] for u in sets["read_but_unused"]] == ["b"] and sets["read_but_unused"][0]["best_score"] == 0
     assert sets["unsupported"] == [{"community_id": "b", "reason": "not_behind", "count": 1}, {"community_id": "zz", "reason": "not_in_index", "count": 1}]
     assert document["diagnostics"]["unsupported_citation_count"] == 2
+
+
+def test_runs_export_bundle_and_replay_with_no_model(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+
+    def cited(request):
+        if request.purpose == "map":
+            return '{"answer": "The mill matters [Communities: a].", "usefulness": 60}'
+        return json.dumps({"answer": "The mill [Communities: a]. The sea [Communities: q]."})
+
+    code, _, _ = run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", model=ScriptedChatModel(cited))
+    assert code == EXIT_OK
+    (run,) = RunStore(store_path).list_runs()
+    bundle_path = tmp_path / "run.bundle.json"
+    code, out, err = run_cli(capsys, "runs", "--store", store_path, "export", run.run_id, "--bundle", bundle_path)
+    assert code == EXIT_OK and str(bundle_path) in out
+    document = json.loads(bundle_path.read_text(encoding="utf-8"))
+    assert document["format"] == "graphrag-explorer-run-bundle" and document["model"] == "scripted"
+    assert document["index"]["fingerprint"].startswith("sha256:")
+    kinds = [e["kind"] for e in document["events"]]
+    assert "map_batch_started" in kinds and "reduce_replied" in kinds
+    started = next(e for e in document["events"] if e["kind"] == "map_batch_started")
+    assert QUESTION in started["messages"][-1]["content"], "every prompt is in the bundle"
+
+    # replay needs no model and no store: a model that would fail proves it is not called
+    code, out, err = run_cli(capsys, "replay", bundle_path, model=ScriptedChatModel(RuntimeError("no model here")))
+    assert code == EXIT_OK, err
+    assert "Status: completed" in out and "The mill [Communities: a]." in out
+    behind_line = next(line for line in out.splitlines() if line.startswith("Behind (2): "))
+    assert "Cited (2): a, q" in out and sorted(behind_line.split(": ")[1].split(", ")) == ["a", "b"]
+    assert "Unsupported citations (1): q (not in index)" in out
+    assert "warning" not in err
+
+    # against a different index it says so, and still prints the run
+    (index_dir / "communities.jsonl").write_text((index_dir / "communities.jsonl").read_text(encoding="utf-8").replace("Alpha", "Alpha2"), encoding="utf-8")
+    code, out, err = run_cli(capsys, "replay", bundle_path, "--json")
+    assert code == EXIT_OK
+    payload = json.loads(out)
+    assert payload["status"] == "completed" and sorted(payload["community_sets"]["behind"]) == ["a", "b"]
+    assert "is not the one this run used" in payload["index_mismatch"] and "is not the one this run used" in err
+
+
+def test_replay_names_a_file_that_is_not_a_bundle(capsys, tmp_path):
+    path = tmp_path / "x.json"
+    path.write_text('{"format": "something else"}', encoding="utf-8")
+    code, _, err = run_cli(capsys, "replay", path)
+    assert code == EXIT_USAGE and str(path) in err and "is not a run bundle" in err
+    path.write_text("not json", encoding="utf-8")
+    code, _, err = run_cli(capsys, "replay", path)
+    assert code == EXIT_USAGE and "is not JSON" in err
+    code, _, err = run_cli(capsys, "runs", "--store", tmp_path / "r.sqlite3", "export", "nope", "--bundle", tmp_path / "b.json")
+    assert code == EXIT_USAGE and "No run 'nope'" in err

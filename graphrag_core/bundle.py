@@ -1,0 +1,156 @@
+"""Run bundles: one JSON file that carries a whole run, to share it and redraw it with no model.
+
+A bundle holds the request, the model's identity (never a key), a fingerprint of the index (a
+hash of its files), every event (which carry every prompt sent and every raw reply, see
+:mod:`graphrag_core.events`) and the result. :func:`read_bundle` checks what it reads and names
+what is wrong; :func:`index_mismatch` says when the index at hand is not the one the run used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import GraphRAGError
+from .events import Event
+from .request import GlobalSearchRequest
+from .results import GlobalSearchResult
+from .store import RunRecord, RunStatus, utc_now_iso
+
+BUNDLE_FORMAT = "graphrag-explorer-run-bundle"
+BUNDLE_VERSION = 1
+FINGERPRINT_CHUNK = 1 << 20
+
+
+class BundleError(GraphRAGError):
+    """A file that is not a readable run bundle; the message names the file and the problem."""
+
+
+class IndexIdentity(BaseModel):
+    """Which index a run used: its name, where it was, and a hash of its files."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    path: str | None = None
+    fingerprint: str | None = None
+    """``sha256:<hex>`` over the folder's files (relative path and bytes); None when unknown."""
+
+
+class RunBundle(BaseModel):
+    """One run, whole. ``model`` is the model's identity string (never a secret)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    format: Literal["graphrag-explorer-run-bundle"] = BUNDLE_FORMAT
+    format_version: int = BUNDLE_VERSION
+    exported_at: str = Field(default_factory=utc_now_iso)
+    run_id: str
+    created_at: str
+    label: str = ""
+    status: RunStatus
+    index: IndexIdentity
+    request: GlobalSearchRequest
+    model: str
+    seed: int | None = None
+    events: list[Event]
+    result: GlobalSearchResult | None = None
+
+    def to_record(self) -> RunRecord:
+        """The run as a history record (its events replay it with no model)."""
+        return RunRecord.from_events(
+            self.events, index_name=self.index.name, index_path=self.index.path, label=self.label, created_at=self.created_at
+        )
+
+
+def index_fingerprint(path: str | os.PathLike[str]) -> str:
+    """``sha256:<hex>`` of an index: every file under ``path`` (hidden ones excepted), by relative
+    path and content, in path order. The same files give the same fingerprint wherever they lie."""
+    root = Path(path)
+    digest = hashlib.sha256()
+    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
+    for file in files:
+        name = file.name if file == root else file.relative_to(root).as_posix()
+        digest.update(name.encode() + b"\0")
+        with open(file, "rb") as handle:
+            while chunk := handle.read(FINGERPRINT_CHUNK):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return f"sha256:{digest.hexdigest()}"
+
+
+def make_bundle(record: RunRecord, *, index_path: str | os.PathLike[str] | None = None) -> RunBundle:
+    """The bundle of a stored run; the index is fingerprinted at ``index_path`` (default: the
+    record's own index path) when that folder exists."""
+    where = index_path if index_path is not None else record.index_path
+    fingerprint = index_fingerprint(where) if where is not None and Path(where).exists() else None
+    return RunBundle(
+        run_id=record.run_id,
+        created_at=record.created_at,
+        label=record.label,
+        status=record.status,
+        index=IndexIdentity(name=record.index_name, path=None if where is None else os.fspath(where), fingerprint=fingerprint),
+        request=record.request,
+        model=record.model,
+        seed=record.seed,
+        events=record.events,
+        result=record.result,
+    )
+
+
+def bundle_to_json(bundle: RunBundle) -> str:
+    return bundle.model_dump_json(indent=1)
+
+
+def read_bundle(data: str | bytes, *, source: str = "the run bundle") -> RunBundle:
+    """A bundle from its JSON text; raises :class:`BundleError` naming ``source`` and the problem."""
+    try:
+        bundle = RunBundle.model_validate_json(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "the top level"
+        if first.get("type") == "json_invalid":
+            raise BundleError(f"{source} is not JSON: {first.get('msg')}") from None
+        if where == "format":
+            raise BundleError(f"{source} is not a run bundle (its format is not {BUNDLE_FORMAT!r}).") from None
+        raise BundleError(f"{source} is not a valid run bundle: {where}: {first.get('msg')} ({exc.error_count()} problem(s)).") from None
+    if bundle.format_version > BUNDLE_VERSION:
+        raise BundleError(f"{source} is a version {bundle.format_version} run bundle; this version reads up to {BUNDLE_VERSION}.")
+    if not bundle.events:
+        raise BundleError(f"{source} holds no events, so there is nothing to redraw.")
+    return bundle
+
+
+def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> str | None:
+    """Why the index at ``path`` is not the run's (a sentence), or None when it is the same index.
+
+    Unknown fingerprints (on either side) cannot be compared and are said as such."""
+    if path is None or not Path(path).exists():
+        return f"The run's index ({bundle.index.name}) is not available here: the run is drawn from the bundle alone; provenance needs the index."
+    if bundle.index.fingerprint is None:
+        return "The bundle does not record its index's fingerprint, so the index here could not be checked against it."
+    here = index_fingerprint(path)
+    if here != bundle.index.fingerprint:
+        return (
+            f"The index here ({path}) is not the one this run used (fingerprint {here[:19]}… here, "
+            f"{bundle.index.fingerprint[:19]}… in the bundle): the run is drawn as recorded; titles and provenance come from the index here and may not match."
+        )
+    return None
+
+
+__all__ = [
+    "BUNDLE_FORMAT",
+    "BUNDLE_VERSION",
+    "BundleError",
+    "IndexIdentity",
+    "RunBundle",
+    "bundle_to_json",
+    "index_fingerprint",
+    "index_mismatch",
+    "make_bundle",
+    "read_bundle",
+]
