@@ -361,6 +361,15 @@ def open_run(session: ExplorerSession, run_id: str, *, app: AppSettings, set_wid
     return True
 
 
+def bundle_opened(session: ExplorerSession, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
+    """A run bundle was opened (and put in the history): show its run, unless a run is going."""
+    session.errors.extend(errors)
+    session.notices.extend(notices)
+    run_id = getattr(bundle, "run_id", None)
+    if run_id is not None and not session.running:
+        open_run(session, run_id, app=app)
+
+
 def open_clicked(run_id: str) -> None:
     session = get_session()
     if not session.running:

@@ -34,7 +34,8 @@ SET_HELP = {
 MAX_WHY_LINKS = 24
 
 
-def _index_for(index_key: str) -> Index | None:
+def index_for(index_key: str) -> Index | None:
+    """The index ``index_key`` names (cached), or None when it cannot be opened here."""
     from .controls import open_index
     from .settings import load_settings
 
@@ -69,6 +70,15 @@ def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | Non
     return linked_markdown(text, linker)
 
 
+def sets_caption(sets: CommunitySets) -> str:
+    """``"8 cited · 129 behind · 133 read but unused · 1 unsupported"`` (Markdown)."""
+    flagged = f" · **{sets.unsupported_count} unsupported** citations (flagged in place)" if sets.unsupported_count else ""
+    return (
+        f"Communities: {len(sets.cited)} {SET_NAMES['cited'].lower()} · {len(sets.behind)} {SET_NAMES['behind'].lower()} the answer · "
+        f"{len(sets.read_but_unused)} {SET_NAMES['read_but_unused'].lower()}{flagged}"
+    )
+
+
 # -- the answer -----------------------------------------------------------------------------------
 
 
@@ -79,7 +89,7 @@ def render_answer(
     result = state.result
     if result is None:
         return
-    index = index if index is not None else _index_for(index_key)
+    index = index if index is not None else index_for(index_key)
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
@@ -87,11 +97,7 @@ def render_answer(
         with st.container(border=True):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
-            flagged = f" · **{sets.unsupported_count} unsupported** (flagged in place)" if sets.unsupported_count else ""
-            st.caption(
-                f"{len(sets.cited)} communities cited · {len(sets.behind)} behind the answer · "
-                f"{len(sets.read_but_unused)} read but unused{flagged}"
-            )
+            st.caption(sets_caption(sets))
         render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
 
 
@@ -334,6 +340,8 @@ __all__ = [
     "CALL_KEY",
     "SET_NAMES",
     "answer_markdown",
+    "index_for",
+    "sets_caption",
     "chart_selected",
     "open_call",
     "render_answer",

@@ -11,6 +11,7 @@ from functools import partial
 import pandas as pd
 import streamlit as st
 
+from graphrag_app import bundles, evidence
 from graphrag_app import compare_charts as cc
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
@@ -135,7 +136,7 @@ def citation_links(record: RunRecord) -> str:
     ids = record.result.community_ids
     links = [f"[{escape_markdown(cid)}]({provenance_url(key, cid, record.run_id)})" for cid in ids[:CITATIONS_SHOWN]]
     more = f" … and {len(ids) - CITATIONS_SHOWN} more" if len(ids) > CITATIONS_SHOWN else ""
-    return "Communities: " + " · ".join(links) + more
+    return f"{evidence.SET_NAMES['behind']}: " + " · ".join(links) + more
 
 
 def draw_answers(records: list[RunRecord]) -> None:
@@ -148,7 +149,14 @@ def draw_answers(records: list[RunRecord]) -> None:
             if record.result is None:
                 st.text(record.error or "This run produced no answer.")
                 continue
-            st.text(record.result.answer)  # model output: plain text, never Markdown or HTML
+            state = record.replay()
+            key = cc.index_key_for(record)
+            index = evidence.index_for(key)
+            sets = evidence.sets_of(state, index)
+            # model output as safe Markdown (no HTML); its citations link to provenance
+            st.markdown(evidence.answer_markdown(record.result.answer, sets, index=index, index_key=key, run_id=record.run_id))
+            if sets is not None:
+                st.caption(evidence.sets_caption(sets))
             links = citation_links(record)
             if links:
                 st.markdown(links)
@@ -201,13 +209,25 @@ def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
         on_click="ignore",
         icon=":material/download:",
     )
+    record = store.get(run_id)
+    if record is not None:
+        bundles.render_bundle_download(cols[3], record.replay(), index_key=cc.index_key_for(record), app=load_settings(), key="compare")
     with cols[2].popover("Delete run", icon=":material/delete:"):
         st.markdown(f"Delete run **{escape_markdown(run_id[:8])}** from the history? This cannot be undone.")
         st.button("Delete", key="compare_delete", type="primary", on_click=delete_clicked, args=(str(store.path), run_id))
 
 
+def bundle_opened(bundle: object, notices: list[str], errors: list[str]) -> None:
+    """An opened run bundle joins the comparison (it is in the history now)."""
+    st.session_state[NOTICE_KEY] = " ".join([*errors, *notices])
+    run_id = getattr(bundle, "run_id", None)
+    if run_id is not None:
+        chosen = [r for r in st.session_state.get(SELECT_KEY, []) if r != run_id]
+        st.session_state[SELECT_KEY] = [*chosen, run_id][-cc.MAX_COMPARED_RUNS :]
+
+
 st.title("Compare runs")
-st.caption("Pick two to four runs from the history: their settings, costs, usefulness, cited communities and answers side by side.")
+st.caption("Pick two to four runs from the history: their settings, costs, usefulness, the communities cited and behind, and answers side by side.")
 
 app = load_settings()
 try:
@@ -252,3 +272,4 @@ else:
 
 st.divider()
 draw_history(store, runs)
+bundles.render_bundle_open(st.container(), app=app, key="compare_bundle", on_open=bundle_opened)

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import itertools
 from concurrent import futures
+from functools import partial
 
 import streamlit as st
 
-from graphrag_app import controls, views
+from graphrag_app import bundles, controls, views
 from graphrag_app.loaders import (
     PREVIEW_WAIT_S,
     default_index_key,
@@ -136,7 +137,12 @@ if st.query_params.to_dict() != params:
     st.query_params.from_dict(params)
 
 draw_recent_runs(st.expander("Recent runs", expanded=view is None, icon=":material/history:"), app=app, session=session)
+bundles.render_bundle_open(
+    st.expander("Open run bundle", icon=":material/upload_file:"), app=app, key="explore_bundle", on_open=partial(controls.bundle_opened, session, app=app)
+)
 
+if view is not None and view.handle is None:
+    bundles.render_bundle_download(st.container(), view.state, index_key=view.index_key, app=app, key="run")
 run_area = st.empty()
 if view is not None and view.handle is not None:
     ticks = itertools.count()

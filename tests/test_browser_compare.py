@@ -120,7 +120,7 @@ def test_sweeps_page_runs_a_grid(seeded_server, page):  # type: ignore[no-untype
     page.get_by_role("heading", name="Sweeps").wait_for()
     page.get_by_text("6 points").first.wait_for()  # leaf and level 0, seeds 0-2
     page.get_by_role("button", name="Run sweep").click()
-    page.locator(".js-plotly-plot").filter(has_text="Stability of the cited communities across seeds").first.wait_for()
+    page.locator(".js-plotly-plot").filter(has_text="Stability of the communities behind the answer across seeds").first.wait_for()
     page.get_by_text("Status of each point").first.wait_for()
     _no_exception(page)
     ARTIFACTS.mkdir(exist_ok=True)

@@ -73,8 +73,12 @@ def test_compare_from_url_renders_settings_metrics_and_charts(store, two_runs):
     # The answers' citations link to the provenance page with index, community and run.
     links = [m.value for m in at.markdown if "provenance?" in m.value]
     assert links and f"run={a.run_id}" in links[0] and "index=jargon" in links[0]
-    # The answers are drawn as plain text.
-    assert any(t.value == a.result.answer for t in at.text)
+    # The answers are drawn as safe Markdown (no HTML), their citations as provenance links.
+    from graphrag_app.answer_text import safe_markdown
+
+    first_line = a.result.answer.splitlines()[0]
+    assert any(m.value.startswith(safe_markdown(first_line)) for m in at.markdown)
+    assert not any(m.proto.allow_html for m in at.markdown)
 
 
 def test_compare_asks_for_two_runs_and_follows_the_multiselect(store, two_runs):
@@ -102,7 +106,7 @@ def test_history_exports_and_deletes_a_run(store, two_runs):
     at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
     at.query_params["runs"] = f"{a.run_id},{b.run_id}"
     at.run()
-    assert len(at.get("download_button")) == 2
+    assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download Markdown", "Download run bundle"]
     assert at.selectbox(key="compare_history_run").value == a.run_id
     at.button(key="compare_delete").click().run()
     assert not at.exception
