@@ -15,19 +15,24 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
 from . import charts, selection_charts
+from .answer_text import community_linker, linked_markdown
 from .compare_charts import index_key_for
-from .controls import open_index
+from .controls import open_index, open_run
 from .loaders import default_index_key
 from .session import ExplorerSession
 from .settings import AppSettings
-from .urls import COMMUNITY_PARAM, RUN_PARAM, provenance_params, to_query_params
+from .urls import COMMUNITY_PARAM, RUN_PARAM, provenance_params, provenance_url, to_query_params
 from .views import escape_markdown
 
 EXPLORE_PAGE = "pages/explore.py"
 PROVENANCE_PAGE = "pages/provenance.py"
 CLAIMS_PER_PAGE = 20
 COMMUNITY_KEY = "provenance_community"
+URL_SYNC_KEY = "provenance_url_community"
+"""The (index, community) of the URL as this page last read or wrote it."""
 CLAIM_FILTER_KEY = "provenance_claim_filter"
+BACK_KEY = "provenance_back"
+BACK_TARGET_KEY = "provenance_back_to"
 CLAIM_PAGE_KEY = "provenance_claim_page"
 
 
@@ -45,13 +50,24 @@ def _run_state(run_id: str, *, app: AppSettings, session: ExplorerSession) -> tu
     return record.replay(), index_key_for(record), None
 
 
+def go_to(community_id: str) -> None:
+    """Show another community: the picker follows, and the script puts it in the URL (a new
+    history entry, so Back returns here)."""
+    st.session_state[COMMUNITY_KEY] = community_id
+
+
 def _link(container: DeltaGenerator, community: Community, *, index_key: str, run_id: str | None, prefix: str = "") -> None:
+    """A link-styled button to another community of this page. (A ``page_link`` to the page
+    already shown would change the view without changing the URL; see :func:`go_to`.)"""
     label = f"{prefix}{community.id} · {community.title or 'untitled'}"
-    container.page_link(
-        PROVENANCE_PAGE,
-        label=escape_markdown(label),
-        query_params=provenance_params(index_key, community.id, run_id),
+    container.button(
+        escape_markdown(label),
+        key=f"goto-{prefix}-{community.id}",
+        type="tertiary",
+        on_click=go_to,
+        args=(community.id,),
         icon=":material/account_tree:",
+        help=provenance_url(index_key, community.id, run_id),
     )
 
 
@@ -70,6 +86,32 @@ def draw_hierarchy(container: DeltaGenerator, index: Index, community: Community
             with st.expander(f"Sub-communities ({len(children)})"):
                 for child in children:
                     _link(st.container(), child, index_key=index_key, run_id=run_id, prefix=f"level {child.level}: ")
+
+
+def draw_summary(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
+    """The summary as safe Markdown (Microsoft GraphRAG reports are Markdown), its
+    ``[Data: Reports (3)]``-style references linked to those communities."""
+
+    def title(cid: str) -> str | None:
+        return index.community(cid).title or None if index.has_community(cid) else None
+
+    linker = community_linker(
+        lambda cid: provenance_url(index_key, cid, run_id),
+        title_for=title,
+        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
+    )
+    with container:
+        if not community.summary.strip():
+            st.text("(no summary)")
+        elif is_report_markdown(community.summary):
+            st.markdown(linked_markdown(community.summary, linker))
+        else:  # plain prose stays verbatim
+            st.text(community.summary)
+
+
+def is_report_markdown(text: str) -> bool:
+    """A Microsoft GraphRAG report (Markdown headings, ``[Data: ...]`` references), not plain prose."""
+    return text.lstrip().startswith("#") or "\n#" in text or "[Data:" in text
 
 
 def _claim_line(claim: Claim) -> str:
@@ -93,6 +135,7 @@ def draw_claims(container: DeltaGenerator, index: Index, community: Community) -
             st.session_state[CLAIM_PAGE_KEY] = 1
         page = st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=CLAIM_PAGE_KEY) if pages > 1 else 1
         start = (int(page) - 1) * CLAIMS_PER_PAGE
+        shown_with: dict[str, str] = {}  # chunk id -> the claim it is shown with on this page
         for claim in claims[start : start + CLAIMS_PER_PAGE]:
             with st.container(border=True):
                 st.caption(f"Claim {escape_markdown(claim.id)} · leaf community {escape_markdown(claim.community_id)}")
@@ -102,6 +145,10 @@ def draw_claims(container: DeltaGenerator, index: Index, community: Community) -
                     source = f"Source chunk {chunk.id}"
                     if document is not None:
                         source += f" · document {document.id}: {document.title}" if document.title else f" · document {document.id}"
+                    if chunk.id in shown_with:  # each chunk's text once per page; later uses refer to it
+                        st.caption(escape_markdown(f"{source} · shown above with claim {shown_with[chunk.id]}"))
+                        continue
+                    shown_with[chunk.id] = claim.id
                     st.caption(escape_markdown(source))
                     st.text(chunk.text)
 
@@ -151,6 +198,22 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     st.text(f"error: {error}")
 
 
+def back_clicked(app: AppSettings, session: ExplorerSession, run_id: str | None) -> None:
+    """Runs before the script: open this page's run for Explore (from the history when this
+    browser session has not seen it, e.g. a link opened in a new tab)."""
+    st.session_state[BACK_TARGET_KEY] = run_id or ""
+    if session.settings is not None and run_id and not session.running and (session.view is None or session.view.run_id != run_id):
+        open_run(session, run_id, app=app)
+
+
+def back_to_explore(session: ExplorerSession, run_id: str | None) -> None:
+    """Switch to Explore with the URL of the run it shows."""
+    if session.settings is None:  # a fresh session: Explore's first run opens the run from its URL
+        st.switch_page(EXPLORE_PAGE, query_params={RUN_PARAM: run_id} if run_id else None)
+    assert session.settings is not None
+    st.switch_page(EXPLORE_PAGE, query_params=to_query_params(session.settings, run_id=session.view.run_id if session.view else None))
+
+
 def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     params = st.query_params
     run_id = params.get(RUN_PARAM) or None
@@ -158,8 +221,9 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     index_key = params.get("index") or run_index or (session.settings.index if session.settings else "") or default_index_key()
 
     st.title("Provenance")
-    back_params = to_query_params(session.settings, run_id=session.view.run_id if session.view else None) if session.settings else {}
-    st.page_link(EXPLORE_PAGE, label="Back to Explore", icon=":material/arrow_back:", query_params=back_params)
+    st.button("Back to Explore", key=BACK_KEY, icon=":material/arrow_back:", type="tertiary", on_click=back_clicked, args=(app, session, run_id))
+    if st.session_state.pop(BACK_TARGET_KEY, None) is not None:
+        back_to_explore(session, run_id)
     if run_error:
         st.warning(escape_markdown(run_error), icon=":material/history:")
 
@@ -171,8 +235,12 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
 
     wanted = params.get(COMMUNITY_PARAM, "")
     ids = [c.id for c in index.communities]
-    if wanted and wanted in ids and st.session_state.get(COMMUNITY_KEY) != wanted:
+    # The URL wins only when it changed since this page last wrote it (a link, Back, Reload);
+    # otherwise the picker (or a hierarchy link) has just chosen and the URL follows below.
+    url_changed = st.session_state.get(URL_SYNC_KEY) != (index_key, wanted)
+    if wanted and wanted in ids and (url_changed or st.session_state.get(COMMUNITY_KEY) is None):
         st.session_state[COMMUNITY_KEY] = wanted
+    st.session_state[URL_SYNC_KEY] = (index_key, wanted)
     if wanted and wanted not in ids:
         st.error(f"No community {escape_markdown(wanted)} in the index {escape_markdown(index_key)}.", icon=":material/search_off:")
     st.session_state.setdefault(COMMUNITY_KEY, None)
@@ -188,7 +256,8 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
         return
     wanted_params = provenance_params(index_key, chosen, run_id)
     if params.to_dict() != wanted_params:
-        params.from_dict(wanted_params)
+        params.from_dict(wanted_params)  # the browser pushes a history entry: Back returns
+        st.session_state[URL_SYNC_KEY] = (index_key, chosen)
 
     community = index.community(chosen)
     st.header(f"Community {escape_markdown(community.id)}: {escape_markdown(community.title or 'untitled')}")
@@ -197,7 +266,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     draw_hierarchy(right.container(), index, community, index_key=index_key, run_id=run_id)
     with left:
         st.subheader("Summary")
-        st.text(community.summary or "(no summary)")
+        draw_summary(st.container(), index, community, index_key=index_key, run_id=run_id)
     if state is not None and run_id:
         draw_run_use(st.container(), index, community, state, run_id)
     draw_claims(st.container(), index, community)

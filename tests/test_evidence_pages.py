@@ -72,3 +72,75 @@ def test_a_run_bundle_from_the_page_opens_in_another_history_and_says_when_the_i
 
     _, _, errors = open_bundle(b'{"format": "x"}', name="bad.json", app=settings)
     assert errors == ["bad.json is not a run bundle (its format is not 'graphrag-explorer-run-bundle')."]
+
+
+def _provenance(query_params: dict[str, str]):
+    at = app().run()
+    at.query_params.update(query_params)
+    return at.switch_page("pages/provenance.py").run()
+
+
+def _shown_community(at) -> str:
+    return next(h.value for h in at.header if h.value.startswith("Community ")).split(":")[0].removeprefix("Community ")
+
+
+def test_provenance_every_view_is_its_url_picker_links_and_back(run_db: Path) -> None:
+    from graphrag_core.index import load_index
+    from graphrag_core.samples import sample_path
+
+    index = load_index(sample_path("jargon"))
+    leaf = next(c for c in index.communities if c.parent_id is not None and index.parent(c.id).parent_id is not None)
+    others = [c.id for c in index.communities if c.id != leaf.id][:2]
+    at = _provenance({"index": "jargon", "community": leaf.id})
+    assert _shown_community(at) == leaf.id
+    for other in others:  # every pick, not only the first, changes the view and the URL
+        at.selectbox(key="provenance_community").select(other).run()
+        assert not at.exception
+        assert _shown_community(at) == other and at.query_params["community"] == other
+
+    # "Path to the root" links change the view and the URL
+    at.selectbox(key="provenance_community").select(leaf.id).run()
+    parent = index.parent(leaf.id)
+    parent_button = next(b for b in at.button if b.key and b.key.startswith("goto-") and b.key.endswith(f"-{parent.id}"))
+    parent_button.click().run()
+    assert _shown_community(at) == parent.id and at.query_params["community"] == parent.id
+
+    # Back (the browser restores the previous URL and reruns the page): the URL wins
+    at.query_params["community"] = leaf.id
+    at.run()
+    assert _shown_community(at) == leaf.id
+
+
+def test_back_to_explore_carries_the_run_in_a_fresh_session(run_db: Path) -> None:
+    at = run_question(app().run())
+    run_id = at.query_params["run"]
+    record = RunStore(run_db).get(run_id)
+    # another session that has Explore open with no run shown, then follows a citation link
+    other = _provenance({"index": "jargon", "community": record.result.community_ids[0], "run": run_id})
+    other.button(key="provenance_back").click().run()
+    assert not other.exception
+    assert other.session_state["graphrag_explorer"].view.run_id == run_id
+    other.switch_page("pages/explore.py").run()  # AppTest does not follow st.switch_page by itself
+    assert "Status: completed" in [t.value for t in other.text]
+    assert any("](provenance?" in m.value for m in other.markdown), "the run's answer is shown again"
+
+
+def test_repeated_source_chunks_are_shown_once_and_referenced(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_core.index import save_index
+    from graphrag_core.models import Claim, Community, Document, Index, SourceChunk
+
+    index = Index(
+        communities=(Community(id="1", level=0, title="Root", summary="# Root report\\n\\nSee [Data: Reports (2); Entities (7)]."),
+                     Community(id="2", level=1, parent_id="1", title="Leaf", summary="Plain prose.")),
+        claims=(Claim(id="c1", community_id="2", subject="a", description="one", chunk_ids=("k1",)),
+                Claim(id="c2", community_id="2", subject="b", description="two", chunk_ids=("k1",))),
+        chunks=(SourceChunk(id="k1", document_id="d1", text="The one shared chunk text."),),
+        documents=(Document(id="d1", title="Doc"),),
+    )
+    save_index(index, tmp_path / "shared")
+    at = _provenance({"index": str(tmp_path / "shared"), "community": "1"})
+    assert not at.exception
+    assert [t.value for t in at.text].count("The one shared chunk text.") == 1
+    assert any("shown above with claim c1" in c.value for c in at.caption)
+    report = next(m.value for m in at.markdown if "Root report" in m.value)
+    assert report.startswith("# Root report") and "[2](provenance?index=" in report and "Entities (7)" in report
