@@ -195,6 +195,15 @@ def table_selected(table_key: str) -> None:
         open_call(int(rows[0]))
 
 
+LONG_TEXT_CHARS = 4000
+LONG_TEXT_HEIGHT_PX = 420
+
+
+def _code_height(text: str) -> int | str:
+    """Long texts scroll inside a fixed height, so one prompt does not push the page away."""
+    return LONG_TEXT_HEIGHT_PX if len(text) > LONG_TEXT_CHARS else "content"
+
+
 def _messages(container: DeltaGenerator, messages: tuple[ChatMessage, ...] | None) -> None:
     with container:
         if messages is None:
@@ -202,7 +211,7 @@ def _messages(container: DeltaGenerator, messages: tuple[ChatMessage, ...] | Non
             return
         for message in messages:
             st.caption(f"{message.role} message · {len(message.content):,} characters")
-            st.code(message.content, language=None, wrap_lines=True)
+            st.code(message.content, language=None, wrap_lines=True, height=_code_height(message.content))
 
 
 def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
@@ -222,7 +231,7 @@ def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
             st.caption("Parse result: a valid answer")
         if attempt.raw_reply is not None:
             st.caption("Raw reply" + (" (from the map cache)" if attempt.outcome == "cached" else ""))
-            st.code(attempt.raw_reply, language=None, wrap_lines=True)
+            st.code(attempt.raw_reply, language=None, wrap_lines=True, height=_code_height(attempt.raw_reply))
         elif attempt.outcome not in ("running",):
             st.caption("No reply text (the call itself failed, or the run predates recorded replies).")
 

@@ -153,7 +153,7 @@ def draw_claims(container: DeltaGenerator, index: Index, community: Community) -
                     st.text(chunk.text)
 
 
-def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str) -> None:
+def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str = "") -> None:
     """Which batch of the run carried the community (or an ancestor), its answer and score, and its reduce fate."""
     with container:
         st.subheader("In this run")
@@ -192,8 +192,13 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     st.caption("The reduce has not happened yet.")
                 if cid in cited:
                     st.caption("Cited in the final answer.")
-                if batch.answer:
-                    st.text(batch.answer)
+                if batch.answer:  # model text: safe Markdown, its citations linked
+                    with st.container(border=True):
+                        st.markdown(linked_markdown(batch.answer, community_linker(
+                            lambda cid: provenance_url(index_key, cid, run_id),
+                            title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+                            unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
+                        )))
                 for error in batch.errors:
                     st.text(f"error: {error}")
 
@@ -268,5 +273,5 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
         st.subheader("Summary")
         draw_summary(st.container(), index, community, index_key=index_key, run_id=run_id)
     if state is not None and run_id:
-        draw_run_use(st.container(), index, community, state, run_id)
+        draw_run_use(st.container(), index, community, state, run_id, index_key=index_key)
     draw_claims(st.container(), index, community)

@@ -77,7 +77,10 @@ def test_run_a_question_watch_it_and_follow_a_cited_community(server: str, page)
     assert "run=" in page.url and "seed=" in page.url
     shot(page, "explore-completed")
 
-    page.get_by_role("link", name=re.compile(r"Community ")).first.click()
+    with page.context.expect_page() as opened:  # a citation in the answer opens its provenance in a new tab
+        page.locator("a[href*='provenance?']").first.click()
+    page = opened.value
+    page.set_default_timeout(UI_TIMEOUT_MS)
     page.wait_for_url(re.compile(r"/provenance\?.*community="))
     community = parse_qs(urlsplit(page.url).query)["community"][0]
     sync_api.expect(page.get_by_role("heading", name=re.compile(rf"^Community {re.escape(community)}:"))).to_be_visible()

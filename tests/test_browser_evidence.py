@@ -1,0 +1,143 @@
+"""Evidence in a real browser: a citation leads to its provenance in one click, a map bar opens
+its batch's verbatim prompt, and a run bundle downloaded in one browser session opens in another.
+
+Screenshots go to ``test-artifacts/``. Skipped when /usr/bin/chromium is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from .browser_support import ARTIFACTS, CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
+
+pytestmark = pytest.mark.browser
+
+QUESTION = "What do hackers think of Microsoft?"
+
+if not CHROMIUM.exists():  # noqa: SIM108
+    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
+sync_api = pytest.importorskip("playwright.sync_api")
+sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+expect = sync_api.expect
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    home = tmp_path_factory.mktemp("evidence-server")
+    with streamlit_server(home, home / "runs.sqlite3") as url:
+        yield url
+
+
+@pytest.fixture
+def page() -> Iterator[object]:
+    with chromium_page(height=2200) as page:
+        yield page
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def run_question(page, url: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(url + "/?latency=0.02&concurrency=4")
+    expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
+    box = page.get_by_label("Question")
+    box.fill(QUESTION)
+    box.press("Control+Enter")
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Run global search").click()
+    expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+    expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
+    expect(page.get_by_role("button", name="Download run bundle")).to_be_visible()
+
+
+def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    run_question(page, server)
+    run_id = parse_qs(urlsplit(page.url).query)["run"][0]
+    citation = page.locator("[data-testid='stMarkdownContainer'] a[href*='provenance?']").first
+    expect(citation).to_be_visible()
+    title = citation.get_attribute("title") or ""
+    assert title.startswith("Community "), "the community's title on hover"
+    shot(page, "evidence-answer")
+    with page.context.expect_page() as opened:
+        citation.click()
+    provenance = opened.value
+    provenance.set_default_timeout(UI_TIMEOUT_MS)
+    provenance.wait_for_url(re.compile(r"/provenance\?.*community="))
+    query = parse_qs(urlsplit(provenance.url).query)
+    assert query["run"] == [run_id]
+    community = query["community"][0]
+    expect(provenance.get_by_role("heading", name=re.compile(rf"^Community {re.escape(community)}:"))).to_be_visible()
+    expect(provenance.get_by_text("In this run")).to_be_visible()
+    expect(provenance.get_by_role("button", name="Back to Explore")).to_be_visible()
+    provenance.wait_for_timeout(1000)
+    shot(provenance, "evidence-provenance")
+
+    # the picker changes the view and the URL, every time; Back returns to the previous view
+    picker = provenance.get_by_label("Community", exact=True)
+    for choice in ("0 ", "1 "):
+        picker.click()
+        provenance.get_by_role("option", name=re.compile("^" + re.escape(choice))).first.click()
+        provenance.wait_for_url(re.compile(rf"community={choice.strip()}(&|$)"))
+        expect(provenance.get_by_role("heading", name=re.compile(rf"^Community {choice.strip()}:"))).to_be_visible()
+    provenance.go_back()
+    provenance.wait_for_url(re.compile(r"community=0(&|$)"))
+    expect(provenance.get_by_role("heading", name=re.compile(r"^Community 0:"))).to_be_visible()
+
+    # Back to Explore in this fresh tab (a new browser session) shows the run again
+    provenance.get_by_role("button", name="Back to Explore").click()
+    provenance.wait_for_url(re.compile(rf"run={run_id}"))
+    expect(provenance.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+
+
+def test_a_map_bar_opens_its_batch_to_the_verbatim_prompt(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    run_question(page, server)
+    bar = page.locator(".js-plotly-plot .barlayer .point path").first
+    expect(bar).to_be_visible()
+    box = bar.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 2)  # bars sit under Plotly's drag layer
+    expect(page.get_by_text("Messages sent (verbatim)")).to_be_visible()
+    expect(page.locator("[data-testid='stCode']").filter(has_text=f"---Question---").first).to_be_visible()
+    expect(page.locator("[data-testid='stCode']").filter(has_text=QUESTION).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^What the reduce did:")).first).to_be_visible()
+    page.get_by_text("Messages sent (verbatim)").first.scroll_into_view_if_needed()
+    shot(page, "evidence-batch")
+
+
+def test_a_bundle_downloaded_in_one_session_opens_in_another(server: str, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    run_question(page, server)
+    run_id = parse_qs(urlsplit(page.url).query)["run"][0]
+    answer = page.locator("[data-testid='stMarkdownContainer']").filter(has=page.locator("a[href*='provenance?']")).first.inner_text()
+    with page.expect_download() as downloaded:
+        page.get_by_role("button", name="Download run bundle").click()
+    path = tmp_path / "run.bundle.json"
+    downloaded.value.save_as(path)
+    bundle = json.loads(path.read_text(encoding="utf-8"))
+    assert bundle["run_id"] == run_id and bundle["index"]["fingerprint"].startswith("sha256:")
+
+    context = page.context.browser.new_context(viewport={"width": 1500, "height": 2200})  # another session, no shared state
+    try:
+        other = context.new_page()
+        other.set_default_timeout(UI_TIMEOUT_MS)
+        other.goto(server + "/compare")
+        expect(other.get_by_text("Open run bundle").first).to_be_visible()
+        other.locator("input[type='file']").last.set_input_files(str(path))
+        expect(other.get_by_text(re.compile(r"Opened run " + run_id[:8])).first).to_be_visible()
+        other.goto(server)
+        other.get_by_text("Open run bundle").first.click()
+        other.locator("input[type='file']").last.set_input_files(str(path))
+        expect(other.get_by_text(re.compile(r"Opened run " + run_id[:8])).first).to_be_visible()
+        expect(other.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
+        shown = other.locator("[data-testid='stMarkdownContainer']").filter(has=other.locator("a[href*='provenance?']")).first
+        expect(shown).to_have_text(answer)
+        shot(other, "evidence-bundle-opened")
+    finally:
+        context.close()
