@@ -150,3 +150,25 @@ def test_why_a_run_has_no_answer():
     assert result.status == "no_results"
     (item,) = why_no_answer(events)
     assert item.reason == "all_scores_zero" and item.batch_indexes == (0, 1, 2)
+
+
+def test_why_a_partial_run_names_unparsed_replies_and_failed_batches():
+    def reply(request):
+        if request.purpose == "reduce":
+            return '{"answer": "Partial [Communities: 3]."}'
+        if "[Community ID: 5 " in request.messages[-1].content:
+            return '{"answer": {"usefulness": 0.1, "descriptive_text": "x"}}'  # JSON, not the map's shape
+        return '{"answer": "a point", "usefulness": 50}'
+
+    events = []
+    request = GlobalSearchRequest(query="q", seed=1, map_token_budget=400, map_output_reserve=100)
+    result = asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(reply), on_event=events.append))
+    assert result.status == "partial"
+    items = {item.reason: item for item in why_no_answer(events)}
+    failed = next(f.batch_index for f in result.failed_batches)
+    assert items["unparsed_reply"].batch_indexes == (failed,)
+    assert all('"descriptive_text": "x"' in text for text in items["unparsed_reply"].texts)
+    assert len(items["unparsed_reply"].texts) == 2  # both attempts, each with its reply
+    assert items["failed_batch"].batch_indexes == (failed,)
+    call = batch_call(events, failed)
+    assert [a.outcome for a in call.attempts] == ["error", "error"] and call.candidate is None
