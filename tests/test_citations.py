@@ -4,7 +4,7 @@ import json
 import pytest
 
 from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
-from graphrag_core.calls import batch_call, reduce_call, why_no_answer
+from graphrag_core.calls import batch_call, batch_calls, reduce_call, why_no_answer
 from graphrag_core.citations import (
     check_citations,
     cited_community_ids,
@@ -131,6 +131,7 @@ def test_events_carry_each_calls_messages_and_raw_replies():
     asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(reply), on_event=events.append))
     events = events_from_json(events_to_json(events))
     records = [batch_call(events, i) for i in range(3)]
+    assert batch_calls(events) == records  # the one-pass form agrees
     retried = next(r for r in records if "3" in r.community_ids)
     assert "What is a wizard?" in retried.messages[-1].content and "[Community ID: 3 " in retried.messages[-1].content
     first, second = retried.attempts
