@@ -7,15 +7,17 @@ reloaded. Index text is drawn with ``st.text`` only.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from graphrag_core.citations import Reference, find_citations, references_of_kind
 from graphrag_core.models import Claim, Community, Index
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
 from . import charts, selection_charts
-from .answer_text import community_linker, linked_markdown
+from .answer_text import community_linker, link, linked_markdown
 from .compare_charts import index_key_for
 from .controls import open_index, open_run
 from .loaders import default_index_key
@@ -32,6 +34,7 @@ URL_SYNC_KEY = "provenance_url_community"
 """The (index, community) of the URL as this page last read or wrote it."""
 CLAIM_FILTER_KEY = "provenance_claim_filter"
 BACK_KEY = "provenance_back"
+CITED_RECORDS_ANCHOR = "records-this-report-cites"
 BACK_TARGET_KEY = "provenance_back_to"
 CLAIM_PAGE_KEY = "provenance_claim_page"
 
@@ -95,18 +98,50 @@ def draw_summary(container: DeltaGenerator, index: Index, community: Community, 
     def title(cid: str) -> str | None:
         return index.community(cid).title or None if index.has_community(cid) else None
 
-    linker = community_linker(
+    communities = community_linker(
         lambda cid: provenance_url(index_key, cid, run_id),
         title_for=title,
         unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
     )
+    entities = {e.short_id: e for e in index.entities if e.short_id is not None}
+    relationships = {r.short_id: r for r in index.relationships if r.short_id is not None}
+
+    def linker(reference: Reference) -> str | None:
+        """Reports link to their community; Entities and Relationships to the list of records
+        below, with the record on hover."""
+        if reference.kind == "entity" and (entity := entities.get(reference.id)) is not None:
+            return link(reference.id, f"#{CITED_RECORDS_ANCHOR}", title=f"Entity {reference.id}: {entity.title}. {entity.description[:300]}")
+        if reference.kind == "relationship" and (rel := relationships.get(reference.id)) is not None:
+            return link(reference.id, f"#{CITED_RECORDS_ANCHOR}", title=f"Relationship {reference.id}: {rel.source} → {rel.target}. {rel.description[:300]}")
+        return communities(reference)
+
     with container:
         if not community.summary.strip():
             st.text("(no summary)")
         elif is_report_markdown(community.summary):
-            st.markdown(linked_markdown(community.summary, linker))
+            citations = find_citations(community.summary)
+            st.markdown(linked_markdown(community.summary, linker, citations=citations))
+            draw_cited_records(st.container(), citations, entities=entities, relationships=relationships)
         else:  # plain prose stays verbatim
             st.text(community.summary)
+
+
+def draw_cited_records(container: DeltaGenerator, citations: list, *, entities: dict, relationships: dict) -> None:
+    """The entities and relationships a report cites (``[Data: Entities (5); Relationships (3)]``)."""
+    rows = [
+        {"cited as": f"Entities ({sid})", "record": entities[sid].title, "description": entities[sid].description}
+        for sid in references_of_kind(citations, "entity")
+        if sid in entities
+    ] + [
+        {"cited as": f"Relationships ({sid})", "record": f"{relationships[sid].source} → {relationships[sid].target}", "description": relationships[sid].description}
+        for sid in references_of_kind(citations, "relationship")
+        if sid in relationships
+    ]
+    if not rows:
+        return
+    with container:
+        st.subheader(f"Records this report cites ({len(rows)})", anchor=CITED_RECORDS_ANCHOR)
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
 def is_report_markdown(text: str) -> bool:

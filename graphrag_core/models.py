@@ -84,6 +84,8 @@ class Entity(_Record):
     type: str | None = None
     description: str = ""
     community_ids: tuple[Id, ...] = ()
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Entities (N)]``."""
 
 
 class Relationship(_Record):
@@ -94,6 +96,8 @@ class Relationship(_Record):
     target: str
     description: str = ""
     weight: float | None = Field(default=None, allow_inf_nan=False)
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Relationships (N)]``."""
 
 
 LEAF = "leaf"

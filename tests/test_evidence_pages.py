@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from graphrag_app.evidence import CALL_KEY
 from graphrag_core.store import RunStore
 
+from .conftest import APP_ROOT
 from .test_app_pages import QUESTION, app, run_question
+
+APP_DATA = APP_ROOT.parent / "shared" / "data" / "msgraphrag"
 
 
 def _json_answer(text: str) -> object:
@@ -144,3 +149,23 @@ def test_repeated_source_chunks_are_shown_once_and_referenced(run_db: Path, tmp_
     assert any("shown above with claim c1" in c.value for c in at.caption)
     report = next(m.value for m in at.markdown if "Root report" in m.value)
     assert report.startswith("# Root report") and "[2](provenance?index=" in report and "Entities (7)" in report
+
+
+def test_a_microsoft_graphrag_report_links_its_entities_and_relationships(run_db: Path) -> None:
+    source = APP_DATA / "v3-operation-dulce"
+    if not source.is_dir():
+        pytest.skip("the Microsoft GraphRAG outputs in ../shared are not here")
+    from graphrag_core.citations import find_citations, references_of_kind
+    from graphrag_core.index import load_index
+
+    index = load_index(source)
+    community = next(c for c in index.communities if "Entities (" in c.summary)
+    cited = references_of_kind(find_citations(community.summary), "entity")
+    entity = next(e for e in index.entities if e.short_id == cited[0])
+    at = _provenance({"index": str(source), "community": community.id})
+    assert not at.exception
+    report = next(m.value for m in at.markdown if m.value.startswith("# "))
+    assert f'[{cited[0]}](#records-this-report-cites "Entity {cited[0]}: {entity.title}.' in report
+    assert any(h.value.startswith("Records this report cites") for h in at.subheader)
+    table = next(f.value for f in at.dataframe if "cited as" in f.value.columns)
+    assert f"Entities ({cited[0]})" in list(table["cited as"]) and entity.title in list(table["record"])

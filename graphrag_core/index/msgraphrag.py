@@ -355,7 +355,7 @@ def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
     ents = _read_columns(
         reading.file("entities"),
         required={"id": "id", "title": "str"},
-        optional={"type": "str", "description": "str"},
+        optional={"type": "str", "description": "str", "human_readable_id": "id"},
         not_null=("id", "title"),
     )
     entity_ids = ents.array("id", pa.string())
@@ -365,6 +365,7 @@ def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
         for entity_id in entity_list:
             communities_of.setdefault(entity_id, []).append(cid)
     types, descriptions = ents.get("type"), ents.get("description")
+    short_ids = ents.array("human_readable_id", pa.string()).to_pylist()
     entities = [
         Entity(
             id=entity_id,
@@ -372,6 +373,7 @@ def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
             type=types[row],
             description=descriptions[row] or "",
             community_ids=tuple(communities_of.get(entity_id, ())),
+            short_id=short_ids[row],
         )
         for row, (entity_id, title) in enumerate(zip(entity_ids.to_pylist(), entity_titles.to_pylist()))
     ]
@@ -385,13 +387,16 @@ def _read_relationships(reading: _Reading) -> list[Relationship]:
     rels = _read_columns(
         reading.file("relationships"),
         required={"id": "id", "source": "str", "target": "str"},
-        optional={"description": "str", "weight": "float"},
+        optional={"description": "str", "weight": "float", "human_readable_id": "id"},
         not_null=("id", "source", "target"),
     )
     descriptions = rels.get("description")
     weights = _numbers(rels, "weight")
+    short_ids = rels.array("human_readable_id", pa.string()).to_pylist()
     return [
-        Relationship(id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row])
+        Relationship(
+            id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row], short_id=short_ids[row]
+        )
         for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
     ]
 
