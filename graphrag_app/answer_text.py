@@ -29,6 +29,15 @@ def safe_markdown(text: str) -> str:
     return _DIRECTIVE.sub(r"\\:", escaped)
 
 
+_HEADING = re.compile(r"^( {0,3})(#{1,6})(?=\s)", re.MULTILINE)
+
+
+def demote_headings(text: str, *, by: int) -> str:
+    """Markdown headings ``by`` levels smaller (at most ``######``), so a model's or a report's
+    ``# Title`` sits below the page's own headings."""
+    return _HEADING.sub(lambda m: m.group(1) + "#" * min(6, len(m.group(2)) + by), text)
+
+
 def _title(text: str) -> str:
     return " ".join(text.replace("\\", "/").replace('"', "'").split())
 
@@ -91,4 +100,4 @@ def community_linker(
     return render
 
 
-__all__ = ["UNSUPPORTED_LABELS", "community_linker", "link", "linked_markdown", "safe_markdown"]
+__all__ = ["UNSUPPORTED_LABELS", "community_linker", "demote_headings", "link", "linked_markdown", "safe_markdown"]

@@ -19,7 +19,7 @@ from graphrag_core.models import Index
 from graphrag_core.state import RunState
 
 from . import charts
-from .answer_text import community_linker, link, linked_markdown
+from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .urls import provenance_url
 
 CALL_KEY = "evidence_open_call"
@@ -32,6 +32,8 @@ SET_HELP = {
     "read_but_unused": "Communities whose batches' answers were dropped (usefulness 0), skipped (over the reduce budget) or not tried.",
 }
 MAX_WHY_LINKS = 24
+ANSWER_HEADING_SHIFT = 2
+"""A model's ``# Heading`` in the answer becomes ``###``: below the page's Answer heading."""
 
 
 def index_for(index_key: str) -> Index | None:
@@ -67,7 +69,7 @@ def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | Non
         title_for=lambda cid: _title(index, cid),
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
     )
-    return linked_markdown(text, linker)
+    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker)
 
 
 def sets_caption(sets: CommunitySets) -> str:

@@ -17,7 +17,7 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
 from . import charts, selection_charts
-from .answer_text import community_linker, link, linked_markdown
+from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .compare_charts import index_key_for
 from .controls import open_index, open_run
 from .loaders import default_index_key
@@ -35,6 +35,8 @@ URL_SYNC_KEY = "provenance_url_community"
 CLAIM_FILTER_KEY = "provenance_claim_filter"
 BACK_KEY = "provenance_back"
 CITED_RECORDS_ANCHOR = "records-this-report-cites"
+REPORT_HEADING_SHIFT = 3
+"""A report's ``#`` becomes ``####``: below the page's Summary heading."""
 BACK_TARGET_KEY = "provenance_back_to"
 CLAIM_PAGE_KEY = "provenance_claim_page"
 
@@ -119,8 +121,9 @@ def draw_summary(container: DeltaGenerator, index: Index, community: Community, 
         if not community.summary.strip():
             st.text("(no summary)")
         elif is_report_markdown(community.summary):
-            citations = find_citations(community.summary)
-            st.markdown(linked_markdown(community.summary, linker, citations=citations))
+            report = demote_headings(community.summary, by=REPORT_HEADING_SHIFT)
+            citations = find_citations(report)
+            st.markdown(linked_markdown(report, linker, citations=citations))
             draw_cited_records(st.container(), citations, entities=entities, relationships=relationships)
         else:  # plain prose stays verbatim
             st.text(community.summary)

@@ -1,6 +1,6 @@
 import re
 
-from graphrag_app.answer_text import community_linker, link, linked_markdown, safe_markdown
+from graphrag_app.answer_text import community_linker, demote_headings, link, linked_markdown, safe_markdown
 
 
 def test_safe_markdown_keeps_structure_and_neutralises_html_links_images_and_maths():
@@ -50,3 +50,7 @@ def test_unsupported_ids_are_flagged_in_place():
 def test_entity_references_are_left_as_text_by_the_community_linker():
     out = linked_markdown("x [Data: Entities (4); Reports (3)]", _linker())
     assert "Entities (4)" in out and "[3](" in out and "[4](" not in out
+
+
+def test_headings_are_demoted_below_the_page_headings():
+    assert demote_headings("# Title\n## Part\ntext #1\n##### Deep", by=3) == "#### Title\n##### Part\ntext #1\n###### Deep"

@@ -148,7 +148,7 @@ def test_repeated_source_chunks_are_shown_once_and_referenced(run_db: Path, tmp_
     assert [t.value for t in at.text].count("The one shared chunk text.") == 1
     assert any("shown above with claim c1" in c.value for c in at.caption)
     report = next(m.value for m in at.markdown if "Root report" in m.value)
-    assert report.startswith("# Root report") and "[2](provenance?index=" in report and "Entities (7)" in report
+    assert report.startswith("#### Root report") and "[2](provenance?index=" in report and "Entities (7)" in report
 
 
 def test_a_microsoft_graphrag_report_links_its_entities_and_relationships(run_db: Path) -> None:
@@ -164,7 +164,7 @@ def test_a_microsoft_graphrag_report_links_its_entities_and_relationships(run_db
     entity = next(e for e in index.entities if e.short_id == cited[0])
     at = _provenance({"index": str(source), "community": community.id})
     assert not at.exception
-    report = next(m.value for m in at.markdown if m.value.startswith("# "))
+    report = next(m.value for m in at.markdown if m.value.startswith("#### "))
     assert f'[{cited[0]}](#records-this-report-cites "Entity {cited[0]}: {entity.title}.' in report
     assert any(h.value.startswith("Records this report cites") for h in at.subheader)
     table = next(f.value for f in at.dataframe if "cited as" in f.value.columns)
