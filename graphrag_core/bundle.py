@@ -62,9 +62,12 @@ class RunBundle(BaseModel):
 
     def to_record(self) -> RunRecord:
         """The run as a history record (its events replay it with no model)."""
-        return RunRecord.from_events(
+        record = RunRecord.from_events(
             self.events, index_name=self.index.name, index_path=self.index.path, label=self.label, created_at=self.created_at
         )
+        if record.status == "running":  # cut short where it was recorded; nothing runs it here
+            record = record.model_copy(update={"status": "interrupted"})
+        return record
 
 
 def index_fingerprint(path: str | os.PathLike[str]) -> str:

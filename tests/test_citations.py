@@ -173,3 +173,14 @@ def test_why_a_partial_run_names_unparsed_replies_and_failed_batches():
     assert items["failed_batch"].batch_indexes == (failed,)
     call = batch_call(events, failed)
     assert [a.outcome for a in call.attempts] == ["error", "error"] and call.candidate is None
+
+
+def test_a_bundle_of_a_run_cut_short_reopens_as_interrupted():
+    from graphrag_core.bundle import bundle_to_json, make_bundle, read_bundle
+    from graphrag_core.store import RunRecord
+
+    _, events = _run({"3": 80}, "x [Communities: 3]")
+    cut = [e for e in events if e.kind not in ("run_finished", "reduce_replied", "reduce_started")]
+    bundle = read_bundle(bundle_to_json(make_bundle(RunRecord.from_events(cut, index_name="small"))))
+    assert bundle.status == "running" and bundle.index.fingerprint is None
+    assert bundle.to_record().status == "interrupted"

@@ -263,10 +263,18 @@ def _write_atomically(path: Path, lines: Iterable[str]) -> None:
     os.replace(temporary, path)
 
 
+OMITTED_WHEN_NONE = ("short_id",)
+"""Optional fields written only when set, so indexes without them keep their bytes."""
+
+
 def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     for record in records:
-        yield dumps(record.model_dump(mode="json"))
+        data = record.model_dump(mode="json")
+        for name in OMITTED_WHEN_NONE:
+            if name in data and data[name] is None:
+                del data[name]
+        yield dumps(data)
 
 
 def manifest_for(index: Index) -> Manifest:
