@@ -66,6 +66,7 @@ from .models import LEAF, Index
 from .request import COMMUNITY_SELECTIONS, DYNAMIC, REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
 from .search import retrieve_global
+from .state import RunState
 from .figures import run_figures
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
