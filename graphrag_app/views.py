@@ -111,6 +111,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
         elif state.status in ("running", "finished"):
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
+        for notice in state.notices:
+            st.caption(f"Model: {escape_markdown(notice)}")
         if state.status == "cancelled":
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status == "failed":
