@@ -220,3 +220,32 @@ def test_the_offline_demo_model_streams_its_answer_when_it_simulates_latency():
     assert "".join(deltas).strip() == result.answer
     plain = asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="What is a hacker?", seed=1), OfflineChatModel()))
     assert plain.answer == result.answer  # streaming changes how the answer arrives, never what it is
+
+
+def test_a_streamed_reply_that_echoes_the_key_is_redacted_before_any_piece_leaves():
+    from graphrag_core.llm.base import ChatMessage, ChatRequest
+
+    secret = "sk-stream-SECRET-0123456789"
+    reply = json.dumps({"answer": f"the key is {secret}, twice: {secret}"})
+
+    def echo(path, body):
+        return 200, [chunk(p) for p in split(reply, 3)]
+
+    seen: list[str] = []
+    with openai_server(echo) as server:
+        model = OpenAIChatModel(ModelSettings(provider="openai", base_url=server.base_url, model="m", api_key=secret))
+        request = ChatRequest(purpose="reduce", messages=(ChatMessage(role="user", content="q"),))
+        response = asyncio.run(model.complete_streaming(request, seen.append))
+    assert secret not in response.text and "".join(seen) == response.text
+    assert secret not in "".join(seen) and response.text.count("[redacted]") == 2
+
+
+def test_an_endpoint_that_does_not_stream_is_read_as_one_piece():
+    from graphrag_core.llm.base import ChatMessage, ChatRequest
+
+    with openai_server(lambda path, body: (200, completion_body('{"answer": "whole"}', prompt_tokens=3, completion_tokens=2))) as server:
+        model = OpenAIChatModel(ModelSettings(provider="openai", base_url=server.base_url, model="m"))
+        seen: list[str] = []
+        request = ChatRequest(purpose="reduce", messages=(ChatMessage(role="user", content="q"),))
+        response = asyncio.run(model.complete_streaming(request, seen.append))
+    assert seen == ['{"answer": "whole"}'] and response.usage == TokenUsage(prompt_tokens=3, completion_tokens=2)
