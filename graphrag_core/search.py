@@ -302,7 +302,7 @@ class _Steps:
 
 def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
     """``RunFailed`` with the figures of what the run did and spent before it ended."""
-    cancelled = isinstance(exc, asyncio.CancelledError)
+    cancelled = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
     if cancelled:
         error, error_type = STOPPED_MESSAGE, "RunCancelled"
     else:
@@ -347,7 +347,7 @@ async def _run(
     steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY)
     try:
         return await steps.run()
-    except asyncio.CancelledError as exc:
+    except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
         emit(_failure_event(state, clock(), exc))
         raise
     except Exception as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
