@@ -67,3 +67,30 @@ def test_the_command_line_refuses_before_any_batch(tmp_path):
     assert "batch" not in err.getvalue()
     payload = json.loads(out.getvalue())
     assert payload["status"] == "failed" and payload["error_type"] == "PreflightError" and payload["endpoint"] == url
+
+
+def test_a_pass_is_remembered_so_each_run_does_not_check_again():
+    from graphrag_core.preflight import forget_preflights
+
+    forget_preflights()
+    checks = []
+
+    class Model:
+        identity = "counted@127.0.0.1:1"
+
+        async def preflight(self, *, timeout_s):
+            checks.append(timeout_s)
+
+    asyncio.run(preflight(Model()))
+    asyncio.run(preflight(Model()))
+    assert len(checks) == 1
+    forget_preflights()
+    asyncio.run(preflight(Model()))
+    assert len(checks) == 2
+
+
+def test_a_failure_is_never_remembered():
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    for _ in range(2):
+        with pytest.raises(PreflightError):
+            asyncio.run(preflight(openai_model(url)))
