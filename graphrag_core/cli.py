@@ -70,6 +70,7 @@ from .request import COMMUNITY_SELECTIONS, DYNAMIC, REDUCE_STRATEGIES, GlobalSea
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .figures import run_figures
+from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label

@@ -342,3 +342,22 @@ def test_a_run_stopped_in_the_app_records_the_tokens_it_spent(tmp_path):
     assert failed.usage == TokenUsage(prompt_tokens=21, completion_tokens=4) and failed.batches_done == 1
     record = RunStore(tmp_path / "runs.sqlite3").get(handle.run_id)
     assert record is not None and record.status == "cancelled" and record.events[-1] == failed
+
+
+def test_run_figures_count_the_tokens_of_failed_attempts_too():
+    from graphrag_core.figures import run_figures
+
+    replies = iter(
+        [ChatResponse(text="garbage", usage=TokenUsage(prompt_tokens=9, completion_tokens=1))]
+        + [ChatResponse(text=GOOD, usage=TokenUsage(prompt_tokens=10, completion_tokens=2))] * 20
+    )
+
+    def reply(request):
+        return next(replies) if request.purpose == "map" else ChatResponse(text='{"answer": "x"}', usage=TokenUsage(prompt_tokens=5, completion_tokens=1))
+
+    index, request = index_and_request()
+    events: list = []
+    result = asyncio.run(retrieve_global(index, request, ScriptedChatModel(reply), on_event=events.append))
+    figures = run_figures(events)
+    assert figures.usage == result.diagnostics.usage
+    assert run_figures(events[:-1]).usage.prompt_tokens >= 9  # before the result arrives, the failed attempt counts
