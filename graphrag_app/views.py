@@ -185,6 +185,16 @@ def scroll_to_answer(container: DeltaGenerator) -> None:
     container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
 
 
+def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
+    """The final answer as the model writes it (a streaming reduce), until the result is in."""
+    if state.result is not None or state.status != "running" or not state.answer_draft:
+        return
+    with container:
+        st.subheader("Answer")
+        st.caption("Being written by the model…")
+        st.text(state.answer_draft)
+
+
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
     result = state.result
     if result is None:
@@ -351,6 +361,8 @@ def render_run(container: DeltaGenerator, state: RunState, *, index_key: str, ke
             render_reduce_chart(reduce.container(), state, key=key)
         if state.result is not None:
             render_answer(answer.container(), state, index_key=index_key)
+        else:
+            render_answer_draft(answer.container(), state)
         if state.status != "running":
             if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
                 render_failed_batches(failures.container(), state)
