@@ -15,9 +15,10 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
-from graphrag_core.errors import GraphRAGError
+from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
+from graphrag_core.preflight import preflight_sync
 from graphrag_core.models import Index
 from graphrag_core.request import COMMUNITY_SELECTIONS, MAX_RATING, REDUCE_STRATEGIES, SearchSettings
 from graphrag_core.search import draw_seed
@@ -313,6 +314,11 @@ def start_clicked() -> None:
         model_settings = _model_settings(app, current)
     except ValueError as exc:
         session.errors.append(f"The model settings cannot be used: {exc}")
+        return
+    try:
+        preflight_sync(build_chat_model(model_settings))
+    except PreflightError as exc:
+        session.errors.append(str(exc))
         return
     handle = start_run(
         opened.index,

@@ -24,7 +24,7 @@ from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
-from graphrag_core.tokens import get_tokenizer
+from graphrag_core.tokens import ENDPOINT, HEURISTIC, get_tokenizer
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -165,7 +165,8 @@ def level_sections(index: Index, index_key: str, signature: int, tokenizer: str)
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    tokenizer = get_tokenizer(request.tokenizer)
+    # the preview never calls the model server: the "endpoint" tokenizer is previewed with the heuristic
+    tokenizer = get_tokenizer(HEURISTIC if request.tokenizer == ENDPOINT else request.tokenizer)
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)

@@ -283,7 +283,8 @@ def _end_stopped(handle: RunHandle) -> None:
     """A stopped run ends with ``RunFailed(cancelled=True)`` (stream_global's consumer may not see the engine's)."""
     events = handle.events_since(0)
     if events and not _terminal(events):
-        handle._append(RunFailed(at=max(_elapsed(handle), events[-1].at), error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
+        at = max(_elapsed(handle), events[-1].at)
+        handle._append(RunState.replay(events).failure(at=at, error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
     handle.error, handle.error_type = STOPPED_MESSAGE, "RunCancelled"
 
 
@@ -291,7 +292,8 @@ def _end_failed(handle: RunHandle, exc: BaseException) -> None:
     """A run that failed before the engine could report it (e.g. the model could not be built)."""
     events = handle.events_since(0)
     if events and not _terminal(events):
-        handle._append(RunFailed(at=max(_elapsed(handle), events[-1].at), error=str(exc) or type(exc).__name__, error_type=type(exc).__name__))
+        at = max(_elapsed(handle), events[-1].at)
+        handle._append(RunState.replay(events).failure(at=at, error=str(exc) or type(exc).__name__, error_type=type(exc).__name__))
 
 
 def _save(handle: RunHandle, store_path: Path | None) -> None:

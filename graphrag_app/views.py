@@ -111,6 +111,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
         elif state.status in ("running", "finished"):
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
+        for notice in state.notices:
+            st.caption(f"Model: {escape_markdown(notice)}")
         if state.status == "cancelled":
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status == "failed":
@@ -191,6 +193,16 @@ def scroll_to_answer(container: DeltaGenerator) -> None:
     """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
     lies below the charts). A fixed script with no data in it."""
     container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
+
+
+def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
+    """The final answer as the model writes it (a streaming reduce), until the result is in."""
+    if state.result is not None or state.status != "running" or not state.answer_draft:
+        return
+    with container:
+        st.subheader("Answer")
+        st.caption("Being written by the model…")
+        st.text(state.answer_draft)
 
 
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
@@ -371,6 +383,8 @@ def render_run(
             render_reduce_chart(reduce.container(), state, key=key)
         if state.result is not None:
             render_answer(answer.container(), state, index_key=index_key)
+        else:
+            render_answer_draft(answer.container(), state)
         if state.status != "running":
             if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
                 render_failed_batches(failures.container(), state)

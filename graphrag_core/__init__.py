@@ -20,11 +20,13 @@ from .errors import (
     RetryableModelError,
     RunCancelled,
 )
+from .errors import ContextLengthError, PreflightError, ReplyTooLongError
 from .events import Event, event_from_json, events_from_json, events_to_json
 from .figures import RunFigures, run_figures
-from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, TokenUsage
+from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, OutputSchema, StreamingChatModel, TokenUsage
 from .llm.scripted import ScriptedChatModel
-from .map import MapPhaseResult, run_global_map
+from .map import MapPhaseResult, RetryPolicy, complete_with_retry, run_global_map
+from .preflight import preflight
 from .models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from .parsing import MapOutput, RatingOutput, parse_map_output, parse_rating_output, parse_reduce_output
 from .reduce import ReducePlan, format_reduce_candidate, plan_reduce, select_reduce_answers
@@ -46,6 +48,14 @@ from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_toke
 __all__ = [
     "RunFigures",
     "run_figures",
+    "ContextLengthError",
+    "OutputSchema",
+    "PreflightError",
+    "ReplyTooLongError",
+    "RetryPolicy",
+    "StreamingChatModel",
+    "complete_with_retry",
+    "preflight",
     "AllMapBatchesFailed",
     "BatchFailure",
     "BudgetError",

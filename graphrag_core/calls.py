@@ -160,12 +160,14 @@ def batch_calls(events: Iterable[Event]) -> list[BatchCall]:
 
 def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
     """The record of the reduce call; ``None`` when the run never reached it."""
-    started: ReduceStarted | None = None
+    started: ReduceStarted | None = None  # the first attempt's (it carries the verbatim messages)
+    starts = 0
     attempts: list[CallAttempt] = []
     answer: str | None = None
     for event in events:
         if isinstance(event, ReduceStarted):
-            started = event
+            started = started or event
+            starts += 1
         elif isinstance(event, ReduceReplied):
             attempts.append(
                 CallAttempt(
@@ -180,7 +182,7 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
             )
         elif isinstance(event, RunFinished) and started is not None:
             answer = event.result.answer
-        elif isinstance(event, RunFailed) and started is not None and not any(a.outcome == "ok" for a in attempts):
+        elif isinstance(event, RunFailed) and starts > len(attempts):  # the last attempt got no reply
             attempts.append(CallAttempt(attempt=len(attempts) + 1, outcome="cancelled" if event.cancelled else "error", error=event.error))
     if started is None:
         return None

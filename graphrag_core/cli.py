@@ -43,8 +43,11 @@ from .errors import (
     IndexValidationError,
     ModelError,
     ModelOutputError,
+    PreflightError,
     RequestValidationError,
+    describe_error,
 )
+from .preflight import preflight_sync
 from .events import (
     BatchesPlanned,
     CommunityRated,
@@ -52,6 +55,9 @@ from .events import (
     MapBatchFailed,
     MapBatchRetried,
     MapBatchSucceeded,
+    ModelNotice,
+    ReduceAnswerDelta,
+    ReduceRetried,
     ReduceStarted,
     RunFailed,
     RunFinished,
@@ -68,12 +74,13 @@ from .results import GlobalSearchResult
 from .search import retrieve_global
 from .state import RunState
 from .figures import run_figures
+from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .spend import Price, run_spend, spend_line
-from .tokens import TOKENIZER_NAMES, Tokenizer, get_tokenizer
+from .tokens import TOKENIZER_NAMES, Tokenizer, tokenizer_for
 
 PROG = "graphrag-explorer"
 
@@ -321,11 +328,13 @@ def check_levels(index: Index, path: Path, levels: Sequence[int | str], *, optio
         )
 
 
-def _tokenizer(name: str) -> Tokenizer:
+def _tokenizer(name: str, model: ChatModel | None = None) -> Tokenizer:
     try:
-        return get_tokenizer(name)
+        return tokenizer_for(name, model)
     except ImportError as exc:
         raise CliError(f"The {name} tokenizer needs the bpe-openai package: {exc}", EXIT_USAGE) from None
+    except ValueError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
 
 
 def model_settings_from(args: argparse.Namespace, environ: Mapping[str, str]) -> ModelSettings:
@@ -447,13 +456,21 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
     )
 
 
+def _after(delay_s: float) -> str:
+    return f" in {delay_s:.1f}s" if delay_s > 0 else ""
+
+
 class ProgressPrinter:
     """Prints a run's progress on stderr as its events arrive: batches done/total, retries,
     failures, the reduce. On a terminal it rewrites one line; elsewhere one line per step."""
 
-    def __init__(self, stream: TextIO, *, enabled: bool = True) -> None:
+    def __init__(self, stream: TextIO, *, enabled: bool = True, answer_stream: TextIO | None = None) -> None:
         self.stream = stream
         self.enabled = enabled
+        self.answer_stream = answer_stream if answer_stream is not None and answer_stream.isatty() else None
+        """Where a streaming reduce's answer is printed as it is written (a terminal only: a
+        pipe gets the final answer in one piece)."""
+        self.streamed_answer = ""
         self.total = 0
         self.done = 0
         self.failed = 0
@@ -498,7 +515,7 @@ class ProgressPrinter:
                 self.total = len(event.batches)
                 self._line(self._map_line(), transient=True)
             case MapBatchRetried():
-                self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying: {event.error}")
+                self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
             case MapBatchSucceeded():
                 self.done += 1
                 self._map_progress()
@@ -509,6 +526,18 @@ class ProgressPrinter:
                 self._map_progress()
             case ReduceStarted():
                 self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
+            case ModelNotice():
+                self._line(f"note: {event.message}")
+            case ReduceAnswerDelta():
+                if self.answer_stream is not None:
+                    self.answer_stream.write(event.text)
+                    self.answer_stream.flush()
+                    self.streamed_answer += event.text
+            case ReduceRetried():
+                if self.streamed_answer and self.answer_stream is not None:
+                    self.answer_stream.write("\n")
+                    self.streamed_answer = ""
+                self._line(f"reduce: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
             case RunFinished():
                 d = event.result.diagnostics
                 rating = f"{d.rating_calls} rating calls, " if event.result.community_level == DYNAMIC else ""
@@ -534,21 +563,58 @@ def _batch_error_lines(exc: AllMapBatchesFailed, events: Sequence[Event]) -> lis
     return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
 
 
+def failed_run_json(events: Sequence[Event], *, run_id: str | None = None) -> str:
+    """A failed or stopped run as JSON: status, error, each failed batch's error, and the
+    figures of what it did and spent before it ended (from its ``RunFailed`` event)."""
+    state = RunState.replay(events)
+    failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
+    figures = {
+        "summary_count": state.summary_count or 0,
+        "batch_count": len(state.batches),
+        "batches_done": failed.batches_done if failed else 0,
+        "batches_failed": failed.batches_failed if failed else 0,
+        "model_calls": failed.model_calls if failed else state.model_calls,
+        "usage": (failed.usage if failed and failed.usage else state.usage).model_dump(),
+        "duration_s": state.elapsed_s,
+    }
+    payload = {
+        "status": state.status if state.status in ("failed", "cancelled") else "failed",
+        "error": state.error,
+        "error_type": state.error_type,
+        "run_id": run_id or state.run_id,
+        "query": state.request.query if state.request else None,
+        "seed": state.seed,
+        "failed_batches": [
+            {"batch_index": b.index, "community_ids": list(b.community_ids), "attempts": b.attempts, "error": b.errors[-1] if b.errors else None}
+            for b in state.batches
+            if b.status == "failed"
+        ],
+        "figures": figures,
+    }
+    return json.dumps(payload, indent=2, ensure_ascii=False)
+
+
 # -- commands -----------------------------------------------------------------------------------
 
 
 def cmd_query(args: argparse.Namespace, io: _Io) -> int:
     request = build_request(args)
-    tokenizer = _tokenizer(request.tokenizer)
     model = build_model(args, io.environ, given=io.model)
+    tokenizer = _tokenizer(request.tokenizer, model)
     index, path = load_index_at(args.index)
     if not request.dynamic:  # dynamic selection does not use the level
         check_levels(index, path, [request.community_level])
+    try:
+        preflight_sync(model)
+    except PreflightError as exc:
+        if args.json:
+            io.out.write(json.dumps({"status": "failed", "error": str(exc), "error_type": "PreflightError", "endpoint": exc.endpoint}, indent=2) + "\n")
+        raise CliError(str(exc), EXIT_RUN) from None
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
     recorder = RunRecorder(store, index_name=index_display_name(index, path), index_path=str(path))
     events = recorder.events
-    progress = ProgressPrinter(io.err, enabled=not args.quiet)
+    progress = ProgressPrinter(io.err, enabled=not args.quiet, answer_stream=None if args.json else io.out)
 
     def on_event(event: Event) -> None:
         recorder(event)  # the run is stored from its start, its events as they stream
@@ -558,19 +624,20 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
         result: GlobalSearchResult = run_async(
             retrieve_global(index, request, model, on_event=on_event, cache=cache, tokenizer=tokenizer)
         )
-    except AllMapBatchesFailed as exc:
-        _close_recorder(recorder, io)
-        raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
-    except BudgetError as exc:
-        _close_recorder(recorder, io)
-        raise CliError(str(exc), EXIT_USAGE) from None
-    except (ModelError, ModelOutputError) as exc:
-        _close_recorder(recorder, io)
-        raise CliError(f"The run failed: {exc}", EXIT_RUN) from None
-    except KeyboardInterrupt:
-        if _close_recorder(recorder, io, interrupted=True):
+    except (GraphRAGError, KeyboardInterrupt) as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        failed_run_id = _close_recorder(recorder, io, interrupted=interrupted)
+        if args.json:
+            io.out.write(failed_run_json(events, run_id=failed_run_id) + "\n")
+        if isinstance(exc, AllMapBatchesFailed):
+            raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
+        if isinstance(exc, BudgetError):
+            raise CliError(str(exc), EXIT_USAGE) from None
+        if isinstance(exc, ModelError | ModelOutputError):
+            raise CliError(f"The run failed: {describe_error(exc)}", EXIT_RUN) from None
+        if interrupted and failed_run_id:
             io.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-        raise
+        raise  # main reports the others with their exit codes
     run_id = _close_recorder(recorder, io)
 
     answered_by = model_identity(model)
@@ -579,7 +646,13 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
         payload["community_sets"] = community_sets(result, index_ids={c.id for c in index.communities}).to_json_dict()
         io.out.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
     else:
-        io.out.write(result.answer.rstrip() + "\n")
+        streamed = progress.streamed_answer
+        if streamed and streamed.strip() == result.answer.strip():
+            io.out.write("\n")  # the answer is already on the terminal, as it was written
+        else:
+            if streamed:
+                io.out.write("\n")
+            io.out.write(result.answer.rstrip() + "\n")
         if not args.quiet:
             io.note(f"answered by {answered_by}")
             if result.community_ids:
@@ -616,6 +689,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
     model = build_model(args, io.environ, given=io.model)
     index, path = load_index_at(args.index)
     check_levels(index, path, spec.levels, option="--levels")
+    preflight_sync(model)  # PreflightError: main reports it with the run exit code
     store = open_store(args, io.environ)
     cache = open_cache(args, io.environ)
 

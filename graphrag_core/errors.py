@@ -22,7 +22,12 @@ class BudgetError(GraphRAGError, ValueError):
 
 
 class ModelOutputError(GraphRAGError, ValueError):
-    """A model answered, but its text is not what the prompt asked for."""
+    """A model answered, but its text is not what the prompt asked for.
+
+    The message is the spec's exact text; ``reply_start`` (when set) quotes the start of the
+    reply, and :func:`describe_error` joins the two for people to read."""
+
+    reply_start: str | None = None
 
 
 class MapOutputError(ModelOutputError):
@@ -51,6 +56,10 @@ class QuestionsOutputError(ModelOutputError):
 
 class EvaluationError(GraphRAGError, ValueError):
     """An evaluation input is invalid: a criterion, a question set, a condition, a setting."""
+
+
+class ReplyTooLongError(ModelOutputError):
+    """A reply far longer than the call's ``max_tokens`` allows: it is refused, never stored."""
 
 
 class ModelError(GraphRAGError):
@@ -88,6 +97,19 @@ class FatalModelError(ModelError):
         super().__init__(message, retryable=False, status_code=status_code)
 
 
+def describe_error(exc: BaseException) -> str:
+    """An error for people: its message (else its type's name), and for an unusable model reply
+    the quoted start of that reply."""
+    text = str(exc) or type(exc).__name__
+    reply_start = getattr(exc, "reply_start", None)
+    return f"{text} {reply_start}" if reply_start else text
+
+
+class ContextLengthError(FatalModelError):
+    """The endpoint refused a prompt longer than the model's context window. Retrying the same
+    prompt cannot help; the message tells the user what to change (budgets, tokenizer)."""
+
+
 class IndexValidationError(GraphRAGError, ValueError):
     """An index is malformed. The message names the file, the row or line and the field."""
 
@@ -123,6 +145,15 @@ INTERRUPTED_ERROR_TYPE = "RunInterrupted"
 
 STOPPED_MESSAGE = "The run was stopped before it finished."
 """The error text of a run its user stopped (``RunFailed(cancelled=True)``), engine and app alike."""
+
+
+class PreflightError(GraphRAGError):
+    """A model cannot be called at all (no key where one is needed, an unreachable endpoint);
+    found before a run, without spending tokens. ``endpoint`` names it (never a secret)."""
+
+    def __init__(self, message: str, *, endpoint: str) -> None:
+        super().__init__(message)
+        self.endpoint = endpoint
 
 
 class RunCancelled(GraphRAGError):

@@ -166,6 +166,8 @@ class MapBatchRetried(_Event):
     delay_s: float = 0.0
     raw_reply: str | None = None
     """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
+    usage: TokenUsage | None = None
+    """The failed attempt's reported usage (it counts: the tokens were spent)."""
 
 
 class MapBatchSucceeded(_Event):
@@ -189,6 +191,16 @@ class MapBatchFailed(_Event):
     error_type: str
     raw_reply: str | None = None
     """The last attempt's reply text, when the model replied."""
+    usage: TokenUsage | None = None
+    """The last attempt's reported usage (earlier attempts' came with their retries)."""
+
+
+class ModelNotice(_Event):
+    """Something the model adapter says once about its endpoint (e.g. a refused response
+    format and the form used instead)."""
+
+    kind: Literal["model_notice"] = "model_notice"
+    message: str
 
 
 class ReduceSelection(_Event):
@@ -199,9 +211,12 @@ class ReduceSelection(_Event):
 
 
 class ReduceStarted(_Event):
+    """An attempt of the reduce call starts (``attempt`` 1, then one per retry)."""
+
     kind: Literal["reduce_started"] = "reduce_started"
     answer_count: int
     prompt_tokens: int
+    attempt: int = 1
     messages: tuple[ChatMessage, ...] | None = None
     """The verbatim messages of the reduce call."""
 
@@ -217,6 +232,38 @@ class ReduceReplied(_Event):
     duration_s: float = 0.0
 
 
+
+class ReduceAnswerDelta(_Event):
+    """The next piece of the final answer as the model writes it (a streaming reduce).
+
+    The pieces of one attempt, joined, are the answer so far; a new attempt starts over. The
+    answer of record is the result's."""
+
+    kind: Literal["reduce_answer_delta"] = "reduce_answer_delta"
+    attempt: int
+    text: str
+
+
+class ReduceRetried(_Event):
+    """A reduce attempt failed; attempt ``attempt`` follows after ``delay_s`` (as map retries)."""
+
+    kind: Literal["reduce_retried"] = "reduce_retried"
+    attempt: int
+    error: str
+    delay_s: float = 0.0
+    usage: TokenUsage | None = None
+
+
+class ReduceFailed(_Event):
+    """Every reduce attempt failed (the run then fails with this error)."""
+
+    kind: Literal["reduce_failed"] = "reduce_failed"
+    attempts: int
+    error: str
+    error_type: str
+    usage: TokenUsage | None = None
+
+
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     result: GlobalSearchResult
@@ -229,6 +276,13 @@ class RunFailed(_Event):
     error: str
     error_type: str
     cancelled: bool = False
+    usage: TokenUsage | None = None
+    """Every token the run's model calls reported before it ended."""
+    model_calls: int = 0
+    """Attempts that reached the model (map and reduce), cache hits excluded."""
+    batches_done: int = 0
+    """Map batches answered (from the model or the cache)."""
+    batches_failed: int = 0
 
 
 Event = Annotated[
@@ -244,9 +298,13 @@ Event = Annotated[
         MapBatchRetried,
         MapBatchSucceeded,
         MapBatchFailed,
+        ModelNotice,
         ReduceSelection,
         ReduceStarted,
         ReduceReplied,
+        ReduceAnswerDelta,
+        ReduceRetried,
+        ReduceFailed,
         RunFinished,
         RunFailed,
     ],

@@ -32,6 +32,8 @@ from .events import (
     MapBatchRetried,
     MapBatchStarted,
     MapBatchSucceeded,
+    ReduceFailed,
+    ReduceRetried,
     ReduceSelection,
     ReduceStarted,
     RunFailed,
@@ -175,6 +177,8 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                 status.setdefault(event.batch_index, "running")
             case MapBatchRetried():
                 last_error[event.batch_index] = event.error
+                if event.usage is not None:  # a failed attempt's tokens were spent too
+                    usage = usage + event.usage
             case MapBatchSucceeded():
                 status[event.batch_index] = "succeeded"
                 if event.cached:
@@ -185,6 +189,8 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                     usage = usage + event.usage
             case MapBatchFailed():
                 status[event.batch_index] = "failed"
+                if event.usage is not None:
+                    usage = usage + event.usage
                 attempts[event.batch_index] = event.attempts
                 ids = community_ids[event.batch_index] if event.batch_index < len(community_ids) else ()
                 failures[event.batch_index] = BatchFailure(
@@ -201,6 +207,9 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
             case ReduceStarted():
                 reduces += 1
                 fields.update(reduce_prompt_tokens=event.prompt_tokens)
+            case ReduceRetried() | ReduceFailed():
+                if event.usage is not None:
+                    usage = usage + event.usage
             case RunFinished():
                 result, d = event.result, event.result.diagnostics
                 outcome = result.status
@@ -232,6 +241,8 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                 else:
                     outcome = "interrupted" if event.error_type == INTERRUPTED_ERROR_TYPE else "failed"
                 fields.update(error=event.error, error_type=event.error_type)
+                if event.usage is not None:  # the engine's own count of what the run spent
+                    usage = event.usage
                 for index, state in status.items():
                     if state == "running":
                         status[index] = "cancelled" if event.cancelled else "failed"

@@ -1,28 +1,38 @@
-"""The map phase (spec section 6): one model call per batch, bounded concurrency, one retry.
+"""The map phase (spec section 6) and the engine's only retry loop (:func:`complete_with_retry`).
 
-Invariants of :func:`run_global_map`: at most ``min(concurrency, len(batches))`` calls are in
-flight; each batch gets at most ``max_attempts`` attempts; answers and errors come back in batch
-order whatever the completion order; a failure is recorded as an error, never as a fake answer.
-This module holds the engine's only retry loop (:func:`call_with_retry`).
+Invariants of :func:`run_global_map`: at most ``min(concurrency, len(batches))`` model calls are
+in flight, and a call holds its slot only while the model works (cache reads, parsing and retry
+back-offs happen outside it); each batch gets at most ``policy.max_attempts`` attempts; answers
+and errors come back in batch order whatever the completion order; a failure is recorded as an
+error, never as a fake answer; every attempt's reported token usage is counted.
+
+Only the model call and the parsing of its reply are retried. An error raised by the caller's
+own code (the ``on_event`` callback, the cache) is the caller's: it propagates unchanged and
+is never retried.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
-from .errors import AllMapBatchesFailed, ModelError
-from .events import MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded
-from .llm.base import ChatModel, ChatRequest, TokenUsage
-from .parsing import parse_map_output
-from .prompts import render_map_messages
+from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyTooLongError, describe_error
+from .events import MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
+from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
+from .parsing import parse_map_output, quote_reply
+from .pool import run_pool
+from .prompts import MAP_OUTPUT_SCHEMA, render_map_messages, render_retry_request
 from .request import DEFAULT_MAP_OUTPUT_RESERVE
 from .results import BatchFailure, MapAnswer
+from .tokens import estimate_tokens
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -31,10 +41,106 @@ if TYPE_CHECKING:
 DEFAULT_MAX_ATTEMPTS = 2
 MAX_RETRY_AFTER_S = 60.0
 """A server's ``Retry-After`` is honoured up to this many seconds."""
+DEFAULT_BACKOFF_BASE_S = 0.5
+"""The back-off before the first retry of a failed call with no ``Retry-After`` (before jitter)."""
+DEFAULT_BACKOFF_CAP_S = 8.0
+"""The longest back-off between two attempts without ``Retry-After``."""
+REPLY_TOKEN_FACTOR = 8
+"""A reply estimated at more than this many times the call's ``max_tokens`` is refused."""
+WORKERS_PER_SLOT = 2
+"""Map workers per concurrency slot: a worker reading the cache or waiting out a back-off never
+leaves a slot idle while another batch is ready to be sent."""
 
 T = TypeVar("T")
 EventSink = Callable[["Event"], None]
 Clock = Callable[[], float]
+Sleep = Callable[[float], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How failed calls are tried again (map and reduce alike).
+
+    A model error that is not retryable ends the tries at once. A server's ``retry_after`` is
+    honoured (capped at ``retry_after_cap_s``); any other model error (429, 5xx, timeouts, lost
+    connections) waits ``backoff_base_s * 2**(n-1)`` capped at ``backoff_cap_s``, with "equal
+    jitter" (half fixed, half random), before attempt ``n + 1``. An unusable reply is retried at
+    once, with feedback. ``sleep`` and ``random`` are injectable so tests never wait.
+    """
+
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    backoff_base_s: float = DEFAULT_BACKOFF_BASE_S
+    backoff_cap_s: float = DEFAULT_BACKOFF_CAP_S
+    retry_after_cap_s: float = MAX_RETRY_AFTER_S
+    sleep: Sleep = asyncio.sleep
+    random: Callable[[], float] = random.random
+
+    def delay_after(self, failed_attempt: int, error: BaseException) -> float:
+        """Seconds to wait after attempt ``failed_attempt`` failed with ``error``."""
+        if not isinstance(error, ModelError):
+            return 0.0
+        if error.retry_after is not None:
+            return min(max(error.retry_after, 0.0), self.retry_after_cap_s)
+        ceiling = min(self.backoff_cap_s, self.backoff_base_s * 2 ** (failed_attempt - 1))
+        return ceiling / 2 + self.random() * ceiling / 2
+
+
+DEFAULT_RETRY_POLICY = RetryPolicy()
+
+
+@dataclass
+class Attempts:
+    """What the attempts of one call cost: how many, how many reached the model, their usage."""
+
+    count: int = 0
+    calls: int = 0
+    usage: TokenUsage = field(default_factory=TokenUsage)
+
+
+@dataclass(frozen=True)
+class RetryNotice:
+    """Attempt ``attempt - 1`` failed with ``error``; attempt ``attempt`` follows in ``delay_s``."""
+
+    attempt: int
+    error: str
+    delay_s: float
+    usage: TokenUsage | None
+    raw_reply: str | None = None
+    """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
+
+
+@dataclass(frozen=True)
+class Reply(Generic[T]):
+    """A call that succeeded: the parsed value, the reply text, and the attempt that made it."""
+
+    value: T
+    text: str
+    attempt: int
+    usage: TokenUsage | None
+    duration_s: float
+
+
+class CallerFailed(Exception):
+    """Raised through a model call when the caller's own callback (e.g. ``on_text`` of a
+    streaming call) failed: :func:`complete_with_retry` unwraps it and raises the callback's
+    error unchanged, never as a failed attempt."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class CallFailed(Exception):
+    """Every attempt of a call failed. ``error`` is the last attempt's error, ``usage`` the
+    last attempt's reported usage (earlier attempts' usage was reported with their retries)."""
+
+    def __init__(self, error: Exception, *, attempts: int, usage: TokenUsage | None, raw_reply: str | None = None) -> None:
+        super().__init__(describe_error(error))
+        self.error = error
+        self.attempts = attempts
+        self.usage = usage
+        self.raw_reply = raw_reply
+        """The last attempt's reply text, when the model replied."""
 
 
 class MapPhaseResult(BaseModel):
@@ -42,7 +148,8 @@ class MapPhaseResult(BaseModel):
 
     ``errors`` holds the last error of each failed batch (the exception objects, each with a
     note naming its batch); ``failures`` the same as records; ``usefulness`` one entry per batch
-    (``None`` for a failed one).
+    (``None`` for a failed one). ``calls`` counts every attempt that reached the model and
+    ``usage`` every such attempt's reported tokens, whether its reply was usable or not.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -55,9 +162,118 @@ class MapPhaseResult(BaseModel):
     cache_hits: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
+    def __repr__(self) -> str:
+        # short on purpose: Python 3.11's asyncio.run reprs the main task's result when it
+        # restores the SIGINT handler, and a full pydantic repr of thousands of answers is slow
+        return (
+            f"MapPhaseResult(answers={len(self.answers)}, failures={len(self.failures)}, "
+            f"calls={self.calls}, cache_hits={self.cache_hits}, usage={self.usage!r})"
+        )
+
+
+def check_reply_size(request: ChatRequest, text: str) -> None:
+    """Refuse a reply far beyond what the call asked for (more than ``MAX_REPLY_CHARS``, or an
+    estimate over ``REPLY_TOKEN_FACTOR`` x ``max_tokens``): it would only be stored, never used."""
+    limit = request.max_tokens
+    too_long = len(text) > MAX_REPLY_CHARS
+    if not too_long and limit and len(text) > REPLY_TOKEN_FACTOR * limit:  # a token is at least a character
+        too_long = estimate_tokens(text) > REPLY_TOKEN_FACTOR * limit
+    if too_long:
+        asked = f"max_tokens was {limit}" if limit else "no max_tokens was set"
+        raise ReplyTooLongError(
+            f"The model's reply is far longer than asked ({len(text):,} characters; {asked}), so it was refused. "
+            f"{quote_reply(text)}"
+        )
+
+
+REFUSED_REPLY_KEPT_CHARS = 2_000
+"""How much of a reply refused as too long is kept for the record (the rest is never stored)."""
+
+
+def _kept_reply(response: ChatResponse | None, error: Exception) -> str | None:
+    """A failed attempt's reply text as it may be recorded: only the start of one refused as too long."""
+    if response is None:
+        return None
+    if isinstance(error, ReplyTooLongError):
+        text = response.text
+        return f"{text[:REFUSED_REPLY_KEPT_CHARS]}… [{len(text):,} characters in all; refused as too long, the rest is not kept]"
+    return response.text
+
+
+async def complete_with_retry(
+    model: ChatModel,
+    request: ChatRequest,
+    parse: Callable[[str], T],
+    *,
+    policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+    attempts: Attempts | None = None,
+    slot: asyncio.Semaphore | None = None,
+    clock: Clock = time.monotonic,
+    on_start: Callable[[int], None] | None = None,
+    on_retry: Callable[[RetryNotice], None] | None = None,
+    on_notice: Callable[[str], None] | None = None,
+) -> Reply[T]:
+    """Call the model and parse its reply, trying again as ``policy`` says.
+
+    Only ``model.complete`` and ``parse`` are inside the retry: any exception from the model
+    (outside code) or a :class:`ModelOutputError` from ``parse`` fails the attempt; the
+    callbacks' own errors propagate. ``slot`` is held only around ``model.complete`` (and the
+    ``on_start`` it announces). A retry after an unusable reply sends the request again with
+    that reply and what was wrong with it. Raises :class:`CallFailed` when the tries run out.
+    ``on_notice`` sees what the adapter says about its endpoint (``ChatResponse.notices``).
+    """
+    attempts = attempts if attempts is not None else Attempts()
+    sent = request
+    while True:
+        attempts.count += 1
+        number = attempts.count
+        response: ChatResponse | None = None
+        error: Exception | None = None
+        async with slot if slot is not None else contextlib.nullcontext():
+            if on_start is not None:
+                on_start(number)
+            began = clock()
+            attempts.calls += 1
+            try:
+                response = await model.complete(sent)
+            except CallerFailed as failed:
+                raise failed.error from None
+            except Exception as exc:  # noqa: BLE001 - the boundary with the model: its failure is an attempt's
+                error = exc
+        if slot is not None:
+            await asyncio.sleep(0)  # a call waiting for the freed slot starts before this reply is read
+        if response is not None and response.notices and on_notice is not None:
+            for notice in response.notices:
+                on_notice(notice)
+        usage = response.usage if response is not None else None
+        if usage is not None:
+            attempts.usage = attempts.usage + usage
+        if response is not None:
+            try:
+                check_reply_size(request, response.text)
+                value = parse(response.text)
+            except ModelOutputError as exc:
+                error = exc
+            else:
+                return Reply(value=value, text=response.text, attempt=number, usage=usage, duration_s=clock() - began)
+        assert error is not None
+        fatal = isinstance(error, ModelError) and not error.retryable
+        if number >= policy.max_attempts or fatal:
+            raise CallFailed(error, attempts=number, usage=usage, raw_reply=_kept_reply(response, error))
+        delay = policy.delay_after(number, error)
+        if on_retry is not None:
+            raw = _kept_reply(response, error)
+            on_retry(RetryNotice(attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw))
+        if isinstance(error, ModelOutputError) and response is not None:
+            sent = render_retry_request(request, response.text, describe_error(error))
+        else:
+            sent = request
+        if delay:
+            await policy.sleep(delay)
+
 
 class Attempt:
-    """The bookkeeping of one retried call: attempts made and the last error."""
+    """The bookkeeping of :func:`call_with_retry`: attempts made and the last error."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -67,57 +283,178 @@ class Attempt:
 async def call_with_retry(
     call: Callable[[int], Awaitable[T]],
     *,
-    max_attempts: int,
+    max_attempts: int | None = None,
+    policy: RetryPolicy = DEFAULT_RETRY_POLICY,
     on_retry: Callable[[int, Exception, float], None] | None = None,
     attempt: Attempt | None = None,
 ) -> T:
-    """Run ``call(attempt_number)`` until it returns, at most ``max_attempts`` times.
+    """Run ``call(attempt_number)`` until it returns, as ``policy`` says (the generic form, for
+    callers whose attempt is more than a model call, e.g. dynamic selection's cached ratings).
 
-    Any exception from the call is a failed attempt (a model is outside code; its failure is
-    recorded, never swallowed). A :class:`ModelError` that is not retryable ends the tries
-    early; its ``retry_after`` delays the next try. The last error is raised.
-    """
+    Any exception from the call is a failed attempt; a :class:`ModelError` that is not
+    retryable ends the tries; the delay is ``policy.delay_after`` (``Retry-After``, or a
+    jittered back-off for model errors). The last error is raised. Prefer
+    :func:`complete_with_retry`, which retries only the model call and the parsing."""
     attempt = attempt or Attempt()
+    limit = max_attempts if max_attempts is not None else policy.max_attempts
     while True:
         attempt.count += 1
         try:
             return await call(attempt.count)
         except Exception as exc:  # noqa: BLE001 - the boundary with the model: see docstring
             attempt.error = exc
-            fatal = isinstance(exc, ModelError) and not exc.retryable
-            if attempt.count >= max_attempts or fatal:
+            if attempt.count >= limit or (isinstance(exc, ModelError) and not exc.retryable):
                 raise
-            delay = 0.0
-            if isinstance(exc, ModelError) and exc.retry_after:
-                delay = min(max(exc.retry_after, 0.0), MAX_RETRY_AFTER_S)
+            delay = policy.delay_after(attempt.count, exc)
             if on_retry is not None:
                 on_retry(attempt.count + 1, exc, delay)
             if delay:
-                await asyncio.sleep(delay)
+                await policy.sleep(delay)
 
 
-RAW_REPLY_ATTR = "raw_reply"
-"""An exception raised while reading a model's reply carries the reply's text under this name."""
+def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE) -> ChatRequest:
+    """The map call for one batch (also the cache's key material)."""
+    return ChatRequest(
+        purpose="map",
+        messages=render_map_messages(query, content),
+        max_tokens=output_reserve or None,
+        output_schema=MAP_OUTPUT_SCHEMA,
+    )
 
 
-def with_raw_reply(parse: Callable[[str], T], raw: str) -> T:
-    """``parse(raw)``; an error it raises carries ``raw`` (see :func:`raw_reply_of`)."""
-    try:
-        return parse(raw)
-    except Exception as exc:  # noqa: BLE001 - annotated and re-raised unchanged
-        setattr(exc, RAW_REPLY_ATTR, raw)
-        raise
+class _MapRun:
+    """The state of one map phase: per-batch outcomes in batch order and the running totals."""
 
+    def __init__(
+        self,
+        query: str,
+        batches: Sequence[SummaryBatch],
+        model: ChatModel,
+        *,
+        concurrency: int,
+        policy: RetryPolicy,
+        output_reserve: int,
+        emit: EventSink,
+        cache: MapCache | None,
+        clock: Clock,
+    ) -> None:
+        self.query, self.batches, self.model = query, batches, model
+        self.policy, self.output_reserve, self.emit, self.cache, self.clock = policy, output_reserve, emit, cache, clock
+        self.slot = asyncio.Semaphore(max(1, concurrency))
+        self.answers: list[MapAnswer | None] = [None] * len(batches)
+        self.failures: list[tuple[Exception, BatchFailure] | None] = [None] * len(batches)
+        self.calls = 0
+        self.usage = TokenUsage()
+        self.hits = 0
 
-def raw_reply_of(exc: BaseException) -> str | None:
-    """The reply text a failed attempt got, when it got one."""
-    raw = getattr(exc, RAW_REPLY_ATTR, None)
-    return raw if isinstance(raw, str) else None
+    def _community_ids(self, index: int) -> tuple[str, ...]:
+        return tuple(str(i) for i in self.batches[index].community_ids)
 
+    def _accept(self, index: int, answer: str, usefulness: float) -> None:
+        self.answers[index] = MapAnswer(
+            answer=answer, usefulness=usefulness, community_ids=self._community_ids(index), batch_index=index
+        )
 
-def describe_error(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text
+    async def _from_cache(self, index: int, key: str, request: ChatRequest) -> bool:
+        """Answer batch ``index`` from the cache; False when it holds no usable reply."""
+        assert self.cache is not None
+        text = await asyncio.to_thread(self.cache.get, key)
+        if text is None:
+            return False
+        try:
+            output = parse_map_output(text)
+        except ModelOutputError:
+            return False  # an entry written by an older, laxer version: ask the model again
+        self.hits += 1
+        at = self.clock()
+        self.emit(MapBatchStarted(at=at, batch_index=index, attempt=1, messages=request.messages))
+        self._accept(index, output.answer, output.usefulness)
+        self.emit(
+            MapBatchSucceeded(
+                at=self.clock(), batch_index=index, answer=output.answer, usefulness=output.usefulness,
+                attempt=1, duration_s=self.clock() - at, cached=True, raw_reply=text,
+            )
+        )
+        return True
+
+    async def answer(self, index: int) -> None:
+        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve)
+        key = None
+        if self.cache is not None:
+            from .cache import cache_key
+
+            key = cache_key(self.model, request)
+            if await self._from_cache(index, key, request):
+                return
+
+        def on_start(attempt: int) -> None:
+            # the verbatim messages of the first attempt (a retry after an unusable reply adds
+            # that reply and what was wrong to the system message)
+            self.emit(MapBatchStarted(at=self.clock(), batch_index=index, attempt=attempt, messages=request.messages if attempt == 1 else None))
+
+        def on_retry(notice: RetryNotice) -> None:
+            self.emit(
+                MapBatchRetried(
+                    at=self.clock(), batch_index=index, attempt=notice.attempt, error=notice.error,
+                    delay_s=notice.delay_s, usage=notice.usage, raw_reply=notice.raw_reply,
+                )
+            )
+
+        def on_notice(message: str) -> None:
+            self.emit(ModelNotice(at=self.clock(), message=message))
+
+        tally = Attempts()
+        try:
+            reply = await complete_with_retry(
+                self.model, request, parse_map_output, policy=self.policy, attempts=tally,
+                slot=self.slot, clock=self.clock, on_start=on_start, on_retry=on_retry, on_notice=on_notice,
+            )
+        except CallFailed as failed:
+            self._fail(index, failed)
+            return
+        finally:
+            self.calls += tally.calls
+            if tally.usage.total_tokens:
+                self.usage = self.usage + tally.usage
+        if self.cache is not None and key is not None:
+            await asyncio.to_thread(self.cache.put, key, reply.text)
+        output = reply.value
+        self._accept(index, output.answer, output.usefulness)
+        self.emit(
+            MapBatchSucceeded(
+                at=self.clock(), batch_index=index, answer=output.answer, usefulness=output.usefulness,
+                attempt=reply.attempt, duration_s=reply.duration_s, usage=reply.usage, raw_reply=reply.text,
+            )
+        )
+
+    def _fail(self, index: int, failed: CallFailed) -> None:
+        exc, ids = failed.error, self._community_ids(index)
+        exc.add_note(f"Global Map batch {index} (communities {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
+        failure = BatchFailure(
+            batch_index=index, community_ids=ids, attempts=failed.attempts,
+            error=describe_error(exc), error_type=type(exc).__name__,
+        )
+        self.failures[index] = (exc, failure)
+        self.emit(
+            MapBatchFailed(
+                at=self.clock(), batch_index=index, attempts=failed.attempts, error=failure.error,
+                error_type=failure.error_type, usage=failed.usage, raw_reply=failed.raw_reply,
+            )
+        )
+
+    def result(self) -> MapPhaseResult:
+        failed = [f for f in self.failures if f is not None]
+        if len(failed) == len(self.batches):
+            raise AllMapBatchesFailed("Every Global Map batch failed.", [exc for exc, _ in failed])
+        return MapPhaseResult(
+            answers=[a for a in self.answers if a is not None],
+            errors=[exc for exc, _ in failed],
+            failures=[record for _, record in failed],
+            usefulness=[a.usefulness if a is not None else None for a in self.answers],
+            calls=self.calls,
+            cache_hits=self.hits,
+            usage=self.usage,
+        )
 
 
 async def run_global_map(
@@ -126,133 +463,47 @@ async def run_global_map(
     model: ChatModel,
     *,
     concurrency: int,
-    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    max_attempts: int | None = None,
     output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE,
     on_event: EventSink | None = None,
     cache: MapCache | None = None,
     clock: Clock | None = None,
+    retry_policy: RetryPolicy | None = None,
 ) -> MapPhaseResult:
-    """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded."""
+    """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
+
+    ``max_attempts``, when given, overrides ``retry_policy.max_attempts``.
+    """
     if not batches:
         return MapPhaseResult(answers=[])
     started = time.monotonic()
-    clock = clock or (lambda: time.monotonic() - started)
-    emit = on_event or (lambda event: None)
-
-    answers: list[MapAnswer | None] = [None] * len(batches)
-    failures: list[tuple[Exception, BatchFailure] | None] = [None] * len(batches)
-    usage_total = TokenUsage()
-    calls = 0
-    hits = 0
-    next_index = 0
-
-    if cache is not None:
-        from .cache import cache_key
-    else:
-        cache_key = None  # type: ignore[assignment]
-
-    async def answer_batch(index: int) -> None:
-        nonlocal usage_total, calls, hits
-        batch = batches[index]
-        community_ids = tuple(str(i) for i in batch.community_ids)
-        request = ChatRequest(
-            purpose="map",
-            messages=render_map_messages(query, batch.content),
-            max_tokens=output_reserve or None,
-        )
-        key = cache_key(model, request) if cache_key is not None else None
-
-        async def one_try(attempt: int) -> None:
-            nonlocal usage_total, calls, hits
-            began = clock()
-            emit(MapBatchStarted(at=began, batch_index=index, attempt=attempt, messages=request.messages if attempt == 1 else None))
-            cached_text = cache.get(key) if cache is not None and key is not None else None
-            if cached_text is not None:
-                raw = cached_text
-                output = with_raw_reply(parse_map_output, raw)
-                hits += 1
-                usage = None
-            else:
-                calls += 1
-                response = await model.complete(request)
-                raw = response.text
-                output = with_raw_reply(parse_map_output, raw)
-                usage = response.usage
-                if usage is not None:
-                    usage_total = usage_total + usage
-                if cache is not None and key is not None:
-                    cache.put(key, response.text)
-            answers[index] = MapAnswer(
-                answer=output.answer, usefulness=output.usefulness, community_ids=community_ids, batch_index=index
-            )
-            emit(
-                MapBatchSucceeded(
-                    at=clock(),
-                    batch_index=index,
-                    answer=output.answer,
-                    usefulness=output.usefulness,
-                    attempt=attempt,
-                    duration_s=clock() - began,
-                    usage=usage,
-                    cached=cached_text is not None,
-                    raw_reply=raw,
-                )
-            )
-
-        def on_retry(next_attempt: int, exc: Exception, delay: float) -> None:
-            emit(
-                MapBatchRetried(
-                    at=clock(), batch_index=index, attempt=next_attempt, error=describe_error(exc), delay_s=delay, raw_reply=raw_reply_of(exc)
-                )
-            )
-
-        attempt = Attempt()
-        try:
-            await call_with_retry(one_try, max_attempts=max_attempts, on_retry=on_retry, attempt=attempt)
-        except Exception as exc:  # noqa: BLE001 - recorded per batch, raised as a group below
-            exc.add_note(f"Global Map batch {index} (communities {', '.join(community_ids)}) failed after {attempt.count} attempt(s).")
-            failure = BatchFailure(
-                batch_index=index,
-                community_ids=community_ids,
-                attempts=attempt.count,
-                error=describe_error(exc),
-                error_type=type(exc).__name__,
-            )
-            failures[index] = (exc, failure)
-            emit(
-                MapBatchFailed(
-                    at=clock(),
-                    batch_index=index,
-                    attempts=attempt.count,
-                    error=failure.error,
-                    error_type=failure.error_type,
-                    raw_reply=raw_reply_of(exc),
-                )
-            )
-
-    async def worker() -> None:
-        nonlocal next_index
-        while next_index < len(batches):
-            index = next_index
-            next_index += 1
-            await answer_batch(index)
-
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(batches)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for task in workers:
-            task.cancel()
-
-    failed = [f for f in failures if f is not None]
-    if len(failed) == len(batches):
-        raise AllMapBatchesFailed("Every Global Map batch failed.", [exc for exc, _ in failed])
-    return MapPhaseResult(
-        answers=[a for a in answers if a is not None],
-        errors=[exc for exc, _ in failed],
-        failures=[record for _, record in failed],
-        usefulness=[a.usefulness if a is not None else None for a in answers],
-        calls=calls,
-        cache_hits=hits,
-        usage=usage_total,
+    policy = retry_policy or DEFAULT_RETRY_POLICY
+    if max_attempts is not None:
+        policy = RetryPolicy(**{**policy.__dict__, "max_attempts": max_attempts})
+    run = _MapRun(
+        query, batches, model,
+        concurrency=concurrency, policy=policy, output_reserve=output_reserve,
+        emit=on_event or (lambda event: None), cache=cache,
+        clock=clock or (lambda: time.monotonic() - started),
     )
+    await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)
+    return run.result()
+
+
+__all__ = [
+    "Attempt",
+    "call_with_retry",
+    "DEFAULT_MAX_ATTEMPTS",
+    "DEFAULT_RETRY_POLICY",
+    "Attempts",
+    "CallFailed",
+    "CallerFailed",
+    "MapPhaseResult",
+    "Reply",
+    "RetryNotice",
+    "RetryPolicy",
+    "check_reply_size",
+    "complete_with_retry",
+    "map_request",
+    "run_global_map",
+]

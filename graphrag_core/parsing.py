@@ -47,6 +47,25 @@ def parse_json_output(raw: str) -> Any:
     raise ModelOutputError(f"LLM output is not valid JSON: {text[:200]}...")
 
 
+REPLY_EXCERPT = 200
+"""How many characters of an unusable reply an error message quotes."""
+
+
+def quote_reply(raw: str) -> str:
+    """The start of a reply for an error message: ``The reply began: '...'``."""
+    text = raw if isinstance(raw, str) else str(raw)
+    excerpt = text[:REPLY_EXCERPT] + ("..." if len(text) > REPLY_EXCERPT else "")
+    return f"The reply began: {excerpt!r}"
+
+
+def _invalid(error: type[ModelOutputError], message: str, raw: str) -> ModelOutputError:
+    """An error whose message is the spec's exact text and which keeps the reply's start
+    (``reply_start``) for the engine's description of the failure."""
+    exc = error(message)
+    exc.reply_start = quote_reply(raw)
+    return exc
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
@@ -54,14 +73,15 @@ def _is_number(value: Any) -> bool:
 def parse_map_output(raw: str) -> MapOutput:
     """Validate a map answer: a JSON object with a string ``answer`` and a finite 0-100 ``usefulness``.
 
-    ``answer`` may be blank only when usefulness is 0. Extra keys are ignored.
+    ``answer`` may be blank only when usefulness is 0. Extra keys are ignored. Every error's
+    message is the spec's exact text; its ``reply_start`` quotes the start of the reply.
     """
     try:
         value = parse_json_output(raw)
     except ModelOutputError as exc:
         raise MapOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value or "usefulness" not in value:
-        raise MapOutputError("Global Map output must contain answer and usefulness fields.")
+        raise _invalid(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
     answer, usefulness = value["answer"], value["usefulness"]
     if (
         not isinstance(answer, str)
@@ -70,7 +90,7 @@ def parse_map_output(raw: str) -> MapOutput:
         or not 0 <= usefulness <= 100
         or (not answer.strip() and usefulness != 0)
     ):
-        raise MapOutputError("Global Map output contains an invalid answer or usefulness score.")
+        raise _invalid(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
     return MapOutput(answer=answer.strip(), usefulness=usefulness)
 
 
@@ -81,10 +101,10 @@ def parse_reduce_output(raw: str) -> str:
     except ModelOutputError as exc:
         raise ReduceOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value:
-        raise ReduceOutputError("Global Reduce output must contain an answer field.")
+        raise _invalid(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
     answer = value["answer"]
     if not isinstance(answer, str) or not answer.strip():
-        raise ReduceOutputError("Global Reduce output contains an invalid answer.")
+        raise _invalid(ReduceOutputError, "Global Reduce output contains an invalid answer.", raw)
     return answer.strip()
 
 
@@ -122,3 +142,84 @@ def parse_rating_output(raw: str) -> RatingOutput:
     ):
         raise RatingOutputError(RATING_SHAPE_ERROR)
     return RatingOutput(rating=int(rating), reason=reason.strip() if isinstance(reason, str) else None)
+
+
+class AnswerStream:
+    """Reads the ``answer`` string out of a JSON reply as it arrives, piece by piece.
+
+    ``feed(piece)`` returns the newly decoded answer text (escapes resolved; ``""`` while the
+    reply is still before or after the answer's value). Text before the object (a ```json
+    fence) is skipped. What it shows is a preview: the answer of record is the parsed reply.
+    """
+
+    _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+    def __init__(self, key: str = "answer") -> None:
+        self._marker = f'"{key}"'
+        self._buffer = ""
+        self._state = "key"  # key -> colon -> quote -> value -> done
+        self.text = ""
+
+    def feed(self, piece: str) -> str:
+        self._buffer += piece
+        out: list[str] = []
+        while self._buffer and self._state != "done":
+            if self._state == "key":
+                found = self._buffer.find(self._marker)
+                if found < 0:
+                    self._buffer = self._buffer[-len(self._marker) + 1 :]  # keep a possible partial marker
+                    break
+                self._buffer, self._state = self._buffer[found + len(self._marker) :], "colon"
+            elif self._state in ("colon", "quote"):
+                stripped = self._buffer.lstrip()
+                if not stripped:
+                    self._buffer = ""
+                    break
+                expected = ":" if self._state == "colon" else '"'
+                if stripped[0] != expected:
+                    self._state = "done"  # not a string value: nothing to preview
+                    break
+                self._buffer, self._state = stripped[1:], "quote" if self._state == "colon" else "value"
+            else:
+                char = self._buffer[0]
+                if char == '"':
+                    self._state = "done"
+                elif char == "\\":
+                    if len(self._buffer) < 2:
+                        break
+                    code = self._buffer[1]
+                    if code == "u":
+                        if len(self._buffer) < 6:
+                            break
+                        try:
+                            point = int(self._buffer[2:6], 16)
+                        except ValueError:
+                            point, used = 0xFFFD, 6
+                        else:
+                            used = 6
+                            if 0xD800 <= point < 0xDC00:  # a surrogate pair: wait for its second half
+                                if len(self._buffer) < 12:
+                                    break
+                                try:
+                                    low = int(self._buffer[8:12], 16) if self._buffer[6:8] == "\\u" else -1
+                                except ValueError:
+                                    low = -1
+                                if 0xDC00 <= low < 0xE000:
+                                    point, used = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00), 12
+                                else:
+                                    point = 0xFFFD
+                        out.append(chr(point))
+                        self._buffer = self._buffer[used:]
+                        continue
+                    out.append(self._ESCAPES.get(code, code))
+                    self._buffer = self._buffer[2:]
+                    continue
+                else:
+                    end = min((i for i in (self._buffer.find('"'), self._buffer.find("\\")) if i >= 0), default=len(self._buffer))
+                    out.append(self._buffer[:end])
+                    self._buffer = self._buffer[end:]
+                    continue
+                self._buffer = self._buffer[1:]
+        new = "".join(out)
+        self.text += new
+        return new

@@ -8,10 +8,11 @@ into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them 
 
 from __future__ import annotations
 
+import json
 from string import Template
 
 from .context import DATA_MARKER, QUESTION_MARKER, format_prompt_sections, split_prompt_sections
-from .llm.base import ChatMessage
+from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
     """---Role---
@@ -189,6 +190,47 @@ TASK_MARKER = "---Task---"
 ANSWER_MARKER = "---Answer---"
 
 
+RETRY_FEEDBACK = Template(
+    """
+
+---Your previous reply---
+$reply
+
+---What was wrong with it---
+$error
+Reply again with one JSON object and nothing else, matching this JSON Schema:
+$shape"""
+)
+
+MAP_OUTPUT_SCHEMA = OutputSchema(
+    name="global_map_answer",
+    schema={
+        "type": "object",
+        "properties": {
+            "answer": {"type": "string"},
+            "usefulness": {"type": "integer", "minimum": 0, "maximum": 100},
+        },
+        "required": ["answer", "usefulness"],
+        "additionalProperties": False,
+    },
+)
+"""The shape of a map reply (spec section 6)."""
+
+REDUCE_OUTPUT_SCHEMA = OutputSchema(
+    name="global_reduce_answer",
+    schema={
+        "type": "object",
+        "properties": {"answer": {"type": "string"}},
+        "required": ["answer"],
+        "additionalProperties": False,
+    },
+)
+"""The shape of the reduce reply (spec section 7)."""
+
+RETRY_REPLY_EXCERPT = 2000
+"""How much of an unusable reply is shown back to the model when asking again."""
+
+
 
 def render_map_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
     """The map call for one batch: the system instructions and the question with the batch."""
@@ -212,6 +254,24 @@ def render_rating_messages(query: str, community_id: str, summary: str) -> tuple
         ChatMessage(role="system", content=RATE_SYSTEM.substitute()),
         ChatMessage(role="user", content=RATE_USER.substitute(query=query, community_id=community_id, summary=summary)),
     )
+
+
+def render_retry_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
+    """``request`` again, its system message followed by the unusable reply and what was wrong.
+
+    A model at temperature 0 answers an identical request identically, so a retry must say
+    what to change: the error and the expected shape (the request's output schema). The other
+    messages stay as they were (the question and data remain the last message)."""
+    schema = request.output_schema.schema_ if request.output_schema is not None else {"type": "object"}
+    feedback = RETRY_FEEDBACK.substitute(
+        reply=reply[:RETRY_REPLY_EXCERPT], error=error, shape=json.dumps(schema, ensure_ascii=False)
+    )
+    messages = list(request.messages)
+    if messages and messages[0].role == "system":
+        messages[0] = ChatMessage(role="system", content=messages[0].content + feedback)
+    else:
+        messages.insert(0, ChatMessage(role="system", content=feedback.lstrip()))
+    return request.model_copy(update={"messages": tuple(messages)})
 
 
 def render_community_summary_messages(content: str) -> tuple[ChatMessage, ...]:

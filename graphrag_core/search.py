@@ -14,15 +14,20 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
 from .errors import STOPPED_MESSAGE
 from .events import (
     BatchesPlanned,
     Event,
+    ModelNotice,
     PlannedBatch,
     ReduceReplied,
+    ReduceAnswerDelta,
+    ReduceFailed,
+    ReduceRetried,
     ReduceSelection,
     ReduceStarted,
     RunFailed,
@@ -30,18 +35,29 @@ from .events import (
     RunStarted,
     SummariesSelected,
 )
-from .llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
-from .map import DEFAULT_MAX_ATTEMPTS, call_with_retry, run_global_map
+from .errors import describe_error
+from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
+from .map import (
+    DEFAULT_RETRY_POLICY,
+    Attempts,
+    CallerFailed,
+    CallFailed,
+    MapPhaseResult,
+    RetryNotice,
+    RetryPolicy,
+    complete_with_retry,
+    run_global_map,
+)
 from .models import Community, Index
 from .citations import check_citations
-from .errors import ReduceOutputError
-from .parsing import parse_reduce_output
-from .prompts import map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
-from .reduce import plan_reduce
+from .parsing import AnswerStream, parse_reduce_output
+from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
+from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest
-from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
+from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult, Status
 from .selection import SelectionOutcome, select_dynamic
-from .tokens import Tokenizer, get_tokenizer
+from .state import RunState
+from .tokens import Tokenizer, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -61,13 +77,15 @@ def plan_batches(
     seed: int,
     tokenizer: Tokenizer | None = None,
     communities: list[Community] | None = None,
+    model: ChatModel | None = None,
 ) -> tuple[list[Community], list[SummaryBatch], list[int]]:
     """The communities a request selects and the batches it would send, with no model call.
 
     ``communities`` overrides the level's selection (dynamic selection passes what it kept).
     Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
+    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count).
     """
-    tokenizer = tokenizer or get_tokenizer(request.tokenizer)
+    tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
     if communities is None:
         communities = index.select_communities(request.community_level)
     texts = [
@@ -84,6 +102,231 @@ def plan_batches(
     return communities, batches, estimate_batches(batches, skeleton, tokenizer=tokenizer)
 
 
+class _StreamedReduce:
+    """The reduce call through a streaming model: each new piece of the answer becomes a
+    ``ReduceAnswerDelta`` event (of the current attempt) as it is written."""
+
+    def __init__(self, model: StreamingChatModel, emit: EventSink, clock: Callable[[], float], attempts: Attempts) -> None:
+        self.model, self.emit, self.clock, self.attempts = model, emit, clock, attempts
+        self.identity = model_identity(model)
+
+    async def complete(self, request: ChatRequest) -> ChatResponse:
+        reader = AnswerStream()
+        attempt = self.attempts.count
+
+        def on_text(piece: str) -> None:
+            text = reader.feed(piece)
+            if text:
+                try:
+                    self.emit(ReduceAnswerDelta(at=self.clock(), attempt=attempt, text=text))
+                except Exception as exc:  # noqa: BLE001 - the caller's error: propagated as is, never retried
+                    raise CallerFailed(exc) from exc
+
+        return await self.model.complete_streaming(request, on_text)
+
+
+@dataclass
+class _Steps:
+    """One run's fixed inputs and what its steps produced so far; each step is one method."""
+
+    index: Index
+    request: GlobalSearchRequest
+    model: ChatModel
+    emit: EventSink
+    seed: int
+    cache: MapCache | None
+    tokenizer: Tokenizer
+    clock: Callable[[], float]
+    policy: RetryPolicy
+    selection: SelectionOutcome | None = None
+    communities: list[Community] = field(default_factory=list)
+    batches: list[SummaryBatch] = field(default_factory=list)
+    estimates: list[int] = field(default_factory=list)
+
+    def finish(
+        self,
+        status: Status,
+        answer: str,
+        *,
+        mapped: MapPhaseResult | None = None,
+        plan: ReducePlan | None = None,
+        reduce_calls: int = 0,
+        reduce_usage: TokenUsage | None = None,
+    ) -> GlobalSearchResult:
+        """The result of the run (and its ``RunFinished`` event), from what the steps produced."""
+        request = self.request
+        selected = plan.selected if plan is not None else []
+        usage = mapped.usage if mapped is not None else TokenUsage()
+        if reduce_usage is not None:
+            usage = usage + reduce_usage
+        extra: dict[str, object] = {}
+        if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
+            extra = self.selection.diagnostics()
+            usage = usage + self.selection.usage
+        diagnostics = GlobalSearchDiagnostics(
+            community_level=request.reported_level,
+            summary_count=len(self.communities),
+            batch_count=len(self.batches),
+            batch_community_ids=[b.community_ids for b in self.batches],
+            batch_token_estimates=self.estimates,
+            batch_usefulness=mapped.usefulness if mapped is not None else [],
+            failed_batch_count=len(mapped.failures) if mapped is not None else 0,
+            selected_answer_count=len(selected),
+            reduce_prompt_tokens=plan.prompt_tokens if plan is not None else None,
+            map_prompt_budget=request.map_prompt_budget,
+            reduce_prompt_budget=request.reduce_prompt_budget,
+            seed=self.seed,
+            map_calls=mapped.calls if mapped is not None else 0,
+            reduce_calls=reduce_calls,
+            cache_hits=mapped.cache_hits if mapped is not None else 0,
+            usage=usage,
+            map_usage=mapped.usage if mapped is not None else TokenUsage(),
+            duration_s=self.clock(),
+            **extra,  # type: ignore[arg-type]
+        )
+        behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
+        if reduce_calls:
+            unsupported = check_citations(answer, behind=behind, index_ids={c.id for c in self.index.communities})
+            diagnostics = diagnostics.model_copy(update={"unsupported_citation_count": len(unsupported)})
+        result = GlobalSearchResult(
+            query=request.query,
+            community_level=request.reported_level,
+            seed=self.seed,
+            request=request,
+            status=status,
+            answer=answer,
+            map_answers=mapped.answers if mapped is not None else [],
+            selected_answers=selected,
+            reduce_candidates=plan.candidates if plan is not None else [],
+            failed_batches=mapped.failures if mapped is not None else [],
+            community_ids=behind,
+            diagnostics=diagnostics,
+        )
+        self.emit(RunFinished(at=self.clock(), result=result))
+        return result
+
+    async def plan(self) -> None:
+        request = self.request
+        # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
+        if request.dynamic:
+            self.selection = await select_dynamic(
+                self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock
+            )
+        self.communities, self.batches, self.estimates = plan_batches(
+            self.index, request, seed=self.seed, tokenizer=self.tokenizer,
+            communities=self.selection.communities if self.selection is not None else None,
+        )
+        self.emit(
+            SummariesSelected(
+                at=self.clock(),
+                community_level=request.reported_level,
+                count=len(self.communities),
+                community_ids=tuple(c.id for c in self.communities),
+            )
+        )
+
+    async def map(self) -> MapPhaseResult:
+        request = self.request
+        planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, self.estimates)))
+        self.emit(
+            BatchesPlanned(
+                at=self.clock(), batches=planned, map_prompt_budget=request.map_prompt_budget,
+                concurrency=min(request.map_concurrency, len(self.batches)),
+            )
+        )
+        return await run_global_map(
+            request.query, self.batches, self.model,
+            concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
+            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
+        )
+
+    def select(self, mapped: MapPhaseResult) -> ReducePlan:
+        request = self.request
+        skeleton = reduce_prompt_skeleton(request.query)
+        plan = plan_reduce(mapped.answers, skeleton, request.reduce_prompt_budget, strategy=request.reduce_strategy, tokenizer=self.tokenizer)
+        self.emit(
+            ReduceSelection(
+                at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,
+                strategy=request.reduce_strategy,
+            )
+        )
+        return plan
+
+    async def reduce(self, plan: ReducePlan) -> tuple[str, Attempts]:
+        """The final answer, with the same retry policy and events as a map call.
+
+        Raises the last attempt's error when every attempt failed (after ``ReduceFailed``)."""
+        request = self.request
+        reduce_request = ChatRequest(
+            purpose="reduce",
+            messages=render_reduce_messages(request.query, plan.context),
+            max_tokens=request.reduce_output_reserve or None,
+            output_schema=REDUCE_OUTPUT_SCHEMA,
+        )
+        attempts = Attempts()
+
+        def on_start(attempt: int) -> None:
+            self.emit(
+                ReduceStarted(
+                    at=self.clock(), answer_count=len(plan.selected), prompt_tokens=plan.prompt_tokens or 0, attempt=attempt,
+                    messages=reduce_request.messages if attempt == 1 else None,  # a retry adds what was wrong to these
+                )
+            )
+
+        def replied(attempt: int, raw: str | None, *, error: str | None = None, usage: TokenUsage | None = None, duration_s: float = 0.0) -> None:
+            self.emit(ReduceReplied(at=self.clock(), attempt=attempt, raw_reply=raw, error=error, usage=usage, duration_s=duration_s))
+
+        def on_retry(notice: RetryNotice) -> None:
+            replied(notice.attempt - 1, notice.raw_reply, error=notice.error, usage=notice.usage)
+            self.emit(ReduceRetried(at=self.clock(), attempt=notice.attempt, error=notice.error, delay_s=notice.delay_s, usage=notice.usage))
+
+        model: ChatModel = self.model
+        if isinstance(model, StreamingChatModel):
+            model = _StreamedReduce(model, self.emit, self.clock, attempts)
+        try:
+            reply = await complete_with_retry(
+                model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
+                clock=self.clock, on_start=on_start, on_retry=on_retry,
+                on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
+            )
+        except CallFailed as failed:
+            replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)
+            self.emit(
+                ReduceFailed(
+                    at=self.clock(), attempts=failed.attempts, error=describe_error(failed.error),
+                    error_type=type(failed.error).__name__, usage=failed.usage,
+                )
+            )
+            raise failed.error from None
+        replied(reply.attempt, reply.text, usage=reply.usage, duration_s=reply.duration_s)
+        return reply.value, attempts
+
+    async def run(self) -> GlobalSearchResult:
+        await self.plan()
+        if not self.batches:
+            return self.finish("no_results", NO_RESULTS_ANSWER)
+        mapped = await self.map()
+        plan = self.select(mapped)
+        if not plan.selected:
+            return self.finish("no_results", NO_RESULTS_ANSWER, mapped=mapped, plan=plan)
+        answer, attempts = await self.reduce(plan)
+        return self.finish(
+            "partial" if mapped.failures or (self.selection is not None and self.selection.failed_count) else "completed", answer,
+            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage,
+        )
+
+
+def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
+    """``RunFailed`` with the figures of what the run did and spent before it ended."""
+    cancelled = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+    if cancelled:
+        error, error_type = STOPPED_MESSAGE, "RunCancelled"
+    else:
+        message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
+        error, error_type = message or type(exc).__name__, type(exc).__name__
+    return state.failure(at=at, error=error, error_type=error_type, cancelled=cancelled)
+
+
 async def _run(
     index: Index,
     request: GlobalSearchRequest,
@@ -93,15 +336,22 @@ async def _run(
     cache: MapCache | None,
     tokenizer: Tokenizer | None,
     run_id: str | None,
+    retry_policy: RetryPolicy | None = None,
 ) -> GlobalSearchResult:
     started = time.monotonic()
 
     def clock() -> float:
         return time.monotonic() - started
 
+    state = RunState()
+
+    def observe(event: Event) -> None:
+        state.apply(event)
+        emit(event)
+
     seed = request.seed if request.seed is not None else draw_seed()
-    tokenizer = tokenizer or get_tokenizer(request.tokenizer)
-    emit(
+    tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
+    observe(
         RunStarted(
             run_id=run_id or uuid.uuid4().hex,
             request=request,
@@ -110,150 +360,15 @@ async def _run(
             tokenizer=tokenizer.name,
         )
     )
+    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY)
     try:
-        return await _steps(index, request, model, emit, seed=seed, cache=cache, tokenizer=tokenizer, clock=clock)
-    except asyncio.CancelledError:
-        emit(RunFailed(at=clock(), error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
+        return await steps.run()
+    except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
+        emit(_failure_event(state, clock(), exc))
         raise
     except Exception as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
-        message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
-        emit(RunFailed(at=clock(), error=message or type(exc).__name__, error_type=type(exc).__name__))
+        emit(_failure_event(state, clock(), exc))
         raise
-
-
-async def _steps(
-    index: Index,
-    request: GlobalSearchRequest,
-    model: ChatModel,
-    emit: EventSink,
-    *,
-    seed: int,
-    cache: MapCache | None,
-    tokenizer: Tokenizer,
-    clock: Callable[[], float],
-) -> GlobalSearchResult:
-    # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
-    selection: SelectionOutcome | None = None
-    if request.dynamic:
-        selection = await select_dynamic(index, request, model, tokenizer=tokenizer, on_event=emit, cache=cache, clock=clock)
-    communities, batches, estimates = plan_batches(
-        index, request, seed=seed, tokenizer=tokenizer, communities=selection.communities if selection else None
-    )
-    emit(
-        SummariesSelected(
-            at=clock(), community_level=request.reported_level, count=len(communities), community_ids=tuple(c.id for c in communities)
-        )
-    )
-
-    def finish(**fields: Any) -> GlobalSearchResult:
-        extra = fields.pop("diagnostics", {})
-        if selection is not None:  # rating figures apart; the run's usage is everything it spent
-            extra = {**extra, **selection.diagnostics(), "usage": extra.get("usage", TokenUsage()) + selection.usage}
-        diagnostics = GlobalSearchDiagnostics(
-            community_level=request.reported_level,
-            summary_count=len(communities),
-            batch_count=len(batches),
-            batch_community_ids=[b.community_ids for b in batches],
-            batch_token_estimates=estimates,
-            map_prompt_budget=request.map_prompt_budget,
-            reduce_prompt_budget=request.reduce_prompt_budget,
-            seed=seed,
-            duration_s=clock(),
-            **extra,
-        )
-        result = GlobalSearchResult(
-            query=request.query, community_level=request.reported_level, seed=seed, request=request, diagnostics=diagnostics, **fields
-        )
-        emit(RunFinished(at=clock(), result=result))
-        return result
-
-    if not batches:
-        return finish(
-            status="no_results",
-            answer=NO_RESULTS_ANSWER,
-            diagnostics=dict(batch_usefulness=[], failed_batch_count=0, selected_answer_count=0, reduce_prompt_tokens=None),
-        )
-
-    emit(
-        BatchesPlanned(
-            at=clock(),
-            batches=tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(batches, estimates))),
-            map_prompt_budget=request.map_prompt_budget,
-            concurrency=min(request.map_concurrency, len(batches)),
-        )
-    )
-    mapped = await run_global_map(
-        request.query,
-        batches,
-        model,
-        concurrency=request.map_concurrency,
-        output_reserve=request.map_output_reserve,
-        on_event=emit,
-        cache=cache,
-        clock=clock,
-    )
-
-    skeleton = reduce_prompt_skeleton(request.query)
-    plan = plan_reduce(mapped.answers, skeleton, request.reduce_prompt_budget, strategy=request.reduce_strategy, tokenizer=tokenizer)
-    emit(
-        ReduceSelection(
-            at=clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget, strategy=request.reduce_strategy
-        )
-    )
-    common = dict(
-        map_answers=mapped.answers,
-        selected_answers=plan.selected,
-        reduce_candidates=plan.candidates,
-        failed_batches=mapped.failures,
-    )
-    diagnostics = dict(
-        batch_usefulness=mapped.usefulness,
-        failed_batch_count=len(mapped.failures),
-        selected_answer_count=len(plan.selected),
-        reduce_prompt_tokens=plan.prompt_tokens,
-        map_calls=mapped.calls,
-        cache_hits=mapped.cache_hits,
-        usage=mapped.usage,
-        map_usage=mapped.usage,
-    )
-    if not plan.selected:
-        return finish(status="no_results", answer=NO_RESULTS_ANSWER, diagnostics=diagnostics, **common)
-
-    reduce_request = ChatRequest(
-        purpose="reduce",
-        messages=render_reduce_messages(request.query, plan.context),
-        max_tokens=request.reduce_output_reserve or None,
-    )
-    emit(ReduceStarted(at=clock(), answer_count=len(plan.selected), prompt_tokens=plan.prompt_tokens or 0, messages=reduce_request.messages))
-    reduce_calls = 0
-    usage = mapped.usage
-
-    async def reduce_once(attempt: int) -> str:
-        nonlocal reduce_calls, usage
-        reduce_calls += 1
-        began = clock()
-        response = await model.complete(reduce_request)
-        if response.usage is not None:
-            usage = usage + response.usage
-        try:
-            answer = parse_reduce_output(response.text)
-        except ReduceOutputError as exc:
-            emit(ReduceReplied(at=clock(), attempt=attempt, raw_reply=response.text, error=str(exc), usage=response.usage, duration_s=clock() - began))
-            raise
-        emit(ReduceReplied(at=clock(), attempt=attempt, raw_reply=response.text, usage=response.usage, duration_s=clock() - began))
-        return answer
-
-    answer = await call_with_retry(reduce_once, max_attempts=DEFAULT_MAX_ATTEMPTS)
-    behind = list(dict.fromkeys(cid for a in plan.selected for cid in a.community_ids))
-    unsupported = check_citations(answer, behind=behind, index_ids={c.id for c in index.communities})
-    diagnostics.update(reduce_calls=reduce_calls, usage=usage, unsupported_citation_count=len(unsupported))
-    return finish(
-        status="partial" if mapped.failures or (selection and selection.failed_count) else "completed",
-        answer=answer,
-        community_ids=behind,
-        diagnostics=diagnostics,
-        **common,
-    )
 
 
 async def retrieve_global(
@@ -265,13 +380,17 @@ async def retrieve_global(
     cache: MapCache | None = None,
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
+    retry_policy: RetryPolicy | None = None,
 ) -> GlobalSearchResult:
     """Answer a global question over ``index``; ``on_event`` sees every event as it happens.
 
     Raises ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets
     cannot hold the prompt or a summary part, and the reduce's last error when it failed twice.
     """
-    return await _run(index, request, model, on_event or (lambda event: None), cache=cache, tokenizer=tokenizer, run_id=run_id)
+    return await _run(
+        index, request, model, on_event or (lambda event: None),
+        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+    )
 
 
 _END = object()
@@ -285,6 +404,7 @@ async def stream_global(
     cache: MapCache | None = None,
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
+    retry_policy: RetryPolicy | None = None,
 ) -> AsyncIterator[Event]:
     """The events of a run as they happen; the last one is ``RunFinished`` (with the result).
 
@@ -295,7 +415,10 @@ async def stream_global(
 
     async def produce() -> None:
         try:
-            await _run(index, request, model, queue.put_nowait, cache=cache, tokenizer=tokenizer, run_id=run_id)
+            await _run(
+                index, request, model, queue.put_nowait,
+                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+            )
         finally:
             queue.put_nowait(_END)
 

@@ -19,6 +19,10 @@ from .events import (
     MapBatchRetried,
     MapBatchStarted,
     MapBatchSucceeded,
+    ModelNotice,
+    ReduceAnswerDelta,
+    ReduceFailed,
+    ReduceRetried,
     ReduceSelection,
     ReduceStarted,
     RunFailed,
@@ -157,6 +161,16 @@ class RunState:
     reduce_strategy: str | None = None
     reduce_prompt_tokens: int | None = None
     selection: SelectionState = field(default_factory=SelectionState)
+    reduce_attempts: int = 0
+    notices: list[str] = field(default_factory=list)
+    """What the model adapter said about its endpoint during the run (each once)."""
+    answer_draft: str = ""
+    """The final answer as written so far by a streaming reduce (its current attempt)."""
+    reduce_errors: list[str] = field(default_factory=list)
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    """Every token reported by the run's model calls so far, failed attempts included."""
+    model_calls: int = 0
+    """Attempts that reached the model so far (map and reduce; cache hits excluded)."""
     result: GlobalSearchResult | None = None
     error: str | None = None
     error_type: str | None = None
@@ -195,10 +209,33 @@ class RunState:
             span.end = at
             span.outcome = outcome
 
+    def failure(self, *, at: float, error: str, error_type: str, cancelled: bool = False) -> RunFailed:
+        """The ``RunFailed`` that ends this run now, with the figures of what it did and spent."""
+        return RunFailed(
+            at=at,
+            error=error,
+            error_type=error_type,
+            cancelled=cancelled,
+            usage=self.usage,
+            model_calls=self.model_calls,
+            batches_done=sum(1 for b in self.batches if b.status in ("done", "retried")),
+            batches_failed=sum(1 for b in self.batches if b.status == "failed"),
+        )
+
+    def _spend(self, usage: TokenUsage | None) -> None:
+        if usage is not None:
+            self.usage = self.usage + usage
+
     def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns self so folds chain."""
         self.events.append(event)
         self.elapsed_s = max(self.elapsed_s, event.at)
+        if isinstance(event, MapBatchRetried | MapBatchSucceeded | MapBatchFailed | ReduceRetried | ReduceFailed):
+            self._spend(event.usage)
+        if isinstance(event, MapBatchStarted | ReduceStarted):
+            self.model_calls += 1
+        elif isinstance(event, MapBatchSucceeded) and event.cached:
+            self.model_calls -= 1  # its start (emitted just before) was a cache read, not a call
         match event:
             case RunStarted():
                 self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
@@ -243,8 +280,19 @@ class RunState:
                 self.phase = "reduce"
             case ReduceStarted():
                 self.reduce_prompt_tokens = event.prompt_tokens
+                self.reduce_attempts = max(self.reduce_attempts, event.attempt)
+                self.answer_draft = ""
+            case ModelNotice():
+                self.notices.append(event.message)
+            case ReduceAnswerDelta():
+                if event.attempt == self.reduce_attempts:
+                    self.answer_draft += event.text
+            case ReduceRetried() | ReduceFailed():
+                self.reduce_errors.append(event.error)
+                self.answer_draft = ""
             case RunFinished():
                 self.result = event.result
+                self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
                 self.status, self.phase = "finished", "done"
                 if not self.candidates:
                     self.candidates = list(event.result.reduce_candidates)

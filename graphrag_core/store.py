@@ -92,6 +92,10 @@ _SUMMARY_COLUMNS = (
 )
 
 
+RECLAIM_MIN_BYTES = 1 << 20
+"""Deleting runs shrinks the file once this much of it is free pages."""
+
+
 class StoreError(Exception):
     """The run store file cannot be used: it was written by a newer schema, or is not a run store."""
 
@@ -313,7 +317,7 @@ class RunRecord(BaseModel):
         events = list(self.events)
         if self.status == "interrupted" and not isinstance(events[-1], (RunFinished, RunFailed)):
             state = RunState.replay(events)
-            events.append(RunFailed(at=events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
+            events.append(state.failure(at=events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
         return events
 
     def replay(self) -> RunState:
@@ -457,9 +461,27 @@ class RunStore:
         return True
 
     def delete(self, run_id: str) -> bool:
-        """Remove a run; True when it existed."""
+        """Remove a run; True when it existed. The space it took is given back to the file
+        system once the free pages amount to ``RECLAIM_MIN_BYTES`` (see :meth:`reclaim`)."""
         with self._connect() as conn:
-            return conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+            deleted = conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
+        if deleted:
+            self.reclaim(min_bytes=RECLAIM_MIN_BYTES)
+        return deleted
+
+    def reclaim(self, *, min_bytes: int = 0) -> int:
+        """Shrink the file when its free pages hold at least ``min_bytes``: VACUUM, then truncate
+        the write-ahead log. Returns the bytes the free pages held (0 when nothing was done)."""
+        conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
+        try:
+            free = conn.execute("PRAGMA freelist_count").fetchone()[0] * conn.execute("PRAGMA page_size").fetchone()[0]
+            if free == 0 or free < min_bytes:
+                return 0
+            conn.execute("VACUUM")
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            return int(free)
+        finally:
+            conn.close()
 
     # -- reading ------------------------------------------------------------------------------
 

@@ -18,7 +18,6 @@ Invariants:
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
 import itertools
@@ -37,6 +36,7 @@ from .figures import run_figures
 from .index import index_display_name
 from .llm.base import ChatModel, ChatRequest, ChatResponse, TokenUsage, model_identity
 from .models import Index
+from .pool import run_pool
 from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
@@ -420,7 +420,6 @@ async def run_sweep(
     points: list[SweepPoint | None] = [None] * len(grid)
     started = time.monotonic()
     done = 0
-    next_point = 0
 
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
@@ -442,23 +441,15 @@ async def run_sweep(
         point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens, "completion_tokens_spent": spend.tokens.completion_tokens})
         return point
 
-    async def worker() -> None:
-        nonlocal next_point, done
-        while next_point < len(grid):
-            i = next_point
-            next_point += 1
-            point = await run_point(i)
-            points[i] = point
-            done += 1
-            if on_progress is not None:
-                on_progress(SweepProgress(done=done, total=len(grid), point=point))
+    async def run_and_record(i: int) -> None:
+        nonlocal done
+        point = await run_point(i)
+        points[i] = point
+        done += 1
+        if on_progress is not None:
+            on_progress(SweepProgress(done=done, total=len(grid), point=point))
 
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(spec.point_concurrency, len(grid)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for task in workers:
-            task.cancel()
+    await run_pool(len(grid), spec.point_concurrency, run_and_record)
     assert all(p is not None for p in points)
     return SweepResult(
         sweep_id=sweep_id,

@@ -12,7 +12,9 @@ from typing import Protocol, runtime_checkable
 
 HEURISTIC = "heuristic"
 EXACT_ENCODINGS = ("cl100k_base", "o200k_base")
-TOKENIZER_NAMES = (HEURISTIC, *EXACT_ENCODINGS)
+ENDPOINT = "endpoint"
+"""Count with the model server's own tokenizer (``/tokenize`` of llama.cpp's and vLLM's servers)."""
+TOKENIZER_NAMES = (HEURISTIC, *EXACT_ENCODINGS, ENDPOINT)
 
 
 @runtime_checkable
@@ -89,7 +91,29 @@ class ExactTokenizer:
 
 @lru_cache(maxsize=None)
 def get_tokenizer(name: str = HEURISTIC) -> Tokenizer:
-    """The tokenizer called ``name``: ``"heuristic"``, ``"cl100k_base"`` or ``"o200k_base"``."""
+    """The tokenizer called ``name``: ``"heuristic"``, ``"cl100k_base"`` or ``"o200k_base"``
+    (``"endpoint"`` needs the model: see :func:`tokenizer_for`)."""
     if name == HEURISTIC:
         return HeuristicTokenizer()
+    if name == ENDPOINT:
+        raise ValueError(
+            "The 'endpoint' tokenizer counts with the model server's own /tokenize, so it needs the model; "
+            "choose heuristic, cl100k_base or o200k_base here."
+        )
     return ExactTokenizer(name)
+
+
+def tokenizer_for(name: str, model: object | None) -> Tokenizer:
+    """The tokenizer called ``name`` for runs against ``model``: ``"endpoint"`` asks the model
+    for its server's own count (``model.endpoint_tokenizer()``); raises ``ValueError`` naming
+    the model when it offers none."""
+    if name != ENDPOINT:
+        return get_tokenizer(name)
+    make = getattr(model, "endpoint_tokenizer", None)
+    if make is None:
+        identity = getattr(model, "identity", None) or type(model).__name__
+        raise ValueError(
+            f"The model {identity} has no token count of its own (the 'endpoint' tokenizer needs an "
+            "OpenAI-compatible server with /tokenize); choose heuristic, cl100k_base or o200k_base."
+        )
+    return make()

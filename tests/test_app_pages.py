@@ -459,19 +459,20 @@ def test_charts_draw_a_thousand_batches() -> None:
     assert max(lanes) + 1 <= 8
 
 
-def test_an_unreachable_model_fails_the_run_with_readable_errors(run_db: Path) -> None:
+def test_an_unreachable_model_is_refused_up_front_with_one_readable_error(run_db: Path) -> None:
+    # issue 16: an unreachable endpoint used to cost every batch's attempts before "Every Global
+    # Map batch failed."; the run is now refused before it starts, with one message naming it
     at = app()
     at.query_params.update({"q": QUESTION, "model": "openai", "base_url": "http://127.0.0.1:9/v1", "llm": "test-model", "level": "0"})
     at.run()
     at.button(key="run_global_search").click().run()
     assert not at.exception
-    shown = texts(at)
-    assert any(t.startswith("Status: failed") for t in shown)
-    assert "Every Global Map batch failed." in shown
-    assert any("Could not reach the model endpoint" in t for t in shown)
+    shown = texts(at) + messages(at, "error")
+    refused = [t for t in shown if "The model endpoint http://127.0.0.1:9/v1 cannot be reached" in t]
+    assert len(refused) == 1
+    assert "Every Global Map batch failed." not in shown
     assert at.selectbox(key="index").value == "jargon"  # the rest of the page still works
-    record = RunStore(run_db).get(at.query_params["run"])
-    assert record is not None and record.status == "failed"
+    assert "run" not in at.query_params and len(RunStore(run_db)) == 0  # nothing ran, nothing recorded
 
 
 def test_a_thousand_batch_run_completes(run_db: Path) -> None:

@@ -95,7 +95,12 @@ def test_a_batch_failing_twice_is_kept_as_an_error():
     assert len(result.errors) == 1 and isinstance(result.errors[0], MapOutputError)
     failure = result.failures[0]
     assert (failure.batch_index, failure.community_ids, failure.attempts) == (2, ("2",), 2)
-    assert failure.error == "Global Map output contains an invalid answer or usefulness score."
+    # issue 16: the error a person reads quotes the reply's start after the spec's exact message
+    assert failure.error == (
+        "Global Map output contains an invalid answer or usefulness score. "
+        """The reply began: '{"answer": "x", "usefulness": "high"}'"""
+    )
+    assert str(result.errors[0]) == "Global Map output contains an invalid answer or usefulness score."
     assert result.usefulness == [60, 60, None, 60]
     assert [e.batch_index for e in events if isinstance(e, MapBatchFailed)] == [2]
 

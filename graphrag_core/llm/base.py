@@ -6,11 +6,16 @@ Adapters (OpenAI-compatible, offline, scripted) translate their own failures int
 
 from __future__ import annotations
 
-from typing import Literal, Protocol, runtime_checkable
+from collections.abc import Callable
+from typing import Any, Literal, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 Purpose = Literal["map", "reduce", "summary", "rate", "judge", "claims", "questions"]
+
+
+MAX_REPLY_CHARS = 1_000_000
+"""A reply longer than this is refused whatever the call's ``max_tokens`` (a stream stops reading)."""
 
 
 class ChatMessage(BaseModel):
@@ -20,8 +25,24 @@ class ChatMessage(BaseModel):
     content: str
 
 
+class OutputSchema(BaseModel):
+    """The JSON Schema a call's reply must match, sent as structured output where accepted.
+
+    ``name`` names it for the API (letters, digits, ``_`` and ``-``); ``schema_`` is the JSON
+    Schema itself (an object schema; strict mode wants every property required and
+    ``additionalProperties: false``)."""
+
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    schema_: dict[str, Any] = Field(alias="schema")
+
+
 class ChatRequest(BaseModel):
-    """One model call. ``max_tokens`` is the output reserve of the phase."""
+    """One model call. ``max_tokens`` is the output reserve of the phase; ``output_schema``
+    (optional) is the shape the reply must have: each kind of call (map, reduce, rate, judge,
+    claims) supplies its own, and adapters send it as structured output where the endpoint
+    takes it."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -29,6 +50,7 @@ class ChatRequest(BaseModel):
     messages: tuple[ChatMessage, ...]
     max_tokens: int | None = None
     json_mode: bool = True
+    output_schema: OutputSchema | None = None
 
     @property
     def prompt_text(self) -> str:
@@ -54,10 +76,14 @@ class TokenUsage(BaseModel):
 
 
 class ChatResponse(BaseModel):
+    """A reply: its text, its reported usage, and ``notices``: what the adapter says once about
+    the endpoint (e.g. a response format it refused), for the run's events."""
+
     model_config = ConfigDict(frozen=True)
 
     text: str
     usage: TokenUsage | None = None
+    notices: tuple[str, ...] = ()
 
 
 @runtime_checkable
@@ -68,10 +94,20 @@ class ChatModel(Protocol):
     async def complete(self, request: ChatRequest) -> ChatResponse: ...
 
 
+@runtime_checkable
+class StreamingChatModel(ChatModel, Protocol):
+    """A chat model that can also deliver its reply as it is written: ``on_text`` sees each
+    new piece of the reply's text, in order; the returned response holds the whole text and
+    the usage (from the stream's final chunk). The engine streams the reduce call when the
+    model offers this; ``on_text`` errors are the caller's and must propagate unchanged."""
+
+    async def complete_streaming(self, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse: ...
+
+
 def model_identity(model: object) -> str:
     """A stable, secret-free name for a model: its ``identity`` attribute, else its class name."""
     identity = getattr(model, "identity", None)
     return str(identity) if identity else type(model).__name__
 
 
-__all__ = ["ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "Purpose", "TokenUsage", "model_identity"]
+__all__ = ["ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "OutputSchema", "Purpose", "StreamingChatModel", "TokenUsage", "model_identity"]

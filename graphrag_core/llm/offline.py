@@ -32,7 +32,7 @@ import math
 import re
 from functools import lru_cache
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..context import (
@@ -574,6 +574,10 @@ class OfflineChatModel:
                 raise ValueError("latency must be (min_s, max_s) with 0 <= min_s <= max_s.")
         self.latency = latency
         self.seed = seed
+        if latency is not None and latency[1] > 0:
+            # a demo with simulated latency also writes its final answer piece by piece, like a
+            # real model's streamed reduce (without latency there is nothing to watch)
+            self.complete_streaming = self._complete_streaming
 
     def __repr__(self) -> str:
         return f"OfflineChatModel(latency={self.latency!r}, seed={self.seed!r})"
@@ -613,6 +617,21 @@ class OfflineChatModel:
         text = await asyncio.to_thread(self.reply, request)
         usage = TokenUsage(prompt_tokens=estimate_tokens(request.prompt_text), completion_tokens=estimate_tokens(text))
         return ChatResponse(text=text, usage=usage)
+
+    async def _complete_streaming(self, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse:
+        """The reply of :meth:`complete`, delivered in ``STREAM_PIECES`` pieces over its delay."""
+        delay = self.delay_for(request)
+        text = self.reply(request)
+        size = max(1, -(-len(text) // STREAM_PIECES))
+        for start in range(0, len(text), size):
+            await asyncio.sleep(delay / STREAM_PIECES)
+            on_text(text[start : start + size])
+        usage = TokenUsage(prompt_tokens=estimate_tokens(request.prompt_text), completion_tokens=estimate_tokens(text))
+        return ChatResponse(text=text, usage=usage)
+
+
+STREAM_PIECES = 40
+"""How many pieces a streamed offline reply comes in."""
 
 
 __all__ = ["OFFLINE_IDENTITY", "OfflineChatModel", "answer_map", "answer_reduce", "answer_summary"]

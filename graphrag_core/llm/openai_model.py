@@ -7,26 +7,54 @@ The only module that imports the ``openai`` SDK. At its boundary every SDK failu
   (``retry_after`` from ``Retry-After-Ms`` / ``Retry-After``: seconds or an HTTP date);
 - any other 4xx and client misconfiguration -> :class:`FatalModelError`.
 
-The SDK's own retries are off (``max_retries=0``): the engine's loop is the only one. A new
-client is made for every call and closed after it, so no client outlives the event loop it was
-made on (``asyncio.run`` per Streamlit rerun closes its loop; a reused client then fails with
-"Event loop is closed"). The key is sent as a header and never appears in ``repr``,
-``identity``, logs, error messages or reply texts (server texts that echo it are redacted).
+The SDK's own retries are off (``max_retries=0``): the engine's loop is the only one. One SDK
+client is kept per event loop, so calls of a run share its connections while no client
+outlives the loop it was made on (``asyncio.run`` per Streamlit rerun closes its loop; a client
+reused on another loop fails with "Event loop is closed"). An ``http_client`` given to the
+constructor (an ``httpx.AsyncClient``; the test seam httpx is built for) is used instead of
+the SDK's own. The key is sent as a header and never appears in ``repr``, ``identity``, logs
+error messages or reply texts (server texts that echo it are redacted).
+
+Structured output: a request with an ``output_schema`` is sent with the strongest
+``response_format`` the endpoint accepts, tried in :data:`OUTPUT_FORMS` order: ``json_schema``
+(strict: OpenAI, Azure, vLLM, Ollama, llama.cpp's server), ``json_object`` with a ``schema``
+(llama-cpp-python's server), plain ``json_object``, then none. A refusal is recognised by its
+status (400, 422, 500: llama-cpp-python answers 500) and its content (it names the response
+format or schema); the next form is tried at once, the endpoint's accepted form is remembered
+for the process, and a warning is logged once per endpoint and form.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import json
 import logging
 import math
 import time
-from collections.abc import Mapping
+import urllib.error
+import urllib.request
+import weakref
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import openai
 
-from ..errors import FatalModelError, ModelError, RetryableModelError
-from .base import ChatRequest, ChatResponse, TokenUsage
+from ..errors import (
+    ContextLengthError,
+    FatalModelError,
+    ModelError,
+    ModelOutputError,
+    PreflightError,
+    ReplyTooLongError,
+    RequestValidationError,
+    RetryableModelError,
+)
+from ..parsing import quote_reply
+from ..tokens import ENDPOINT
+from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
 from .settings import ModelSettings
 
 logger = logging.getLogger(__name__)
@@ -36,6 +64,29 @@ NO_KEY_PLACEHOLDER = "not-needed"
 reading ``OPENAI_API_KEY`` from the environment by itself."""
 ERROR_BODY_EXCERPT = 300
 REDACTED = "[redacted]"
+
+OutputForm = Literal["json_schema", "json_object_schema", "json_object", "none"]
+OUTPUT_FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object_schema", "json_object", "none")
+"""The ``response_format`` forms, strongest first (see the module docstring)."""
+_SCHEMA_FORMS = frozenset({"json_schema", "json_object_schema"})
+_REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
+_REFUSAL_WORDS = ("response_format", "json_schema", "schema", "json_object", "grammar", "structured output")
+
+_accepted_forms: dict[str, OutputForm] = {}
+"""Per endpoint and model: the strongest form it accepted (or the form after its last refusal)."""
+_announced: set[tuple[str, str]] = set()
+
+
+def forget_output_forms() -> None:
+    """Forget what every endpoint accepted (tests; a changed server)."""
+    _accepted_forms.clear()
+    _announced.clear()
+
+
+def _refuses_format(status: int, detail: str) -> bool:
+    """Whether an error answer is the endpoint refusing the ``response_format`` it was sent."""
+    text = detail.lower()
+    return status in _REFUSAL_STATUSES and any(word in text for word in _REFUSAL_WORDS)
 
 
 def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
@@ -68,6 +119,82 @@ def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = 
     return max(0.0, value) if math.isfinite(value) else None
 
 
+CONTEXT_LENGTH_ADVICE = (
+    "The prompt is longer than the model's context window: the token estimate used for the budgets "
+    "counts fewer tokens than this model does (often several times fewer for non-English text). "
+    "Lower the map and reduce token budgets (--map-budget/--reduce-budget, or the page's budget "
+    "sliders) to fit the model's context, or count with the model's own tokenizer "
+    "(tokenizer \"endpoint\", where the server offers /tokenize)."
+)
+_CONTEXT_WORDS = ("context length", "context_length", "context size", "context window", "n_ctx", "too many tokens", "maximum context")
+
+
+def _is_context_overflow(detail: str, body: object) -> bool:
+    """Whether an error answer says the prompt does not fit the model's context."""
+    code = body.get("code") if isinstance(body, dict) else None
+    if isinstance(body, dict) and isinstance(body.get("error"), dict):
+        code = body["error"].get("code", code)
+    text = detail.lower()
+    return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
+
+
+TOKENIZE_CACHE_ENTRIES = 4096
+
+
+class EndpointTokenizer:
+    """Counts tokens with the model server's own tokenizer: ``POST {root}/tokenize`` (llama.cpp's
+    server answers ``{"tokens": [...]}``, vLLM's ``{"count": n, ...}``), where ``root`` is the
+    base URL without its ``/v1``. Counts are cached by text. The first failure raises
+    ``RequestValidationError`` naming the endpoint (the setting cannot be used with it).
+
+    The count is a blocking call: the engine uses it while planning, before any model call."""
+
+    def __init__(self, root_url: str, *, model: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
+        self.name = ENDPOINT
+        self.url = root_url.rstrip("/") + "/tokenize"
+        self.model = model
+        self.timeout = timeout
+        self._headers = dict(headers or {})
+        self._counts: dict[str, int] = {}
+
+    def __repr__(self) -> str:
+        return f"EndpointTokenizer({self.url!r})"
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        known = self._counts.get(text)
+        if known is not None:
+            return known
+        body = json.dumps({"model": self.model, "prompt": text, "content": text, "add_special": False}).encode()
+        request = urllib.request.Request(self.url, data=body, method="POST", headers={"content-type": "application/json", **self._headers})
+        try:
+            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310 - the configured endpoint
+                payload = json.loads(answer.read())
+            value = payload.get("count")
+            value = len(payload["tokens"]) if not isinstance(value, int) else value
+        except urllib.error.HTTPError as exc:
+            raise RequestValidationError(
+                f"The model endpoint offers no token count at {self.url} (HTTP {exc.code}); "
+                "choose the heuristic tokenizer or an exact encoding instead."
+            ) from None
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise RequestValidationError(
+                f"Could not count tokens at {self.url} ({type(exc).__name__}); "
+                "choose the heuristic tokenizer or an exact encoding instead."
+            ) from None
+        if len(self._counts) >= TOKENIZE_CACHE_ENTRIES:
+            self._counts.clear()
+        self._counts[text] = value
+        return value
+
+
+def _proxied(scheme: str, host: str) -> bool:
+    """Whether requests to ``host`` go through a proxy (then a direct connection proves nothing)."""
+    proxies = urllib.request.getproxies()
+    return scheme in proxies and not urllib.request.proxy_bypass(host)
+
+
 def _is_retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
 
@@ -76,18 +203,73 @@ class OpenAIChatModel:
     """A :class:`~graphrag_core.llm.base.ChatModel` over the chat-completions API.
 
     ``identity`` is ``"openai:{model}@{host}"`` (``"azure:..."`` with an ``api_version``): it
-    names the endpoint and model for caches and run records and holds no secret. JSON mode
-    sends ``response_format={"type": "json_object"}`` when both the settings and the request
-    ask for it; ``max_tokens`` comes from the request. The reply text is returned as sent,
-    even when it is not JSON: parsing and validation are the engine's.
+    names the endpoint and model for caches and run records and holds no secret. With JSON
+    mode on (settings and request), a request with an ``output_schema`` is sent with the
+    strongest accepted structured-output form (module docstring), one without with
+    ``response_format={"type": "json_object"}``; ``max_tokens`` comes from the request. The
+    reply text is returned as sent, even when it is not JSON: parsing and validation are the
+    engine's. ``complete_streaming`` delivers the reply as it is written.
     """
 
-    def __init__(self, settings: ModelSettings) -> None:
+    def __init__(self, settings: ModelSettings, *, http_client: Any | None = None) -> None:
         if settings.provider != "openai":
             raise FatalModelError("OpenAIChatModel needs settings with provider 'openai'.")
         self.settings = settings
         kind = "azure" if settings.api_version else "openai"
         self.identity = f"{kind}:{settings.model}@{settings.host}"
+        self._http_client = http_client
+        self._notices: list[str] = []
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
+
+    @property
+    def endpoint(self) -> str:
+        """The endpoint and model, secret-free: what accepted output forms are remembered by."""
+        return f"{self.settings.base_url}#{self.settings.model}"
+
+    @property
+    def output_form(self) -> OutputForm | None:
+        """The form this endpoint is known to accept, ``None`` before its first call."""
+        return _accepted_forms.get(self.endpoint)
+
+    def endpoint_tokenizer(self) -> EndpointTokenizer:
+        """The server's own token count (the ``"endpoint"`` tokenizer setting)."""
+        base = (self.settings.base_url or "").rstrip("/")
+        root = base[: -len("/v1")] if base.endswith("/v1") else base
+        secret = self._secret()
+        headers = {"authorization": f"Bearer {secret}"} if secret else {}
+        return EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+
+    def needs_key(self) -> bool:
+        """Hosted OpenAI and Azure OpenAI refuse calls without a key; local servers need none."""
+        host = urlsplit(self.settings.base_url or "").hostname or ""
+        return bool(self.settings.api_version) or host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com"))
+
+    async def preflight(self, *, timeout_s: float) -> None:
+        """Check without spending tokens that calls can work: a key where the endpoint needs
+        one, and an endpoint that accepts a connection (skipped behind a proxy or with an
+        injected ``http_client``). Raises :class:`PreflightError` naming the endpoint."""
+        base_url = self.settings.base_url or ""
+        if self.needs_key() and self._secret() is None:
+            raise PreflightError(
+                f"No API key for the model endpoint {base_url}: set GRAPHRAG_LLM_API_KEY (or OPENAI_API_KEY). Nothing was sent.",
+                endpoint=base_url,
+            )
+        parts = urlsplit(base_url)
+        if self._http_client is not None or not parts.hostname or _proxied(parts.scheme, parts.hostname):
+            return
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, port), timeout_s)
+        except (OSError, asyncio.TimeoutError) as exc:
+            reason = f"no answer within {timeout_s:g}s" if isinstance(exc, asyncio.TimeoutError) else (exc.strerror or type(exc).__name__)
+            raise PreflightError(
+                f"The model endpoint {base_url} cannot be reached ({reason}). Nothing was sent; "
+                "check the base URL and that the server is running.",
+                endpoint=base_url,
+            ) from None
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(identity={self.identity!r}, timeout={self.settings.timeout!r})"
@@ -100,10 +282,25 @@ class OpenAIChatModel:
         return text.replace(secret, REDACTED) if secret else text
 
     def _client(self) -> openai.AsyncOpenAI:
-        """A fresh SDK client for one call, with the SDK's retries off."""
+        """The SDK client of the running event loop (made on first use), with its retries off."""
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = self._new_client()
+        return client
+
+    async def aclose(self) -> None:
+        """Close the running loop's client (an injected ``http_client`` stays the caller's)."""
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None and self._http_client is None:
+            await client.close()
+
+    def _new_client(self) -> openai.AsyncOpenAI:
         settings = self.settings
         api_key = self._secret() or NO_KEY_PLACEHOLDER
         common: dict[str, Any] = {"api_key": api_key, "timeout": settings.timeout, "max_retries": 0}
+        if self._http_client is not None:
+            common["http_client"] = self._http_client
         if settings.api_version:
             base_url = settings.base_url or ""
             if "/openai" in base_url:
@@ -111,7 +308,19 @@ class OpenAIChatModel:
             return openai.AsyncAzureOpenAI(azure_endpoint=base_url, api_version=settings.api_version, **common)
         return openai.AsyncOpenAI(base_url=settings.base_url, **common)
 
-    def _arguments(self, request: ChatRequest) -> dict[str, Any]:
+    def _forms(self, request: ChatRequest) -> list[OutputForm]:
+        """The forms to try for ``request``, strongest first, from what the endpoint accepted."""
+        if not (self.settings.json_mode and request.json_mode):
+            return ["none"]
+        wanted = list(OUTPUT_FORMS)
+        if request.output_schema is None or not self.settings.structured_output:
+            wanted = [f for f in wanted if f not in _SCHEMA_FORMS]
+        known = _accepted_forms.get(self.endpoint)
+        if known is not None:
+            wanted = [f for f in wanted if OUTPUT_FORMS.index(f) >= OUTPUT_FORMS.index(known)]
+        return wanted or ["none"]
+
+    def _arguments(self, request: ChatRequest, form: OutputForm = "json_object") -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": self.settings.model,
             "messages": [{"role": m.role, "content": m.content} for m in request.messages],
@@ -119,18 +328,57 @@ class OpenAIChatModel:
         }
         if request.max_tokens is not None:
             arguments["max_tokens"] = request.max_tokens
-        if self.settings.json_mode and request.json_mode:
+        schema = request.output_schema
+        if form == "json_schema" and schema is not None:
+            arguments["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.name, "schema": schema.schema_, "strict": True},
+            }
+        elif form == "json_object_schema" and schema is not None:
+            arguments["response_format"] = {"type": "json_object", "schema": schema.schema_}
+        elif form in ("json_object", "json_object_schema", "json_schema"):
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
+    def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
+        """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
+        _accepted_forms[self.endpoint] = following
+        if (self.endpoint, form) not in _announced:
+            _announced.add((self.endpoint, form))
+            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({detail[:120]}); using {following} from now on."
+            logger.warning("%s", notice)
+            self._notices.append(notice)
+
     async def complete(self, request: ChatRequest) -> ChatResponse:
+        return await self._call(request, None)
+
+    async def complete_streaming(self, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse:
+        """The reply as it is written (``stream=True``): ``on_text`` sees each new piece; the
+        usage comes from the stream's final chunk (``stream_options.include_usage``)."""
+        return await self._call(request, on_text)
+
+    async def _call(self, request: ChatRequest, on_text: Callable[[str], None] | None) -> ChatResponse:
         try:
             client = self._client()
         except (openai.OpenAIError, ValueError) as exc:
             raise FatalModelError(f"Cannot configure the model client for {self.identity}: {self._redact(str(exc))}") from None
+        forms = self._forms(request)
+        extra: dict[str, Any] = {} if on_text is None else {"stream": True, "stream_options": {"include_usage": True}}
         try:
-            async with client:
-                completion = await client.chat.completions.create(**self._arguments(request))
+            for position, form in enumerate(forms):
+                try:
+                    completion = await client.chat.completions.create(**self._arguments(request, form), **extra)
+                except openai.APIStatusError as exc:
+                    detail = self._redact(_error_detail(exc))
+                    if position + 1 < len(forms) and form != "none" and _refuses_format(exc.status_code, detail):
+                        self._refused(form, forms[position + 1], detail)
+                        continue
+                    raise
+                if forms[0] in _SCHEMA_FORMS:  # a schema call: what it settled on holds for the endpoint
+                    _accepted_forms[self.endpoint] = form
+                break
+            if on_text is not None:
+                return self._with_notices(await self._read_stream(completion, on_text))
         except openai.APITimeoutError as exc:
             raise RetryableModelError(f"Model request to {self.identity} timed out after {self.settings.timeout:g}s.") from exc
         except openai.APIConnectionError as exc:
@@ -142,16 +390,71 @@ class OpenAIChatModel:
             raise RetryableModelError(f"Model response from {self.identity} is malformed: {self._redact(exc.message)}") from exc
         except openai.OpenAIError as exc:
             raise FatalModelError(f"Model call to {self.identity} failed: {self._redact(str(exc))}") from exc
+        except ModelOutputError:
+            raise  # a reply refused while streaming (too long): the engine's to judge
         except ValueError as exc:  # a 200 reply whose body is not JSON (json.JSONDecodeError)
             raise RetryableModelError(
                 f"Model response from {self.identity} ({self.settings.base_url}) is malformed: its body is not JSON ({exc})."
             ) from exc
-        return self._response(completion)
+        return self._with_notices(self._response(completion))
+
+    def _with_notices(self, response: ChatResponse) -> ChatResponse:
+        """Hand what this model has to say once (refused formats) to the engine with a reply."""
+        if not self._notices:
+            return response
+        notices, self._notices = tuple(self._notices), []
+        return response.model_copy(update={"notices": response.notices + notices})
+
+    async def _read_stream(self, stream: Any, on_text: Callable[[str], None]) -> ChatResponse:
+        """Join a chat-completions stream's pieces; the usage is on its final chunk. An endpoint
+        that answers a streaming request with one plain completion is read as such."""
+        answer = getattr(stream, "response", None)
+        if answer is not None and "application/json" in str(answer.headers.get("content-type", "")):
+            async with stream:
+                body = json.loads(await answer.aread())
+            response = self._response(openai.types.chat.ChatCompletion.model_validate(body))
+            on_text(response.text)
+            return response
+        pieces: list[str] = []
+        received = 0
+        usage: TokenUsage | None = None
+        secret = self._secret()
+        # a reply that echoes the key is redacted before any piece leaves: the last
+        # len(key) - 1 characters wait until the next piece shows whether they start the key
+        held = ""
+        keep = len(secret) - 1 if secret else 0
+        async with stream:
+            async for chunk in stream:
+                if getattr(chunk, "usage", None) is not None:
+                    usage = _usage(chunk.usage)
+                choices = getattr(chunk, "choices", None) or []
+                piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
+                if isinstance(piece, str) and piece:
+                    received += len(piece)
+                    if received > MAX_REPLY_CHARS:
+                        raise ReplyTooLongError(
+                            f"The model's streamed reply passed {MAX_REPLY_CHARS:,} characters, so it was refused "
+                            f"and the stream closed. {quote_reply(''.join(pieces[:50]))}"
+                        )
+                    held = self._redact(held + piece)
+                    cut = max(0, len(held) - keep)
+                    ready, held = held[:cut], held[cut:]
+                    if ready:
+                        pieces.append(ready)
+                        on_text(ready)
+        if held:
+            pieces.append(held)
+            on_text(held)
+        if not pieces:
+            raise RetryableModelError(f"Model response from {self.identity} is malformed: the stream carried no content.")
+        return ChatResponse(text="".join(pieces), usage=usage)
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code
         detail = self._redact(_error_detail(exc))
         message = f"Model endpoint {self.identity} answered HTTP {status}" + (f": {detail}" if detail else ".")
+        if status in (400, 413, 422) and _is_context_overflow(detail, exc.body):
+            return ContextLengthError(f"{message} {CONTEXT_LENGTH_ADVICE}", status_code=status)
         if _is_retryable_status(status):
             return RetryableModelError(message, retry_after=parse_retry_after(exc.response.headers), status_code=status)
         return FatalModelError(message, status_code=status)
@@ -197,4 +500,4 @@ def _error_detail(exc: openai.APIStatusError) -> str:
     return ""
 
 
-__all__ = ["OpenAIChatModel", "parse_retry_after"]
+__all__ = ["OUTPUT_FORMS", "EndpointTokenizer", "OpenAIChatModel", "forget_output_forms", "parse_retry_after"]

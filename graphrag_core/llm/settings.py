@@ -17,6 +17,8 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
 ``GRAPHRAG_LLM_TEMPERATURE``    float >= 0
 ``GRAPHRAG_LLM_TIMEOUT``        seconds per call, > 0
 ``GRAPHRAG_LLM_JSON_MODE``      true/false: send ``response_format=json_object``
+``GRAPHRAG_LLM_STRUCTURED_OUTPUT`` true/false: send each call's JSON Schema as structured
+                                output where the endpoint accepts it (default true)
 ``GRAPHRAG_LLM_API_VERSION``    set for Azure OpenAI
 ``GRAPHRAG_LLM_OFFLINE_LATENCY`` ``"min,max"`` seconds of simulated delay (offline)
 ``GRAPHRAG_LLM_OFFLINE_SEED``   seed of that delay
@@ -60,6 +62,7 @@ KEY_MODEL = "GRAPHRAG_LLM_MODEL"
 KEY_TEMPERATURE = "GRAPHRAG_LLM_TEMPERATURE"
 KEY_TIMEOUT = "GRAPHRAG_LLM_TIMEOUT"
 KEY_JSON_MODE = "GRAPHRAG_LLM_JSON_MODE"
+KEY_STRUCTURED_OUTPUT = "GRAPHRAG_LLM_STRUCTURED_OUTPUT"
 KEY_API_VERSION = "GRAPHRAG_LLM_API_VERSION"
 KEY_OFFLINE_LATENCY = "GRAPHRAG_LLM_OFFLINE_LATENCY"
 KEY_OFFLINE_SEED = "GRAPHRAG_LLM_OFFLINE_SEED"
@@ -87,6 +90,7 @@ class ModelSettings(BaseModel):
     api_key: SecretStr | None = None
     model: str = DEFAULT_MODEL
     json_mode: bool = True
+    structured_output: bool = True
     temperature: float = Field(default=DEFAULT_TEMPERATURE, ge=0.0, le=2.0)
     timeout: float = Field(default=DEFAULT_TIMEOUT_S, gt=0.0)
     api_version: str | None = None
@@ -255,6 +259,7 @@ class ModelEnvironment(BaseSettings):
     temperature: float | None = Field(default=None, validation_alias=KEY_TEMPERATURE)
     timeout: float | None = Field(default=None, validation_alias=KEY_TIMEOUT)
     json_mode: bool | None = Field(default=None, validation_alias=KEY_JSON_MODE)
+    structured_output: bool | None = Field(default=None, validation_alias=KEY_STRUCTURED_OUTPUT)
     api_version: str | None = Field(default=None, validation_alias=KEY_API_VERSION)
     offline_latency: tuple[float, float] | None = Field(default=None, validation_alias=KEY_OFFLINE_LATENCY)
     offline_seed: int | None = Field(default=None, validation_alias=KEY_OFFLINE_SEED)
@@ -307,7 +312,7 @@ class ModelEnvironment(BaseSettings):
         values: dict[str, Any] = {"provider": provider, "base_url": self.base_url, "api_version": self.api_version}
         if key.strip():
             values["api_key"] = self.api_key
-        for name in ("model", "temperature", "timeout", "json_mode", "offline_latency", "offline_seed", "price_prompt", "price_completion"):
+        for name in ("model", "temperature", "timeout", "json_mode", "structured_output", "offline_latency", "offline_seed", "price_prompt", "price_completion"):
             if (value := getattr(self, name)) is not None:
                 values[name] = value
         if self.allowed_base_urls:

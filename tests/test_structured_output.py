@@ -1,0 +1,147 @@
+"""Structured output (issue 16): each call's JSON Schema is sent in the strongest form the
+endpoint accepts, against local servers that each accept only one form."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+import pytest
+
+from graphrag_core import SummaryBatch, run_global_map
+from graphrag_core.errors import RetryableModelError
+from graphrag_core.events import ModelNotice
+from graphrag_core.llm.base import ChatMessage, ChatRequest, OutputSchema
+from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms
+from graphrag_core.llm.settings import ModelSettings
+from graphrag_core.map import map_request
+from graphrag_core.prompts import MAP_OUTPUT_SCHEMA
+
+from .openai_server import completion_body, openai_server
+
+ANSWER = '{"answer": "Tea is grown on hills.", "usefulness": 70}'
+
+
+@pytest.fixture(autouse=True)
+def fresh_memory():
+    forget_output_forms()
+    yield
+    forget_output_forms()
+
+
+def form_of(body: dict) -> str:
+    fmt = body.get("response_format")
+    if fmt is None:
+        return "none"
+    if fmt.get("type") == "json_schema":
+        return "json_schema"
+    return "json_object_schema" if "schema" in fmt else "json_object"
+
+
+def only(accepted: str, refusal_status: int = 400):
+    """A handler that answers only requests in the ``accepted`` form."""
+
+    def handler(path: str, body: dict):
+        form = form_of(body)
+        if form == accepted:
+            return 200, completion_body(ANSWER)
+        if refusal_status == 500:  # llama-cpp-python: a pydantic validation message with HTTP 500
+            return 500, {"error": {"message": f"1 validation error for CreateChatCompletionRequest\nresponse_format.type: Input should be 'text' or 'json_object' (got {form})"}}
+        return 400, {"error": {"message": f"Invalid parameter: response_format of type {form} is not supported.", "type": "invalid_request_error"}}
+
+    return handler
+
+
+def model_for(base_url: str, **fields) -> OpenAIChatModel:
+    return OpenAIChatModel(ModelSettings(provider="openai", base_url=base_url, model="tiny", timeout=5, **fields))
+
+
+def batches(n: int) -> list[SummaryBatch]:
+    return [SummaryBatch(content=f"[Community ID: {i} | summary part 1]\ntea {i}", community_ids=(str(i),)) for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("accepted", "status"),
+    [("json_schema", 400), ("json_object_schema", 500), ("json_object", 400), ("none", 400)],
+)
+def test_each_endpoint_gets_the_strongest_form_it_accepts_and_it_is_remembered(accepted, status, caplog):
+    caplog.set_level(logging.WARNING, logger="graphrag_core.llm.openai_model")
+    with openai_server(only(accepted, status)) as server:
+        model = model_for(server.base_url)
+        events: list = []
+        result = asyncio.run(run_global_map("Where is tea grown?", batches(3), model, concurrency=1, on_event=events.append))
+        assert [a.answer for a in result.answers] == ["Tea is grown on hills."] * 3
+        forms = [form_of(b) for b in server.bodies()]
+    order = ["json_schema", "json_object_schema", "json_object", "none"]
+    refused = order[: order.index(accepted)]
+    assert forms == [*refused, accepted, accepted, accepted]  # negotiated once, then remembered
+    assert model.output_form == accepted
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == len(refused)  # said once per refused form, not once per call
+    for form, text in zip(refused, warnings):
+        assert f"does not accept response_format {form}" in text
+    # the run's events say it too, once per refused form, so a stored run shows it
+    notices = [e.message for e in events if isinstance(e, ModelNotice)]
+    assert notices == warnings
+
+
+def test_the_schema_sent_is_the_calls_own():
+    with openai_server(only("json_schema")) as server:
+        model = model_for(server.base_url)
+        asyncio.run(model.complete(map_request("q", "[Community ID: 1 | summary part 1]\nx")))
+        rating = OutputSchema(name="rating", schema={"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"], "additionalProperties": False})
+        asyncio.run(
+            model.complete(ChatRequest(purpose="rate", messages=(ChatMessage(role="user", content="rate"),), output_schema=rating))
+        )
+        first, second = server.bodies()
+    assert first["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "global_map_answer", "schema": MAP_OUTPUT_SCHEMA.schema_, "strict": True},
+    }
+    assert second["response_format"]["json_schema"]["name"] == "rating"
+    assert second["response_format"]["json_schema"]["schema"]["required"] == ["score"]
+
+
+def test_structured_output_can_be_turned_off():
+    with openai_server(only("json_object")) as server:
+        model = model_for(server.base_url, structured_output=False)
+        asyncio.run(model.complete(map_request("q", "x")))
+        assert [form_of(b) for b in server.bodies()] == ["json_object"]
+    settings = ModelSettings.from_mapping({"GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1", "GRAPHRAG_LLM_STRUCTURED_OUTPUT": "false"})
+    assert settings.structured_output is False
+
+
+def test_a_server_error_that_is_not_about_the_format_is_not_a_refusal():
+    def handler(path, body):
+        return 500, {"error": {"message": "CUDA out of memory"}}
+
+    with openai_server(handler) as server:
+        model = model_for(server.base_url)
+        with pytest.raises(RetryableModelError, match="HTTP 500: CUDA out of memory"):
+            asyncio.run(model.complete(map_request("q", "x")))
+        assert len(server.bodies()) == 1
+    assert model.output_form is None
+
+
+def test_an_injected_http_client_carries_the_calls_and_one_sdk_client_serves_a_loop():
+    httpx = pytest.importorskip("httpx2")  # the HTTP library the installed openai SDK is built on
+    import json
+
+    seen: list[str] = []
+
+    def transport(request):
+        seen.append(str(request.url))
+        return httpx.Response(200, json=completion_body(json.dumps({"answer": "via the seam", "usefulness": 5})))
+
+    http_client = httpx.AsyncClient(transport=httpx.MockTransport(transport))
+    model = OpenAIChatModel(ModelSettings(provider="openai", base_url="http://models.invalid/v1", model="m"), http_client=http_client)
+
+    async def two_calls():
+        first = model._client()
+        replies = [await model.complete(map_request("q", "x")) for _ in range(2)]
+        assert model._client() is first  # reused within the loop
+        return replies
+
+    replies = asyncio.run(two_calls())
+    assert [r.text for r in replies] == ['{"answer": "via the seam", "usefulness": 5}'] * 2
+    assert seen == ["http://models.invalid/v1/chat/completions"] * 2
