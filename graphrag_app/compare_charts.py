@@ -73,6 +73,8 @@ METRIC_NAMES: tuple[str, ...] = (
     "failed batches",
     "answers selected",
     "communities cited",
+    "communities behind",
+    "unsupported citations",
     "duration (s)",
 )
 
@@ -164,6 +166,10 @@ class RunMetrics:
     failed_batches: int
     answers_selected: int
     communities_cited: int
+    """The **cited** set's size: communities the answer cites."""
+    communities_behind: int
+    """The **behind** set's size: communities of the map answers selected for the reduce."""
+    unsupported_citations: int
     duration_s: float
     spend: RunSpend | None = None
 
@@ -184,6 +190,8 @@ class RunMetrics:
             self.failed_batches,
             self.answers_selected,
             self.communities_cited,
+            self.communities_behind,
+            self.unsupported_citations,
             round(self.duration_s, 2),
         )
         return dict(zip(METRIC_NAMES, values))
@@ -213,6 +221,8 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         failed_batches=figures.failed_batches,
         answers_selected=record.selected_answer_count,
         communities_cited=len(figures.communities_cited),
+        communities_behind=len(figures.communities_behind),
+        unsupported_citations=figures.unsupported_citations,
         duration_s=record.duration_s,
         spend=spend,
     )

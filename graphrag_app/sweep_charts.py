@@ -48,8 +48,8 @@ def _categories(result: SweepResult) -> list[str]:
 
 
 def stability_figure(result: SweepResult) -> go.Figure:
-    """Mean pairwise Jaccard similarity of the cited communities across seeds, per level
-    (1 = every seed cited the same communities). Levels with fewer than two comparable points
+    """Mean pairwise Jaccard similarity of the communities behind the answer across seeds, per level
+    (1 = every seed had the same communities behind its answer). Levels with fewer than two comparable points
     show no bar and say so in the hover text."""
     stability = result.stability_by_level()
     levels = list(result.spec.levels)
@@ -70,7 +70,7 @@ def stability_figure(result: SweepResult) -> go.Figure:
         )
     )
     figure.update_yaxes(range=[0, 1.1])
-    return _layout(figure, "Stability of the cited communities across seeds", y_title="mean Jaccard similarity")
+    return _layout(figure, "Stability of the communities behind the answer across seeds", y_title="mean Jaccard similarity")
 
 
 def _by_budget(points: Sequence[SweepPoint]) -> dict[str, list[SweepPoint]]:
@@ -109,7 +109,7 @@ def tokens_figure(result: SweepResult) -> go.Figure:
 
 def cited_communities_figure(result: SweepResult) -> go.Figure:
     """How many communities stand behind each answer, per level."""
-    return _strip_figure(result, lambda p: len(p.community_ids), "Communities behind the answer", "communities cited")
+    return _strip_figure(result, lambda p: len(p.community_ids), "Communities behind the answer", "communities behind")
 
 
 def status_figure(result: SweepResult) -> go.Figure:
@@ -157,7 +157,7 @@ def cost_figure(result: SweepResult) -> go.Figure:
 
 def points_figure(result: SweepResult) -> go.Figure:
     """Every grid point as a filled cell: seed across, (level, budgets) down, coloured by status,
-    each saying what the point cited and cost, so the grid reads without hovering."""
+    each saying how many communities stood behind its answer and what it cost, so the grid reads without hovering."""
     seeds = list(dict.fromkeys(point.seed for point in result.points))
     rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
     row_names = [f"{_level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
@@ -171,7 +171,7 @@ def points_figure(result: SweepResult) -> go.Figure:
         if p.failed:
             text[r][c] = f"failed<br>{html.escape(p.error_type or 'error')}"
         else:
-            text[r][c] = f"{p.status}<br>{len(p.community_ids):,} cited · {p.model_calls:,} calls"
+            text[r][c] = f"{p.status}<br>{len(p.community_ids):,} behind · {p.model_calls:,} calls"
         hover[r][c] = html.escape(_short_error(p.error)) or f"{p.cache_hits:,} cache hits · {p.prompt_tokens:,} prompt tokens (est.)"
     n = max(len(statuses) - 1, 1)
     colorscale = []

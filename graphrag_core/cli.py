@@ -701,7 +701,7 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         if args.quiet:
             return
         p = progress.point
-        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities cited")
+        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
         io.note(
             f"point {progress.done}/{progress.total} level={p.level} seed={p.seed} "
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"

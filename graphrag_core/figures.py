@@ -23,6 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .citations import cited_community_ids
 from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE
 from .events import (
     BatchesPlanned,
@@ -85,7 +86,13 @@ class RunFigures(BaseModel):
     cost without it."""
     candidates: tuple[ReduceCandidate, ...] = ()
     reduce_prompt_tokens: int | None = None
+    communities_behind: tuple[str, ...] = ()
+    """The **behind** set: the communities of the map answers selected for the reduce (the
+    result's ``community_ids``; see :mod:`.citations` for the three sets)."""
     communities_cited: tuple[str, ...] = ()
+    """The **cited** set: the communities the answer cites, in order of first citation."""
+    unsupported_citations: int = 0
+    """Distinct cited ids not in the index or not behind the answer (the result's diagnostics)."""
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None
@@ -221,7 +228,9 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
                     community_level=d.community_level,
                     seed=d.seed,
                     reduce_prompt_tokens=d.reduce_prompt_tokens,
-                    communities_cited=tuple(result.community_ids),
+                    communities_behind=tuple(result.community_ids),
+                    communities_cited=tuple(cited_community_ids(result.answer)) if result.status != "no_results" else (),
+                    unsupported_citations=d.unsupported_citation_count,
                     duration=d.duration_s,
                 )
                 if not community_ids:  # a record made from a result alone

@@ -127,8 +127,8 @@ def record_to_markdown(record: RunRecord) -> str:
     lines += [result.answer if result is not None else "_The run produced no answer._", ""]
 
     lines += ["## Communities behind the answer", ""]
-    if figures.communities_cited:
-        lines += [", ".join(figures.communities_cited), ""]
+    if figures.communities_behind:
+        lines += [", ".join(figures.communities_behind), ""]
     else:
         lines += ["_None._", ""]
 

@@ -149,8 +149,9 @@ class SweepPoint(BaseModel):
     reduce prompt (retries are not counted again), plus, under dynamic selection, the rating
     prompts' tokens as the model reported them, so levels and dynamic compare on one axis. ``model_calls`` counts every call made,
     retries and dynamic selection's rating calls included; ``rating_calls`` and
-    ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (empty unless the point
-    produced one).
+    ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (the **behind** set; empty unless the point
+    produced one), ``cited_community_ids`` those the answer cites (the **cited** set) and
+    ``unsupported_citation_count`` the distinct cited ids not in the index or not behind it.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -183,6 +184,8 @@ class SweepPoint(BaseModel):
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
     """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
+    cited_community_ids: tuple[str, ...] = ()
+    unsupported_citation_count: int = 0
 
     @property
     def model_calls(self) -> int:
@@ -217,6 +220,8 @@ ROW_FIELDS: tuple[str, ...] = (
     "run_id",
     "cache_hits",
     "tokens_spent",
+    "cited_community_ids",
+    "unsupported_citation_count",
 )
 """The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
 
@@ -240,12 +245,14 @@ class SweepResult(BaseModel):
     duration_s: float = 0.0
 
     def to_rows(self) -> list[dict[str, Any]]:
-        """One dict per point with the keys of :data:`ROW_FIELDS`; ``community_ids`` is a list."""
+        """One dict per point with the keys of :data:`ROW_FIELDS`; ``community_ids`` (behind) and
+        ``cited_community_ids`` are lists."""
         rows = []
         for point in self.points:
             data = point.model_dump()
             data["model_calls"] = point.model_calls
             data["community_ids"] = list(point.community_ids)
+            data["cited_community_ids"] = list(point.cited_community_ids)
             rows.append({name: data[name] for name in ROW_FIELDS})
         return rows
 
@@ -275,6 +282,7 @@ class SweepResult(BaseModel):
         writer.writeheader()
         for row in self.to_rows():
             row["community_ids"] = CSV_LIST_SEPARATOR.join(row["community_ids"])
+            row["cited_community_ids"] = CSV_LIST_SEPARATOR.join(row["cited_community_ids"])
             writer.writerow({k: "" if v is None else v for k, v in row.items()})
         return buffer.getvalue()
 
@@ -361,7 +369,9 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         failed_batch_count=figures.failed_batches,
         selected_answer_count=figures.selected_answers,
         duration_s=figures.duration_s,
-        community_ids=figures.communities_cited,
+        community_ids=figures.communities_behind,
+        cited_community_ids=figures.communities_cited,
+        unsupported_citation_count=figures.unsupported_citations,
         answer=result.answer,
         batch_errors=tuple(f.error for f in figures.failures),
         run_id=figures.run_id,

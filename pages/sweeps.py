@@ -66,7 +66,9 @@ TABLE_COLUMNS: dict[str, str] = {
     "tokens_spent": "tokens spent",
     "rating_calls": "rating calls",
     "rating_tokens": "rating tokens",
-    "communities": "communities cited",
+    "communities_cited": "communities cited",
+    "communities_behind": "communities behind",
+    "unsupported_citations": "unsupported citations",
     "duration_s": "duration (s)",
     "failed_batch_count": "failed batches",
     "error": "error",
@@ -154,7 +156,9 @@ def points_table(result: SweepResult) -> pd.DataFrame:
     """One row per point with readable headers and a link to each saved run."""
     rows = []
     for row in result.to_rows():
-        row["communities"] = len(row.pop("community_ids"))
+        row["communities_behind"] = len(row.pop("community_ids"))
+        row["communities_cited"] = len(row.pop("cited_community_ids"))
+        row["unsupported_citations"] = row.pop("unsupported_citation_count")
         row["run"] = f"{EXPLORE_URL}?run={row['run_id']}" if row.get("run_id") else None
         row["duration_s"] = round(row["duration_s"], 2)
         row["batches"] = row["batch_count"]
@@ -165,6 +169,8 @@ def points_table(result: SweepResult) -> pd.DataFrame:
         table = table.drop(columns=["failed batches", "error"])  # narrow enough to read without scrolling
     if not any(point.rating_calls for point in result.points):
         table = table.drop(columns=["rating calls", "rating tokens"])  # no dynamic point
+    if not any(point.unsupported_citation_count for point in result.points):
+        table = table.drop(columns=["unsupported citations"])
     return table
 
 

@@ -74,6 +74,21 @@ def test_metrics_table_has_every_metric_for_every_run(records):
     assert metrics.map_prompt_tokens == sum(records[0].result.diagnostics.batch_token_estimates)
 
 
+def test_metrics_name_the_cited_and_behind_sets_as_explore_does():
+    def citing(request):
+        if request.purpose == "reduce":
+            return '{"answer": "Hackers explore systems [Communities: 4, 999]."}'
+        return json.dumps({"answer": "Something.", "usefulness": 50})
+
+    record = make_record(script=citing)
+    rows = {row["metric"]: row for row in cc.metrics_table([record, record])}
+    label = cc.run_labels([record, record])[0]
+    assert "communities cited" in rows and "communities behind" in rows and "unsupported citations" in rows
+    assert rows["communities cited"][label] == "2"  # 4 and the invented 999
+    assert rows["communities behind"][label] == str(len(record.result.community_ids)) != "2"
+    assert rows["unsupported citations"][label] == "1"
+
+
 def test_metrics_of_a_failed_run_come_from_its_events():
     failed = make_record(script=lambda r: RetryableModelError("503"))
     assert failed.result is None and failed.status == "failed"

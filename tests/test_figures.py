@@ -42,6 +42,23 @@ def run(script=answer, *, cache=None, model=None, **fields):
     return events
 
 
+def citing(request):
+    """The reduce cites community 4 and an invented 999 (not in the index)."""
+    if request.purpose == "reduce":
+        return '{"answer": "Hackers explore systems [Communities: 4, 999]."}'
+    return json.dumps({"answer": "Something.", "usefulness": 50})
+
+
+def test_figures_name_the_cited_and_behind_sets_apart():
+    events = run(citing)
+    result = events[-1].result
+    figures = run_figures(events)
+    assert figures.communities_behind == tuple(result.community_ids) and "4" in figures.communities_behind
+    assert figures.communities_cited == ("4", "999")  # what the answer cites, not what stood behind it
+    assert figures.unsupported_citations == result.diagnostics.unsupported_citation_count == 1
+    assert "999" not in figures.communities_behind
+
+
 def test_completed_run_figures_match_its_diagnostics():
     events = run(model=UsageModel(answer))
     figures = run_figures(events)
@@ -54,7 +71,7 @@ def test_completed_run_figures_match_its_diagnostics():
     assert figures.succeeded_batches == figures.finished_batches == figures.batches
     assert figures.selected_answers == d.selected_answer_count
     assert figures.map_prompt_tokens == sum(d.batch_token_estimates)
-    assert figures.communities_cited == tuple(events[-1].result.community_ids)
+    assert figures.communities_behind == tuple(events[-1].result.community_ids)
 
 
 def test_cache_hits_are_not_model_calls():

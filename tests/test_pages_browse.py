@@ -178,6 +178,7 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     points = table_with(at, "prompt tokens (est.)")  # readable headers, no snake_case
     assert list(points["seed"]) == [1, 2] and set(points["status"]) <= {"completed", "partial", "no_results"}
     assert not any("_" in str(column) for column in points.columns)
+    assert {"communities cited", "communities behind"} <= set(points.columns)  # the names Explore uses
     assert all(str(link).startswith("./?run=") for link in points["run"])  # each point links to its run
     assert not any("readable headers" in m.value for m in at.markdown)  # no stray text on the page
     assert len(at.get("download_button")) == 2

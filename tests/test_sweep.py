@@ -236,7 +236,7 @@ def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
     assert len(grid.z) == 2 and all(len(row) == 3 and None not in row for row in grid.z)
     texts = [cell for row in grid.text for cell in row]
     assert all(cell for cell in texts)
-    assert any("cited" in cell and "calls" in cell for cell in texts)
+    assert any("behind" in cell and "calls" in cell for cell in texts)
     assert any(cell.startswith("failed<br>") for cell in texts)  # level 0 fails in this index
 
 
@@ -249,3 +249,20 @@ def test_a_sweep_reports_its_spend_and_as_if_uncached(tmp_path):
     again = run(spec, cache=cache).spend()
     assert first.cache_hits == 0 and again.cache_hits > 0
     assert again.calls < first.calls and again.calls_as_if_uncached == first.calls
+
+
+def test_points_keep_the_cited_and_behind_sets_apart():
+    def citing(request):
+        if request.purpose == "map":
+            return '{"answer": "Something relevant.", "usefulness": 70}'
+        return '{"answer": "The final answer [Communities: a, zz]."}'
+
+    result = run(SweepSpec(query=QUERY, levels=["leaf"], seeds=[1]), ScriptedChatModel(citing))
+    (point,) = result.points
+    assert set(point.community_ids) == {"a", "b", "c"}  # behind: the selected map answers' communities
+    assert point.cited_community_ids == ("a", "zz")  # cited: what the answer text cites
+    assert point.unsupported_citation_count == 1  # zz is not in the index
+    (row,) = result.to_rows()
+    assert row["cited_community_ids"] == ["a", "zz"] and row["unsupported_citation_count"] == 1
+    (parsed,) = csv.DictReader(io.StringIO(result.to_csv()))
+    assert parsed["cited_community_ids"] == "a;zz"
