@@ -141,8 +141,9 @@ bundles.render_bundle_open(
     st.expander("Open run bundle", icon=":material/upload_file:"), app=app, key="explore_bundle", on_open=partial(controls.bundle_opened, session, app=app)
 )
 
+bundle_slot = st.empty()  # always drawn, so the run area keeps its place while a new run streams in
 if view is not None and view.handle is None:
-    bundles.render_bundle_download(st.container(), view.state, index_key=view.index_key, app=app, key="run")
+    bundles.render_bundle_download(bundle_slot.container(), view.state, index_key=view.index_key, app=app, key="run")
 run_area = st.empty()
 if view is not None and view.handle is not None:
     ticks = itertools.count()
