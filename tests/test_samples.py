@@ -329,4 +329,5 @@ def test_every_sample_file_is_declared_package_data():
     package_root = SAMPLE_DATA.parent
     files = [p.relative_to(package_root).as_posix() for p in SAMPLE_DATA.rglob("*") if p.is_file()]
     assert files and all(any(fnmatch(f, g) and f.count("/") == g.count("/") for g in globs) for f in files), files
-    assert "scipy" not in " ".join(config["project"]["dependencies"])
+    # the evaluation (issue 13) runs scipy's Wilcoxon test at run time, so a plain install needs it
+    assert "scipy" in " ".join(config["project"]["dependencies"])
