@@ -272,46 +272,6 @@ async def complete_with_retry(
             await policy.sleep(delay)
 
 
-class Attempt:
-    """The bookkeeping of :func:`call_with_retry`: attempts made and the last error."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.error: Exception | None = None
-
-
-async def call_with_retry(
-    call: Callable[[int], Awaitable[T]],
-    *,
-    max_attempts: int | None = None,
-    policy: RetryPolicy = DEFAULT_RETRY_POLICY,
-    on_retry: Callable[[int, Exception, float], None] | None = None,
-    attempt: Attempt | None = None,
-) -> T:
-    """Run ``call(attempt_number)`` until it returns, as ``policy`` says (the generic form, for
-    callers whose attempt is more than a model call, e.g. dynamic selection's cached ratings).
-
-    Any exception from the call is a failed attempt; a :class:`ModelError` that is not
-    retryable ends the tries; the delay is ``policy.delay_after`` (``Retry-After``, or a
-    jittered back-off for model errors). The last error is raised. Prefer
-    :func:`complete_with_retry`, which retries only the model call and the parsing."""
-    attempt = attempt or Attempt()
-    limit = max_attempts if max_attempts is not None else policy.max_attempts
-    while True:
-        attempt.count += 1
-        try:
-            return await call(attempt.count)
-        except Exception as exc:  # noqa: BLE001 - the boundary with the model: see docstring
-            attempt.error = exc
-            if attempt.count >= limit or (isinstance(exc, ModelError) and not exc.retryable):
-                raise
-            delay = policy.delay_after(attempt.count, exc)
-            if on_retry is not None:
-                on_retry(attempt.count + 1, exc, delay)
-            if delay:
-                await policy.sleep(delay)
-
-
 def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE) -> ChatRequest:
     """The map call for one batch (also the cache's key material)."""
     return ChatRequest(
@@ -491,8 +451,6 @@ async def run_global_map(
 
 
 __all__ = [
-    "Attempt",
-    "call_with_retry",
     "DEFAULT_MAX_ATTEMPTS",
     "DEFAULT_RETRY_POLICY",
     "Attempts",

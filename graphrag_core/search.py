@@ -210,7 +210,8 @@ class _Steps:
         # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
         if request.dynamic:
             self.selection = await select_dynamic(
-                self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock
+                self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
+                retry_policy=self.policy,
             )
         self.communities, self.batches, self.estimates = plan_batches(
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,

@@ -5,8 +5,9 @@ Invariants of :func:`select_dynamic`:
 - a frontier is always in index order; a blank summary is never rated, its children take its
   place in the same round (recursively);
 - each community of a round is called ``rating_repeats`` times, each repeat at most
-  ``DEFAULT_MAX_ATTEMPTS`` attempts through the map's retry loop, with at most
-  ``map_concurrency`` calls in flight across the round; the repeat number is part of the cache key;
+  ``retry_policy.max_attempts`` attempts (2 by default) through the engine's one retry loop
+  (``map.complete_with_retry``), with at most ``map_concurrency`` calls in flight across the
+  round; the repeat number is part of the cache key;
 - a community whose repeats all failed counts as relevant (kept and expanded) and is recorded
   as failed, never turned into a made-up rating;
 - every community of the index ends with exactly one fate: kept, pruned, superseded, skipped,
@@ -22,12 +23,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .errors import BudgetError
 from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
-from .map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
+from .errors import BudgetError, ModelOutputError, describe_error
+from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, complete_with_retry
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
+from .pool import run_pool
 from .prompts import render_rating_messages
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
@@ -207,6 +209,7 @@ async def select_dynamic(
     on_event: EventSink | None = None,
     cache: MapCache | None = None,
     clock: Clock | None = None,
+    retry_policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 ) -> SelectionOutcome:
     """Walk the hierarchy from the roots, rating each frontier (see the module docstring)."""
     emit = on_event or (lambda event: None)
@@ -356,6 +359,7 @@ async def select_dynamic(
             repeats=request.rating_repeats,
             concurrency=request.map_concurrency,
             cache=cache,
+            policy=retry_policy,
             settle=settle,
         )
         next_level = round_number + 1
@@ -414,59 +418,57 @@ async def _rate_round(
     repeats: int,
     concurrency: int,
     cache: MapCache | None,
+    policy: RetryPolicy,
     settle: Callable[[str, _Rated], None],
 ) -> None:
     """Every repeat of every frontier community, at most ``concurrency`` in flight; ``settle``
-    runs once per community, as soon as its last repeat is done."""
+    runs once per community, as soon as its last repeat is done.
+
+    A repeat is read from the cache, or else asked of the model through the map's retry loop
+    (:func:`~graphrag_core.map.complete_with_retry`): every attempt's usage counts, and a retry
+    after an unusable reply tells the model what was wrong with it."""
     results = {cid: _Rated(ratings=[None] * repeats, reasons=[None] * repeats) for cid in frontier}
     remaining = {cid: repeats for cid in frontier}
     jobs = [(cid, repeat) for cid in frontier for repeat in range(repeats)]
-    next_job = 0
 
-    async def rate_once(community_id: str, repeat: int) -> None:
+    async def from_cache(key: str) -> RatingOutput | None:
+        assert cache is not None
+        text = await asyncio.to_thread(cache.get, key)
+        if text is None:
+            return None
+        try:
+            return parse_rating_output(text)
+        except ModelOutputError:
+            return None  # an entry written by an older, laxer version: ask the model again
+
+    async def rate_once(job: int) -> None:
+        community_id, repeat = jobs[job]
         rated = results[community_id]
         chat_request = requests[community_id]
         key = rating_cache_key(model, chat_request, repeat) if cache is not None else None
-
-        async def one_try(attempt: int) -> RatingOutput:
-            cached_text = cache.get(key) if cache is not None and key is not None else None
-            if cached_text is not None:
-                output = parse_rating_output(cached_text)
-                rated.cache_hits += 1
-                return output
-            rated.calls += 1
-            response = await model.complete(chat_request)
-            if response.usage is not None:
-                rated.usage = rated.usage + response.usage
-            output = parse_rating_output(response.text)
-            if cache is not None and key is not None:
-                cache.put(key, response.text)
-            return output
-
-        attempt = Attempt()
-        try:
-            output = await call_with_retry(one_try, max_attempts=DEFAULT_MAX_ATTEMPTS, attempt=attempt)
-        except Exception as exc:  # noqa: BLE001 - a failed repeat is recorded; the walk keeps the community
-            rated.errors.append(f"repeat {repeat}: {describe_error(exc)}")
+        output = await from_cache(key) if key is not None else None
+        if output is not None:
+            rated.cache_hits += 1
         else:
+            tally = Attempts()
+            try:
+                reply = await complete_with_retry(model, chat_request, parse_rating_output, policy=policy, attempts=tally)
+            except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
+                rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
+            else:
+                output = reply.value
+                if key is not None:
+                    await asyncio.to_thread(cache.put, key, reply.text)  # type: ignore[union-attr]
+            finally:
+                rated.calls += tally.calls
+                rated.usage = rated.usage + tally.usage
+        if output is not None:
             rated.ratings[repeat], rated.reasons[repeat] = output.rating, output.reason
         remaining[community_id] -= 1
         if remaining[community_id] == 0:
             settle(community_id, rated)
 
-    async def worker() -> None:
-        nonlocal next_job
-        while next_job < len(jobs):
-            community_id, repeat = jobs[next_job]
-            next_job += 1
-            await rate_once(community_id, repeat)
-
-    workers = [asyncio.ensure_future(worker()) for _ in range(min(concurrency, len(jobs)))]
-    try:
-        await asyncio.gather(*workers)
-    finally:
-        for task in workers:
-            task.cancel()
+    await run_pool(len(jobs), concurrency, rate_once)
 
 
 __all__ = ["RatingCost", "estimate_rating_cost", "first_frontier", "SelectionOutcome", "majority_rating", "rating_cache_key", "rating_request", "select_dynamic"]

@@ -465,3 +465,52 @@ def test_run_figures_count_the_rating_calls_and_tokens():
     assert figures.rating_calls == d.rating_calls and figures.community_level == "dynamic"
     assert figures.model_calls == d.rating_calls + d.map_calls + d.reduce_calls
     assert figures.usage == d.usage and figures.prompt_tokens > figures.map_prompt_tokens
+
+
+def test_an_invalid_rating_reply_is_retried_with_feedback_and_every_attempts_usage_counts():
+    """Rating calls go through the engine's one retry loop (``map.complete_with_retry``)."""
+    from graphrag_core.figures import run_figures
+    from graphrag_core.llm.base import ChatResponse, TokenUsage
+
+    bad = '{"rating": 9, "reason": "far too high"}'
+    replies = {"0": iter([bad, '{"rating": 4, "reason": "wizards"}'])}
+
+    def reply(request):
+        if request.purpose == "rate":
+            cid = rated_id(request)
+            text = next(replies[cid]) if cid in replies else '{"rating": 0}'
+            return ChatResponse(text=text, usage=TokenUsage(prompt_tokens=100, completion_tokens=7))
+        if request.purpose == "map":
+            return {"answer": "points", "usefulness": 50}
+        return {"answer": "final"}
+
+    model = ScriptedChatModel(reply)
+    result, events = run(dynamic(), model)
+    first, second = model.calls_for("rate")[:2]
+    assert rated_id(first) == rated_id(second) == "0"
+    assert second.messages[-1] == first.messages[-1]  # the question and summary stay the last message
+    system = second.messages[0].content
+    assert system.startswith(first.messages[0].content) and bad in system
+    assert "rating" in system.split("---What was wrong with it---")[1]  # the rating error, said to the model
+    rated = next(e for e in events if isinstance(e, CommunityRated) and e.community_id == "0")
+    assert rated.rating == 4 and not rated.failed and rated.calls == 2
+    assert rated.usage == TokenUsage(prompt_tokens=200, completion_tokens=14)  # the refused attempt's tokens count too
+    d = result.diagnostics
+    assert d.rating_calls == len(model.calls_for("rate")) and d.rating_usage.prompt_tokens == 100 * d.rating_calls
+    assert run_figures(events).rating_usage == d.rating_usage
+
+
+def test_a_rating_call_that_fails_twice_is_failed_after_the_policy_backoff():
+    from graphrag_core.errors import RetryableModelError
+    from graphrag_core.map import RetryPolicy
+
+    delays = []
+
+    async def sleep(delay):
+        delays.append(delay)
+
+    model = rater({"0": RetryableModelError("503 busy")}, default=0)
+    result, _ = run(dynamic(), model, retry_policy=RetryPolicy(sleep=sleep, random=lambda: 1.0))
+    record = result.diagnostics.community_ratings[0]
+    assert record.failed and record.calls == 2 and "503 busy" in record.errors[0]
+    assert delays == [0.5]  # the run's retry policy, not a fixed one

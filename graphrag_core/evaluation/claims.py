@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
-from ..map import DEFAULT_MAX_ATTEMPTS, call_with_retry
+from ..map import Attempts, CallFailed, complete_with_retry
 from ..parsing import parse_json_output
 from ..prompts import render_claims_messages
 
@@ -127,17 +127,12 @@ def parse_claims_output(raw: str) -> list[str]:
 async def extract_claims(answer: str, model: ChatModel) -> tuple[list[str], TokenUsage]:
     """The factual claims the model finds in ``answer`` (purpose ``"claims"``), and the usage."""
     request = ChatRequest(purpose="claims", messages=render_claims_messages(answer), max_tokens=CLAIMS_OUTPUT_RESERVE)
-    usage = TokenUsage()
-
-    async def once(_: int) -> list[str]:
-        nonlocal usage
-        response = await model.complete(request)
-        if response.usage is not None:
-            usage = usage + response.usage
-        return parse_claims_output(response.text)
-
-    claims = await call_with_retry(once, max_attempts=DEFAULT_MAX_ATTEMPTS)
-    return claims, usage
+    tally = Attempts()
+    try:
+        reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally)
+    except CallFailed as failed:
+        raise failed.error from None
+    return reply.value, tally.usage
 
 
 __all__ = [

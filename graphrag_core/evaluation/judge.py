@@ -16,6 +16,7 @@ Invariants of :func:`judge_pair`:
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import math
 from collections.abc import Iterable, Sequence
@@ -25,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, JudgeOutputError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
-from ..map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
+from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry, describe_error
 from ..parsing import parse_json_output
 from ..prompts import render_judge_messages
 
@@ -226,6 +227,7 @@ async def judge_pair(
     plan: list[tuple[str, int, Order]] = [(c, r, o) for c in names for r in range(repeats) for o in ("AB", "BA")]
     records: list[JudgeCall | None] = [None] * len(plan)
     limit = asyncio.Semaphore(max(1, concurrency))
+    policy = dataclasses.replace(DEFAULT_RETRY_POLICY, max_attempts=max_attempts)
 
     async def one(i: int) -> None:
         criterion, repeat, order = plan[i]
@@ -242,43 +244,32 @@ async def judge_pair(
             if kept is not None:
                 records[i] = kept.model_copy(update={"cached": True})
                 return
-        raw: str | None = None
-        usage: TokenUsage | None = None
-
-        async def attempt_once(_: int) -> JudgeVerdict:
-            nonlocal raw, usage
-            async with limit:
-                response = await model.complete(request)
-            raw = response.text
-            if response.usage is not None:
-                usage = response.usage if usage is None else usage + response.usage
-            return parse_judge_output(response.text)
-
-        attempt = Attempt()
+        tally = Attempts()
         try:
-            verdict = await call_with_retry(attempt_once, max_attempts=max_attempts, attempt=attempt)
-        except Exception as exc:  # noqa: BLE001 - a failed call is recorded, never a fake tie
+            reply = await complete_with_retry(model, request, parse_judge_output, policy=policy, attempts=tally, slot=limit)
+        except CallFailed as failed:  # a failed call is recorded, never a fake tie
             records[i] = JudgeCall(
                 criterion=criterion,
                 repeat=repeat,
                 order=order,
-                raw=raw,
-                usage=usage,
-                attempts=attempt.count,
-                error=describe_error(exc),
-                error_type=type(exc).__name__,
+                raw=failed.raw_reply,
+                usage=tally.usage if tally.usage.total_tokens else None,
+                attempts=tally.count,
+                error=describe_error(failed.error),
+                error_type=type(failed.error).__name__,
             )
             return
+        verdict = reply.value
         record = JudgeCall(
             criterion=criterion,
             repeat=repeat,
             order=order,
-            raw=raw,
+            raw=reply.text,
             winner=verdict.winner,
             score_a=score_of_a(order, verdict.winner),
             reason=verdict.reason,
-            usage=usage,
-            attempts=attempt.count,
+            usage=tally.usage if tally.usage.total_tokens else None,
+            attempts=tally.count,
         )
         records[i] = record
         if store is not None and key is not None:

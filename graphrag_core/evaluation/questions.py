@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, QuestionsOutputError
 from ..llm.base import ChatModel, ChatRequest
-from ..map import DEFAULT_MAX_ATTEMPTS, call_with_retry
+from ..map import CallFailed, complete_with_retry
 from ..models import Index
 from ..parsing import parse_json_output
 from ..prompts import render_question_messages
@@ -192,10 +192,11 @@ async def _ask_list(model: ChatModel, step: str, description: str, count: int, *
         max_tokens=QUESTIONS_OUTPUT_RESERVE,
     )
 
-    async def once(_: int) -> list[str]:
-        return parse_string_list((await model.complete(request)).text, step)
-
-    return (await call_with_retry(once, max_attempts=DEFAULT_MAX_ATTEMPTS))[:count]
+    try:
+        reply = await complete_with_retry(model, request, lambda text: parse_string_list(text, step))
+    except CallFailed as failed:
+        raise failed.error from None
+    return reply.value[:count]
 
 
 async def generate_questions(index: Index, model: ChatModel, personas: int = 5, tasks: int = 5, per_task: int = 5) -> list[EvalQuestion]:
