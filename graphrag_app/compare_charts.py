@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
-from graphrag_core.spend import Price, RunSpend, money, run_spend
+from graphrag_core.figures import Price, RunSpend, money
 from graphrag_core.store import RunRecord, status_word
 from graphrag_core.sweep import jaccard
 
@@ -207,7 +207,6 @@ def run_metrics(record: RunRecord) -> RunMetrics:
     """The metrics of one run, read from its figures (:attr:`RunRecord.figures`): a cache hit is
     not a model call, and a failed or stopped run counts what its events show."""
     figures = record.figures
-    spend = run_spend(record.events)
     return RunMetrics(
         status=status_word(record.status),
         summaries=figures.summaries or 0,
@@ -224,7 +223,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         communities_behind=len(figures.communities_behind),
         unsupported_citations=figures.unsupported_citations,
         duration_s=record.duration_s,
-        spend=spend,
+        spend=figures.spend,
     )
 
 
@@ -242,7 +241,7 @@ def metrics_table(records: Sequence[RunRecord], *, price: Price | None = None) -
             row[label] = "–" if value is None else (f"{value:,}" if isinstance(value, int) else str(value))
         rows.append(row)
     if price is not None:
-        spends = [run_spend(record.events) for record in records]
+        spends = [record.figures.spend for record in records]
         rows.append({"metric": "cost (configured price)", **{label: money(price.of(spend.tokens)) for label, spend in zip(labels, spends)}})
         rows.append(
             {

@@ -13,11 +13,10 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.figures import run_figures
+from graphrag_core.figures import Price, RunSpend, figures_of, money
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.spend import Price, RunSpend, money, run_spend
 from graphrag_core.state import RunState
 from graphrag_core.store import INTERRUPTED_ERROR_TYPE
 
@@ -216,8 +215,8 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
     approx = "≈" if spend.tokens_estimated else ""
     with container:
         cols = st.columns(4)
-        cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (map attempts and the reduce).")
-        cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches answered from the map cache, at no cost.")
+        cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (rating, map and reduce attempts).")
+        cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches (and ratings) answered from the map cache, at no cost.")
         cols[2].metric("Tokens spent", f"{spend.tokens.total_tokens:,}" if spend.tokens.total_tokens else "-", help="Prompt and completion tokens the model reported.")
         cols[3].metric(
             "As if uncached",
@@ -237,7 +236,7 @@ def _number(value: int | None) -> str:
 
 
 def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None, key: str = "run") -> None:
-    figures = run_figures(state.events)
+    figures = figures_of(state)
     with container:
         st.subheader("Diagnostics")
         cols = st.columns(4)
@@ -252,7 +251,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
         cols[2].metric("Seed", state.seed if state.seed is not None else "-")
         cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
         if state.events:
-            render_spend(st.container(), run_spend(state.events), price=price)
+            render_spend(st.container(), figures.spend, price=price)
         if state.result is not None:
             st.metric(
                 "Unsupported citations",

@@ -72,14 +72,12 @@ from .models import LEAF, Index
 from .request import COMMUNITY_SELECTIONS, DYNAMIC, REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .state import RunState
-from .figures import run_figures
+from .figures import Price, run_figures, spend_line
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
-from .spend import Price, run_spend, spend_line
 from .tokens import TOKENIZER_NAMES, Tokenizer, tokenizer_for
 
 PROG = "graphrag-explorer"
@@ -661,7 +659,7 @@ def cmd_query(args: argparse.Namespace, io: _Io) -> int:
                 io.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
             for failure in result.failed_batches:
                 io.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
-            io.note(spend_line(run_spend(events), configured_price(io.environ)))
+            io.note(spend_line(run_figures(events).spend, configured_price(io.environ)))
             if run_id:
                 io.note(f"run {run_id} recorded in {store.path if store else ''}")
     return EXIT_OK

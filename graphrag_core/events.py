@@ -279,7 +279,7 @@ class RunFailed(_Event):
     usage: TokenUsage | None = None
     """Every token the run's model calls reported before it ended."""
     model_calls: int = 0
-    """Attempts that reached the model (map and reduce), cache hits excluded."""
+    """Attempts that reached the model (rating, map and reduce), cache hits excluded."""
     batches_done: int = 0
     """Map batches answered (from the model or the cache)."""
     batches_failed: int = 0

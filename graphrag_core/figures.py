@@ -1,54 +1,98 @@
-"""A run's figures as one function of its events: :func:`run_figures`.
+"""A run's figures as one function of its events: :func:`run_figures`, and what it spent.
 
 Every place that reports how a run went (the run history, the Markdown export, sweeps, the
 compare page, the diagnostics panel, the command line) reads a :class:`RunFigures`, so they
-agree for completed, partial, failed, stopped and interrupted runs alike.
+agree for completed, partial, failed, stopped and interrupted runs alike. Its :attr:`~RunFigures.spend`
+is what the run spent and what it would have spent with no map cache (:class:`RunSpend`).
 
 Invariants:
 
+- the figures are read off the engine's one fold of the events (:class:`~graphrag_core.state.RunState`,
+  :func:`figures_of`), so a live view, a replay and the figures cannot disagree;
 - a model call is an attempt that reached the model; a cache hit is never counted as one
-  (``calls_if_uncached = map_calls + cache_hits + reduce_calls``);
-- figures the events carry (batches, attempts, cache hits, reported token usage of the map
-  calls) are counted from the events; figures only the result carries (the reduce's calls and
-  usage) come from ``RunFinished``, and for a run cut short in its reduce ``reduce_calls``
-  counts the reduces started (at least one call each);
-- a later event kind adds its own fields here (and a ``case`` in :func:`run_figures`), so every
-  reader picks it up.
+  (``calls_if_uncached = model_calls + cache_hits + rating_cache_hits``);
+- figures the events carry (batches, attempts, cache hits, reported token usage of every
+  attempt) are counted from the events; figures only the result carries (the reduce's usage)
+  come from ``RunFinished``, and for a run cut short in its reduce ``reduce_calls`` counts the
+  reduce attempts started;
+- a cached map batch costs no tokens; as if uncached it costs its planned prompt tokens plus
+  the mean completion tokens of this run's answered map calls (an estimate, which
+  ``RunSpend.tokens_estimated`` says);
+- a later event kind folds into ``RunState`` and adds its fields here, so every reader picks it up.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .citations import cited_community_ids
 from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE
-from .events import (
-    BatchesPlanned,
-    CommunityRated,
-    Event,
-    MapBatchFailed,
-    MapBatchRetried,
-    MapBatchStarted,
-    MapBatchSucceeded,
-    ReduceFailed,
-    ReduceRetried,
-    ReduceSelection,
-    ReduceStarted,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    SummariesSelected,
-)
+from .events import Event
 from .llm.base import TokenUsage
 from .results import BatchFailure, ReduceCandidate
+from .state import RunState
 
 RunOutcome = Literal["completed", "partial", "no_results", "failed", "cancelled", "running", "interrupted"]
 """How a run ended: a result's status, or ``failed``/``cancelled``, ``interrupted`` (its process
 ended first), or ``running`` (cut short)."""
 
+
+@dataclass(frozen=True)
+class Price:
+    """A model's price in money per million prompt and completion tokens (currency unnamed)."""
+
+    prompt_per_million: float
+    completion_per_million: float
+
+    def of(self, usage: TokenUsage) -> float:
+        return (usage.prompt_tokens * self.prompt_per_million + usage.completion_tokens * self.completion_per_million) / 1_000_000
+
+
+@dataclass(frozen=True)
+class RunSpend:
+    """Model calls and tokens spent, and the same as if no call had been answered from the cache
+    (a run's is :attr:`RunFigures.spend`; a sweep adds its points')."""
+
+    calls: int
+    cache_hits: int
+    tokens: TokenUsage
+    tokens_as_if_uncached: TokenUsage
+    tokens_estimated: bool
+    """True when ``tokens_as_if_uncached`` includes estimates for cached batches."""
+
+    @property
+    def calls_as_if_uncached(self) -> int:
+        return self.calls + self.cache_hits
+
+
+def money(amount: float) -> str:
+    """A price for people: ``0.0123`` -> ``"0.012"``, ``12.5`` -> ``"12.50"`` (no currency sign)."""
+    if amount >= 1:
+        return f"{amount:,.2f}"
+    return f"{amount:.3g}" if amount > 0 else "0"
+
+
+def spend_line(spend: RunSpend, price: Price | None = None) -> str:
+    """One line for people: ``model calls 1 (84 as if uncached, 83 cache hits) · tokens 7,187
+    (≈515,953 as if uncached)`` plus the cost at ``price`` when one is configured."""
+    calls = f"model calls {spend.calls:,}"
+    if spend.cache_hits:
+        calls += f" ({spend.calls_as_if_uncached:,} as if uncached, {spend.cache_hits:,} cache hits)"
+    approx = "≈" if spend.tokens_estimated else ""
+    tokens = f"tokens {spend.tokens.total_tokens:,}"
+    if spend.cache_hits:
+        tokens += f" ({approx}{spend.tokens_as_if_uncached.total_tokens:,} as if uncached)"
+    parts = [calls, tokens]
+    if price is not None:
+        cost = f"cost {money(price.of(spend.tokens))}"
+        if spend.cache_hits:
+            cost += f" ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)"
+        parts.append(cost)
+    return " · ".join(parts)
 
 
 class RunFigures(BaseModel):
@@ -84,6 +128,9 @@ class RunFigures(BaseModel):
     cached_prompt_tokens: int = 0
     """The planned prompt estimate of the batches answered from the cache: what they would have
     cost without it."""
+    cached_completion_tokens: int = 0
+    """An estimate of the completion tokens the cached batches would have cost: the mean of this
+    run's answered map calls, once per cached batch."""
     candidates: tuple[ReduceCandidate, ...] = ()
     reduce_prompt_tokens: int | None = None
     communities_behind: tuple[str, ...] = ()
@@ -128,7 +175,23 @@ class RunFigures(BaseModel):
     @property
     def prompt_tokens_if_uncached(self) -> int:
         """Reported prompt tokens plus the planned estimate of the batches the cache answered."""
-        return self.usage.prompt_tokens + self.cached_prompt_tokens
+        return self.tokens_if_uncached.prompt_tokens
+
+    @property
+    def tokens_if_uncached(self) -> TokenUsage:
+        """Reported usage plus the estimate of the batches the cache answered (see the invariants)."""
+        return self.usage + TokenUsage(prompt_tokens=self.cached_prompt_tokens, completion_tokens=self.cached_completion_tokens)
+
+    @property
+    def spend(self) -> "RunSpend":
+        """What the run spent, and the same as if no call had been answered from the cache."""
+        return RunSpend(
+            calls=self.model_calls,
+            cache_hits=self.cache_hits + self.rating_cache_hits,
+            tokens=self.usage,
+            tokens_as_if_uncached=self.tokens_if_uncached,
+            tokens_estimated=bool(self.cache_hits),
+        )
 
     def _fate_count(self, fate: str) -> int:
         return sum(1 for c in self.candidates if c.fate == fate)
@@ -154,130 +217,77 @@ class RunFigures(BaseModel):
         return self.outcome == "cancelled"
 
 
-def run_figures(events: Iterable[Event]) -> RunFigures:
-    """The figures of the run those events describe (finished or not); no model is called."""
-    fields: dict[str, object] = {}
-    estimates: list[int] = []
-    community_ids: list[tuple[str, ...]] = []
-    status: dict[int, str] = {}
-    attempts: dict[int, int] = {}
-    last_error: dict[int, str] = {}
-    failures: dict[int, BatchFailure] = {}
-    starts = hits = reduces = rating_calls = rating_hits = 0
-    usage = rating_usage = TokenUsage()
-    cached_tokens = 0
+def figures_of(state: RunState) -> RunFigures:
+    """The figures of the run ``state`` has folded so far (live or replayed); no model is called."""
+    result = state.result
+    d = result.diagnostics if result is not None else None
+    batches = state.batches
+    if batches or d is None:
+        community_ids = [b.community_ids for b in batches]
+        estimates = [b.token_estimate for b in batches]
+        fates = [b.status for b in batches]
+        cached = [b for b in batches if b.cached]
+        map_calls, hits = state.map_calls, len(cached)
+    else:  # a record made from a result alone
+        community_ids, estimates = list(d.batch_community_ids), list(d.batch_token_estimates)
+        failed = {f.batch_index for f in result.failed_batches}  # type: ignore[union-attr]
+        fates = ["failed" if i in failed else "done" for i, u in enumerate(d.batch_usefulness) if u is not None or i in failed]
+        cached, map_calls, hits = [], d.map_calls, d.cache_hits
+    failures = [
+        BatchFailure(batch_index=b.index, community_ids=b.community_ids, attempts=b.attempts, error=b.errors[-1], error_type=b.error_type)
+        for b in batches
+        if b.error_type is not None
+    ]
+    if not failures and result is not None:
+        failures = list(result.failed_batches)
+    completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status in ("done", "retried")]
+    mean_completion = round(sum(completions) / len(completions)) if completions else 0
+    selection = state.selection
+    rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
     outcome: RunOutcome = "running"
-    at = 0.0
-    for event in events:
-        at = max(at, event.at)
-        match event:
-            case RunStarted():
-                fields.update(run_id=event.run_id, seed=event.seed, community_level=event.request.community_level)
-            case SummariesSelected():
-                fields.update(summaries=event.count, community_level=event.community_level)
-            case BatchesPlanned():
-                community_ids = [b.community_ids for b in event.batches]
-                estimates = [b.token_estimate for b in event.batches]
-            case MapBatchStarted():
-                starts += 1
-                attempts[event.batch_index] = max(attempts.get(event.batch_index, 0), event.attempt)
-                status.setdefault(event.batch_index, "running")
-            case MapBatchRetried():
-                last_error[event.batch_index] = event.error
-                if event.usage is not None:  # a failed attempt's tokens were spent too
-                    usage = usage + event.usage
-            case MapBatchSucceeded():
-                status[event.batch_index] = "succeeded"
-                if event.cached:
-                    hits += 1
-                    if event.batch_index < len(estimates):
-                        cached_tokens += estimates[event.batch_index]
-                elif event.usage is not None:
-                    usage = usage + event.usage
-            case MapBatchFailed():
-                status[event.batch_index] = "failed"
-                if event.usage is not None:
-                    usage = usage + event.usage
-                attempts[event.batch_index] = event.attempts
-                ids = community_ids[event.batch_index] if event.batch_index < len(community_ids) else ()
-                failures[event.batch_index] = BatchFailure(
-                    batch_index=event.batch_index, community_ids=ids, attempts=event.attempts,
-                    error=event.error, error_type=event.error_type,
-                )
-            case CommunityRated():
-                rating_calls += event.calls
-                rating_hits += event.cache_hits
-                rating_usage = rating_usage + event.usage
-                usage = usage + event.usage
-            case ReduceSelection():
-                fields.update(candidates=tuple(event.candidates))
-            case ReduceStarted():
-                reduces += 1
-                fields.update(reduce_prompt_tokens=event.prompt_tokens)
-            case ReduceRetried() | ReduceFailed():
-                if event.usage is not None:
-                    usage = usage + event.usage
-            case RunFinished():
-                result, d = event.result, event.result.diagnostics
-                outcome = result.status
-                reduces = d.reduce_calls
-                usage = d.usage  # the map calls' usage, the reduce's and the rating's, as the run added them
-                rating_calls, rating_hits, rating_usage = d.rating_calls, d.rating_cache_hits, d.rating_usage
-                fields.update(
-                    summaries=d.summary_count,
-                    community_level=d.community_level,
-                    seed=d.seed,
-                    reduce_prompt_tokens=d.reduce_prompt_tokens,
-                    communities_behind=tuple(result.community_ids),
-                    communities_cited=tuple(cited_community_ids(result.answer)) if result.status != "no_results" else (),
-                    unsupported_citations=d.unsupported_citation_count,
-                    duration=d.duration_s,
-                )
-                if not community_ids:  # a record made from a result alone
-                    community_ids = list(d.batch_community_ids)
-                    estimates = list(d.batch_token_estimates)
-                if not fields.get("candidates"):
-                    fields["candidates"] = tuple(result.reduce_candidates)
-                if not failures:
-                    failures = {f.batch_index: f for f in result.failed_batches}
-                if not status:
-                    starts, hits = d.map_calls + d.cache_hits, d.cache_hits
-                    status = {i: "succeeded" for i, u in enumerate(d.batch_usefulness) if u is not None}
-                    status.update({i: "failed" for i in failures})
-            case RunFailed():
-                if event.cancelled:
-                    outcome = "cancelled"
-                else:
-                    outcome = "interrupted" if event.error_type == INTERRUPTED_ERROR_TYPE else "failed"
-                fields.update(error=event.error, error_type=event.error_type)
-                if event.usage is not None:  # the engine's own count of what the run spent
-                    usage = event.usage
-                for index, state in status.items():
-                    if state == "running":
-                        status[index] = "cancelled" if event.cancelled else "failed"
-    duration = fields.pop("duration", at)
-    states = list(status.values())
+    if result is not None:
+        outcome = result.status
+    elif state.status == "cancelled":
+        outcome = "cancelled"
+    elif state.status == "failed":
+        outcome = "interrupted" if state.error_type == INTERRUPTED_ERROR_TYPE else "failed"
     return RunFigures(
         outcome=outcome,
+        run_id=state.run_id,
+        community_level=state.community_level,
+        seed=d.seed if d is not None else state.seed,
+        summaries=state.summary_count,
         batches=len(community_ids),
         batch_community_ids=tuple(community_ids),
         batch_token_estimates=tuple(estimates),
-        succeeded_batches=states.count("succeeded"),
-        failed_batches=states.count("failed"),
-        cancelled_batches=states.count("cancelled"),
-        retried_batches=sum(1 for n in attempts.values() if n > 1),
-        failures=tuple(failures[i] for i in sorted(failures)),
-        map_calls=starts - hits,
+        succeeded_batches=sum(1 for f in fates if f in ("done", "retried")),
+        failed_batches=fates.count("failed"),
+        cancelled_batches=fates.count("cancelled"),
+        retried_batches=sum(1 for b in batches if b.attempts > 1),
+        failures=tuple(failures),
+        map_calls=map_calls,
         cache_hits=hits,
-        reduce_calls=reduces,
-        rating_calls=rating_calls,
-        rating_cache_hits=rating_hits,
-        rating_usage=rating_usage,
-        usage=usage,
-        cached_prompt_tokens=cached_tokens,
-        duration_s=float(duration),  # type: ignore[arg-type]
-        **fields,  # type: ignore[arg-type]
+        reduce_calls=d.reduce_calls if d is not None else state.reduce_calls,
+        rating_calls=rating[0],
+        rating_cache_hits=rating[1],
+        rating_usage=rating[2],
+        usage=state.usage,
+        cached_prompt_tokens=sum(b.token_estimate for b in cached),
+        cached_completion_tokens=mean_completion * len(cached),
+        candidates=tuple(state.candidates),
+        reduce_prompt_tokens=d.reduce_prompt_tokens if d is not None else state.reduce_prompt_tokens,
+        communities_behind=tuple(result.community_ids) if result is not None else (),
+        communities_cited=tuple(cited_community_ids(result.answer)) if result is not None and result.status != "no_results" else (),
+        unsupported_citations=d.unsupported_citation_count if d is not None else 0,
+        duration_s=float(d.duration_s if d is not None else state.elapsed_s),
+        error=state.error,
+        error_type=state.error_type,
     )
 
 
-__all__ = ["STOPPED_MESSAGE", "RunFigures", "RunOutcome", "run_figures"]
+def run_figures(events: Iterable[Event]) -> RunFigures:
+    """The figures of the run those events describe (finished or not); no model is called."""
+    return figures_of(RunState.replay(events))
+
+
+__all__ = ["STOPPED_MESSAGE", "Price", "RunFigures", "RunOutcome", "RunSpend", "figures_of", "money", "run_figures", "spend_line"]

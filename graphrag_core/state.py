@@ -1,7 +1,10 @@
 """A run's state as a fold over its events: ``state = state.apply(event)`` for each event.
 
-The app draws live runs from this state, and a saved event list redraws a finished run with no
-model (:meth:`RunState.replay`). Folding is cheap and never calls anything.
+This is the engine's one fold of a run's events. The app draws live runs from this state, a
+saved event list redraws a finished run with no model (:meth:`RunState.replay`), the engine
+builds a failed run's ``RunFailed`` from it, and a run's figures
+(:func:`graphrag_core.figures.run_figures`) are read off it, so none of them can disagree.
+Folding is cheap and never calls anything.
 """
 
 from __future__ import annotations
@@ -37,6 +40,9 @@ from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 
+_SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated)
+"""The events that report an attempt's token usage (a failed attempt's tokens were spent too)."""
+
 BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
 LiveStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
 """Where a run being folded stands; how a run *ended* (a result's status, or failed/cancelled)
@@ -64,8 +70,12 @@ class BatchState:
     usefulness: float | None = None
     answer: str | None = None
     errors: list[str] = field(default_factory=list)
+    error_type: str | None = None
+    """Set when the batch failed every attempt (``MapBatchFailed``); its last error is ``errors[-1]``."""
     cached: bool = False
     duration_s: float | None = None
+    usage: TokenUsage | None = None
+    """The succeeding attempt's reported usage (a cached answer has none)."""
 
     @property
     def finished(self) -> bool:
@@ -150,6 +160,8 @@ class RunState:
     tokenizer: str | None = None
     status: LiveStatus = "idle"
     phase: Literal["idle", "selecting", "map", "reduce", "done"] = "idle"
+    community_level: int | Literal["leaf", "dynamic"] | None = None
+    """The request's level, then the level the summaries were selected at (``dynamic`` too)."""
     summary_count: int | None = None
     selected_community_ids: tuple[str, ...] = ()
     batches: list[BatchState] = field(default_factory=list)
@@ -168,9 +180,12 @@ class RunState:
     """The final answer as written so far by a streaming reduce (its current attempt)."""
     reduce_errors: list[str] = field(default_factory=list)
     usage: TokenUsage = field(default_factory=TokenUsage)
-    """Every token reported by the run's model calls so far, failed attempts included."""
-    model_calls: int = 0
-    """Attempts that reached the model so far (map and reduce; cache hits excluded)."""
+    """Every token reported by the run's model calls so far (rating, map and reduce), failed
+    attempts included; the result's total once it finished, the ``RunFailed`` figure once it failed."""
+    map_calls: int = 0
+    """Map attempts that reached the model so far (cache hits excluded)."""
+    reduce_calls: int = 0
+    """Reduce attempts started so far."""
     result: GlobalSearchResult | None = None
     error: str | None = None
     error_type: str | None = None
@@ -183,6 +198,11 @@ class RunState:
         for event in events:
             state.apply(event)
         return state
+
+    @property
+    def model_calls(self) -> int:
+        """Attempts that reached the model so far: rating, map and reduce (cache hits excluded)."""
+        return self.selection.calls + self.map_calls + self.reduce_calls
 
     @property
     def finished_batches(self) -> int:
@@ -222,29 +242,23 @@ class RunState:
             batches_failed=sum(1 for b in self.batches if b.status == "failed"),
         )
 
-    def _spend(self, usage: TokenUsage | None) -> None:
-        if usage is not None:
-            self.usage = self.usage + usage
-
     def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns self so folds chain."""
         self.events.append(event)
         self.elapsed_s = max(self.elapsed_s, event.at)
-        if isinstance(event, MapBatchRetried | MapBatchSucceeded | MapBatchFailed | ReduceRetried | ReduceFailed):
-            self._spend(event.usage)
-        if isinstance(event, MapBatchStarted | ReduceStarted):
-            self.model_calls += 1
-        elif isinstance(event, MapBatchSucceeded) and event.cached:
-            self.model_calls -= 1  # its start (emitted just before) was a cache read, not a call
+        if isinstance(event, _SPENDING):
+            if event.usage is not None:  # a failed attempt's tokens were spent too
+                self.usage = self.usage + event.usage
         match event:
             case RunStarted():
                 self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
+                self.community_level = event.request.community_level
                 self.model, self.tokenizer = event.model, event.tokenizer
                 self.status, self.phase = "running", "selecting"
             case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
                 self.selection.apply(event)
             case SummariesSelected():
-                self.summary_count = event.count
+                self.summary_count, self.community_level = event.count, event.community_level
                 self.selected_community_ids = event.community_ids
             case BatchesPlanned():
                 self.batches = [BatchState(b.index, b.community_ids, b.token_estimate) for b in event.batches]
@@ -253,6 +267,7 @@ class RunState:
             case MapBatchStarted():
                 batch = self.batches[event.batch_index]
                 batch.attempts = max(batch.attempts, event.attempt)
+                self.map_calls += 1
                 if batch.status == "pending":
                     batch.status = "running"
                 self.calls.append(CallSpan(event.batch_index, event.attempt, event.at))
@@ -265,11 +280,13 @@ class RunState:
                 batch = self.batches[event.batch_index]
                 batch.status = "retried" if event.attempt > 1 else "done"
                 batch.usefulness, batch.answer = event.usefulness, event.answer
-                batch.cached, batch.duration_s = event.cached, event.duration_s
+                batch.cached, batch.duration_s, batch.usage = event.cached, event.duration_s, event.usage
+                if event.cached:
+                    self.map_calls -= 1  # its start (emitted just before) was a cache read, not a call
                 self._close_call(event.batch_index, event.at, "cached" if event.cached else "ok")
             case MapBatchFailed():
                 batch = self.batches[event.batch_index]
-                batch.status = "failed"
+                batch.status, batch.error_type = "failed", event.error_type
                 batch.attempts = event.attempts
                 if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
                     batch.errors.append(event.error)
@@ -281,6 +298,7 @@ class RunState:
             case ReduceStarted():
                 self.reduce_prompt_tokens = event.prompt_tokens
                 self.reduce_attempts = max(self.reduce_attempts, event.attempt)
+                self.reduce_calls += 1
                 self.answer_draft = ""
             case ModelNotice():
                 self.notices.append(event.message)
@@ -293,6 +311,8 @@ class RunState:
             case RunFinished():
                 self.result = event.result
                 self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
+                self.summary_count = event.result.diagnostics.summary_count
+                self.community_level = event.result.diagnostics.community_level
                 self.status, self.phase = "finished", "done"
                 if not self.candidates:
                     self.candidates = list(event.result.reduce_candidates)
@@ -306,5 +326,7 @@ class RunState:
                         batch.status = "cancelled" if event.cancelled else "failed"
                 self.status = "cancelled" if event.cancelled else "failed"
                 self.error, self.error_type = event.error, event.error_type
+                if event.usage is not None:  # the engine's own count of what the run spent
+                    self.usage = event.usage
                 self.phase = "done"
         return self

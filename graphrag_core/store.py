@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import INTERRUPTED_ERROR_TYPE
 from .errors import GraphRAGError
 from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
-from .figures import RunFigures, RunOutcome, run_figures
+from .figures import RunFigures, RunOutcome, figures_of, run_figures
 from .report import record_to_markdown
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult
@@ -290,7 +290,7 @@ class RunRecord(BaseModel):
             raise ValueError("A run record needs the run's events, starting with run_started.")
         state = RunState.replay(events)
         assert state.request is not None and state.run_id is not None  # set by RunStarted
-        figures = run_figures(events)
+        figures = figures_of(state)
         return cls(
             run_id=state.run_id,
             created_at=created_at or utc_now_iso(),

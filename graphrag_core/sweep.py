@@ -32,15 +32,14 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
-from .figures import run_figures
+from .figures import RunFigures, RunSpend, run_figures
 from .index import index_display_name
-from .llm.base import ChatModel, ChatRequest, ChatResponse, TokenUsage, model_identity
+from .llm.base import ChatModel, TokenUsage, model_identity
 from .models import Index
 from .pool import run_pool
 from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .spend import RunSpend, run_spend
 from .recording import RunRecorder
 from .store import RunStore
 
@@ -179,7 +178,7 @@ class SweepPoint(BaseModel):
     batch_errors: tuple[str, ...] = ()
     run_id: str | None = None
     cache_hits: int = 0
-    """Map batches answered from the map cache (no model call)."""
+    """Map batches (and dynamic selection's ratings) answered from the map cache (no model call)."""
     tokens_spent: int = 0
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
@@ -335,29 +334,17 @@ class SweepProgress:
 ProgressSink = Callable[[SweepProgress], None]
 
 
-class _ReduceCallCounter:
-    """Forwards to a model and counts the reduce calls that reached it (one point's run).
-
-    Every other figure of a point comes from its events (:func:`~graphrag_core.figures.run_figures`);
-    the reduce's attempts are not events yet, so a run that failed in its reduce would otherwise
-    not know whether it tried once or twice. It keeps the wrapped model's identity, so caches
-    and run records see the same model."""
-
-    def __init__(self, model: ChatModel) -> None:
-        self._model = model
-        self.identity = model_identity(model)
-        self.reduce_calls = 0
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        if request.purpose == "reduce":
-            self.reduce_calls += 1
-        return await self._model.complete(request)
+def _spent(figures: RunFigures) -> dict[str, Any]:
+    """A point's spend columns, from its run's figures."""
+    spend = figures.spend
+    return dict(cache_hits=spend.cache_hits, tokens_spent=spend.tokens.total_tokens, completion_tokens_spent=spend.tokens.completion_tokens)
 
 
 def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events: Sequence[Event]) -> SweepPoint:
     figures = run_figures(events) if events else run_figures([RunFinished(result=result)])
     return SweepPoint(
         **base,
+        **_spent(figures),
         status=result.status,
         summary_count=figures.summaries or 0,
         batch_count=figures.batches,
@@ -378,9 +365,7 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
     )
 
 
-def _point_from_failure(
-    base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], reduce_calls: int, duration_s: float
-) -> SweepPoint:
+def _point_from_failure(base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], duration_s: float) -> SweepPoint:
     figures = run_figures(events)
     if isinstance(exc, AllMapBatchesFailed):
         batch_errors = tuple(str(e) or type(e).__name__ for e in exc.exceptions)
@@ -390,11 +375,12 @@ def _point_from_failure(
         error = str(exc) or type(exc).__name__
     return SweepPoint(
         **base,
+        **_spent(figures),
         status="failed",
         summary_count=figures.summaries or 0,
         batch_count=figures.batches,
         map_calls=figures.map_calls,
-        reduce_calls=reduce_calls,
+        reduce_calls=figures.reduce_calls,
         rating_calls=figures.rating_calls,
         rating_tokens=figures.rating_usage.total_tokens,
         prompt_tokens=figures.prompt_tokens,
@@ -437,19 +423,15 @@ async def run_sweep(
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
-        counted = _ReduceCallCounter(model)
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
-            result = await retrieve_global(index, request, counted, on_event=recorder, cache=cache)
-            point = _point_from_result(base, result, events)
+            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache)
+            return _point_from_result(base, result, events)
         except GraphRAGError as exc:
-            point = _point_from_failure(base, exc, events, counted.reduce_calls, time.monotonic() - point_started)
+            return _point_from_failure(base, exc, events, time.monotonic() - point_started)
         finally:
             recorder.close()
-        spend = run_spend(events)
-        point = point.model_copy(update={"cache_hits": spend.cache_hits, "tokens_spent": spend.tokens.total_tokens, "completion_tokens_spent": spend.tokens.completion_tokens})
-        return point
 
     async def run_and_record(i: int) -> None:
         nonlocal done

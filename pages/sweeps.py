@@ -27,7 +27,7 @@ from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, DYNAMIC, MAX_RATING, SearchDefaults
 from graphrag_core.samples import sample_question
-from graphrag_core.spend import spend_line
+from graphrag_core.figures import spend_line
 from graphrag_core.sweep import SweepResult, SweepSpec
 
 ensure_app_navigation()

@@ -140,3 +140,93 @@ def test_record_counts_read_the_figures(kind):
     assert record.status == record.figures.outcome == kind
     assert record.summary().batch_count == record.figures.batches
     assert record.summary().failed_batch_count == record.figures.failed_batches
+
+
+# -- the live state and the figures are one fold ------------------------------------------------
+
+
+def _batch_of(request):
+    return int(request.messages[-1].content.split("[Community ID: ")[1].split(" ")[0])
+
+
+def _recorded(kind):
+    """The events of a recorded run that ended as ``kind``."""
+    from graphrag_core.llm.offline import OfflineChatModel
+
+    if kind == "completed":
+        return run(model=UsageModel(answer))
+    if kind == "cached":
+        cache = MemoryMapCache()
+        run(model=UsageModel(answer), cache=cache)
+        return run(model=UsageModel(answer), cache=cache)
+    if kind == "dynamic":
+        events = []
+        request = GlobalSearchRequest(query=QUERY, seed=1, community_selection="dynamic")
+        asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=events.append))
+        return events
+    if kind == "partial":
+        first = {}
+
+        def one_fails(request):
+            if request.purpose == "map":
+                first.setdefault("batch", _batch_of(request))
+                if _batch_of(request) == first["batch"]:
+                    return RetryableModelError("503 for this batch")
+            return answer(request)
+
+        return run(one_fails)
+    if kind == "failed":
+        return run(lambda r: RetryableModelError("503 from the server") if r.purpose == "reduce" else answer(r))
+    assert kind == "stopped"
+    events = []
+
+    async def stop_after_two_answers():
+        model = UsageModel(answer, latency=0.01)
+        request = GlobalSearchRequest(query=QUERY, seed=1, map_token_budget=400, map_output_reserve=100, map_concurrency=2)
+
+        def on_event(event):
+            events.append(event)
+            if sum(e.kind == "map_batch_succeeded" for e in events) == 2 and event.kind == "map_batch_succeeded":
+                task.cancel()
+
+        task = asyncio.ensure_future(retrieve_global(small_index(), request, model, on_event=on_event))
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(stop_after_two_answers())
+    return events
+
+
+@pytest.mark.parametrize("kind", ["completed", "cached", "dynamic", "partial", "failed", "stopped"])
+def test_the_live_state_and_the_run_figures_agree_at_every_event(kind):
+    from graphrag_core.state import RunState
+
+    events = _recorded(kind)
+    live = RunState()
+    for n, event in enumerate(events, start=1):
+        live.apply(event)
+        figures = run_figures(events[:n])
+        assert (live.model_calls, live.usage) == (figures.model_calls, figures.usage), (kind, n, event.kind)
+        assert live.finished_batches == figures.finished_batches and len(live.batches) == figures.batches
+        assert sum(b.status == "failed" for b in live.batches) == figures.failed_batches
+        assert sum(b.cached for b in live.batches) == figures.cache_hits
+        assert (live.selection.calls, live.selection.usage) == (figures.rating_calls, figures.rating_usage)
+        assert live.error == figures.error and live.summary_count == figures.summaries
+    figures = run_figures(events)
+    expected = {"cached": "completed", "dynamic": "completed", "stopped": "cancelled"}.get(kind, kind)
+    assert figures.outcome == expected
+    assert figures.spend.calls == figures.model_calls and figures.spend.calls_as_if_uncached == figures.calls_if_uncached
+    if kind == "cached":
+        assert figures.cache_hits == figures.batches > 0 and figures.spend.tokens_estimated
+    if kind == "dynamic":
+        assert figures.rating_calls > 0 and figures.model_calls == figures.rating_calls + figures.map_calls + figures.reduce_calls
+    if kind == "partial":
+        assert figures.failed_batches == 1 and figures.retried_batches == 1 and figures.failures[0].error == "503 for this batch"
+    if kind in ("failed", "stopped"):  # the engine's RunFailed carries the same figures, from the same fold
+        failed = events[-1]
+        assert isinstance(failed, RunFailed) and failed.cancelled == (kind == "stopped")
+        before = run_figures(events[:-1])
+        assert (failed.model_calls, failed.usage) == (before.model_calls, before.usage)
+        assert failed.batches_done == before.succeeded_batches and failed.batches_failed == before.failed_batches
+    if kind == "stopped":
+        assert figures.succeeded_batches == 2 and figures.cancelled_batches > 0

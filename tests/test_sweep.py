@@ -266,3 +266,22 @@ def test_points_keep_the_cited_and_behind_sets_apart():
     assert row["cited_community_ids"] == ["a", "zz"] and row["unsupported_citation_count"] == 1
     (parsed,) = csv.DictReader(io.StringIO(result.to_csv()))
     assert parsed["cited_community_ids"] == "a;zz"
+
+
+def test_a_point_that_fails_in_its_reduce_reads_its_figures_from_its_run(tmp_path):
+    """No call counter of its own: a point's calls and tokens are its run's figures."""
+    from graphrag_core.llm.base import ChatResponse, TokenUsage
+
+    def reduce_down(request):
+        if request.purpose == "reduce":
+            return ChatResponse(text="not json", usage=TokenUsage(prompt_tokens=50, completion_tokens=5))
+        return ChatResponse(text='{"answer": "Something relevant.", "usefulness": 70}', usage=TokenUsage(prompt_tokens=10, completion_tokens=2))
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    result = run(SweepSpec(query=QUERY, levels=["leaf"], seeds=[1]), ScriptedChatModel(reduce_down), store=store)
+    (point,) = result.points
+    assert point.status == "failed" and point.reduce_calls == 2  # both reduce attempts
+    figures = store.get(point.run_id).figures
+    assert (point.map_calls, point.reduce_calls, point.model_calls) == (figures.map_calls, figures.reduce_calls, figures.model_calls)
+    assert point.tokens_spent == figures.usage.total_tokens == 12 * point.map_calls + 2 * 55
+    assert result.spend().calls == figures.spend.calls

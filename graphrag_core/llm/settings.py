@@ -42,7 +42,7 @@ from pydantic_settings import BaseSettings, InitSettingsSource, SettingsConfigDi
 from .base import ChatModel
 
 if TYPE_CHECKING:
-    from ..spend import Price
+    from ..figures import Price
 
 Provider = Literal["offline", "openai"]
 PROVIDERS: tuple[Provider, ...] = get_args(Provider)
@@ -104,7 +104,7 @@ class ModelSettings(BaseModel):
     @property
     def price(self) -> "Price | None":
         """The configured price, or None when either half is missing."""
-        from ..spend import Price
+        from ..figures import Price
 
         if self.price_prompt is None or self.price_completion is None:
             return None
