@@ -373,3 +373,25 @@ def test_offline_experiment_aa_is_exactly_50():
     result = run(run_experiment(small_index(), spec, OfflineChatModel(), OfflineChatModel()))
     assert result.heuristic_judge
     assert all(w.win_rate == 50.0 for w in result.win_rates)
+
+
+def test_an_answers_cost_is_read_from_its_runs_figures(tmp_path: Path):
+    """No counting wrapper: an answer costs what its run's figures say, a failed one too."""
+    from graphrag_core.errors import RetryableModelError
+
+    def reduce_down_at_level_0(request: ChatRequest):
+        if request.purpose == "reduce" and "Community IDs: 0]" in request.messages[-1].content:
+            return RetryableModelError("503 reduce")  # level 0's one map answer, from the root
+        return _answers_by_level(request)
+
+    runs = RunStore(tmp_path / "runs.sqlite3")
+    spec = _spec(seeds=[1], questions=[EvalQuestion(id="q1", question="What about topic 1?")])
+    result = run(run_experiment(small_index(), spec, ScriptedChatModel(reduce_down_at_level_0), ScriptedChatModel('{"winner": 0}'), run_store=runs))
+    by_condition = {a.condition: a for a in result.answers}
+    assert by_condition["C0"].status == "failed" and by_condition["C2"].status == "completed"
+    for answer in result.answers:
+        figures = runs.get(answer.run_id).figures
+        assert answer.cost.calls == {"map": figures.map_calls + figures.cache_hits, "reduce": figures.reduce_calls}
+        assert answer.cost.prompt_tokens["map"] == figures.map_prompt_tokens and answer.cost.batches == figures.batches
+    failed = by_condition["C0"].cost
+    assert failed.calls["reduce"] == 2 and failed.prompt_tokens["reduce"] > 0  # both attempts, at the planned reduce prompt

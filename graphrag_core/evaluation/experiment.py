@@ -30,11 +30,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, GraphRAGError, RequestValidationError
 from ..events import Event
-from ..llm.base import ChatModel, ChatRequest, ChatResponse, model_identity
+from ..figures import RunFigures, run_figures
+from ..llm.base import ChatModel, model_identity
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
-from ..tokens import estimate_tokens
 from .claims import DEFAULT_CLAIM_THRESHOLD, claim_metrics, extract_claims, validate_threshold
 from .judge import DEFAULT_CRITERIA, PairJudgment, judge_pair, judge_request_count, validate_criteria, validate_repeats
 from .questions import EvalQuestion
@@ -449,24 +449,6 @@ def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord
 # -- running ----------------------------------------------------------------------------------------
 
 
-class _CountingModel:
-    """Forwards to a model; counts calls and prompt tokens by purpose (usage when the model
-    reports it, else the heuristic estimate). Keeps the model's identity, so caches still match."""
-
-    def __init__(self, model: ChatModel) -> None:
-        self._model = model
-        self.identity = model_identity(model)
-        self.calls: dict[str, int] = {}
-        self.tokens: dict[str, int] = {}
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        self.calls[request.purpose] = self.calls.get(request.purpose, 0) + 1
-        response = await self._model.complete(request)
-        used = response.usage.prompt_tokens if response.usage is not None else estimate_tokens(request.prompt_text)
-        self.tokens[request.purpose] = self.tokens.get(request.purpose, 0) + used
-        return response
-
-
 def index_fingerprint(index: Index) -> str:
     """sha256 over the communities (id, level, parent, summary) and the claims' count."""
     digest = hashlib.sha256()
@@ -514,15 +496,19 @@ class EvalProgress(BaseModel):
 ProgressSink = Callable[[EvalProgress], None]
 
 
-def _cost_of(result: Any, counted: _CountingModel) -> AnswerCost:
-    d = result.diagnostics
-    calls = {p: n for p, n in counted.calls.items() if p not in ("map", "reduce")}
-    tokens = {p: n for p, n in counted.tokens.items() if p not in ("map", "reduce")}
-    calls["map"] = d.map_calls + d.cache_hits
-    calls["reduce"] = d.reduce_calls
-    tokens["map"] = sum(d.batch_token_estimates)
-    tokens["reduce"] = (d.reduce_prompt_tokens or 0) if d.reduce_calls else 0
-    return AnswerCost(summaries=d.summary_count, batches=d.batch_count, calls=calls, prompt_tokens=tokens)
+def _cost_of(figures: RunFigures) -> AnswerCost:
+    """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
+    their reported prompt tokens; every map batch (a cached one too) at its planned prompt
+    estimate; the reduce's attempts at its planned prompt."""
+    calls: dict[str, int] = {}
+    tokens: dict[str, int] = {}
+    if figures.rating_calls:
+        calls["rate"], tokens["rate"] = figures.rating_calls, figures.rating_usage.prompt_tokens
+    calls["map"] = figures.map_calls + figures.cache_hits
+    calls["reduce"] = figures.reduce_calls
+    tokens["map"] = figures.map_prompt_tokens
+    tokens["reduce"] = (figures.reduce_prompt_tokens or 0) if figures.reduce_calls else 0
+    return AnswerCost(summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens)
 
 
 def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: bool = True) -> dict[str, int]:
@@ -691,16 +677,14 @@ async def _answer(
     exp_id: str,
 ) -> AnswerRecord:
     events: list[Event] = []
-    counted = _CountingModel(model)
     run_id = uuid.uuid4().hex
     base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
     try:
-        result = await retrieve_global(index, request, counted, on_event=events.append, cache=cache, run_id=run_id)
-        record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=_cost_of(result, counted))
+        result = await retrieve_global(index, request, model, on_event=events.append, cache=cache, run_id=run_id)
+        record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=_cost_of(run_figures(events)))
     except GraphRAGError as exc:
         message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
-        cost = AnswerCost(calls=dict(counted.calls), prompt_tokens=dict(counted.tokens))
-        record = AnswerRecord(**base, status="failed", error=message or type(exc).__name__, cost=cost)
+        record = AnswerRecord(**base, status="failed", error=message or type(exc).__name__, cost=_cost_of(run_figures(events)))
     if run_store is not None and events:
         from ..store import RunRecord
 
