@@ -334,18 +334,10 @@ class SweepProgress:
 ProgressSink = Callable[[SweepProgress], None]
 
 
-def _spent(figures: RunFigures) -> dict[str, Any]:
-    """A point's spend columns, from its run's figures."""
+def _figure_columns(figures: RunFigures) -> dict[str, Any]:
+    """The columns every point reads from its run's figures, however the run ended."""
     spend = figures.spend
-    return dict(cache_hits=spend.cache_hits, tokens_spent=spend.tokens.total_tokens, completion_tokens_spent=spend.tokens.completion_tokens)
-
-
-def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events: Sequence[Event]) -> SweepPoint:
-    figures = run_figures(events) if events else run_figures([RunFinished(result=result)])
-    return SweepPoint(
-        **base,
-        **_spent(figures),
-        status=result.status,
+    return dict(
         summary_count=figures.summaries or 0,
         batch_count=figures.batches,
         map_calls=figures.map_calls,
@@ -354,6 +346,19 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         rating_tokens=figures.rating_usage.total_tokens,
         prompt_tokens=figures.prompt_tokens,
         failed_batch_count=figures.failed_batches,
+        run_id=figures.run_id,
+        cache_hits=spend.cache_hits,
+        tokens_spent=spend.tokens.total_tokens,
+        completion_tokens_spent=spend.tokens.completion_tokens,
+    )
+
+
+def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events: Sequence[Event]) -> SweepPoint:
+    figures = run_figures(events) if events else run_figures([RunFinished(result=result)])
+    return SweepPoint(
+        **base,
+        **_figure_columns(figures),
+        status=result.status,
         selected_answer_count=figures.selected_answers,
         duration_s=figures.duration_s,
         community_ids=figures.communities_behind,
@@ -361,7 +366,6 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         unsupported_citation_count=figures.unsupported_citations,
         answer=result.answer,
         batch_errors=tuple(f.error for f in figures.failures),
-        run_id=figures.run_id,
     )
 
 
@@ -375,21 +379,12 @@ def _point_from_failure(base: dict[str, Any], exc: GraphRAGError, events: Sequen
         error = str(exc) or type(exc).__name__
     return SweepPoint(
         **base,
-        **_spent(figures),
+        **_figure_columns(figures),
         status="failed",
-        summary_count=figures.summaries or 0,
-        batch_count=figures.batches,
-        map_calls=figures.map_calls,
-        reduce_calls=figures.reduce_calls,
-        rating_calls=figures.rating_calls,
-        rating_tokens=figures.rating_usage.total_tokens,
-        prompt_tokens=figures.prompt_tokens,
-        failed_batch_count=figures.failed_batches,
         duration_s=duration_s,
         error=error,
         error_type=type(exc).__name__,
         batch_errors=batch_errors,
-        run_id=figures.run_id,
     )
 
 
