@@ -99,6 +99,8 @@ class CommunityRated(_Event):
     calls: int = 0
     cache_hits: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
+    cached_prompt_tokens: int = 0
+    """The planned prompt estimate of the repeats the cache answered: what they would have cost without it."""
 
     @property
     def fate(self) -> Literal["kept", "pruned", "failed"]:

@@ -15,9 +15,9 @@ Invariants:
   attempt) are counted from the events; figures only the result carries (the reduce's usage)
   come from ``RunFinished``, and for a run cut short in its reduce ``reduce_calls`` counts the
   reduce attempts started;
-- a cached map batch costs no tokens; as if uncached it costs its planned prompt tokens plus
-  the mean completion tokens of this run's answered map calls (an estimate, which
-  ``RunSpend.tokens_estimated`` says);
+- a cached map batch (or rating) costs no tokens; as if uncached it costs its planned prompt
+  tokens plus the mean completion tokens of this run's answered map (or rating) calls (an
+  estimate, which ``RunSpend.tokens_estimated`` says);
 - a later event kind folds into ``RunState`` and adds its fields here, so every reader picks it up.
 """
 
@@ -128,9 +128,11 @@ class RunFigures(BaseModel):
     cached_prompt_tokens: int = 0
     """The planned prompt estimate of the batches answered from the cache: what they would have
     cost without it."""
+    rating_cached_prompt_tokens: int = 0
+    """The planned prompt estimate of the ratings answered from the cache."""
     cached_completion_tokens: int = 0
-    """An estimate of the completion tokens the cached batches would have cost: the mean of this
-    run's answered map calls, once per cached batch."""
+    """An estimate of the completion tokens the cache hits would have cost: the mean of this run's
+    answered map calls once per cached batch, and of its rating calls once per cached rating."""
     candidates: tuple[ReduceCandidate, ...] = ()
     reduce_prompt_tokens: int | None = None
     communities_behind: tuple[str, ...] = ()
@@ -174,13 +176,16 @@ class RunFigures(BaseModel):
 
     @property
     def prompt_tokens_if_uncached(self) -> int:
-        """Reported prompt tokens plus the planned estimate of the batches the cache answered."""
+        """Reported prompt tokens plus the planned estimate of the batches and ratings the cache answered."""
         return self.tokens_if_uncached.prompt_tokens
 
     @property
     def tokens_if_uncached(self) -> TokenUsage:
         """Reported usage plus the estimate of the batches the cache answered (see the invariants)."""
-        return self.usage + TokenUsage(prompt_tokens=self.cached_prompt_tokens, completion_tokens=self.cached_completion_tokens)
+        saved = TokenUsage(
+            prompt_tokens=self.cached_prompt_tokens + self.rating_cached_prompt_tokens, completion_tokens=self.cached_completion_tokens
+        )
+        return self.usage + saved
 
     @property
     def spend(self) -> "RunSpend":
@@ -190,7 +195,7 @@ class RunFigures(BaseModel):
             cache_hits=self.cache_hits + self.rating_cache_hits,
             tokens=self.usage,
             tokens_as_if_uncached=self.tokens_if_uncached,
-            tokens_estimated=bool(self.cache_hits),
+            tokens_estimated=bool(self.cache_hits or self.rating_cache_hits),
         )
 
     def _fate_count(self, fate: str) -> int:
@@ -244,6 +249,7 @@ def figures_of(state: RunState) -> RunFigures:
     mean_completion = round(sum(completions) / len(completions)) if completions else 0
     selection = state.selection
     rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
+    mean_rating_completion = round(rating[2].completion_tokens / rating[0]) if rating[0] else 0
     outcome: RunOutcome = "running"
     if result is not None:
         outcome = result.status
@@ -273,7 +279,8 @@ def figures_of(state: RunState) -> RunFigures:
         rating_usage=rating[2],
         usage=state.usage,
         cached_prompt_tokens=sum(b.token_estimate for b in cached),
-        cached_completion_tokens=mean_completion * len(cached),
+        rating_cached_prompt_tokens=selection.cached_prompt_tokens,
+        cached_completion_tokens=mean_completion * len(cached) + mean_rating_completion * rating[1],
         candidates=tuple(state.candidates),
         reduce_prompt_tokens=d.reduce_prompt_tokens if d is not None else state.reduce_prompt_tokens,
         communities_behind=tuple(result.community_ids) if result is not None else (),

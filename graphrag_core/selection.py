@@ -349,6 +349,7 @@ async def select_dynamic(
                     calls=rated.calls,
                     cache_hits=rated.cache_hits,
                     usage=rated.usage,
+                    cached_prompt_tokens=tokenizer.count(requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0,
                 )
             )
 

@@ -105,6 +105,8 @@ class SelectionState:
     calls: int = 0
     cache_hits: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
+    cached_prompt_tokens: int = 0
+    """The planned prompt estimate of the ratings the cache answered."""
     rating_threshold: int | None = None
     community_count: int | None = None
     hierarchy: tuple[HierarchyNode, ...] = ()
@@ -128,6 +130,7 @@ class SelectionState:
                 self.calls += event.calls
                 self.cache_hits += event.cache_hits
                 self.usage = self.usage + event.usage
+                self.cached_prompt_tokens += event.cached_prompt_tokens
             case SelectionFinished():
                 self.finished, self.kept_ids = True, event.kept_ids
                 self.fates.update(event.fates)

@@ -514,3 +514,19 @@ def test_a_rating_call_that_fails_twice_is_failed_after_the_policy_backoff():
     record = result.diagnostics.community_ratings[0]
     assert record.failed and record.calls == 2 and "503 busy" in record.errors[0]
     assert delays == [0.5]  # the run's retry policy, not a fixed one
+
+
+def test_a_cached_dynamic_rerun_spends_as_if_uncached_what_the_first_run_spent_on_ratings():
+    from graphrag_core.figures import run_figures
+
+    cache = MemoryMapCache()
+    _, first_events = run(dynamic(), OfflineChatModel(), cache=cache)
+    _, again_events = run(dynamic(), OfflineChatModel(), cache=cache)
+    first, again = run_figures(first_events), run_figures(again_events)
+    assert again.rating_calls == 0 and again.rating_cache_hits == first.rating_calls > 0
+    spend = again.spend
+    assert spend.cache_hits == again.cache_hits + again.rating_cache_hits and spend.tokens_estimated
+    assert spend.calls_as_if_uncached == first.spend.calls  # the same seed: every call of the first run
+    assert again.rating_cached_prompt_tokens == first.rating_usage.prompt_tokens  # the offline model counts as the estimate
+    # the map batches' planned estimates stand for their reported prompt tokens
+    assert spend.tokens_as_if_uncached.prompt_tokens == pytest.approx(first.usage.prompt_tokens, rel=0.01)
