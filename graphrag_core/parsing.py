@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -70,6 +69,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+def number_between(value: Any, low: float, high: float) -> bool:
+    """True when ``value`` is a JSON number (``true`` is not) with ``low <= value <= high``.
+
+    NaN and the infinities fail the comparison, and an integer too large for a float (JSON
+    allows ``1e400`` written out in digits) is compared exactly instead of overflowing."""
+    return _is_number(value) and low <= value <= high
+
+
 def parse_map_output(raw: str) -> MapOutput:
     """Validate a map answer: a JSON object with a string ``answer`` and a finite 0-100 ``usefulness``.
 
@@ -85,9 +92,7 @@ def parse_map_output(raw: str) -> MapOutput:
     answer, usefulness = value["answer"], value["usefulness"]
     if (
         not isinstance(answer, str)
-        or not _is_number(usefulness)
-        or not math.isfinite(usefulness)
-        or not 0 <= usefulness <= 100
+        or not number_between(usefulness, 0, 100)
         or (not answer.strip() and usefulness != 0)
     ):
         raise _invalid(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
@@ -134,10 +139,8 @@ def parse_rating_output(raw: str) -> RatingOutput:
         raise RatingOutputError(RATING_SHAPE_ERROR)
     rating, reason = value.get("rating"), value.get("reason")
     if (
-        not _is_number(rating)
-        or not math.isfinite(rating)
+        not number_between(rating, 0, 5)
         or int(rating) != rating
-        or not 0 <= rating <= 5
         or (reason is not None and not isinstance(reason, str))
     ):
         raise RatingOutputError(RATING_SHAPE_ERROR)

@@ -100,7 +100,7 @@ def test_winner_parsing(text, winner):
 
 @pytest.mark.parametrize(
     "text",
-    ['{"winner": true}', '{"winner": 3}', '{"winner": 1.5}', '{"winner": "1"}', '{"reason": "x"}', "[1]", '{"winner": null}', '{"winner": 1, "reason": 5}'],
+    ['{"winner": true}', '{"winner": 3}', '{"winner": 1.5}', '{"winner": "1"}', '{"reason": "x"}', "[1]", '{"winner": null}', '{"winner": 1, "reason": 5}', pytest.param('{"winner": 1' + "0" * 400 + "}", id="integer-too-large-for-a-float")],
 )
 def test_other_json_shapes_are_refused_with_the_spec_message(text):
     with pytest.raises(JudgeOutputError, match=r"^Judge output must contain a winner of 1, 2 or 0\.$"):

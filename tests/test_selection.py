@@ -160,7 +160,7 @@ def test_valid_ratings(text, rating, reason):
 
 @pytest.mark.parametrize(
     "text",
-    ['{"rating": true}', '{"rating": 3.5}', '{"rating": 6}', '{"rating": -1}', '{"rating": "3"}', '{"reason": "x"}', "[3]", "3", '{"rating": 2, "reason": 5}'],
+    ['{"rating": true}', '{"rating": 3.5}', '{"rating": 6}', '{"rating": -1}', '{"rating": "3"}', '{"reason": "x"}', "[3]", "3", '{"rating": 2, "reason": 5}', pytest.param('{"rating": 1' + "0" * 400 + "}", id="integer-too-large-for-a-float")],
 )
 def test_ratings_of_any_other_shape_are_rejected(text):
     with pytest.raises(RatingOutputError) as caught:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -26,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import EvaluationError, JudgeOutputError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
 from ..map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
-from ..parsing import parse_json_output
+from ..parsing import number_between, parse_json_output
 from ..prompts import render_judge_messages
 
 CRITERIA: dict[str, str] = {
@@ -94,9 +93,7 @@ def parse_judge_output(raw: str) -> JudgeVerdict:
     if not isinstance(value, dict) or "winner" not in value:
         raise shape_error
     winner, reason = value["winner"], value.get("reason")
-    if isinstance(winner, bool) or not isinstance(winner, int | float) or not math.isfinite(winner):
-        raise shape_error
-    if winner not in (0, 1, 2):
+    if not number_between(winner, 0, 2) or winner not in (0, 1, 2):
         raise shape_error
     if reason is not None and not isinstance(reason, str):
         raise shape_error
