@@ -140,13 +140,27 @@ def test_holm_matches_the_textbook_example():
 def test_wilcoxon_against_50():
     from scipy.stats import wilcoxon
 
-    tied = [100, 100, 75, 100, 50, 100, 0, 100]
-    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied], method="approx").pvalue)
+    tied = [100, 100, 75, 100, 50, 100, 0, 100]  # ties and a zero: scipy's default is its exact permutation test
+    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied]).pvalue)
+    many_tied = [100] * 10 + [0] * 3 + [75] * 4 + [50]  # more than 13: the normal approximation, as scipy's default
+    assert wilcoxon_p(many_tied) == pytest.approx(wilcoxon([s - 50 for s in many_tied], method="approx").pvalue)
     distinct = [100, 90, 75, 60, 45, 20]
     assert wilcoxon_p(distinct) == pytest.approx(wilcoxon([s - 50 for s in distinct], method="exact").pvalue)
     assert wilcoxon_p([100] * 10) < 0.01
     assert wilcoxon_p([50, 50]) == 1.0
     assert wilcoxon_p([]) is None
+
+
+def test_small_tied_samples_get_the_exact_p_value():
+    # n questions all won: only 2 of the 2**n sign assignments are as extreme, so p = 2 / 2**n
+    # (the normal approximation said 0.046 for four questions: "significant" where no four-question
+    # experiment can be)
+    assert wilcoxon_p([100] * 4) == 0.125
+    assert wilcoxon_p([100] * 6) == 0.03125
+    assert wilcoxon_p([100, 100, 100, 50, 50, 50]) == 0.25  # the three ties at 50 are dropped
+    assert wilcoxon_p([100, 0]) == 1.0
+    # tied ranks: |d| = 50, 50, 25 have midranks 2.5, 2.5, 1; T+ = 5 of 6
+    assert wilcoxon_p([100, 100, 25]) == pytest.approx(2 * 2 / 8)
 
 
 # -- experiments ------------------------------------------------------------------------------------
