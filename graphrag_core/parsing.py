@@ -22,11 +22,12 @@ class MapOutput(BaseModel):
     usefulness: float
 
 
-def parse_json_output(raw: str) -> Any:
+def parse_json_output(raw: str, *, error: type[ModelOutputError] = ModelOutputError) -> Any:
     """The JSON value in a model's text.
 
     Tried in order: the inside of a ```json fence; the whole text; the slice from the first
-    ``{`` or ``[`` to the last ``}`` or ``]``. Raises :class:`ModelOutputError` when none parses.
+    ``{`` or ``[`` to the last ``}`` or ``]``. Raises ``error`` (a :class:`ModelOutputError`
+    class: each kind of call has its own) with the spec's not-valid-JSON message when none parses.
     """
     text = raw if isinstance(raw, str) else str(raw)
     candidates: list[str] = []
@@ -43,7 +44,7 @@ def parse_json_output(raw: str) -> Any:
             return json.loads(candidate)
         except ValueError:
             continue
-    raise ModelOutputError(f"LLM output is not valid JSON: {text[:200]}...")
+    raise error(f"LLM output is not valid JSON: {text[:200]}...")
 
 
 REPLY_EXCERPT = 200

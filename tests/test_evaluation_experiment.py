@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_core.errors import ClaimsOutputError, EvaluationError
+from graphrag_core.errors import ClaimsOutputError, EvaluationError, QuestionsOutputError
 from graphrag_core.evaluation import (
     CRITERIA,
     Condition,
@@ -27,7 +27,7 @@ from graphrag_core.evaluation import (
     wilcoxon_p,
 )
 from graphrag_core.evaluation.claims import extract_claims, parse_claims_output
-from graphrag_core.evaluation.questions import EvalQuestion
+from graphrag_core.evaluation.questions import EvalQuestion, parse_string_list
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
@@ -315,6 +315,8 @@ def test_claims_parsing_and_extraction():
     assert parse_claims_output('{"claims": [" a ", "", "b"]}') == ["a", "b"]
     with pytest.raises(ClaimsOutputError):
         parse_claims_output('{"claims": "a"}')
+    with pytest.raises(ClaimsOutputError, match=r"^LLM output is not valid JSON: no claims here\.\.\.$"):
+        parse_claims_output("no claims here")
     model = ScriptedChatModel('{"claims": ["x"]}')
     claims, _ = run(extract_claims("Some answer.", model))
     assert claims == ["x"] and model.requests[0].purpose == "claims"
@@ -327,6 +329,12 @@ def test_experiment_with_claims_reports_per_condition_metrics():
 
 
 # -- question generation ----------------------------------------------------------------------------
+
+
+def test_question_generation_replies_that_are_not_json_get_the_global_search_message():
+    with pytest.raises(QuestionsOutputError, match=r"^LLM output is not valid JSON: Here are five personas\.\.\.$"):
+        parse_string_list("Here are five personas", "personas")
+    assert parse_string_list('{"personas": [" a ", "a", "b"]}', "personas") == ["a", "b"]
 
 
 def test_generate_questions_keeps_persona_and_task_as_tags():

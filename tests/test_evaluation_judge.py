@@ -110,6 +110,9 @@ def test_other_json_shapes_are_refused_with_the_spec_message(text):
 def test_text_that_is_not_json_gets_the_global_search_message():
     with pytest.raises(ModelOutputError, match=r"^LLM output is not valid JSON: "):
         parse_judge_output("I prefer the first one")
+    with pytest.raises(JudgeOutputError) as caught:  # the judge's own error type, like a rating's
+        parse_judge_output("I prefer the first one")
+    assert str(caught.value) == "LLM output is not valid JSON: I prefer the first one..."
 
 
 def test_each_call_gets_two_attempts_then_is_recorded_and_left_out():

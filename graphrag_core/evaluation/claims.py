@@ -117,7 +117,7 @@ def claim_metrics(claims: Sequence[str], *, threshold: float = DEFAULT_CLAIM_THR
 
 def parse_claims_output(raw: str) -> list[str]:
     """The ``claims`` list of a claims reply; other shapes raise :class:`ClaimsOutputError`."""
-    value = parse_json_output(raw)
+    value = parse_json_output(raw, error=ClaimsOutputError)
     claims = value.get("claims") if isinstance(value, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
         raise ClaimsOutputError("Claims output must contain a list of strings claims.")

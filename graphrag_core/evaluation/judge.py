@@ -85,10 +85,10 @@ def parse_judge_output(raw: str) -> JudgeVerdict:
     """Read a judge's reply: a JSON object whose ``winner`` is 1, 2 or 0 (a number with no
     fractional part; ``true`` is not a number) and an optional string ``reason``.
 
-    Text that is not JSON raises ``ModelOutputError`` (``LLM output is not valid JSON: ...``);
-    JSON of any other shape raises :class:`JudgeOutputError`.
+    Text that is not JSON raises :class:`JudgeOutputError` with the global search message
+    (``LLM output is not valid JSON: ...``); JSON of any other shape raises it with the judge's.
     """
-    value = parse_json_output(raw)
+    value = parse_json_output(raw, error=JudgeOutputError)
     shape_error = JudgeOutputError("Judge output must contain a winner of 1, 2 or 0.")
     if not isinstance(value, dict) or "winner" not in value:
         raise shape_error

@@ -178,7 +178,7 @@ def _positive(name: str, value: Any) -> int:
 
 def parse_string_list(raw: str, key: str) -> list[str]:
     """The non-blank strings of ``key`` in a JSON object reply (stripped, duplicates dropped)."""
-    value = parse_json_output(raw)
+    value = parse_json_output(raw, error=QuestionsOutputError)
     items = value.get(key) if isinstance(value, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
         raise QuestionsOutputError(f"Question generation output must contain a list of strings {key}.")
