@@ -58,7 +58,7 @@ def quote_reply(raw: str) -> str:
     return f"The reply began: {excerpt!r}"
 
 
-def _invalid(error: type[ModelOutputError], message: str, raw: str) -> ModelOutputError:
+def invalid_output(error: type[ModelOutputError], message: str, raw: str) -> ModelOutputError:
     """An error whose message is the spec's exact text and which keeps the reply's start
     (``reply_start``) for the engine's description of the failure."""
     exc = error(message)
@@ -89,14 +89,14 @@ def parse_map_output(raw: str) -> MapOutput:
     except ModelOutputError as exc:
         raise MapOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value or "usefulness" not in value:
-        raise _invalid(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
+        raise invalid_output(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
     answer, usefulness = value["answer"], value["usefulness"]
     if (
         not isinstance(answer, str)
         or not number_between(usefulness, 0, 100)
         or (not answer.strip() and usefulness != 0)
     ):
-        raise _invalid(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
+        raise invalid_output(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
     return MapOutput(answer=answer.strip(), usefulness=usefulness)
 
 
@@ -107,10 +107,10 @@ def parse_reduce_output(raw: str) -> str:
     except ModelOutputError as exc:
         raise ReduceOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value:
-        raise _invalid(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
+        raise invalid_output(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
     answer = value["answer"]
     if not isinstance(answer, str) or not answer.strip():
-        raise _invalid(ReduceOutputError, "Global Reduce output contains an invalid answer.", raw)
+        raise invalid_output(ReduceOutputError, "Global Reduce output contains an invalid answer.", raw)
     return answer.strip()
 
 
@@ -137,14 +137,14 @@ def parse_rating_output(raw: str) -> RatingOutput:
     except ModelOutputError as exc:
         raise RatingOutputError(str(exc)) from None
     if not isinstance(value, dict):
-        raise RatingOutputError(RATING_SHAPE_ERROR)
+        raise invalid_output(RatingOutputError, RATING_SHAPE_ERROR, raw)
     rating, reason = value.get("rating"), value.get("reason")
     if (
         not number_between(rating, 0, 5)
         or int(rating) != rating
         or (reason is not None and not isinstance(reason, str))
     ):
-        raise RatingOutputError(RATING_SHAPE_ERROR)
+        raise invalid_output(RatingOutputError, RATING_SHAPE_ERROR, raw)
     return RatingOutput(rating=int(rating), reason=reason.strip() if isinstance(reason, str) else None)
 
 

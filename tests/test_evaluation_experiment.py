@@ -313,8 +313,9 @@ def test_threshold_range():
 
 def test_claims_parsing_and_extraction():
     assert parse_claims_output('{"claims": [" a ", "", "b"]}') == ["a", "b"]
-    with pytest.raises(ClaimsOutputError):
+    with pytest.raises(ClaimsOutputError, match=r"^Claims output must contain a list of strings claims\.$") as caught:
         parse_claims_output('{"claims": "a"}')
+    assert caught.value.reply_start == "The reply began: '{\"claims\": \"a\"}'"
     with pytest.raises(ClaimsOutputError, match=r"^LLM output is not valid JSON: no claims here\.\.\.$"):
         parse_claims_output("no claims here")
     model = ScriptedChatModel('{"claims": ["x"]}')

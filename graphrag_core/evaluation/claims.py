@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
 from ..map import DEFAULT_MAX_ATTEMPTS, call_with_retry
-from ..parsing import parse_json_output
+from ..parsing import invalid_output, parse_json_output
 from ..prompts import render_claims_messages
 
 DEFAULT_CLAIM_THRESHOLD = 0.5
@@ -120,7 +120,7 @@ def parse_claims_output(raw: str) -> list[str]:
     value = parse_json_output(raw, error=ClaimsOutputError)
     claims = value.get("claims") if isinstance(value, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
-        raise ClaimsOutputError("Claims output must contain a list of strings claims.")
+        raise invalid_output(ClaimsOutputError, "Claims output must contain a list of strings claims.", raw)
     return [c.strip() for c in claims if c.strip()]
 
 

@@ -24,8 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, JudgeOutputError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
-from ..map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
-from ..parsing import number_between, parse_json_output
+from ..map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry
+from ..parsing import invalid_output, number_between, parse_json_output
 from ..prompts import render_judge_messages
 
 CRITERIA: dict[str, str] = {
@@ -89,7 +89,7 @@ def parse_judge_output(raw: str) -> JudgeVerdict:
     (``LLM output is not valid JSON: ...``); JSON of any other shape raises it with the judge's.
     """
     value = parse_json_output(raw, error=JudgeOutputError)
-    shape_error = JudgeOutputError("Judge output must contain a winner of 1, 2 or 0.")
+    shape_error = invalid_output(JudgeOutputError, "Judge output must contain a winner of 1, 2 or 0.", raw)
     if not isinstance(value, dict) or "winner" not in value:
         raise shape_error
     winner, reason = value["winner"], value.get("reason")
@@ -262,7 +262,7 @@ async def judge_pair(
                 raw=raw,
                 usage=usage,
                 attempts=attempt.count,
-                error=describe_error(exc),
+                error=str(exc) or type(exc).__name__,  # the reply itself is kept in ``raw``
                 error_type=type(exc).__name__,
             )
             return

@@ -20,7 +20,7 @@ from ..errors import EvaluationError, QuestionsOutputError
 from ..llm.base import ChatModel, ChatRequest
 from ..map import DEFAULT_MAX_ATTEMPTS, call_with_retry
 from ..models import Index
-from ..parsing import parse_json_output
+from ..parsing import invalid_output, parse_json_output
 from ..prompts import render_question_messages
 from ..tokens import estimate_tokens
 
@@ -181,7 +181,7 @@ def parse_string_list(raw: str, key: str) -> list[str]:
     value = parse_json_output(raw, error=QuestionsOutputError)
     items = value.get(key) if isinstance(value, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise QuestionsOutputError(f"Question generation output must contain a list of strings {key}.")
+        raise invalid_output(QuestionsOutputError, f"Question generation output must contain a list of strings {key}.", raw)
     return list(dict.fromkeys(i.strip() for i in items if i.strip()))
 
 
