@@ -45,7 +45,21 @@ from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
 
+_LAZY = {"load_index": "index", "save_index": "index"}
+"""Public names whose module is imported on first use (reading parquet pulls in pyarrow)."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "load_index",
+    "save_index",
     "RunFigures",
     "run_figures",
     "ContextLengthError",
