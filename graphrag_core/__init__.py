@@ -45,8 +45,17 @@ from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
 
-_LAZY = {"load_index": "index", "save_index": "index"}
-"""Public names whose module is imported on first use (reading parquet pulls in pyarrow)."""
+_LAZY = {
+    "load_index": "index",
+    "save_index": "index",
+    "OpenAIChatModel": "llm.openai_model",
+    "OfflineChatModel": "llm.offline",
+    "ModelSettings": "llm.settings",
+    "build_chat_model": "llm.settings",
+    "SqliteMapCache": "cache",
+}
+"""Public names (issues 3 and 5) whose module is imported on first use: pyarrow, the openai SDK
+and the offline model's tables cost time that a run with a scripted model does not need."""
 
 
 def __getattr__(name: str) -> object:
@@ -60,6 +69,11 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "load_index",
     "save_index",
+    "OpenAIChatModel",
+    "OfflineChatModel",
+    "ModelSettings",
+    "build_chat_model",
+    "SqliteMapCache",
     "RunFigures",
     "run_figures",
     "ContextLengthError",

@@ -418,10 +418,3 @@ def test_schema_describes_every_file() -> None:
     }
     assert set(schema["$defs"]) >= {"Community", "Claim", "SourceChunk", "Document", "Entity", "Relationship", "Manifest"}
 
-
-def test_load_and_save_are_public_names_of_the_package() -> None:
-    import graphrag_core
-    from graphrag_core import load_index as top_load, save_index as top_save
-
-    assert (top_load, top_save) == (load_index, save_index)
-    assert {"load_index", "save_index"} <= set(graphrag_core.__all__)
