@@ -299,6 +299,9 @@ def test_rouge_l_and_single_linkage():
 
 
 def test_chinese_is_compared_by_characters():
+    from graphrag_core.evaluation.claims import rouge_units
+
+    assert rouge_units("Tea 茶叶, 𠀀𠀁!") == ["tea", "茶", "叶", "𠀀", "𠀁"]  # extension B characters too
     assert rouge_l_f1("绿茶不发酵", "绿茶不经发酵") == pytest.approx(2 * (5 / 5) * (5 / 6) / (5 / 5 + 5 / 6))
     assert rouge_l_f1("红茶全发酵", "绿茶不发酵") == pytest.approx(0.6)  # 茶, 发, 酵
     metrics = claim_metrics(["绿茶不发酵", "绿茶不经发酵", "红茶全发酵", "绿茶不发酵 "], threshold=0.7)

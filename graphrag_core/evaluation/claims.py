@@ -22,7 +22,8 @@ DEFAULT_CLAIM_THRESHOLD = 0.5
 CLAIM_THRESHOLD_RANGE = (0.5, 0.8)
 CLAIMS_OUTPUT_RESERVE = 1024
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
+"""Han ideographs: the unified blocks, extension A, the compatibility blocks and extensions B to H."""
 _UNIT_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}_]+")
 
 
