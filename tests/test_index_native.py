@@ -417,4 +417,3 @@ def test_schema_describes_every_file() -> None:
         "relationships.jsonl",
     }
     assert set(schema["$defs"]) >= {"Community", "Claim", "SourceChunk", "Document", "Entity", "Relationship", "Manifest"}
-
