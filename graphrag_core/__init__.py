@@ -45,7 +45,35 @@ from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
 
+_LAZY = {
+    "load_index": "index",
+    "save_index": "index",
+    "OpenAIChatModel": "llm.openai_model",
+    "OfflineChatModel": "llm.offline",
+    "ModelSettings": "llm.settings",
+    "build_chat_model": "llm.settings",
+    "SqliteMapCache": "cache",
+}
+"""Public names (issues 3 and 5) whose module is imported on first use: pyarrow, the openai SDK
+and the offline model's tables cost time that a run with a scripted model does not need."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "load_index",
+    "save_index",
+    "OpenAIChatModel",
+    "OfflineChatModel",
+    "ModelSettings",
+    "build_chat_model",
+    "SqliteMapCache",
     "RunFigures",
     "run_figures",
     "ContextLengthError",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -23,11 +22,12 @@ class MapOutput(BaseModel):
     usefulness: float
 
 
-def parse_json_output(raw: str) -> Any:
+def parse_json_output(raw: str, *, error: type[ModelOutputError] = ModelOutputError) -> Any:
     """The JSON value in a model's text.
 
     Tried in order: the inside of a ```json fence; the whole text; the slice from the first
-    ``{`` or ``[`` to the last ``}`` or ``]``. Raises :class:`ModelOutputError` when none parses.
+    ``{`` or ``[`` to the last ``}`` or ``]``. Raises ``error`` (a :class:`ModelOutputError`
+    class: each kind of call has its own) with the spec's not-valid-JSON message when none parses.
     """
     text = raw if isinstance(raw, str) else str(raw)
     candidates: list[str] = []
@@ -44,7 +44,7 @@ def parse_json_output(raw: str) -> Any:
             return json.loads(candidate)
         except ValueError:
             continue
-    raise ModelOutputError(f"LLM output is not valid JSON: {text[:200]}...")
+    raise error(f"LLM output is not valid JSON: {text[:200]}...")
 
 
 REPLY_EXCERPT = 200
@@ -58,7 +58,7 @@ def quote_reply(raw: str) -> str:
     return f"The reply began: {excerpt!r}"
 
 
-def _invalid(error: type[ModelOutputError], message: str, raw: str) -> ModelOutputError:
+def invalid_output(error: type[ModelOutputError], message: str, raw: str) -> ModelOutputError:
     """An error whose message is the spec's exact text and which keeps the reply's start
     (``reply_start``) for the engine's description of the failure."""
     exc = error(message)
@@ -68,6 +68,14 @@ def _invalid(error: type[ModelOutputError], message: str, raw: str) -> ModelOutp
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def number_between(value: Any, low: float, high: float) -> bool:
+    """True when ``value`` is a JSON number (``true`` is not) with ``low <= value <= high``.
+
+    NaN and the infinities fail the comparison, and an integer too large for a float (JSON
+    allows ``1e400`` written out in digits) is compared exactly instead of overflowing."""
+    return _is_number(value) and low <= value <= high
 
 
 def parse_map_output(raw: str) -> MapOutput:
@@ -81,16 +89,14 @@ def parse_map_output(raw: str) -> MapOutput:
     except ModelOutputError as exc:
         raise MapOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value or "usefulness" not in value:
-        raise _invalid(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
+        raise invalid_output(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
     answer, usefulness = value["answer"], value["usefulness"]
     if (
         not isinstance(answer, str)
-        or not _is_number(usefulness)
-        or not math.isfinite(usefulness)
-        or not 0 <= usefulness <= 100
+        or not number_between(usefulness, 0, 100)
         or (not answer.strip() and usefulness != 0)
     ):
-        raise _invalid(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
+        raise invalid_output(MapOutputError, "Global Map output contains an invalid answer or usefulness score.", raw)
     return MapOutput(answer=answer.strip(), usefulness=usefulness)
 
 
@@ -101,10 +107,10 @@ def parse_reduce_output(raw: str) -> str:
     except ModelOutputError as exc:
         raise ReduceOutputError(str(exc)) from None
     if not isinstance(value, dict) or "answer" not in value:
-        raise _invalid(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
+        raise invalid_output(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
     answer = value["answer"]
     if not isinstance(answer, str) or not answer.strip():
-        raise _invalid(ReduceOutputError, "Global Reduce output contains an invalid answer.", raw)
+        raise invalid_output(ReduceOutputError, "Global Reduce output contains an invalid answer.", raw)
     return answer.strip()
 
 
@@ -131,16 +137,14 @@ def parse_rating_output(raw: str) -> RatingOutput:
     except ModelOutputError as exc:
         raise RatingOutputError(str(exc)) from None
     if not isinstance(value, dict):
-        raise RatingOutputError(RATING_SHAPE_ERROR)
+        raise invalid_output(RatingOutputError, RATING_SHAPE_ERROR, raw)
     rating, reason = value.get("rating"), value.get("reason")
     if (
-        not _is_number(rating)
-        or not math.isfinite(rating)
+        not number_between(rating, 0, 5)
         or int(rating) != rating
-        or not 0 <= rating <= 5
         or (reason is not None and not isinstance(reason, str))
     ):
-        raise RatingOutputError(RATING_SHAPE_ERROR)
+        raise invalid_output(RatingOutputError, RATING_SHAPE_ERROR, raw)
     return RatingOutput(rating=int(rating), reason=reason.strip() if isinstance(reason, str) else None)
 
 

@@ -40,3 +40,17 @@ def test_shared_pages_do_not_show_tracebacks_or_server_paths() -> None:
 
     config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] in ("type", "none")  # details go to the log
+
+
+def test_every_public_name_of_the_package_resolves() -> None:
+    """``__all__`` of ``graphrag_core`` holds the issues' public names; some are imported on first
+    use (index loading, model adapters, the cache), and those must resolve too."""
+    import graphrag_core
+    from graphrag_core.index import load_index, save_index
+
+    from graphrag_core import load_index as top_load, save_index as top_save  # issue 3
+
+    assert (top_load, top_save) == (load_index, save_index)
+    assert {"load_index", "save_index", "OpenAIChatModel", "OfflineChatModel", "SqliteMapCache", "ModelSettings", "build_chat_model"} <= set(graphrag_core.__all__)
+    for name in graphrag_core.__all__:
+        assert getattr(graphrag_core, name) is not None, name

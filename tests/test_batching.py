@@ -165,3 +165,18 @@ def test_non_additive_tokenizer_path_matches_heuristic_results():
     fast = build_summary_batches(texts, SKELETON, 120, rng=random.Random(9))
     slow = build_summary_batches(texts, SKELETON, 120, rng=random.Random(9), tokenizer=Plain())
     assert fast == slow
+
+
+def test_a_part_that_fits_no_batch_names_its_community():
+    """Parts are sized with the placeholder header ``summary part 9999999``; a tokenizer for
+    which the real header costs more than the placeholder leaves a part that fits no batch."""
+
+    class RealHeadersCostMore:
+        name = "real-headers-cost-more"
+
+        def count(self, text):
+            return estimate_tokens(text) + (1000 if "summary part 1]" in text else 0)
+
+    with pytest.raises(BudgetError) as caught:
+        build_summary_batches([("c7", "short text")], SKELETON, 200, rng=random.Random(0), tokenizer=RealHeadersCostMore())
+    assert str(caught.value) == "Map token budget cannot fit a summary part for c7."

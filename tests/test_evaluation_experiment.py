@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_core.errors import ClaimsOutputError, EvaluationError
+from graphrag_core.errors import ClaimsOutputError, EvaluationError, QuestionsOutputError
 from graphrag_core.evaluation import (
     CRITERIA,
     Condition,
@@ -27,7 +27,7 @@ from graphrag_core.evaluation import (
     wilcoxon_p,
 )
 from graphrag_core.evaluation.claims import extract_claims, parse_claims_output
-from graphrag_core.evaluation.questions import EvalQuestion
+from graphrag_core.evaluation.questions import EvalQuestion, parse_string_list
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
@@ -140,13 +140,27 @@ def test_holm_matches_the_textbook_example():
 def test_wilcoxon_against_50():
     from scipy.stats import wilcoxon
 
-    tied = [100, 100, 75, 100, 50, 100, 0, 100]
-    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied], method="approx").pvalue)
+    tied = [100, 100, 75, 100, 50, 100, 0, 100]  # ties and a zero: scipy's default is its exact permutation test
+    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied]).pvalue)
+    many_tied = [100] * 10 + [0] * 3 + [75] * 4 + [50]  # more than 13: the normal approximation, as scipy's default
+    assert wilcoxon_p(many_tied) == pytest.approx(wilcoxon([s - 50 for s in many_tied], method="approx").pvalue)
     distinct = [100, 90, 75, 60, 45, 20]
     assert wilcoxon_p(distinct) == pytest.approx(wilcoxon([s - 50 for s in distinct], method="exact").pvalue)
     assert wilcoxon_p([100] * 10) < 0.01
     assert wilcoxon_p([50, 50]) == 1.0
     assert wilcoxon_p([]) is None
+
+
+def test_small_tied_samples_get_the_exact_p_value():
+    # n questions all won: only 2 of the 2**n sign assignments are as extreme, so p = 2 / 2**n
+    # (the normal approximation said 0.046 for four questions: "significant" where no four-question
+    # experiment can be)
+    assert wilcoxon_p([100] * 4) == 0.125
+    assert wilcoxon_p([100] * 6) == 0.03125
+    assert wilcoxon_p([100, 100, 100, 50, 50, 50]) == 0.25  # the three ties at 50 are dropped
+    assert wilcoxon_p([100, 0]) == 1.0
+    # tied ranks: |d| = 50, 50, 25 have midranks 2.5, 2.5, 1; T+ = 5 of 6
+    assert wilcoxon_p([100, 100, 25]) == pytest.approx(2 * 2 / 8)
 
 
 # -- experiments ------------------------------------------------------------------------------------
@@ -285,6 +299,9 @@ def test_rouge_l_and_single_linkage():
 
 
 def test_chinese_is_compared_by_characters():
+    from graphrag_core.evaluation.claims import rouge_units
+
+    assert rouge_units("Tea 茶叶, 𠀀𠀁!") == ["tea", "茶", "叶", "𠀀", "𠀁"]  # extension B characters too
     assert rouge_l_f1("绿茶不发酵", "绿茶不经发酵") == pytest.approx(2 * (5 / 5) * (5 / 6) / (5 / 5 + 5 / 6))
     assert rouge_l_f1("红茶全发酵", "绿茶不发酵") == pytest.approx(0.6)  # 茶, 发, 酵
     metrics = claim_metrics(["绿茶不发酵", "绿茶不经发酵", "红茶全发酵", "绿茶不发酵 "], threshold=0.7)
@@ -299,8 +316,11 @@ def test_threshold_range():
 
 def test_claims_parsing_and_extraction():
     assert parse_claims_output('{"claims": [" a ", "", "b"]}') == ["a", "b"]
-    with pytest.raises(ClaimsOutputError):
+    with pytest.raises(ClaimsOutputError, match=r"^Claims output must contain a list of strings claims\.$") as caught:
         parse_claims_output('{"claims": "a"}')
+    assert caught.value.reply_start == "The reply began: '{\"claims\": \"a\"}'"
+    with pytest.raises(ClaimsOutputError, match=r"^LLM output is not valid JSON: no claims here\.\.\.$"):
+        parse_claims_output("no claims here")
     model = ScriptedChatModel('{"claims": ["x"]}')
     claims, _ = run(extract_claims("Some answer.", model))
     assert claims == ["x"] and model.requests[0].purpose == "claims"
@@ -313,6 +333,12 @@ def test_experiment_with_claims_reports_per_condition_metrics():
 
 
 # -- question generation ----------------------------------------------------------------------------
+
+
+def test_question_generation_replies_that_are_not_json_get_the_global_search_message():
+    with pytest.raises(QuestionsOutputError, match=r"^LLM output is not valid JSON: Here are five personas\.\.\.$"):
+        parse_string_list("Here are five personas", "personas")
+    assert parse_string_list('{"personas": [" a ", "a", "b"]}', "personas") == ["a", "b"]
 
 
 def test_generate_questions_keeps_persona_and_task_as_tags():

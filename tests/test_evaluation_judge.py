@@ -100,16 +100,20 @@ def test_winner_parsing(text, winner):
 
 @pytest.mark.parametrize(
     "text",
-    ['{"winner": true}', '{"winner": 3}', '{"winner": 1.5}', '{"winner": "1"}', '{"reason": "x"}', "[1]", '{"winner": null}', '{"winner": 1, "reason": 5}'],
+    ['{"winner": true}', '{"winner": 3}', '{"winner": 1.5}', '{"winner": "1"}', '{"reason": "x"}', "[1]", '{"winner": null}', '{"winner": 1, "reason": 5}', pytest.param('{"winner": 1' + "0" * 400 + "}", id="integer-too-large-for-a-float")],
 )
 def test_other_json_shapes_are_refused_with_the_spec_message(text):
-    with pytest.raises(JudgeOutputError, match=r"^Judge output must contain a winner of 1, 2 or 0\.$"):
+    with pytest.raises(JudgeOutputError, match=r"^Judge output must contain a winner of 1, 2 or 0\.$") as caught:
         parse_judge_output(text)
+    assert caught.value.reply_start.startswith("The reply began: ")  # what the judge said, for the record
 
 
 def test_text_that_is_not_json_gets_the_global_search_message():
     with pytest.raises(ModelOutputError, match=r"^LLM output is not valid JSON: "):
         parse_judge_output("I prefer the first one")
+    with pytest.raises(JudgeOutputError) as caught:  # the judge's own error type, like a rating's
+        parse_judge_output("I prefer the first one")
+    assert str(caught.value) == "LLM output is not valid JSON: I prefer the first one..."
 
 
 def test_each_call_gets_two_attempts_then_is_recorded_and_left_out():

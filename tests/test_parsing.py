@@ -49,6 +49,7 @@ def test_missing_fields(raw):
         '{"answer": "x", "usefulness": -1}',
         '{"answer": "x", "usefulness": NaN}',
         '{"answer": "x", "usefulness": Infinity}',
+        pytest.param('{"answer": "x", "usefulness": 1' + "0" * 400 + "}", id="integer-too-large-for-a-float"),
         '{"answer": "x", "usefulness": null}',
         '{"answer": 5, "usefulness": 50}',
         '{"answer": "   ", "usefulness": 50}',

@@ -92,7 +92,7 @@ def test_no_summaries_means_no_results_and_no_model_call():
     model = ScriptedChatModel([])
     result = search(GlobalSearchRequest(query="q", community_level=9), model)
     assert result.status == "no_results"
-    assert result.answer == NO_RESULTS_ANSWER
+    assert result.answer == NO_RESULTS_ANSWER == "No relevant community summaries were found for this query."
     assert model.calls == 0
     assert result.diagnostics.summary_count == 0 and result.diagnostics.batch_count == 0
 

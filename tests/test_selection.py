@@ -160,12 +160,13 @@ def test_valid_ratings(text, rating, reason):
 
 @pytest.mark.parametrize(
     "text",
-    ['{"rating": true}', '{"rating": 3.5}', '{"rating": 6}', '{"rating": -1}', '{"rating": "3"}', '{"reason": "x"}', "[3]", "3", '{"rating": 2, "reason": 5}'],
+    ['{"rating": true}', '{"rating": 3.5}', '{"rating": 6}', '{"rating": -1}', '{"rating": "3"}', '{"reason": "x"}', "[3]", "3", '{"rating": 2, "reason": 5}', pytest.param('{"rating": 1' + "0" * 400 + "}", id="integer-too-large-for-a-float")],
 )
 def test_ratings_of_any_other_shape_are_rejected(text):
     with pytest.raises(RatingOutputError) as caught:
         parse_rating_output(text)
     assert str(caught.value) == "Community rating output must contain an integer rating from 0 to 5."
+    assert caught.value.reply_start == f"The reply began: {text[:200] + ('...' if len(text) > 200 else '')!r}"
 
 
 def test_a_rating_that_is_not_json_gets_the_json_error():

@@ -15,14 +15,15 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
 from ..map import Attempts, CallFailed, complete_with_retry
-from ..parsing import parse_json_output
+from ..parsing import invalid_output, parse_json_output
 from ..prompts import render_claims_messages
 
 DEFAULT_CLAIM_THRESHOLD = 0.5
 CLAIM_THRESHOLD_RANGE = (0.5, 0.8)
 CLAIMS_OUTPUT_RESERVE = 1024
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U000323af"
+"""Han ideographs: the unified blocks, extension A, the compatibility blocks and extensions B to H."""
 _UNIT_RE = re.compile(rf"[{_CJK}]|[^\W{_CJK}_]+")
 
 
@@ -117,10 +118,10 @@ def claim_metrics(claims: Sequence[str], *, threshold: float = DEFAULT_CLAIM_THR
 
 def parse_claims_output(raw: str) -> list[str]:
     """The ``claims`` list of a claims reply; other shapes raise :class:`ClaimsOutputError`."""
-    value = parse_json_output(raw)
+    value = parse_json_output(raw, error=ClaimsOutputError)
     claims = value.get("claims") if isinstance(value, dict) else None
     if not isinstance(claims, list) or not all(isinstance(c, str) for c in claims):
-        raise ClaimsOutputError("Claims output must contain a list of strings claims.")
+        raise invalid_output(ClaimsOutputError, "Claims output must contain a list of strings claims.", raw)
     return [c.strip() for c in claims if c.strip()]
 
 

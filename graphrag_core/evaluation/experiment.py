@@ -323,20 +323,68 @@ class ExperimentResult(BaseModel):
 # -- statistics -----------------------------------------------------------------------------------
 
 
+EXACT_TIED_MAX = 13
+"""Up to this many scores, a sample with ties or zeros gets the exact permutation p-value
+(scipy's ``method="auto"`` does the same, but by a permutation test that takes seconds)."""
+EXACT_MAX = 50
+"""Up to this many scores, a sample with neither ties nor zeros gets the exact p-value (as scipy's)."""
+
+
+def _midranks(values: Sequence[float]) -> list[float]:
+    """The ranks of ``values`` from 1, tied values sharing the mean of their ranks."""
+    order = sorted(range(len(values)), key=values.__getitem__)
+    ranks = [0.0] * len(values)
+    start = 0
+    while start < len(order):
+        end = start
+        while end + 1 < len(order) and values[order[end + 1]] == values[order[start]]:
+            end += 1
+        for k in range(start, end + 1):
+            ranks[order[k]] = (start + end) / 2 + 1
+        start = end + 1
+    return ranks
+
+
+def exact_signed_rank_p(differences: Sequence[float]) -> float:
+    """The exact two-sided p-value of the signed-rank statistic: zero differences dropped, tied
+    ones sharing their mean rank, every sign assignment equally likely under the null (the
+    distribution scipy's exhaustive permutation test enumerates). Twice the smaller tail, at most 1."""
+    nonzero = [d for d in differences if d != 0]
+    doubled = [round(2 * r) for r in _midranks([abs(d) for d in nonzero])]  # midranks are halves
+    observed = sum(r for r, d in zip(doubled, nonzero) if d > 0)
+    counts: dict[int, int] = {0: 1}  # sum of the positive ranks -> number of sign assignments
+    for rank in doubled:
+        grown: dict[int, int] = dict(counts)
+        for total, count in counts.items():
+            grown[total + rank] = grown.get(total + rank, 0) + count
+        counts = grown
+    every = 2 ** len(doubled)
+    below = sum(c for t, c in counts.items() if t <= observed) / every
+    above = sum(c for t, c in counts.items() if t >= observed) / every
+    return min(1.0, 2 * min(below, above))
+
+
 def wilcoxon_p(scores: Sequence[float]) -> float | None:
     """Two-sided Wilcoxon signed-rank p-value of ``scores`` against 50 (zero differences dropped,
-    Wilcoxon's way); 1.0 when every score is 50, ``None`` with no scores."""
+    Wilcoxon's way); 1.0 when every score is 50, ``None`` with no scores.
+
+    The method is scipy's default (``method="auto"``): the exact distribution for up to 50
+    scores with neither ties nor zeros, the exact permutation distribution for up to 13 scores
+    with ties or zeros (judge scores tie often: 0, 50, 100), else the normal approximation
+    with tie correction."""
     if not scores:
         return None
     differences = [s - 50.0 for s in scores]
     if all(abs(d) < 1e-12 for d in differences):
         return 1.0
+    differences = [0.0 if abs(d) < 1e-12 else d for d in differences]
+    nonzero = [abs(d) for d in differences if d != 0]
+    untied = len(nonzero) == len(differences) and len(set(nonzero)) == len(nonzero)
+    if not untied and len(differences) <= EXACT_TIED_MAX:
+        return exact_signed_rank_p(differences)
     from scipy.stats import wilcoxon
 
-    nonzero = [abs(d) for d in differences if abs(d) >= 1e-12]
-    # exact when it is defined (no zeros, no ties, n <= 50); else the normal approximation with
-    # tie correction. (scipy's "auto" would run a slow permutation test on small tied samples.)
-    exact = len(nonzero) == len(differences) and len(set(nonzero)) == len(nonzero) and len(nonzero) <= 50
+    exact = untied and len(differences) <= EXACT_MAX
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         p = float(wilcoxon(differences, alternative="two-sided", method="exact" if exact else "approx").pvalue)
@@ -707,6 +755,7 @@ __all__ = [
     "compute_costs",
     "compute_win_rates",
     "estimate_experiment",
+    "exact_signed_rank_p",
     "holm",
     "index_fingerprint",
     "is_heuristic",

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
-import math
 from collections.abc import Iterable, Sequence
 from typing import Any, Literal, Protocol
 
@@ -26,8 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, JudgeOutputError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
-from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry, describe_error
-from ..parsing import parse_json_output
+from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry
+from ..parsing import invalid_output, number_between, parse_json_output
 from ..prompts import render_judge_messages
 
 CRITERIA: dict[str, str] = {
@@ -87,17 +86,15 @@ def parse_judge_output(raw: str) -> JudgeVerdict:
     """Read a judge's reply: a JSON object whose ``winner`` is 1, 2 or 0 (a number with no
     fractional part; ``true`` is not a number) and an optional string ``reason``.
 
-    Text that is not JSON raises ``ModelOutputError`` (``LLM output is not valid JSON: ...``);
-    JSON of any other shape raises :class:`JudgeOutputError`.
+    Text that is not JSON raises :class:`JudgeOutputError` with the global search message
+    (``LLM output is not valid JSON: ...``); JSON of any other shape raises it with the judge's.
     """
-    value = parse_json_output(raw)
-    shape_error = JudgeOutputError("Judge output must contain a winner of 1, 2 or 0.")
+    value = parse_json_output(raw, error=JudgeOutputError)
+    shape_error = invalid_output(JudgeOutputError, "Judge output must contain a winner of 1, 2 or 0.", raw)
     if not isinstance(value, dict) or "winner" not in value:
         raise shape_error
     winner, reason = value["winner"], value.get("reason")
-    if isinstance(winner, bool) or not isinstance(winner, int | float) or not math.isfinite(winner):
-        raise shape_error
-    if winner not in (0, 1, 2):
+    if not number_between(winner, 0, 2) or winner not in (0, 1, 2):
         raise shape_error
     if reason is not None and not isinstance(reason, str):
         raise shape_error
@@ -255,7 +252,7 @@ async def judge_pair(
                 raw=failed.raw_reply,
                 usage=tally.usage if tally.usage.total_tokens else None,
                 attempts=tally.count,
-                error=describe_error(failed.error),
+                error=str(failed.error) or type(failed.error).__name__,  # the reply is kept in ``raw``
                 error_type=type(failed.error).__name__,
             )
             return

@@ -20,7 +20,7 @@ from ..errors import EvaluationError, QuestionsOutputError
 from ..llm.base import ChatModel, ChatRequest
 from ..map import CallFailed, complete_with_retry
 from ..models import Index
-from ..parsing import parse_json_output
+from ..parsing import invalid_output, parse_json_output
 from ..prompts import render_question_messages
 from ..tokens import estimate_tokens
 
@@ -178,10 +178,10 @@ def _positive(name: str, value: Any) -> int:
 
 def parse_string_list(raw: str, key: str) -> list[str]:
     """The non-blank strings of ``key`` in a JSON object reply (stripped, duplicates dropped)."""
-    value = parse_json_output(raw)
+    value = parse_json_output(raw, error=QuestionsOutputError)
     items = value.get(key) if isinstance(value, dict) else None
     if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-        raise QuestionsOutputError(f"Question generation output must contain a list of strings {key}.")
+        raise invalid_output(QuestionsOutputError, f"Question generation output must contain a list of strings {key}.", raw)
     return list(dict.fromkeys(i.strip() for i in items if i.strip()))
 
 
