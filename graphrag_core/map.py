@@ -250,7 +250,12 @@ async def complete_with_retry(
                 error = exc
             ended = clock()  # the call's own end: an event emitted after the hand-off must not overlap the next call
         if slot is not None:
-            await asyncio.sleep(0)  # a call waiting for the freed slot starts before this reply is read
+            # Hand the freed slot on before reading this reply: the release scheduled the waiting
+            # call's wake-up; the first yield lets it start, the second lets every other call
+            # that returned in the same loop turn hand its slot on too, so no waiting call starts
+            # behind the parsing, events and next request of the calls that returned before it.
+            await asyncio.sleep(0)
+            await asyncio.sleep(0)
         if response is not None and response.notices and on_notice is not None:
             for notice in response.notices:
                 on_notice(notice)
