@@ -20,11 +20,12 @@ from graphrag_app.settings import load_settings
 from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.views import escape_markdown
 from graphrag_core.cache import SqliteMapCache
-from graphrag_core.errors import GraphRAGError
+from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
+from graphrag_core.preflight import preflight_sync
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, DYNAMIC, MAX_RATING, SearchDefaults
 from graphrag_core.samples import sample_question
 from graphrag_core.spend import spend_line
@@ -46,6 +47,7 @@ STOP_KEY = "sweep_stop"
 RESULT_KEY = "sweep_result"
 THRESHOLD_KEY = "sweep_rating_threshold"
 JOB_KEY = "sweep_job"
+REFUSED_KEY = "sweep_refused"  # why the last click of "Run sweep" started nothing (e.g. an unreachable endpoint)
 POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
@@ -108,9 +110,16 @@ def sweep_model(choice: str, configured: ModelSettings) -> ChatModel:
 
 
 def start_clicked(index: Index, spec: SweepSpec, *, model_choice: str, configured: ModelSettings, store_path, cache_path, index_path: str) -> None:
-    """Callback of "Run sweep": start the sweep as a background job (the page then follows it)."""
+    """Callback of "Run sweep": start the sweep as a background job (the page then follows it),
+    unless the model cannot be called: then nothing starts and the page says why, naming the
+    endpoint (the check spends no tokens; the offline model has nothing to check)."""
     job = st.session_state.get(JOB_KEY)
     if isinstance(job, SweepHandle) and not job.done:
+        return
+    try:
+        preflight_sync(sweep_model(model_choice, configured))
+    except PreflightError as exc:
+        st.session_state[REFUSED_KEY] = str(exc)
         return
     st.session_state.pop(RESULT_KEY, None)
     st.session_state[JOB_KEY] = start_sweep(
@@ -316,6 +325,8 @@ run_col.button(
     },
 )
 stop_col.button("Stop", key=STOP_KEY, disabled=not running, on_click=stop_clicked, icon=":material/stop:")
+if refused := st.session_state.pop(REFUSED_KEY, None):
+    st.error(escape_markdown(refused), icon=":material/cloud_off:")
 if message := st.session_state.pop(f"{JOB_KEY}_error", None):
     st.warning(escape_markdown(message), icon=":material/stop_circle:")
 if isinstance(job, SweepHandle):
