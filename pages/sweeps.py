@@ -30,6 +30,7 @@ from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRES
 from graphrag_core.samples import sample_question
 from graphrag_core.spend import spend_line
 from graphrag_core.sweep import SweepResult, SweepSpec
+from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 
 ensure_app_navigation()
 
@@ -41,6 +42,7 @@ SEEDS_KEY = "sweep_seeds"
 MAP_BUDGETS_KEY = "sweep_map_budgets"
 REDUCE_BUDGETS_KEY = "sweep_reduce_budgets"
 MODEL_KEY = "sweep_model"
+TOKENIZER_KEY = "sweep_tokenizer"
 SAVE_KEY = "sweep_save_runs"
 RUN_KEY = "sweep_run"
 STOP_KEY = "sweep_stop"
@@ -277,16 +279,20 @@ model_labels = {"offline": "Offline (no network)", "configured": f"Configured mo
 if DYNAMIC in st.session_state[LEVELS_KEY]:
     st.session_state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
     st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
-m1, m2 = st.columns(2)
+m1, m2, m3 = st.columns([2, 1, 2])
 m1.radio("Model", list(model_labels), key=MODEL_KEY, format_func=model_labels.__getitem__, horizontal=True)
-m2.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
+st.session_state.setdefault(TOKENIZER_KEY, SearchDefaults().tokenizer)
+m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=HELP["tokenizer"] + " endpoint: the configured model server's own count (its /tokenize).")
+m3.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
 
 spec: SweepSpec | None = None
 problem: str | None = None
 try:
     levels = [v if v in (LEAF, DYNAMIC) else int(v) for v in st.session_state[LEVELS_KEY]]
     spec = SweepSpec(
-        base=SearchDefaults(rating_threshold=int(st.session_state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD))),
+        base=SearchDefaults(
+            rating_threshold=int(st.session_state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)), tokenizer=st.session_state[TOKENIZER_KEY]
+        ),
         query=st.session_state[QUESTION_KEY],
         levels=levels,
         seeds=parse_ints(st.session_state[SEEDS_KEY], name="Seeds", minimum=0),
@@ -295,6 +301,11 @@ try:
     )
     if len(spec) > MAX_POINTS:
         problem = f"This grid has {len(spec)} points; at most {MAX_POINTS} run from this page (use the command line for more)."
+    elif spec.base.tokenizer == ENDPOINT and (st.session_state.get(MODEL_KEY) != "configured" or app.model.provider != "openai"):
+        problem = (
+            "The endpoint tokenizer counts with the model server's own /tokenize, and the offline model has no server: "
+            "choose the configured model, or another tokenizer."
+        )
 except (GraphRAGError, ValueError) as exc:
     problem = str(exc).splitlines()[0]
 

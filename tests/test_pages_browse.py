@@ -239,3 +239,47 @@ def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypat
     assert not plotly_charts(at)
     assert not db.exists() or len(RunStore(db)) == 0
     assert not at.button(key="sweep_run").disabled  # fix the endpoint, then run again
+
+
+def test_sweeps_explains_why_the_endpoint_tokenizer_needs_the_configured_model(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at.selectbox(key="sweep_tokenizer").select("endpoint").run()
+    assert not at.exception
+    assert any("own /tokenize" in w.value and "offline model has no server" in w.value for w in at.warning)
+    assert at.button(key="sweep_run").disabled
+
+
+def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
+    # issue 16: the endpoint tokenizer works in sweeps too (the server's /tokenize is asked)
+    from graphrag_core.preflight import forget_preflights
+
+    from .openai_server import completion_body, openai_server
+
+    def llama_cpp(path, body):
+        if path == "/tokenize":
+            return 200, {"tokens": list(range(len(body["content"]) // 3))}
+        if body.get("stream"):
+            chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": {"content": '{"answer": "Hackers say kludge [Data: Reports (1)]."}'}}]}
+            return 200, [chunk]
+        return 200, completion_body('{"answer": "points", "usefulness": 50}')
+
+    forget_preflights()
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "m")
+    with openai_server(llama_cpp) as server:
+        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", server.base_url)
+        at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+        at.multiselect(key="sweep_levels").set_value(["0"])
+        at.text_input(key="sweep_seeds").input("1")
+        at.radio(key="sweep_model").set_value("configured")
+        at.selectbox(key="sweep_tokenizer").select("endpoint")
+        at.run()
+        assert not at.button(key="sweep_run").disabled
+        at.button(key="sweep_run").click().run()
+        counted = [r for r in server.requests if r["path"] == "/tokenize"]
+    assert not at.exception
+    points = table_with(at, "prompt tokens (est.)")
+    assert list(points["status"]) == ["completed"]
+    assert counted
