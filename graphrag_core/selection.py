@@ -28,7 +28,7 @@ from .llm.base import ChatModel, ChatRequest, TokenUsage
 from .map import DEFAULT_MAX_ATTEMPTS, Attempt, call_with_retry, describe_error
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
-from .prompts import render_rating_messages
+from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
 from .tokens import Tokenizer
@@ -61,6 +61,7 @@ def rating_request(
             messages=render_rating_messages(query, community.id, text),
             max_tokens=output_reserve or None,
             json_mode=True,
+            output_schema=RATING_OUTPUT_SCHEMA,
         )
 
     def fits(length: int) -> bool:
