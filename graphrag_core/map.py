@@ -251,11 +251,15 @@ async def complete_with_retry(
             ended = clock()  # the call's own end: an event emitted after the hand-off must not overlap the next call
         if slot is not None:
             # Hand the freed slot on before reading this reply: the release scheduled the waiting
-            # call's wake-up; the first yield lets it start, the second lets every other call
-            # that returned in the same loop turn hand its slot on too, so no waiting call starts
-            # behind the parsing, events and next request of the calls that returned before it.
+            # call's wake-up, and the first yield lets it start. When it did go to a waiting call
+            # (the slot is taken again), a second yield lets every other call that returned in
+            # the same loop turn hand its slot on too, so no waiting call starts behind the
+            # parsing, events and next request of the calls that returned before it. A reply is
+            # read no later than needed: with no call waiting, one yield only.
+            handed_on = slot.locked()
             await asyncio.sleep(0)
-            await asyncio.sleep(0)
+            if handed_on:
+                await asyncio.sleep(0)
         if response is not None and response.notices and on_notice is not None:
             for notice in response.notices:
                 on_notice(notice)
