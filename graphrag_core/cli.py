@@ -683,8 +683,8 @@ def cmd_sweep(args: argparse.Namespace, io: _Io) -> int:
         base=_defaults_from(args),
         point_concurrency=args.point_concurrency,
     )
-    _tokenizer(spec.base.tokenizer)
     model = build_model(args, io.environ, given=io.model)
+    _tokenizer(spec.base.tokenizer, model)
     index, path = load_index_at(args.index)
     check_levels(index, path, spec.levels, option="--levels")
     preflight_sync(model)  # PreflightError: main reports it with the run exit code

@@ -170,6 +170,10 @@ class MapBatchRetried(_Event):
     """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
     usage: TokenUsage | None = None
     """The failed attempt's reported usage (it counts: the tokens were spent)."""
+    call_ended_at: float | None = None
+    """When the model call returned (run clock), read before its slot was released; the event
+    itself is emitted later (after parsing), so the call timeline ends the call here, not at
+    ``at``. ``None`` for a cache hit (and in runs recorded before it existed)."""
 
 
 class MapBatchSucceeded(_Event):
@@ -183,6 +187,10 @@ class MapBatchSucceeded(_Event):
     cached: bool = False
     raw_reply: str | None = None
     """The reply text as the model (or the cache) gave it, before parsing."""
+    call_ended_at: float | None = None
+    """When the model call returned (run clock), read before its slot was released; the event
+    itself is emitted later (after parsing), so the call timeline ends the call here, not at
+    ``at``. ``None`` for a cache hit (and in runs recorded before it existed)."""
 
 
 class MapBatchFailed(_Event):
@@ -195,6 +203,10 @@ class MapBatchFailed(_Event):
     """The last attempt's reply text, when the model replied."""
     usage: TokenUsage | None = None
     """The last attempt's reported usage (earlier attempts' came with their retries)."""
+    call_ended_at: float | None = None
+    """When the model call returned (run clock), read before its slot was released; the event
+    itself is emitted later (after parsing), so the call timeline ends the call here, not at
+    ``at``. ``None`` for a cache hit (and in runs recorded before it existed)."""
 
 
 class ModelNotice(_Event):

@@ -107,6 +107,8 @@ class RetryNotice:
     usage: TokenUsage | None
     raw_reply: str | None = None
     """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
+    ended_at: float | None = None
+    """When the failed attempt's call returned or raised (``clock``), before its slot was released."""
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class Reply(Generic[T]):
     attempt: int
     usage: TokenUsage | None
     duration_s: float
+    ended_at: float | None = None
+    """When the successful call returned (``clock``), read before its slot was released."""
 
 
 class CallerFailed(Exception):
@@ -134,13 +138,17 @@ class CallFailed(Exception):
     """Every attempt of a call failed. ``error`` is the last attempt's error, ``usage`` the
     last attempt's reported usage (earlier attempts' usage was reported with their retries)."""
 
-    def __init__(self, error: Exception, *, attempts: int, usage: TokenUsage | None, raw_reply: str | None = None) -> None:
+    def __init__(
+        self, error: Exception, *, attempts: int, usage: TokenUsage | None, raw_reply: str | None = None, ended_at: float | None = None
+    ) -> None:
         super().__init__(describe_error(error))
         self.error = error
         self.attempts = attempts
         self.usage = usage
         self.raw_reply = raw_reply
         """The last attempt's reply text, when the model replied."""
+        self.ended_at = ended_at
+        """When the last attempt's call returned or raised (``clock``), before its slot was released."""
 
 
 class MapPhaseResult(BaseModel):
@@ -240,8 +248,18 @@ async def complete_with_retry(
                 raise failed.error from None
             except Exception as exc:  # noqa: BLE001 - the boundary with the model: its failure is an attempt's
                 error = exc
+            ended = clock()  # the call's own end: an event emitted after the hand-off must not overlap the next call
         if slot is not None:
-            await asyncio.sleep(0)  # a call waiting for the freed slot starts before this reply is read
+            # Hand the freed slot on before reading this reply: the release scheduled the waiting
+            # call's wake-up, and the first yield lets it start. When it did go to a waiting call
+            # (the slot is taken again), a second yield lets every other call that returned in
+            # the same loop turn hand its slot on too, so no waiting call starts behind the
+            # parsing, events and next request of the calls that returned before it. A reply is
+            # read no later than needed: with no call waiting, one yield only.
+            handed_on = slot.locked()
+            await asyncio.sleep(0)
+            if handed_on:
+                await asyncio.sleep(0)
         if response is not None and response.notices and on_notice is not None:
             for notice in response.notices:
                 on_notice(notice)
@@ -255,15 +273,15 @@ async def complete_with_retry(
             except ModelOutputError as exc:
                 error = exc
             else:
-                return Reply(value=value, text=response.text, attempt=number, usage=usage, duration_s=clock() - began)
+                return Reply(value=value, text=response.text, attempt=number, usage=usage, duration_s=clock() - began, ended_at=ended)
         assert error is not None
         fatal = isinstance(error, ModelError) and not error.retryable
         if number >= policy.max_attempts or fatal:
-            raise CallFailed(error, attempts=number, usage=usage, raw_reply=_kept_reply(response, error))
+            raise CallFailed(error, attempts=number, usage=usage, raw_reply=_kept_reply(response, error), ended_at=ended)
         delay = policy.delay_after(number, error)
         if on_retry is not None:
             raw = _kept_reply(response, error)
-            on_retry(RetryNotice(attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw))
+            on_retry(RetryNotice(attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw, ended_at=ended))
         if isinstance(error, ModelOutputError) and response is not None:
             sent = render_retry_request(request, response.text, describe_error(error))
         else:
@@ -356,7 +374,7 @@ class _MapRun:
             self.emit(
                 MapBatchRetried(
                     at=self.clock(), batch_index=index, attempt=notice.attempt, error=notice.error,
-                    delay_s=notice.delay_s, usage=notice.usage, raw_reply=notice.raw_reply,
+                    delay_s=notice.delay_s, usage=notice.usage, raw_reply=notice.raw_reply, call_ended_at=notice.ended_at,
                 )
             )
 
@@ -384,6 +402,7 @@ class _MapRun:
             MapBatchSucceeded(
                 at=self.clock(), batch_index=index, answer=output.answer, usefulness=output.usefulness,
                 attempt=reply.attempt, duration_s=reply.duration_s, usage=reply.usage, raw_reply=reply.text,
+                call_ended_at=reply.ended_at,
             )
         )
 
@@ -398,7 +417,7 @@ class _MapRun:
         self.emit(
             MapBatchFailed(
                 at=self.clock(), batch_index=index, attempts=failed.attempts, error=failure.error,
-                error_type=failure.error_type, usage=failed.usage, raw_reply=failed.raw_reply,
+                error_type=failure.error_type, usage=failed.usage, raw_reply=failed.raw_reply, call_ended_at=failed.ended_at,
             )
         )
 

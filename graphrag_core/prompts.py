@@ -227,6 +227,33 @@ REDUCE_OUTPUT_SCHEMA = OutputSchema(
 )
 """The shape of the reduce reply (spec section 7)."""
 
+
+def _object_schema(name: str, properties: dict[str, dict[str, object]]) -> OutputSchema:
+    """A strict object schema: every property required, nothing else allowed."""
+    return OutputSchema(
+        name=name, schema={"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    )
+
+
+RATING_OUTPUT_SCHEMA = _object_schema(
+    "community_rating", {"reason": {"type": "string"}, "rating": {"type": "integer", "minimum": 0, "maximum": 5}}
+)
+"""The shape of a rating reply (dynamic selection)."""
+
+JUDGE_OUTPUT_SCHEMA = _object_schema("judge_verdict", {"winner": {"type": "integer", "enum": [0, 1, 2]}, "reason": {"type": "string"}})
+"""The shape of a judge's reply (evaluation)."""
+
+CLAIMS_OUTPUT_SCHEMA = _object_schema("answer_claims", {"claims": {"type": "array", "items": {"type": "string"}}})
+"""The shape of a claims reply (evaluation)."""
+
+COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _object_schema("community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}})
+"""The shape of a community summary reply (building a sample index with a model)."""
+
+
+def question_list_schema(step: str) -> OutputSchema:
+    """The shape of a question-generation reply: a list of strings under ``step`` (personas, tasks, questions)."""
+    return _object_schema(f"generated_{step}", {step: {"type": "array", "items": {"type": "string"}}})
+
 RETRY_REPLY_EXCERPT = 2000
 """How much of an unusable reply is shown back to the model when asking again."""
 

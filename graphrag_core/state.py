@@ -152,6 +152,12 @@ class SelectionState:
         return totals
 
 
+def _call_end(event: MapBatchRetried | MapBatchSucceeded | MapBatchFailed) -> float:
+    """When a map call ended: its own end time where the event carries it (the event is emitted
+    after the call's slot went to the next call), else the event's time."""
+    return event.call_ended_at if event.call_ended_at is not None else event.at
+
+
 @dataclass
 class RunState:
     """Everything a page needs to draw a run, live or replayed."""
@@ -278,7 +284,7 @@ class RunState:
                 batch = self.batches[event.batch_index]
                 batch.errors.append(event.error)
                 batch.status = "running"
-                self._close_call(event.batch_index, event.at, "error")
+                self._close_call(event.batch_index, _call_end(event), "error")
             case MapBatchSucceeded():
                 batch = self.batches[event.batch_index]
                 batch.status = "retried" if event.attempt > 1 else "done"
@@ -286,14 +292,14 @@ class RunState:
                 batch.cached, batch.duration_s, batch.usage = event.cached, event.duration_s, event.usage
                 if event.cached:
                     self.map_calls -= 1  # its start (emitted just before) was a cache read, not a call
-                self._close_call(event.batch_index, event.at, "cached" if event.cached else "ok")
+                self._close_call(event.batch_index, _call_end(event), "cached" if event.cached else "ok")
             case MapBatchFailed():
                 batch = self.batches[event.batch_index]
                 batch.status, batch.error_type = "failed", event.error_type
                 batch.attempts = event.attempts
                 if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
                     batch.errors.append(event.error)
-                self._close_call(event.batch_index, event.at, "error")
+                self._close_call(event.batch_index, _call_end(event), "error")
             case ReduceSelection():
                 self.candidates = list(event.candidates)
                 self.reduce_prompt_budget, self.reduce_strategy = event.reduce_prompt_budget, event.strategy

@@ -18,6 +18,7 @@ Invariants:
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import itertools
@@ -42,6 +43,7 @@ from .results import GlobalSearchResult
 from .search import retrieve_global
 from .recording import RunRecorder
 from .store import RunStore
+from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -406,6 +408,12 @@ async def run_sweep(
     ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
     """
     sweep_id = sweep_id or uuid.uuid4().hex
+    # one tokenizer for every point (they share the base's setting): the "endpoint" one is asked
+    # of the model itself (a wrapper would offer no count), and its counts are cached across points
+    tokenizer = tokenizer_for(spec.base.tokenizer, model)
+    if spec.base.tokenizer == ENDPOINT:
+        # a server without /tokenize refuses the sweep once, before any point or model call
+        await asyncio.to_thread(tokenizer.count, spec.query)
     display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
@@ -421,7 +429,7 @@ async def run_sweep(
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
-            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache)
+            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache, tokenizer=tokenizer)
             return _point_from_result(base, result, events)
         except GraphRAGError as exc:
             return _point_from_failure(base, exc, events, time.monotonic() - point_started)

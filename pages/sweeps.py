@@ -20,15 +20,17 @@ from graphrag_app.settings import load_settings
 from graphrag_app.sweep_charts import sweep_figures
 from graphrag_app.views import escape_markdown
 from graphrag_core.cache import SqliteMapCache
-from graphrag_core.errors import GraphRAGError
+from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.models import LEAF, Index
+from graphrag_core.preflight import preflight_sync
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, DYNAMIC, MAX_RATING, SearchDefaults
 from graphrag_core.samples import sample_question
 from graphrag_core.figures import spend_line
 from graphrag_core.sweep import SweepResult, SweepSpec
+from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 
 ensure_app_navigation()
 
@@ -40,12 +42,14 @@ SEEDS_KEY = "sweep_seeds"
 MAP_BUDGETS_KEY = "sweep_map_budgets"
 REDUCE_BUDGETS_KEY = "sweep_reduce_budgets"
 MODEL_KEY = "sweep_model"
+TOKENIZER_KEY = "sweep_tokenizer"
 SAVE_KEY = "sweep_save_runs"
 RUN_KEY = "sweep_run"
 STOP_KEY = "sweep_stop"
 RESULT_KEY = "sweep_result"
 THRESHOLD_KEY = "sweep_rating_threshold"
 JOB_KEY = "sweep_job"
+REFUSED_KEY = "sweep_refused"  # why the last click of "Run sweep" started nothing (e.g. an unreachable endpoint)
 POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
@@ -108,9 +112,16 @@ def sweep_model(choice: str, configured: ModelSettings) -> ChatModel:
 
 
 def start_clicked(index: Index, spec: SweepSpec, *, model_choice: str, configured: ModelSettings, store_path, cache_path, index_path: str) -> None:
-    """Callback of "Run sweep": start the sweep as a background job (the page then follows it)."""
+    """Callback of "Run sweep": start the sweep as a background job (the page then follows it),
+    unless the model cannot be called: then nothing starts and the page says why, naming the
+    endpoint (the check spends no tokens; the offline model has nothing to check)."""
     job = st.session_state.get(JOB_KEY)
     if isinstance(job, SweepHandle) and not job.done:
+        return
+    try:
+        preflight_sync(sweep_model(model_choice, configured))
+    except PreflightError as exc:
+        st.session_state[REFUSED_KEY] = str(exc)
         return
     st.session_state.pop(RESULT_KEY, None)
     st.session_state[JOB_KEY] = start_sweep(
@@ -268,16 +279,20 @@ model_labels = {"offline": "Offline (no network)", "configured": f"Configured mo
 if DYNAMIC in st.session_state[LEVELS_KEY]:
     st.session_state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
     st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
-m1, m2 = st.columns(2)
+m1, m2, m3 = st.columns([2, 1, 2])
 m1.radio("Model", list(model_labels), key=MODEL_KEY, format_func=model_labels.__getitem__, horizontal=True)
-m2.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
+st.session_state.setdefault(TOKENIZER_KEY, SearchDefaults().tokenizer)
+m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=HELP["tokenizer"] + " endpoint: the configured model server's own count (its /tokenize).")
+m3.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
 
 spec: SweepSpec | None = None
 problem: str | None = None
 try:
     levels = [v if v in (LEAF, DYNAMIC) else int(v) for v in st.session_state[LEVELS_KEY]]
     spec = SweepSpec(
-        base=SearchDefaults(rating_threshold=int(st.session_state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD))),
+        base=SearchDefaults(
+            rating_threshold=int(st.session_state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)), tokenizer=st.session_state[TOKENIZER_KEY]
+        ),
         query=st.session_state[QUESTION_KEY],
         levels=levels,
         seeds=parse_ints(st.session_state[SEEDS_KEY], name="Seeds", minimum=0),
@@ -286,6 +301,11 @@ try:
     )
     if len(spec) > MAX_POINTS:
         problem = f"This grid has {len(spec)} points; at most {MAX_POINTS} run from this page (use the command line for more)."
+    elif spec.base.tokenizer == ENDPOINT and (st.session_state.get(MODEL_KEY) != "configured" or app.model.provider != "openai"):
+        problem = (
+            "The endpoint tokenizer counts with the model server's own /tokenize, and the offline model has no server: "
+            "choose the configured model, or another tokenizer."
+        )
 except (GraphRAGError, ValueError) as exc:
     problem = str(exc).splitlines()[0]
 
@@ -316,6 +336,8 @@ run_col.button(
     },
 )
 stop_col.button("Stop", key=STOP_KEY, disabled=not running, on_click=stop_clicked, icon=":material/stop:")
+if refused := st.session_state.pop(REFUSED_KEY, None):
+    st.error(escape_markdown(refused), icon=":material/cloud_off:")
 if message := st.session_state.pop(f"{JOB_KEY}_error", None):
     st.warning(escape_markdown(message), icon=":material/stop_circle:")
 if isinstance(job, SweepHandle):

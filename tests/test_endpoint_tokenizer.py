@@ -106,3 +106,50 @@ def test_the_command_line_reports_an_endpoint_without_tokenize_and_still_prints_
     payload = json.loads(out.getvalue())
     assert payload["status"] == "failed" and payload["error_type"] == "RequestValidationError"
     assert payload["figures"]["model_calls"] == 0
+
+
+def test_a_sweep_counts_with_the_servers_own_tokenizer():
+    # the sweep used to refuse the setting: it wrapped the model in a call counter that offered
+    # no count of its own, so every point failed with "has no token count of its own"
+    from graphrag_core.sweep import SweepSpec, run_sweep
+    from graphrag_core.request import SearchDefaults
+
+    spec = SweepSpec(query="Who?", levels=[0, 1], seeds=[1, 2], base=SearchDefaults(tokenizer="endpoint", map_token_budget=3000))
+    with openai_server(llama_cpp) as server:
+        result = asyncio.run(run_sweep(small_index(), spec, model_at(server.base_url)))
+        counted = [r for r in server.requests if r["path"] == "/tokenize"]
+    assert [p.status for p in result.points] and all(p.status == "completed" for p in result.points), [p.error for p in result.points]
+    assert counted
+    assert len(counted) == len({r["json"]["content"] for r in counted})  # one tokenizer, its counts cached across points
+
+
+def test_a_sweep_against_an_endpoint_without_tokenize_is_refused_once_before_any_point():
+    from graphrag_core.sweep import SweepSpec, run_sweep
+    from graphrag_core.request import SearchDefaults
+
+    spec = SweepSpec(query="Who?", levels=[0, 1], seeds=[1, 2], base=SearchDefaults(tokenizer="endpoint"))
+    progress: list = []
+    with openai_server(lambda path, body: (404, {"detail": "Not Found"})) as server:
+        with pytest.raises(RequestValidationError, match="offers no token count at"):
+            asyncio.run(run_sweep(small_index(), spec, model_at(server.base_url), on_progress=progress.append))
+        assert [r["path"] for r in server.requests] == ["/tokenize"]  # no model call
+    assert progress == []
+
+
+def test_the_sweep_command_takes_the_endpoint_tokenizer(tmp_path):
+    import io
+
+    from graphrag_core.cli import main
+    from graphrag_core.index import save_index
+
+    save_index(small_index(), tmp_path / "idx")
+    with openai_server(llama_cpp) as server:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(
+            ["sweep", str(tmp_path / "idx"), "Who?", "--levels", "0", "--seeds", "1", "--model", "openai", "--base-url", server.base_url,
+             "--model-name", "m", "--tokenizer", "endpoint", "--no-cache", "--store", str(tmp_path / "runs.sqlite3"), "--out", str(tmp_path / "s.csv")],
+            stdout=out, stderr=err, environ={},
+        )
+        counted = [r for r in server.requests if r["path"] == "/tokenize"]
+    assert code == 0, err.getvalue()
+    assert counted and "completed" in (tmp_path / "s.csv").read_text()

@@ -171,7 +171,9 @@ def test_judge_pair_through_the_openai_compatible_adapter():
         server.httpd.shutdown()
         server.httpd.server_close()
     assert len(server.requests) == 3
-    assert all(r["json"].get("response_format") == {"type": "json_object"} for r in server.requests)
+    # JSON mode on, as the judge's own schema (issue 16: every kind of call sends its schema)
+    assert all(r["json"]["response_format"]["type"] == "json_schema" for r in server.requests)
+    assert all(r["json"]["response_format"]["json_schema"]["name"] == "judge_verdict" for r in server.requests)
     first = judgment.calls[0]
     assert first.usage is not None and first.usage.prompt_tokens == 90
     assert judgment.scores == {"comprehensiveness": 100.0}  # A first and won; B first, "2" won

@@ -166,3 +166,44 @@ def test_plain_batches_with_integer_ids_and_dict_replies():
     result = run(run_global_map("q", [Batch("[Community ID: 7 | summary part 1]\nx", [7, 8])], model, concurrency=1))
     assert result.answers[0].community_ids == ("7", "8")
     assert result.answers[0].answer == "from a dict"
+
+
+def test_the_events_never_show_more_calls_in_flight_than_the_limit():
+    # issue 16: the call timeline read "at most 5 in flight (limit 4)" because a call was marked
+    # done when its event was emitted, after its slot had gone to the next call. The events carry
+    # the call's own end, read before the slot is released. A counting clock makes every read a
+    # distinct, ordered instant, so the check does not depend on timing.
+    from graphrag_app.charts import call_lanes
+    from graphrag_core.events import BatchesPlanned, PlannedBatch
+    from graphrag_core.state import RunState
+
+    ticks = iter(range(1_000_000))
+    events = []
+    model = ScriptedChatModel(
+        lambda r: '{"answer": "a", "usefulness": 10}' if batch_of(r) % 7 else "not json",
+        latency=lambda r: 0.001 * (batch_of(r) % 3),
+    )
+    result = run(run_global_map("q", batches(30), model, concurrency=4, on_event=events.append, clock=lambda: float(next(ticks))))
+    assert result.failures  # failed attempts (retried, then failed) close their spans too
+    state = RunState()
+    state.apply(BatchesPlanned(batches=tuple(PlannedBatch(index=i, community_ids=(str(i),), token_estimate=1) for i in range(30)), concurrency=4, map_prompt_budget=1))
+    for event in events:
+        state.apply(event)
+    assert all(span.end is not None and span.end > span.start for span in state.calls)
+    assert max(call_lanes(state.calls, state.elapsed_s)) + 1 == 4
+
+
+def test_freed_slots_go_to_the_waiting_calls_before_any_finished_reply_is_read():
+    # the map stays near ceil(batches/concurrency) x latency only if a freed slot is handed on at
+    # once: when several calls return together, every waiting call starts before the first of
+    # their replies is parsed and reported (before, each hand-off waited for the previous
+    # call's parsing, events and next request, ~1 ms per round at concurrency 16).
+    from graphrag_core.events import MapBatchStarted
+
+    events = []
+    model = ScriptedChatModel('{"answer": "a", "usefulness": 10}')  # no latency: calls started together return together
+    run(run_global_map("q", batches(4), model, concurrency=2, on_event=events.append))
+    order = [(type(e).__name__, e.batch_index) for e in events]
+    first_reply = min(i for i, (kind, _) in enumerate(order) if kind == "MapBatchSucceeded")
+    started_before = {index for kind, index in order[:first_reply] if kind == MapBatchStarted.__name__}
+    assert started_before == {0, 1, 2, 3}, order

@@ -211,3 +211,75 @@ def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch
     at.selectbox(key="browse_index").select("jargon").run()
     assert not at.exception
     assert at.selectbox(key="browse_graph_community").value == jargon[0]  # not zh-tea's community
+
+
+def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypatch):
+    # issue 16: a sweep with the configured model checks the endpoint first, like Explore and the
+    # command line: one message naming the endpoint, no job, no point run, nothing recorded
+    from graphrag_core.preflight import forget_preflights
+
+    forget_preflights()
+    db = tmp_path / "runs.sqlite3"
+    monkeypatch.setenv(ENV_DB, str(db))
+    monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "test-model")
+    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at.multiselect(key="sweep_levels").set_value(["0"])
+    at.text_input(key="sweep_seeds").input("1")
+    at.radio(key="sweep_model").set_value("configured")
+    at.checkbox(key="sweep_save_runs").check()
+    at.run()
+    at.button(key="sweep_run").click().run()
+    assert not at.exception
+    shown = [e.value for e in at.error] + [w.value for w in at.warning]
+    refused = [t for t in shown if "The model endpoint http://127.0.0.1:9/v1 cannot be reached" in t.replace("\\", "")]
+    assert len(refused) == 1, shown
+    assert "sweep_job" not in at.session_state and "sweep_result" not in at.session_state
+    assert not plotly_charts(at)
+    assert not db.exists() or len(RunStore(db)) == 0
+    assert not at.button(key="sweep_run").disabled  # fix the endpoint, then run again
+
+
+def test_sweeps_explains_why_the_endpoint_tokenizer_needs_the_configured_model(tmp_path, monkeypatch):
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at.selectbox(key="sweep_tokenizer").select("endpoint").run()
+    assert not at.exception
+    assert any("own /tokenize" in w.value and "offline model has no server" in w.value for w in at.warning)
+    assert at.button(key="sweep_run").disabled
+
+
+def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
+    # issue 16: the endpoint tokenizer works in sweeps too (the server's /tokenize is asked)
+    from graphrag_core.preflight import forget_preflights
+
+    from .openai_server import completion_body, openai_server
+
+    def llama_cpp(path, body):
+        if path == "/tokenize":
+            return 200, {"tokens": list(range(len(body["content"]) // 3))}
+        if body.get("stream"):
+            chunk = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m", "choices": [{"index": 0, "delta": {"content": '{"answer": "Hackers say kludge [Data: Reports (1)]."}'}}]}
+            return 200, [chunk]
+        return 200, completion_body('{"answer": "points", "usefulness": 50}')
+
+    forget_preflights()
+    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
+    monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "m")
+    with openai_server(llama_cpp) as server:
+        monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", server.base_url)
+        at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+        at.multiselect(key="sweep_levels").set_value(["0"])
+        at.text_input(key="sweep_seeds").input("1")
+        at.radio(key="sweep_model").set_value("configured")
+        at.selectbox(key="sweep_tokenizer").select("endpoint")
+        at.run()
+        assert not at.button(key="sweep_run").disabled
+        at.button(key="sweep_run").click().run()
+        counted = [r for r in server.requests if r["path"] == "/tokenize"]
+    assert not at.exception
+    points = table_with(at, "prompt tokens (est.)")
+    assert list(points["status"]) == ["completed"]
+    assert counted

@@ -361,3 +361,30 @@ def test_run_figures_count_the_tokens_of_failed_attempts_too():
     figures = run_figures(events)
     assert figures.usage == result.diagnostics.usage
     assert run_figures(events[:-1]).usage.prompt_tokens >= 9  # before the result arrives, the failed attempt counts
+
+
+def test_a_batch_reading_the_cache_holds_no_slot():
+    """Concurrency 1: while batch 0's cache read is still going on, batch 1's call goes ahead."""
+    import threading
+
+    called = threading.Event()
+
+    class SlowCache(MemoryMapCache):
+        reads = 0
+        lock = threading.Lock()
+
+        def get(self, key: str):
+            with self.lock:
+                self.reads += 1
+                first = self.reads == 1
+            if first:  # the first read waits until the other batch has called the model
+                assert called.wait(10), "no call could start while a cache read was going on"
+            return super().get(key)
+
+    def reply(request):
+        called.set()
+        return GOOD
+
+    model = ScriptedChatModel(reply)
+    result = asyncio.run(run_global_map("q", batches(2), model, concurrency=1, cache=SlowCache()))
+    assert len(result.answers) == 2 and model.calls == 2

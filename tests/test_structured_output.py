@@ -145,3 +145,54 @@ def test_an_injected_http_client_carries_the_calls_and_one_sdk_client_serves_a_l
     replies = asyncio.run(two_calls())
     assert [r.text for r in replies] == ['{"answer": "via the seam", "usefulness": 5}'] * 2
     assert seen == ["http://models.invalid/v1/chat/completions"] * 2
+
+
+REPLIES = {
+    "map": {"answer": "Tea is grown on hills.", "usefulness": 70},
+    "reduce": {"answer": "Tea is grown on hills [Data: Reports (3)]."},
+    "rate": {"reason": "It is about the question.", "rating": 4},
+    "judge": {"winner": 1, "reason": "More complete."},
+    "claims": {"claims": ["Tea is grown on hills."]},
+    "summary": {"title": "Tea", "summary": "About tea."},
+}
+
+
+def test_every_kind_of_call_sends_its_own_schema_and_the_schema_fits_its_parser():
+    # issue 16: "send each call's output JSON Schema (map, reduce, and every later kind of call)";
+    # rating, judging, claims, question generation and model-written summaries sent none
+    from graphrag_core import retrieve_global
+    from graphrag_core.evaluation.claims import extract_claims
+    from graphrag_core.evaluation.judge import judge_pair
+    from graphrag_core.evaluation.questions import generate_questions
+    from graphrag_core.llm.scripted import ScriptedChatModel
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.samples.summarize import CommunityDigest, MemberDigest, model_summaries
+
+    from .factories import small_index
+
+    def reply(request: ChatRequest) -> dict:
+        if request.purpose == "questions":
+            step = request.output_schema.schema_["required"][0] if request.output_schema else "personas"
+            return {step: [f"a {step[:-1]}"]}
+        return REPLIES[request.purpose]
+
+    model = ScriptedChatModel(reply)
+
+    async def every_kind() -> None:
+        await retrieve_global(small_index(), GlobalSearchRequest(query="Where is tea grown?", community_selection="dynamic"), model)
+        await judge_pair("Where?", "On hills.", "Nowhere.", model, criteria=["comprehensiveness"])
+        await extract_claims("Tea is grown on hills.", model)
+        await generate_questions(small_index(), model, personas=1, tasks=1, per_task=1)
+        await model_summaries([("7", CommunityDigest(size=1, level=0, members=(MemberDigest("tea", "a drink"),)))], model, language="en", concurrency=1)
+
+    asyncio.run(every_kind())
+    purposes = {r.purpose for r in model.requests}
+    assert purposes == {"map", "reduce", "rate", "judge", "claims", "questions", "summary"}
+    for request in model.requests:
+        schema = request.output_schema
+        assert schema is not None, f"the {request.purpose} call sends no schema"
+        body = schema.schema_
+        # strict mode: every property required, nothing else allowed; and the reply the parser
+        # accepted has exactly the schema's keys
+        assert body["type"] == "object" and body["additionalProperties"] is False
+        assert set(body["required"]) == set(body["properties"]) == set(reply(request)), request.purpose
