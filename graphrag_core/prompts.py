@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from string import Template
+from typing import Any
 
 from .context import DATA_MARKER, QUESTION_MARKER, format_prompt_sections, split_prompt_sections
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
@@ -202,30 +203,49 @@ Reply again with one JSON object and nothing else, matching this JSON Schema:
 $shape"""
 )
 
-MAP_OUTPUT_SCHEMA = OutputSchema(
-    name="global_map_answer",
-    schema={
-        "type": "object",
-        "properties": {
-            "answer": {"type": "string"},
-            "usefulness": {"type": "integer", "minimum": 0, "maximum": 100},
-        },
-        "required": ["answer", "usefulness"],
-        "additionalProperties": False,
-    },
+
+def _strict_object(name: str, properties: dict[str, Any]) -> OutputSchema:
+    """An object schema as strict structured output wants it: every property required, no other."""
+    return OutputSchema(
+        name=name,
+        schema={"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False},
+    )
+
+
+MAP_OUTPUT_SCHEMA = _strict_object(
+    "global_map_answer",
+    {"answer": {"type": "string"}, "usefulness": {"type": "integer", "minimum": 0, "maximum": 100}},
 )
 """The shape of a map reply (spec section 6)."""
 
-REDUCE_OUTPUT_SCHEMA = OutputSchema(
-    name="global_reduce_answer",
-    schema={
-        "type": "object",
-        "properties": {"answer": {"type": "string"}},
-        "required": ["answer"],
-        "additionalProperties": False,
-    },
-)
+REDUCE_OUTPUT_SCHEMA = _strict_object("global_reduce_answer", {"answer": {"type": "string"}})
 """The shape of the reduce reply (spec section 7)."""
+
+_STRING_LIST = {"type": "array", "items": {"type": "string"}}
+
+RATING_OUTPUT_SCHEMA = _strict_object(
+    "community_rating",
+    {"reason": {"type": "string"}, "rating": {"type": "integer", "minimum": 0, "maximum": 5}},
+)
+"""The shape of a rating reply (dynamic-selection spec), in the order the rating prompt shows it."""
+
+JUDGE_OUTPUT_SCHEMA = _strict_object(
+    "pairwise_judgment",
+    {"winner": {"type": "integer", "enum": [0, 1, 2]}, "reason": {"type": "string"}},
+)
+"""The shape of a judge reply (evaluation spec section 2): winner 1, 2 or 0 (a tie)."""
+
+CLAIMS_OUTPUT_SCHEMA = _strict_object("answer_claims", {"claims": _STRING_LIST})
+"""The shape of a claims reply (evaluation spec section 4)."""
+
+QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STRING_LIST}) for step in QUESTION_GOALS}
+"""The shape of each question-generation step's reply (evaluation spec section 5), by step:
+a list of strings under the step's own key."""
+
+COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
+    "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
+)
+"""The shape of a community summary reply (sample building)."""
 
 RETRY_REPLY_EXCERPT = 2000
 """How much of an unusable reply is shown back to the model when asking again."""
@@ -332,7 +352,14 @@ def reduce_prompt_skeleton(query: str) -> str:
 
 
 __all__ = [
+    "CLAIMS_OUTPUT_SCHEMA",
+    "COMMUNITY_SUMMARY_OUTPUT_SCHEMA",
     "DATA_MARKER",
+    "JUDGE_OUTPUT_SCHEMA",
+    "MAP_OUTPUT_SCHEMA",
+    "QUESTION_OUTPUT_SCHEMAS",
+    "RATING_OUTPUT_SCHEMA",
+    "REDUCE_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
     "map_prompt_skeleton",
     "reduce_prompt_skeleton",

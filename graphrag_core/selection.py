@@ -30,7 +30,7 @@ from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, comple
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
 from .pool import run_pool
-from .prompts import render_rating_messages
+from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
 from .tokens import Tokenizer
@@ -63,6 +63,7 @@ def rating_request(
             messages=render_rating_messages(query, community.id, text),
             max_tokens=output_reserve or None,
             json_mode=True,
+            output_schema=RATING_OUTPUT_SCHEMA,
         )
 
     def fits(length: int) -> bool:

@@ -16,7 +16,7 @@ from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
 from ..map import Attempts, CallFailed, complete_with_retry
 from ..parsing import parse_json_output
-from ..prompts import render_claims_messages
+from ..prompts import CLAIMS_OUTPUT_SCHEMA, render_claims_messages
 
 DEFAULT_CLAIM_THRESHOLD = 0.5
 CLAIM_THRESHOLD_RANGE = (0.5, 0.8)
@@ -126,7 +126,9 @@ def parse_claims_output(raw: str) -> list[str]:
 
 async def extract_claims(answer: str, model: ChatModel) -> tuple[list[str], TokenUsage]:
     """The factual claims the model finds in ``answer`` (purpose ``"claims"``), and the usage."""
-    request = ChatRequest(purpose="claims", messages=render_claims_messages(answer), max_tokens=CLAIMS_OUTPUT_RESERVE)
+    request = ChatRequest(
+        purpose="claims", messages=render_claims_messages(answer), max_tokens=CLAIMS_OUTPUT_RESERVE, output_schema=CLAIMS_OUTPUT_SCHEMA
+    )
     tally = Attempts()
     try:
         reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally)

@@ -28,7 +28,7 @@ from ..errors import EvaluationError, JudgeOutputError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
 from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry, describe_error
 from ..parsing import parse_json_output
-from ..prompts import render_judge_messages
+from ..prompts import JUDGE_OUTPUT_SCHEMA, render_judge_messages
 
 CRITERIA: dict[str, str] = {
     "comprehensiveness": "covers more of the aspects and details the question calls for",
@@ -237,6 +237,7 @@ async def judge_pair(
             messages=render_judge_messages(question, criterion, CRITERIA[criterion], first, second),
             max_tokens=JUDGE_OUTPUT_RESERVE,
             json_mode=True,
+            output_schema=JUDGE_OUTPUT_SCHEMA,
         )
         key = judge_call_key(model, request, repeat) if store is not None else None
         if store is not None and key is not None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from ..errors import ModelOutputError
 from ..llm.base import ChatModel, ChatRequest
 from ..parsing import parse_json_output
-from ..prompts import render_community_summary_messages
+from ..prompts import COMMUNITY_SUMMARY_OUTPUT_SCHEMA, render_community_summary_messages
 from .text import Language, count_words
 
 LEAF_SUMMARY_WORDS = 220
@@ -170,6 +170,7 @@ async def model_summaries(
             purpose="summary",
             messages=render_community_summary_messages(digest_text(digest, language)),
             max_tokens=SUMMARY_MAX_TOKENS,
+            output_schema=COMMUNITY_SUMMARY_OUTPUT_SCHEMA,
         )
         async with limit:
             response = await model.complete(request)
