@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from string import Template
+from typing import Any
 
 from .context import DATA_MARKER, QUESTION_MARKER, format_prompt_sections, split_prompt_sections
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
@@ -202,57 +203,49 @@ Reply again with one JSON object and nothing else, matching this JSON Schema:
 $shape"""
 )
 
-MAP_OUTPUT_SCHEMA = OutputSchema(
-    name="global_map_answer",
-    schema={
-        "type": "object",
-        "properties": {
-            "answer": {"type": "string"},
-            "usefulness": {"type": "integer", "minimum": 0, "maximum": 100},
-        },
-        "required": ["answer", "usefulness"],
-        "additionalProperties": False,
-    },
-)
-"""The shape of a map reply (spec section 6)."""
 
-REDUCE_OUTPUT_SCHEMA = OutputSchema(
-    name="global_reduce_answer",
-    schema={
-        "type": "object",
-        "properties": {"answer": {"type": "string"}},
-        "required": ["answer"],
-        "additionalProperties": False,
-    },
-)
-"""The shape of the reduce reply (spec section 7)."""
-
-
-def _object_schema(name: str, properties: dict[str, dict[str, object]]) -> OutputSchema:
-    """A strict object schema: every property required, nothing else allowed."""
+def _strict_object(name: str, properties: dict[str, Any]) -> OutputSchema:
+    """An object schema as strict structured output wants it: every property required, no other."""
     return OutputSchema(
-        name=name, schema={"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+        name=name,
+        schema={"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False},
     )
 
 
-RATING_OUTPUT_SCHEMA = _object_schema(
-    "community_rating", {"reason": {"type": "string"}, "rating": {"type": "integer", "minimum": 0, "maximum": 5}}
+MAP_OUTPUT_SCHEMA = _strict_object(
+    "global_map_answer",
+    {"answer": {"type": "string"}, "usefulness": {"type": "integer", "minimum": 0, "maximum": 100}},
 )
-"""The shape of a rating reply (dynamic selection)."""
+"""The shape of a map reply (spec section 6)."""
 
-JUDGE_OUTPUT_SCHEMA = _object_schema("judge_verdict", {"winner": {"type": "integer", "enum": [0, 1, 2]}, "reason": {"type": "string"}})
-"""The shape of a judge's reply (evaluation)."""
+REDUCE_OUTPUT_SCHEMA = _strict_object("global_reduce_answer", {"answer": {"type": "string"}})
+"""The shape of the reduce reply (spec section 7)."""
 
-CLAIMS_OUTPUT_SCHEMA = _object_schema("answer_claims", {"claims": {"type": "array", "items": {"type": "string"}}})
-"""The shape of a claims reply (evaluation)."""
+_STRING_LIST = {"type": "array", "items": {"type": "string"}}
 
-COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _object_schema("community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}})
-"""The shape of a community summary reply (building a sample index with a model)."""
+RATING_OUTPUT_SCHEMA = _strict_object(
+    "community_rating",
+    {"reason": {"type": "string"}, "rating": {"type": "integer", "minimum": 0, "maximum": 5}},
+)
+"""The shape of a rating reply (dynamic-selection spec), in the order the rating prompt shows it."""
 
+JUDGE_OUTPUT_SCHEMA = _strict_object(
+    "pairwise_judgment",
+    {"winner": {"type": "integer", "enum": [0, 1, 2]}, "reason": {"type": "string"}},
+)
+"""The shape of a judge reply (evaluation spec section 2): winner 1, 2 or 0 (a tie)."""
 
-def question_list_schema(step: str) -> OutputSchema:
-    """The shape of a question-generation reply: a list of strings under ``step`` (personas, tasks, questions)."""
-    return _object_schema(f"generated_{step}", {step: {"type": "array", "items": {"type": "string"}}})
+CLAIMS_OUTPUT_SCHEMA = _strict_object("answer_claims", {"claims": _STRING_LIST})
+"""The shape of a claims reply (evaluation spec section 4)."""
+
+QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STRING_LIST}) for step in QUESTION_GOALS}
+"""The shape of each question-generation step's reply (evaluation spec section 5), by step:
+a list of strings under the step's own key."""
+
+COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
+    "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
+)
+"""The shape of a community summary reply (sample building)."""
 
 RETRY_REPLY_EXCERPT = 2000
 """How much of an unusable reply is shown back to the model when asking again."""
@@ -359,7 +352,14 @@ def reduce_prompt_skeleton(query: str) -> str:
 
 
 __all__ = [
+    "CLAIMS_OUTPUT_SCHEMA",
+    "COMMUNITY_SUMMARY_OUTPUT_SCHEMA",
     "DATA_MARKER",
+    "JUDGE_OUTPUT_SCHEMA",
+    "MAP_OUTPUT_SCHEMA",
+    "QUESTION_OUTPUT_SCHEMAS",
+    "RATING_OUTPUT_SCHEMA",
+    "REDUCE_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
     "map_prompt_skeleton",
     "reduce_prompt_skeleton",

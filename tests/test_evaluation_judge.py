@@ -10,6 +10,7 @@ from graphrag_core.errors import EvaluationError, JudgeOutputError, ModelOutputE
 from graphrag_core.evaluation import CRITERIA, judge_pair, parse_judge_output, validate_criteria
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
+from graphrag_core.prompts import JUDGE_OUTPUT_SCHEMA
 
 
 def shown(request: ChatRequest) -> tuple[str, str]:
@@ -155,7 +156,7 @@ def test_every_call_is_recorded_with_reply_reason_and_usage():
 
 
 def test_judge_pair_through_the_openai_compatible_adapter():
-    """A real HTTP round trip on 127.0.0.1: JSON mode on, usage recorded, a reply in prose retried."""
+    """A real HTTP round trip on 127.0.0.1: the judge's JSON Schema sent, usage recorded, a reply in prose retried."""
     from .test_openai_model import FakeServer, Reply, completion, make_model
 
     server = FakeServer()
@@ -171,9 +172,11 @@ def test_judge_pair_through_the_openai_compatible_adapter():
         server.httpd.shutdown()
         server.httpd.server_close()
     assert len(server.requests) == 3
-    # JSON mode on, as the judge's own schema (issue 16: every kind of call sends its schema)
-    assert all(r["json"]["response_format"]["type"] == "json_schema" for r in server.requests)
-    assert all(r["json"]["response_format"]["json_schema"]["name"] == "judge_verdict" for r in server.requests)
+    judge_format = {
+        "type": "json_schema",
+        "json_schema": {"name": JUDGE_OUTPUT_SCHEMA.name, "schema": JUDGE_OUTPUT_SCHEMA.schema_, "strict": True},
+    }
+    assert all(r["json"].get("response_format") == judge_format for r in server.requests)
     first = judgment.calls[0]
     assert first.usage is not None and first.usage.prompt_tokens == 90
     assert judgment.scores == {"comprehensiveness": 100.0}  # A first and won; B first, "2" won

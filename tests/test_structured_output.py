@@ -38,13 +38,13 @@ def form_of(body: dict) -> str:
     return "json_object_schema" if "schema" in fmt else "json_object"
 
 
-def only(accepted: str, refusal_status: int = 400):
-    """A handler that answers only requests in the ``accepted`` form."""
+def only(accepted: str, refusal_status: int = 400, answer: str = ANSWER):
+    """A handler that answers only requests in the ``accepted`` form, with ``answer``."""
 
     def handler(path: str, body: dict):
         form = form_of(body)
         if form == accepted:
-            return 200, completion_body(ANSWER)
+            return 200, completion_body(answer)
         if refusal_status == 500:  # llama-cpp-python: a pydantic validation message with HTTP 500
             return 500, {"error": {"message": f"1 validation error for CreateChatCompletionRequest\nresponse_format.type: Input should be 'text' or 'json_object' (got {form})"}}
         return 400, {"error": {"message": f"Invalid parameter: response_format of type {form} is not supported.", "type": "invalid_request_error"}}

@@ -21,7 +21,7 @@ from ..llm.base import ChatModel, ChatRequest
 from ..map import CallFailed, complete_with_retry
 from ..models import Index
 from ..parsing import invalid_output, parse_json_output
-from ..prompts import question_list_schema, render_question_messages
+from ..prompts import QUESTION_OUTPUT_SCHEMAS, render_question_messages
 from ..tokens import estimate_tokens
 
 DESCRIPTION_TOKEN_LIMIT = 3000
@@ -190,7 +190,7 @@ async def _ask_list(model: ChatModel, step: str, description: str, count: int, *
         purpose="questions",
         messages=render_question_messages(step, description, count, persona=persona, task=task),
         max_tokens=QUESTIONS_OUTPUT_RESERVE,
-        output_schema=question_list_schema(step),
+        output_schema=QUESTION_OUTPUT_SCHEMAS[step],
     )
 
     try:

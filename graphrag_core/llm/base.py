@@ -41,7 +41,7 @@ class OutputSchema(BaseModel):
 class ChatRequest(BaseModel):
     """One model call. ``max_tokens`` is the output reserve of the phase; ``output_schema``
     (optional) is the shape the reply must have: each kind of call (map, reduce, rate, judge,
-    claims) supplies its own, and adapters send it as structured output where the endpoint
+    claims, questions, summary) supplies its own (``graphrag_core.prompts``), and adapters send it as structured output where the endpoint
     takes it."""
 
     model_config = ConfigDict(frozen=True)
