@@ -11,7 +11,9 @@ import pytest
 from graphrag_core.index import save_index
 
 from .browser_support import chromium_page, streamlit_server
+from .cli_support import cli_index
 from .factories import small_index
+from .openai_server import Server, openai_server
 
 APP_ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,6 +27,22 @@ def run_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("GRAPHRAG_EXPLORER_CACHE", raising=False)  # the map cache goes beside the store
     monkeypatch.setenv("GRAPHRAG_LLM_OFFLINE_LATENCY", "0")  # no presentation pace in tests
     return path
+
+
+@pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    """``tests.cli_support.cli_index()`` (the "tiny" town) saved as a native index folder."""
+    folder = tmp_path / "tiny-index"
+    save_index(cli_index(), folder)
+    return folder
+
+
+@pytest.fixture
+def two_servers() -> Iterator[tuple[Server, Server]]:
+    """Two scripted chat-completions servers on 127.0.0.1 (``tests/openai_server.py``): a
+    configured endpoint and another one."""
+    with openai_server() as first, openai_server() as second:
+        yield first, second
 
 
 @pytest.fixture
