@@ -13,7 +13,8 @@ from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import sample_path
 
-APP_ROOT = Path(__file__).resolve().parents[1]
+from . import APP_ROOT
+
 TIMEOUT = 60
 QUESTION = "What is a hacker?"
 

@@ -23,7 +23,8 @@ from types import ModuleType
 
 import pytest
 
-APP_ROOT = Path(__file__).resolve().parents[1]
+from . import APP_ROOT
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = APP_ROOT / "test-artifacts"

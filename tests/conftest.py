@@ -15,7 +15,6 @@ from .cli_support import cli_index
 from .factories import small_index
 from .openai_server import Server, openai_server
 
-APP_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture

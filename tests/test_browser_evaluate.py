@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from . import APP_ROOT
 from .browser_support import require_browser, shot
 
 pytestmark = pytest.mark.browser
@@ -26,7 +27,7 @@ def _seed_experiment(db: Path) -> str:
     from graphrag_core.samples import SAMPLES
     from graphrag_core.store import RunStore
 
-    root = Path(__file__).resolve().parents[1]
+    root = APP_ROOT
     spec = ExperimentSpec(
         questions=load_questions(root / "sample_data" / "zh-tea-questions.jsonl")[:4],
         conditions=[Condition.parse("C0:level=0"), Condition.parse("C1:level=1"), Condition.parse("small:level=0,map_budget=1500")],

@@ -2,7 +2,6 @@ import csv
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -22,6 +21,7 @@ from graphrag_core.cli import (
 from graphrag_core.index import load_index
 from graphrag_core.store import RunStore
 
+from . import APP_ROOT
 from .cli_support import QUESTION, run_cli
 
 ANSWER = "The mill and the river shape the town."
@@ -285,7 +285,7 @@ def test_default_store_follows_xdg_data_home(capsys, index_dir, tmp_path):
 
 
 def test_python_dash_m_help():
-    root = Path(__file__).resolve().parents[1]
+    root = APP_ROOT
     completed = subprocess.run(
         [sys.executable, "-m", "graphrag_core", "--help"], cwd=root, capture_output=True, text=True, timeout=60
     )

@@ -10,7 +10,7 @@ import pytest
 from graphrag_app.evidence import CALL_KEY
 from graphrag_core.store import RunStore
 
-from .conftest import APP_ROOT
+from . import APP_ROOT
 from .apptest_support import QUESTION, app, provenance, run_question
 
 APP_DATA = APP_ROOT.parent / "shared" / "data" / "msgraphrag"

@@ -15,7 +15,8 @@ from graphrag_core.errors import IndexFormatError, IndexValidationError
 from graphrag_core.index import detect_format, load_index, save_index
 from graphrag_core.models import Index
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/msgraphrag"
+from . import MSGRAPHRAG_DATA
+
 REAL_FOLDERS = ("v3-operation-dulce", "v2-christmas-carol", "v1-operation-dulce")
 VERSIONS = ("v3", "v2", "v1")
 
@@ -388,7 +389,7 @@ def test_unreadable_parquet(tmp_path: Path) -> None:
 
 
 def real_folder(name: str) -> Path:
-    folder = SHARED / name
+    folder = MSGRAPHRAG_DATA / name
     if not folder.is_dir():
         pytest.skip(f"{folder} is absent (the real GraphRAG samples live outside the repository)")
     return folder

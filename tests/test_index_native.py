@@ -25,8 +25,7 @@ from graphrag_core.models import (
     SourceChunk,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-
+from . import APP_ROOT
 
 
 def sample_index() -> Index:
@@ -371,7 +370,7 @@ def test_manifest_counts_that_differ_are_a_warning(tmp_path: Path) -> None:
 def test_committed_schema_equals_the_generated_one() -> None:
     from graphrag_core.index.schema import SCHEMA_PATH, render_schema
 
-    committed = (REPO / SCHEMA_PATH).read_text(encoding="utf-8")
+    committed = (APP_ROOT / SCHEMA_PATH).read_text(encoding="utf-8")
     assert committed == render_schema(), "run: python -m graphrag_core.index.schema"
 
 

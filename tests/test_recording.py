@@ -23,9 +23,9 @@ from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 from graphrag_core.store import RunStore, record_to_markdown
 
+from . import APP_ROOT
 from .factories import small_index
 
-ROOT = Path(__file__).resolve().parents[1]
 DEADLINE_S = 120
 MAP = '{"answer": "A point.", "usefulness": 50}'
 
@@ -86,14 +86,14 @@ def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tm
     db = tmp_path / "runs.sqlite3"
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(APP_ROOT),
         "GRAPHRAG_EXPLORER_DB": str(db),
         "GRAPHRAG_EXPLORER_CACHE": "off",
         "GRAPHRAG_LLM_PROVIDER": "offline",
         "GRAPHRAG_LLM_OFFLINE_LATENCY": "0.2,0.3",
     }
     command = [sys.executable, "-m", "graphrag_core", "query", "jargon", "What do hackers think?", "--map-budget", "900", "--map-reserve", "0", "--concurrency", "2", "--seed", "4"]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
 
         def progressed():  # type: ignore[no-untyped-def]
@@ -193,7 +193,7 @@ def test_ctrl_c_interrupts_cpu_bound_work_at_once(tmp_path: Path) -> None:
     planning the batches of a huge index); asyncio's own handling would wait for an await."""
     db = tmp_path / "runs.sqlite3"
     process = subprocess.Popen(
-        [sys.executable, "-c", BUSY_SCRIPT, str(db)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [sys.executable, "-c", BUSY_SCRIPT, str(db)], cwd=APP_ROOT, env={**os.environ, "PYTHONPATH": str(APP_ROOT)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     assert process.stderr is not None
