@@ -6,7 +6,6 @@ Runs use the offline model (no network). Every test gets its own run history (``
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
@@ -38,6 +37,7 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
+from . import wait_until
 from .apptest_support import QUESTION, app, messages, metrics, provenance, run_question, stored_run, texts
 from .factories import small_index
 
@@ -350,21 +350,12 @@ class _GatedModel:
         return await self.inner.complete(request)
 
 
-def _wait_for(condition, *, polls: int = 2000, pause_s: float = 0.01) -> None:
-    """Poll ``condition`` (bounded); the run's worker thread makes it true."""
-    for _ in range(polls):
-        if condition():
-            return
-        time.sleep(pause_s)
-    raise AssertionError("the condition never became true")
-
-
 def test_stop_cancels_a_slow_run_and_saves_it_as_cancelled(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite3"
     index = load_index(sample_path("jargon"))
     request = GlobalSearchRequest(query=QUESTION, seed=3, map_concurrency=2)
     handle = start_run(index, request, lambda: _GatedModel(open_calls=2), store_path=db, index_name="jargon")
-    _wait_for(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2)
+    wait_until(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2, "two finished batches")
     handle.request_stop()
     assert handle.wait(10)
     state = follow(handle, RunState(), lambda _s: None)

@@ -8,12 +8,12 @@ must say which endpoint and model the run calls.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
 
+from . import wait_until
 from .browser_support import UI_TIMEOUT_MS, chromium_page, require_browser, streamlit_server
 from .openai_server import Server, completion_body, openai_server
 
@@ -82,9 +82,7 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         box.press("Control+Enter")
         page.wait_for_timeout(500)
         page.get_by_role("button", name="Run global search").click()
-        deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
-        while len(other.authorizations) == calls and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: len(other.authorizations) > calls, "a call to the other endpoint", timeout_s=UI_TIMEOUT_MS / 1000, pause_s=0.1)
         sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
         assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
 
@@ -99,7 +97,6 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
 def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import re
     import signal
-    import time
 
     from graphrag_core.store import RunStore
 
@@ -112,15 +109,13 @@ def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) 
             page.goto(f"{url}/?index=jargon&latency=0.4&concurrency=1&q=Who+is+the+Mentor%3F")
             page.get_by_role("button", name="Run global search").click()
             sync_api.expect(page.get_by_text(re.compile(r"^Status: running"))).to_be_visible()
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:  # until some finished batches are written
+
+            def two_batches_written() -> bool:
                 runs = RunStore(db).list_runs() if db.exists() else []
                 record = RunStore(db).get(runs[0].run_id) if runs else None
-                if record is not None and sum(b.status == "done" for b in record.replay().batches) >= 2:
-                    break
-                time.sleep(0.2)
-            else:
-                raise AssertionError("no finished batches were written while the run streamed")
+                return record is not None and sum(b.status == "done" for b in record.replay().batches) >= 2
+
+            wait_until(two_batches_written, "finished batches written while the run streams", pause_s=0.2)
             SERVER_PROCESSES[url].send_signal(signal.SIGKILL)
             SERVER_PROCESSES[url].wait(30)
         with streamlit_server(tmp_path, db, env=env) as url:  # the app again, on the same history
