@@ -66,12 +66,20 @@ class SqliteMapCache:
         with self._connect() as connection:
             enable_wal(connection)
             connection.execute(_SCHEMA)
+        # Held open while the instance lives, so closing an operation's connection is never
+        # closing the file's last one, which would checkpoint the WAL and wait for the disk on
+        # every put (about 20 ms each: half a minute for a 1,000-batch run).
+        self._keeper = sqlite3.connect(self.path, check_same_thread=False)
+        self._keeper.execute("SELECT COUNT(*) FROM map_cache").fetchone()
 
     def __repr__(self) -> str:
         return f"SqliteMapCache({str(self.path)!r})"
 
     def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
-        return connect(self.path, timeout=SQLITE_TIMEOUT_S)
+        # WAL with synchronous=NORMAL: a commit does not wait for the disk (fsync), only a
+        # checkpoint does. The file stays consistent; a power cut may lose the last entries,
+        # which a cache can afford.
+        return connect(self.path, timeout=SQLITE_TIMEOUT_S, pragmas=("synchronous = NORMAL",))
 
     def get(self, key: str) -> str | None:
         with self._connect() as connection:

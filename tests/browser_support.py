@@ -1,9 +1,17 @@
-"""What the browser tests share: a real ``streamlit run app.py`` server and Debian's chromium."""
+"""What the browser tests share: a real ``streamlit run app.py`` server and Debian's chromium.
+
+The fixtures built on these (``server``, ``page``, ``page_height``, ``server_history``,
+``server_env``) are in ``tests/conftest.py``. A browser test module starts with::
+
+    pytestmark = pytest.mark.browser
+    sync_api = require_browser()
+"""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -11,8 +19,12 @@ import time
 import urllib.request
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import ModuleType
 
-APP_ROOT = Path(__file__).resolve().parents[1]
+import pytest
+
+from . import APP_ROOT
+
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = APP_ROOT / "test-artifacts"
@@ -82,3 +94,35 @@ def chromium_page(*, height: int) -> Iterator[object]:
             yield page
         finally:
             browser.close()
+
+
+def require_browser() -> ModuleType:
+    """Skip the calling test module (call it at module level) when Debian's chromium or
+    Playwright is missing; else return ``playwright.sync_api`` with ``expect`` waiting up to
+    :data:`UI_TIMEOUT_MS`."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"Debian's chromium ({CHROMIUM}) is not installed", allow_module_level=True)
+    sync_api = pytest.importorskip("playwright.sync_api")  # a third-party tool, not the project's code
+    sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+    return sync_api
+
+
+def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+    """A full-page screenshot of ``page`` saved as ``test-artifacts/<name>.png``."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def ask(page, question: str) -> None:  # type: ignore[no-untyped-def]
+    """Type ``question`` into Explore's question box and press Run global search."""
+    box = page.get_by_label("Question")
+    box.fill(question)
+    box.press("Control+Enter")  # commit the text area before clicking
+    page.wait_for_timeout(500)
+    page.get_by_role("button", name="Run global search").click()
+
+
+def chart_title(page, pattern: str):  # type: ignore[no-untyped-def]
+    """The first visible title of a Plotly chart matching the regex ``pattern`` (Plotly keeps
+    hidden copies of text while it lays out)."""
+    return page.locator(".js-plotly-plot .gtitle >> visible=true").filter(has_text=re.compile(pattern)).first

@@ -1,16 +1,20 @@
-"""Shared fixtures: an isolated run history per test, and a small index on disk."""
+"""Shared fixtures: an isolated run history per test, a small index on disk, and the browser
+tests' app server and chromium page."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from graphrag_core.index import save_index
 
+from .browser_support import chromium_page, streamlit_server
+from .cli_support import cli_index
 from .factories import small_index
+from .openai_server import Server, openai_server
 
-APP_ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -25,8 +29,71 @@ def run_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def index_dir(tmp_path: Path) -> Path:
+    """``tests.cli_support.cli_index()`` (the "tiny" town) saved as a native index folder."""
+    folder = tmp_path / "tiny-index"
+    save_index(cli_index(), folder)
+    return folder
+
+
+@pytest.fixture
+def two_servers() -> Iterator[tuple[Server, Server]]:
+    """Two scripted chat-completions servers on 127.0.0.1 (``tests/openai_server.py``): a
+    configured endpoint and another one."""
+    with openai_server() as first, openai_server() as second:
+        yield first, second
+
+
+@pytest.fixture
 def small_index_dir(tmp_path: Path) -> Path:
     """``tests.factories.small_index()`` saved as a native index folder."""
     folder = tmp_path / "small-index"
     save_index(small_index(), folder)
     return folder
+
+
+# The browser tests' fixtures (tests/test_browser*.py). A module changes what they build by
+# overriding ``server_env`` (the server's environment), ``server_seed`` (what is saved into
+# the run history before the server starts) or ``page_height``.
+
+
+@pytest.fixture(scope="module")
+def server_env() -> dict[str, str]:
+    """Environment variables for this module's app server, over the test process's own."""
+    return {}
+
+
+@pytest.fixture(scope="module")
+def server_history(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The run history (SQLite file, not yet created) of this module's app server, in a fresh folder."""
+    return tmp_path_factory.mktemp("server") / "runs.sqlite3"
+
+
+@pytest.fixture(scope="module")
+def server_seed() -> object:
+    """What this module saves into ``server_history`` before its server starts (a module
+    overrides it, asking for ``server_history``, and returns what its tests need, e.g. run ids);
+    by default nothing."""
+    return None
+
+
+@pytest.fixture(scope="module")
+def server(server_history: Path, server_env: dict[str, str], server_seed: object) -> Iterator[str]:
+    """The URL of a real ``streamlit run app.py`` on a free port, one per test module, with its
+    own run history, seeded by ``server_seed`` (the server's log is ``server.log`` beside the
+    history)."""
+    with streamlit_server(server_history.parent, server_history, env=server_env) as url:
+        yield url
+
+
+@pytest.fixture
+def page_height() -> int:
+    """The height in px of :func:`page` (override it in a module whose pages are longer)."""
+    return 1800
+
+
+@pytest.fixture
+def page(page_height: int) -> Iterator[object]:
+    """A fresh page of Debian's chromium, 1,500 px wide and ``page_height`` tall."""
+    with chromium_page(height=page_height) as page:
+        yield page

@@ -1,6 +1,12 @@
-"""Small indexes built in code, shared by the tests."""
+"""Small indexes built in code, and offline runs on the samples, shared by the tests."""
 
-from graphrag_core import Claim, Community, Document, Index, SourceChunk
+import asyncio
+
+from graphrag_core import Claim, Community, Document, GlobalSearchRequest, Index, SourceChunk, retrieve_global
+from graphrag_core.index import load_index
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.samples import SAMPLES
+from graphrag_core.store import RunRecord
 
 
 def small_index() -> Index:
@@ -56,3 +62,10 @@ def make_index(
         chunks=[SourceChunk(id="s1", document_id="d1", text="The mill opened in 1850.")],
         documents=[Document(id="d1", title="History")],
     )
+
+
+def sample_run(request: GlobalSearchRequest, *, sample: str = "jargon", label: str = "") -> RunRecord:
+    """The record of ``request`` run by the offline model on the sample index ``sample``."""
+    events: list = []
+    asyncio.run(retrieve_global(load_index(SAMPLES[sample]), request, OfflineChatModel(), on_event=events.append))
+    return RunRecord.from_events(events, index_name=sample, index_path=str(SAMPLES[sample]), label=label)

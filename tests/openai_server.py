@@ -1,26 +1,47 @@
-"""A chat-completions server on 127.0.0.1 whose answers are a function of the request.
+"""A chat-completions server on 127.0.0.1, for every test that talks to an OpenAI-compatible
+endpoint: its answers are a function of the request, or a script of replies.
 
-    with openai_server(handler) as server:
+    with openai_server(handler) as server:   # handler(path, body) -> (status, payload) or a Reply
         ...  # server.base_url, server.requests
 
-``handler(path, body) -> (status, payload)``; a payload that is a list of dicts is sent as a
-server-sent event stream (each dict one ``data:`` line, then ``data: [DONE]``).
+    with openai_server() as server:          # scripted: server.script(Reply(...), ...)
+        ...
+
+A payload that is a dict is sent as JSON; a list of dicts as a server-sent event stream (each
+dict one ``data:`` line, then ``data: [DONE]``); a str as text/plain; bytes as they are.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-Handler = Callable[[str, dict], tuple[int, Any]]
+MAP_ANSWER = '{"answer": "Floods.", "usefulness": 80}'
+"""A valid map answer."""
 
 
-def completion_body(content: str, *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+@dataclass
+class Reply:
+    """One reply: its status, body (see the module's docstring), extra headers, and how long the
+    server waits before sending it (cut short when the server closes)."""
+
+    status: int = 200
+    body: Any = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+
+
+Handler = Callable[[str, dict], "tuple[int, Any] | Reply"]
+
+
+def completion_body(content: str | None = MAP_ANSWER, *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+    """A chat-completion response whose one choice says ``content``."""
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
@@ -35,50 +56,82 @@ def completion_body(content: str, *, prompt_tokens: int = 11, completion_tokens:
 class Server:
     base_url: str
     requests: list[dict] = field(default_factory=list)
+    """Every request received: its ``path``, ``headers`` (lower-case names) and ``json`` body."""
+    replies: deque[Reply] = field(default_factory=deque)
+    """The script a server without a handler answers from, in order."""
+    closing: threading.Event = field(default_factory=threading.Event)
 
     def bodies(self, path_end: str = "/chat/completions") -> list[dict]:
         return [r["json"] for r in self.requests if r["path"].endswith(path_end)]
 
+    @property
+    def authorizations(self) -> list[str]:
+        """The ``authorization`` header of each request ("" where there was none)."""
+        return [r["headers"].get("authorization", "") for r in self.requests]
+
+    def script(self, *replies: Reply) -> None:
+        self.replies.extend(replies)
+
+    def next_reply(self, path: str, body: dict) -> Reply:
+        """The script's next reply (a 500 once the script is exhausted)."""
+        return self.replies.popleft() if self.replies else Reply(500, {"error": {"message": "script exhausted"}})
+
+
+def _encode(body: Any) -> tuple[bytes, str]:
+    if isinstance(body, list):
+        return b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in body) + b"data: [DONE]\n\n", "text/event-stream"
+    if isinstance(body, dict):
+        return json.dumps(body).encode(), "application/json"
+    if isinstance(body, str):
+        return body.encode(), "text/plain"
+    return body, "application/json"
+
 
 @contextmanager
-def openai_server(handler: Handler) -> Iterator[Server]:
-    record: list[dict] = []
+def openai_server(handler: Handler | None = None) -> Iterator[Server]:
+    """A server on a free port of 127.0.0.1 answering with ``handler`` (by default, the server's
+    own script); it is closed when the block ends."""
+    server = Server(base_url="")
+    answer = handler or server.next_reply
 
     class RequestHandler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
             pass
 
         def _answer(self, body: dict) -> None:
-            status, payload = handler(self.path, body)
-            if isinstance(payload, list):
-                data = b"".join(b"data: " + json.dumps(chunk).encode() + b"\n\n" for chunk in payload) + b"data: [DONE]\n\n"
-                content_type = "text/event-stream"
-            else:
-                data = json.dumps(payload).encode()
-                content_type = "application/json"
-            self.send_response(status)
-            self.send_header("content-type", content_type)
-            self.send_header("content-length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            server.requests.append({"path": self.path, "json": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
+            reply = answer(self.path, body)
+            if not isinstance(reply, Reply):
+                reply = Reply(*reply)
+            if reply.delay:
+                server.closing.wait(reply.delay)
+            data, content_type = _encode(reply.body)
+            headers = {"content-type": content_type, **{k.lower(): v for k, v in reply.headers.items()}}
+            try:
+                self.send_response(reply.status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
+                pass
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             length = int(self.headers.get("content-length", "0"))
-            body = json.loads(self.rfile.read(length) or b"{}")
-            record.append({"path": self.path, "json": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
-            self._answer(body)
+            self._answer(json.loads(self.rfile.read(length) or b"{}"))
 
         def do_GET(self) -> None:  # noqa: N802
-            record.append({"path": self.path, "json": {}, "headers": {k.lower(): v for k, v in self.headers.items()}})
             self._answer({})
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), RequestHandler)
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
     host, port = httpd.server_address[:2]
+    server.base_url = f"http://{host}:{port}/v1"
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     try:
-        yield Server(base_url=f"http://{host}:{port}/v1", requests=record)
+        yield server
     finally:
+        server.closing.set()
         httpd.shutdown()
         httpd.server_close()

@@ -12,14 +12,10 @@ from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core import GlobalSearchRequest, RunState, ScriptedChatModel, retrieve_global
 from graphrag_core.events import CommunityRated, SelectionRound
 
-from .factories import small_index
-from .test_app_pages import app, messages, run_question, texts
+from .apptest_support import app, metrics, page, provenance, run_question, texts
+from .factories import sample_run, small_index
 
 QUESTION = "Who are the wizards?"
-
-
-def metrics(at) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    return {m.label: m.value for m in at.metric}
 
 
 def hierarchy_specs(at) -> list[dict]:  # type: ignore[no-untyped-def]
@@ -46,25 +42,13 @@ def test_the_switch_shows_the_rating_settings_and_a_cost_range(run_db: Path) -> 
 
 
 def test_url_parameters_set_the_dynamic_widgets(run_db: Path) -> None:
-    at = app()
-    at.query_params.update({"selection": "dynamic", "rating_threshold": "3", "keep_parent": "1", "rating_repeats": "2", "fallback_level": "1", "rating_reserve": "128"})
-    at.run()
+    at = app({"selection": "dynamic", "rating_threshold": "3", "keep_parent": "1", "rating_repeats": "2", "fallback_level": "1", "rating_reserve": "128"}).run()
     assert at.radio(key="community_selection").value == "dynamic"
     assert at.slider(key="rating_threshold").value == 3
     assert at.checkbox(key="keep_parent").value is True
     assert at.number_input(key="rating_repeats").value == 2
     assert at.number_input(key="fallback_max_level").value == 1
     assert at.number_input(key="rating_output_reserve").value == 128
-
-
-def test_bad_dynamic_url_values_are_ignored_with_a_notice(run_db: Path) -> None:
-    at = app()
-    at.query_params.update({"selection": "smart", "rating_threshold": "9"})
-    at.run()
-    assert not at.exception
-    notes = messages(at, "info")
-    assert any("selection" in n for n in notes) and any("rating_threshold" in n for n in notes)
-    assert at.radio(key="community_selection").value == "level"
 
 
 def test_dynamic_settings_round_trip_through_query_params() -> None:
@@ -145,28 +129,12 @@ def test_the_hierarchy_figure_follows_the_walk_live() -> None:
 
 # -- Compare and Sweeps ----------------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _jargon_run(request: GlobalSearchRequest):  # type: ignore[no-untyped-def]
-    from graphrag_core.index import load_index
-    from graphrag_core.llm.offline import OfflineChatModel
-    from graphrag_core.samples import SAMPLES
-    from graphrag_core.store import RunRecord
-
-    events: list = []
-    asyncio.run(retrieve_global(load_index(SAMPLES["jargon"]), request, OfflineChatModel(), on_event=events.append))
-    return RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]))
-
-
 def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
-    from streamlit.testing.v1 import AppTest
-
     from graphrag_app import compare_charts as cc
     from graphrag_core.store import RunStore
 
-    level = _jargon_run(GlobalSearchRequest(query=QUESTION, community_level=1, seed=1))
-    dynamic = _jargon_run(GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=1))
+    level = sample_run(GlobalSearchRequest(query=QUESTION, community_level=1, seed=1))
+    dynamic = sample_run(GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=1))
     store = RunStore(run_db)
     store.save(level)
     store.save(dynamic)
@@ -178,7 +146,7 @@ def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
     d = dynamic.result.diagnostics
     assert metrics["dynamic"]["rating calls"] == d.rating_calls > 0 and metrics["level"]["rating calls"] == 0
     assert metrics["dynamic"]["model calls"] == d.rating_calls + d.map_calls + d.reduce_calls
-    at = AppTest.from_file(str(ROOT / "pages" / "compare.py"), default_timeout=60)
+    at = page("compare")
     at.query_params["runs"] = f"{level.run_id},{dynamic.run_id}"
     at.run()
     assert not at.exception
@@ -187,9 +155,7 @@ def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
 
 
 def test_sweeps_page_runs_dynamic_beside_a_level(run_db: Path) -> None:
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "pages" / "sweeps.py"), default_timeout=60).run()
+    at = page("sweeps").run()
     assert "dynamic" in at.multiselect(key="sweep_levels").options[-1]
     at.multiselect(key="sweep_levels").set_value(["1", "dynamic"])
     at.text_input(key="sweep_question").input(QUESTION)
@@ -220,8 +186,6 @@ def test_provenance_shows_a_communitys_rating_in_a_dynamic_run(run_db: Path) -> 
     from graphrag_core.index import load_index
     from graphrag_core.llm.offline import OfflineChatModel
     from graphrag_core.samples import sample_path
-
-    from .test_app_pages import provenance
 
     index = load_index(sample_path("jargon"))
     request = GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=7)

@@ -6,14 +6,12 @@ Runs use the offline model (no network). Every test gets its own run history (``
 from __future__ import annotations
 
 import asyncio
-import time
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from graphrag_app import charts
-from graphrag_app.runner import follow, run_blocking, start_run
+from graphrag_app.runner import follow, start_run
 from graphrag_app.settings import PRESENTATION_LATENCY_S, offline_latency_s, settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
@@ -39,37 +37,9 @@ from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
-from .conftest import APP_ROOT
+from . import wait_until
+from .apptest_support import QUESTION, app, messages, metrics, provenance, run_question, stored_run, texts
 from .factories import small_index
-
-TIMEOUT = 60
-QUESTION = "What is a hacker?"
-
-
-def app() -> AppTest:
-    return AppTest.from_file(str(APP_ROOT / "app.py"), default_timeout=TIMEOUT)
-
-
-def texts(at: AppTest) -> list[str]:
-    return [element.value for element in at.text]
-
-
-def messages(at: AppTest, kind: str) -> list[str]:
-    return [element.value for element in getattr(at, kind)]
-
-
-def run_question(at: AppTest, question: str = QUESTION) -> AppTest:
-    at.text_area(key="question").input(question)
-    at.button(key="run_global_search").click()
-    return at.run()
-
-
-def stored_run(db: Path, *, index_name: str = "jargon", question: str = QUESTION, level: int | str = "leaf") -> str:
-    index = load_index(sample_path(index_name))
-    request = GlobalSearchRequest(query=question, seed=7, community_level=level)
-    handle, state = run_blocking(index, request, OfflineChatModel(), store_path=db, index_name=index_name, timeout=TIMEOUT)
-    assert state.status == "finished", state.error
-    return handle.run_id
 
 
 # -- Explore ----------------------------------------------------------------------------------
@@ -98,9 +68,9 @@ def test_explore_opens_on_the_sample_with_every_setting_and_a_cost_preview(run_d
     } <= labels
     level = at.selectbox(key="community_level")
     assert level.value == "leaf" and "summaries" in level.format_func("leaf")
-    metrics = {m.label: m.value for m in at.metric}
-    assert int(metrics["Summaries"]) > 0 and int(metrics["Batches"]) > 0
-    assert int(metrics["Model calls"]) == int(metrics["Batches"]) + 1
+    shown = metrics(at)
+    assert int(shown["Summaries"]) > 0 and int(shown["Batches"]) > 0
+    assert int(shown["Model calls"]) == int(shown["Batches"]) + 1
     assert {b.label for b in at.button} >= {"Run global search", "Stop", "New seed"}
     assert at.button(key="stop").disabled
 
@@ -135,9 +105,9 @@ def test_new_seed_draws_another_seed_and_the_preview_follows_the_settings(run_db
     seed = at.number_input(key="seed").value
     at.button(key="new_seed").click().run()
     assert at.number_input(key="seed").value != seed
-    before = {m.label: m.value for m in at.metric}
+    before = metrics(at)
     at.selectbox(key="community_level").select("0").run()
-    after = {m.label: m.value for m in at.metric}
+    after = metrics(at)
     assert after["Summaries"] != before["Summaries"]
 
 
@@ -168,7 +138,7 @@ def test_a_rerun_changing_only_reduce_settings_is_answered_from_the_map_cache(ru
     assert second is not None and second.result is not None and second.run_id != first.run_id
     assert second.result.diagnostics.map_calls == 0
     assert second.result.diagnostics.cache_hits == second.result.diagnostics.batch_count
-    assert {m.label: m.value for m in at.metric}["Map cache hits"] == str(second.result.diagnostics.batch_count)
+    assert metrics(at)["Map cache hits"] == str(second.result.diagnostics.batch_count)
 
     at.checkbox(key="use_map_cache").uncheck()
     at.button(key="run_global_search").click()
@@ -238,11 +208,9 @@ def test_allowed_roots_limit_which_folders_open(run_db: Path, small_index_dir: P
 
 
 def test_url_parameters_set_the_widgets(run_db: Path) -> None:
-    at = app()
-    at.query_params.update(
+    at = app(
         {"q": "Who is RMS?", "level": "1", "seed": "7", "strategy": "stop", "claims": "0", "map_budget": "6000", "tokenizer": "heuristic", "level_bogus": "x"}
-    )
-    at.run()
+    ).run()
     assert at.text_area(key="question").value == "Who is RMS?"
     assert at.selectbox(key="community_level").value == "1"
     assert at.number_input(key="seed").value == 7
@@ -251,13 +219,22 @@ def test_url_parameters_set_the_widgets(run_db: Path) -> None:
     assert at.number_input(key="map_token_budget").value == 6000
 
 
-def test_a_bad_url_value_is_ignored_with_a_notice(run_db: Path) -> None:
-    at = app()
-    at.query_params.update({"seed": "-3", "strategy": "sideways"})
-    at.run()
+@pytest.mark.parametrize(
+    ("query_params", "named"),
+    [
+        pytest.param({"seed": "-3", "strategy": "sideways"}, ("seed", "strategy"), id="bad-values"),
+        pytest.param({"level": "999", "map_budget": "99999999999999999999"}, ("level='999'", "map_budget="), id="out-of-range"),
+        pytest.param({"selection": "smart", "rating_threshold": "9"}, ("selection", "rating_threshold"), id="dynamic-settings"),
+    ],
+)
+def test_a_bad_url_value_is_ignored_with_a_notice(run_db: Path, query_params: dict[str, str], named: tuple[str, ...]) -> None:
+    at = app(query_params).run()
     assert not at.exception
     notes = messages(at, "info")
-    assert any("seed" in n for n in notes) and any("strategy" in n for n in notes)
+    for name in named:
+        assert any(name in n for n in notes), name
+    assert at.radio(key="community_selection").value == "level"
+    assert at.selectbox(key="community_level").value == "leaf"
 
 
 def test_a_stored_run_reopens_from_the_url_with_no_model(run_db: Path) -> None:
@@ -289,12 +266,6 @@ def test_a_missing_run_in_the_url_is_a_notice(run_db: Path) -> None:
 
 
 # -- Provenance ---------------------------------------------------------------------------------
-
-
-def provenance(query_params: dict[str, str]) -> AppTest:
-    at = app().run()
-    at.query_params.update(query_params)
-    return at.switch_page("pages/provenance.py").run()
 
 
 def test_provenance_shows_community_path_summary_claims_sources_and_run_use(run_db: Path) -> None:
@@ -379,21 +350,12 @@ class _GatedModel:
         return await self.inner.complete(request)
 
 
-def _wait_for(condition, *, polls: int = 2000, pause_s: float = 0.01) -> None:
-    """Poll ``condition`` (bounded); the run's worker thread makes it true."""
-    for _ in range(polls):
-        if condition():
-            return
-        time.sleep(pause_s)
-    raise AssertionError("the condition never became true")
-
-
 def test_stop_cancels_a_slow_run_and_saves_it_as_cancelled(tmp_path: Path) -> None:
     db = tmp_path / "runs.sqlite3"
     index = load_index(sample_path("jargon"))
     request = GlobalSearchRequest(query=QUESTION, seed=3, map_concurrency=2)
     handle = start_run(index, request, lambda: _GatedModel(open_calls=2), store_path=db, index_name="jargon")
-    _wait_for(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2)
+    wait_until(lambda: sum(e.kind == "map_batch_succeeded" for e in handle.events_since(0)) >= 2, "two finished batches")
     handle.request_stop()
     assert handle.wait(10)
     state = follow(handle, RunState(), lambda _s: None)
@@ -462,9 +424,7 @@ def test_charts_draw_a_thousand_batches() -> None:
 def test_an_unreachable_model_is_refused_up_front_with_one_readable_error(run_db: Path) -> None:
     # issue 16: an unreachable endpoint used to cost every batch's attempts before "Every Global
     # Map batch failed."; the run is now refused before it starts, with one message naming it
-    at = app()
-    at.query_params.update({"q": QUESTION, "model": "openai", "base_url": "http://127.0.0.1:9/v1", "llm": "test-model", "level": "0"})
-    at.run()
+    at = app({"q": QUESTION, "model": "openai", "base_url": "http://127.0.0.1:9/v1", "llm": "test-model", "level": "0"}).run()
     at.button(key="run_global_search").click().run()
     assert not at.exception
     shown = texts(at) + messages(at, "error")
@@ -476,10 +436,8 @@ def test_an_unreachable_model_is_refused_up_front_with_one_readable_error(run_db
 
 
 def test_a_thousand_batch_run_completes(run_db: Path) -> None:
-    at = app()
-    at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
-    at.run()
-    assert int({m.label: m.value for m in at.metric}["Batches"].replace(",", "")) >= 1000  # shown as 1,147
+    at = app({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"}).run()
+    assert int(metrics(at)["Batches"].replace(",", "")) >= 1000  # shown as 1,147
     at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
     assert "Status: completed" in texts(at)
 
@@ -514,17 +472,6 @@ def test_a_url_level_the_index_lacks_is_ignored_with_a_notice() -> None:
     assert level_notice({"level": "1"}, [0, 1, "leaf"]) is None
     assert level_notice({"level": "leaf"}, [0, "leaf"]) is None
     assert level_notice({}, [0, "leaf"]) is None
-
-
-def test_an_out_of_range_url_level_shows_the_notice_on_the_page(run_db: Path) -> None:
-    at = app()
-    at.query_params.update({"level": "999", "map_budget": "99999999999999999999"})
-    at.run()
-    assert not at.exception
-    notes = messages(at, "info")
-    assert any("level='999'" in n for n in notes)
-    assert any("map_budget=" in n for n in notes)
-    assert at.selectbox(key="community_level").value == "leaf"
 
 
 def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp_path: Path) -> None:

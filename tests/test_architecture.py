@@ -3,7 +3,9 @@
 import ast
 from pathlib import Path
 
-CORE = Path(__file__).resolve().parents[1] / "graphrag_core"
+from . import APP_ROOT
+
+CORE = APP_ROOT / "graphrag_core"
 UI_PACKAGES = {"streamlit", "plotly", "graphrag_app"}
 VENDOR_ADAPTERS = {"openai": {"llm/openai_model.py"}}
 
@@ -36,9 +38,8 @@ def test_vendor_sdks_only_in_their_adapters():
 
 def test_shared_pages_do_not_show_tracebacks_or_server_paths() -> None:
     import tomllib
-    from pathlib import Path
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    config = tomllib.loads((APP_ROOT / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] in ("type", "none")  # details go to the log
 
 

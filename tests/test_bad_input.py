@@ -17,6 +17,7 @@ from graphrag_core.errors import IndexFormatError, IndexValidationError, Request
 from graphrag_core.index import load_index, save_index
 from graphrag_core.request import SEED_MAX, GlobalSearchRequest
 
+from . import APP_ROOT
 from .factories import small_index
 from .test_index_msgraphrag import file_name, fixture_tables, write_fixture
 
@@ -167,7 +168,7 @@ def test_runs_list_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
     record = RunRecord.from_events(events, index_name="small")
     for i in range(40):  # about 200 kB of listing: more than a pipe holds, so the writer meets the closed end
         store.save(record.model_copy(update={"run_id": f"run{i}", "query": "a long question " * 300}))
-    root = Path(__file__).resolve().parents[1]
+    root = APP_ROOT
     process = subprocess.Popen(
         [sys.executable, "-m", "graphrag_core", "runs", "--store", str(store.path), "list", "--limit", "40"],
         cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

@@ -6,65 +6,23 @@ Screenshots go to ``test-artifacts/`` (gitignored). Skipped when /usr/bin/chromi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .browser_support import (
-    ARTIFACTS,
-    CHROMIUM,
-    UI_TIMEOUT_MS,
-    chromium_page,
-    streamlit_server,
-)
+from .browser_support import UI_TIMEOUT_MS, ask, chart_title, chromium_page, require_browser, shot
 
 pytestmark = pytest.mark.browser
 
 QUESTION = "What do hackers think of Microsoft?"
 
-if not CHROMIUM.exists():  # noqa: SIM108
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real app server on a free port, with its own run history."""
-    home = tmp_path_factory.mktemp("server")
-    with streamlit_server(home, home / "runs.sqlite3") as url:
-        yield url
-
-
-@pytest.fixture
-def page() -> Iterator[object]:
-    with chromium_page(height=1800) as page:
-        yield page
-
-
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+sync_api = require_browser()
 
 
 def open_explore(page, url: str) -> None:  # type: ignore[no-untyped-def]
     page.goto(url)
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
     sync_api.expect(page.get_by_text("Est. map prompt tokens")).to_be_visible()
-
-
-def chart_title(page, pattern: str):  # type: ignore[no-untyped-def]
-    """The visible title of a Plotly chart (Plotly keeps hidden copies of text while it lays out)."""
-    return page.locator(".js-plotly-plot .gtitle >> visible=true").filter(has_text=re.compile(pattern)).first
-
-
-def ask(page, question: str) -> None:  # type: ignore[no-untyped-def]
-    box = page.get_by_label("Question")
-    box.fill(question)
-    box.press("Control+Enter")  # commit the text area before clicking
-    page.wait_for_timeout(500)
-    page.get_by_role("button", name="Run global search").click()
 
 
 def test_run_a_question_watch_it_and_follow_a_cited_community(server: str, page) -> None:  # type: ignore[no-untyped-def]

@@ -6,63 +6,49 @@ Screenshots go to ``test-artifacts/``. Skipped when /usr/bin/chromium is missing
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from .browser_support import (
-    ARTIFACTS,
-    CHROMIUM,
-    chromium_page,
-    streamlit_server,
-)
+from graphrag_core import GlobalSearchRequest
+from graphrag_core.store import RunStore
+
+from .browser_support import require_browser, shot
+from .factories import sample_run
 
 pytestmark = pytest.mark.browser
 
 QUESTION = "What do hackers call a clever but ugly fix?"
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
+sync_api = require_browser()
 
 
 def _seed_runs(db: Path) -> list[str]:
     """Two offline runs on the jargon sample (levels 0 and 1), saved to the server's store."""
-    from graphrag_core import GlobalSearchRequest, retrieve_global
-    from graphrag_core.index import load_index
-    from graphrag_core.llm.offline import OfflineChatModel
-    from graphrag_core.samples import SAMPLES
-    from graphrag_core.store import RunRecord, RunStore
-
-    index = load_index(SAMPLES["jargon"])
     store = RunStore(db)
-    ids = []
-    for level, seed in ((0, 1), (1, 2)):
-        events: list = []
-        request = GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False)
-        asyncio.run(retrieve_global(index, request, OfflineChatModel(), on_event=events.append))
-        record = RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]), label=f"level {level}")
+    records = [
+        sample_run(GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False), label=f"level {level}")
+        for level, seed in ((0, 1), (1, 2))
+    ]
+    for record in records:
         store.save(record)
-        ids.append(record.run_id)
-    return ids
+    return [record.run_id for record in records]
 
 
 @pytest.fixture(scope="module")
-def seeded_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
-    """A real app server on a free port whose run history holds two runs; yields (url, run ids)."""
-    home = tmp_path_factory.mktemp("compare-server")
-    db = home / "runs.sqlite3"
-    run_ids = _seed_runs(db)
-    with streamlit_server(home, db) as url:
-        yield url, run_ids
+def server_seed(server_history: Path) -> list[str]:
+    return _seed_runs(server_history)
+
+
+@pytest.fixture(scope="module")
+def seeded_server(server: str, server_seed: list[str]) -> tuple[str, list[str]]:
+    """The app server, whose run history held two runs when it started; (url, run ids)."""
+    return server, server_seed
 
 
 @pytest.fixture
-def page() -> Iterator[object]:
-    with chromium_page(height=3800) as page:
-        yield page
+def page_height() -> int:
+    return 3800
 
 
 def _no_exception(page) -> None:  # type: ignore[no-untyped-def]
@@ -97,9 +83,8 @@ def test_compare_page_from_a_shared_link(seeded_server, page):  # type: ignore[n
     assert f"run={a}" in (provenance.first.get_attribute("href") or "")
     assert f"runs={a}" in page.url  # the URL still names the runs, so it can be shared
     _no_exception(page)
-    ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(800)  # let plotly finish its transitions
-    page.screenshot(path=str(ARTIFACTS / "compare.png"), full_page=True)
+    shot(page, "compare")
 
 
 def test_index_browser_page(seeded_server, page):  # type: ignore[no-untyped-def]
@@ -109,9 +94,8 @@ def test_index_browser_page(seeded_server, page):  # type: ignore[no-untyped-def
     page.locator(".js-plotly-plot").filter(has_text="communities in 3 levels").first.wait_for()
     page.locator(".js-plotly-plot").filter(has_text="Entity graph of").first.wait_for()
     _no_exception(page)
-    ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(800)
-    page.screenshot(path=str(ARTIFACTS / "index_browser.png"), full_page=True)
+    shot(page, "index_browser")
 
 
 def test_sweeps_page_runs_a_grid(seeded_server, page):  # type: ignore[no-untyped-def]
@@ -123,6 +107,5 @@ def test_sweeps_page_runs_a_grid(seeded_server, page):  # type: ignore[no-untype
     page.locator(".js-plotly-plot").filter(has_text="Stability of the communities behind the answer across seeds").first.wait_for()
     page.get_by_text("Status of each point").first.wait_for()
     _no_exception(page)
-    ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(800)
-    page.screenshot(path=str(ARTIFACTS / "sweeps.png"), full_page=True)
+    shot(page, "sweeps")

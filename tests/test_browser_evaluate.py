@@ -11,13 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import ARTIFACTS, CHROMIUM, chromium_page, streamlit_server
+from . import APP_ROOT
+from .browser_support import require_browser, shot
 
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists():
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-pytest.importorskip("playwright.sync_api")
+require_browser()
 
 
 def _seed_experiment(db: Path) -> str:
@@ -28,7 +27,7 @@ def _seed_experiment(db: Path) -> str:
     from graphrag_core.samples import SAMPLES
     from graphrag_core.store import RunStore
 
-    root = Path(__file__).resolve().parents[1]
+    root = APP_ROOT
     spec = ExperimentSpec(
         questions=load_questions(root / "sample_data" / "zh-tea-questions.jsonl")[:4],
         conditions=[Condition.parse("C0:level=0"), Condition.parse("C1:level=1"), Condition.parse("small:level=0,map_budget=1500")],
@@ -43,20 +42,27 @@ def _seed_experiment(db: Path) -> str:
     return result.id
 
 
-def test_a_shared_experiment_draws_heatmaps_costs_and_drilldown(tmp_path: Path):
-    db = tmp_path / "runs.sqlite3"
-    experiment = _seed_experiment(db)
-    with streamlit_server(tmp_path, db) as url, chromium_page(height=2600) as page:
-        page.goto(f"{url}/evaluate?experiment={experiment}")
-        page.get_by_text(f"Experiment {experiment}").wait_for()
-        page.locator(".js-plotly-plot").first.wait_for()
-        page.get_by_text("row beats column").first.wait_for()
-        assert page.get_by_text("heuristic", exact=False).count() > 0
-        page.get_by_text("Compare the two runs").wait_for()
-        assert page.locator(".js-plotly-plot").count() == 5  # a heatmap per criterion (one tab each) + the cost chart
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.wait_for_timeout(1000)
-        page.screenshot(path=str(ARTIFACTS / "evaluate.png"), full_page=True)
-        assert "experiment=" in page.url
-        href = page.get_by_text("Provenance of community").first.locator("xpath=ancestor-or-self::a").get_attribute("href")
-        assert "index=zh-tea" in href  # links name the experiment's index, not the picker's default
+@pytest.fixture(scope="module")
+def server_seed(server_history: Path) -> str:
+    return _seed_experiment(server_history)
+
+
+@pytest.fixture
+def page_height() -> int:
+    return 2600
+
+
+def test_a_shared_experiment_draws_heatmaps_costs_and_drilldown(server: str, server_seed: str, page) -> None:  # type: ignore[no-untyped-def]
+    experiment = server_seed  # saved before the server started
+    page.goto(f"{server}/evaluate?experiment={experiment}")
+    page.get_by_text(f"Experiment {experiment}").wait_for()
+    page.locator(".js-plotly-plot").first.wait_for()
+    page.get_by_text("row beats column").first.wait_for()
+    assert page.get_by_text("heuristic", exact=False).count() > 0
+    page.get_by_text("Compare the two runs").wait_for()
+    assert page.locator(".js-plotly-plot").count() == 5  # a heatmap per criterion (one tab each) + the cost chart
+    page.wait_for_timeout(1000)
+    shot(page, "evaluate")
+    assert "experiment=" in page.url
+    href = page.get_by_text("Provenance of community").first.locator("xpath=ancestor-or-self::a").get_attribute("href")
+    assert "index=zh-tea" in href  # links name the experiment's index, not the picker's default

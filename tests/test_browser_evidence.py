@@ -8,41 +8,24 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .browser_support import ARTIFACTS, CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
+from .browser_support import UI_TIMEOUT_MS, require_browser, shot
 
 pytestmark = pytest.mark.browser
 
 QUESTION = "What do hackers think of Microsoft?"
 
-if not CHROMIUM.exists():  # noqa: SIM108
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+sync_api = require_browser()
 expect = sync_api.expect
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    home = tmp_path_factory.mktemp("evidence-server")
-    with streamlit_server(home, home / "runs.sqlite3") as url:
-        yield url
-
-
 @pytest.fixture
-def page() -> Iterator[object]:
-    with chromium_page(height=2200) as page:
-        yield page
-
-
-def shot(page, name: str) -> None:  # type: ignore[no-untyped-def]
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+def page_height() -> int:
+    return 2200
 
 
 def run_question(page, url: str) -> None:  # type: ignore[no-untyped-def]

@@ -8,81 +8,50 @@ must say which endpoint and model the run calls.
 from __future__ import annotations
 
 import json
-import threading
-import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import quote
 
 import pytest
 
-from .browser_support import CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
+from . import wait_until
+from .browser_support import UI_TIMEOUT_MS, chromium_page, require_browser, streamlit_server
+from .openai_server import Server, completion_body, openai_server
 
 pytestmark = pytest.mark.browser
 
-if not CHROMIUM.exists():  # noqa: SIM108
-    pytest.skip("Debian's chromium (/usr/bin/chromium) is not installed", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api")
-sync_api.expect.set_options(timeout=UI_TIMEOUT_MS)
+sync_api = require_browser()
 
 SECRET = "sk-configured-SECRET-9876543210"
 ANSWER = json.dumps({"answer": "Tea is a drink.", "usefulness": 70})
 
 
-class ChatServer:
-    """Answers every chat-completions call with one valid map/reduce reply; records the headers."""
+@pytest.fixture(scope="module")
+def chat_servers() -> Iterator[tuple[Server, Server]]:
+    """The configured endpoint and another one; each answers every call with one valid map and
+    reduce reply, and records the requests' headers."""
 
-    def __init__(self) -> None:
-        self.authorizations: list[str] = []
-        self.bodies: list[str] = []
-        server = self
+    def answer(path: str, body: dict) -> tuple[int, dict]:
+        return 200, completion_body(ANSWER)
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802
-                body = self.rfile.read(int(self.headers.get("content-length", "0"))).decode()
-                server.authorizations.append(self.headers.get("authorization", ""))
-                server.bodies.append(body)
-                reply = {
-                    "id": "c", "object": "chat.completion", "created": 0, "model": "m",
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": ANSWER}}],
-                }
-                payload = json.dumps(reply).encode()
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(payload)))
-                self.end_headers()
-                self.wfile.write(payload)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+    with openai_server(answer) as configured, openai_server(answer) as other:
+        yield configured, other
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, ChatServer, ChatServer]]:
-    configured, other = ChatServer(), ChatServer()
-    home = tmp_path_factory.mktemp("server")
-    env = {
+def server_env(chat_servers: tuple[Server, Server]) -> dict[str, str]:
+    configured, _ = chat_servers
+    return {
         "GRAPHRAG_LLM_PROVIDER": "openai",
         "GRAPHRAG_LLM_BASE_URL": configured.base_url,
         "GRAPHRAG_LLM_API_KEY": SECRET,
         "GRAPHRAG_LLM_MODEL": "configured-model",
     }
-    try:
-        with streamlit_server(home, home / "runs.sqlite3", env=env) as url:
-            yield url, configured, other
-    finally:
-        for fake in (configured, other):
-            fake.httpd.shutdown()
-            fake.httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def servers(server: str, chat_servers: tuple[Server, Server]) -> tuple[str, Server, Server]:
+    """The app server configured with the first fake endpoint and its key; (url, configured, other)."""
+    return (server, *chat_servers)
 
 
 def run_link(page, url: str) -> None:  # type: ignore[no-untyped-def]
@@ -113,9 +82,7 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         box.press("Control+Enter")
         page.wait_for_timeout(500)
         page.get_by_role("button", name="Run global search").click()
-        deadline = time.monotonic() + UI_TIMEOUT_MS / 1000
-        while len(other.authorizations) == calls and time.monotonic() < deadline:
-            time.sleep(0.1)
+        wait_until(lambda: len(other.authorizations) > calls, "a call to the other endpoint", timeout_s=UI_TIMEOUT_MS / 1000, pause_s=0.1)
         sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
         assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
 
@@ -130,7 +97,6 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
 def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import re
     import signal
-    import time
 
     from graphrag_core.store import RunStore
 
@@ -143,15 +109,13 @@ def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) 
             page.goto(f"{url}/?index=jargon&latency=0.4&concurrency=1&q=Who+is+the+Mentor%3F")
             page.get_by_role("button", name="Run global search").click()
             sync_api.expect(page.get_by_text(re.compile(r"^Status: running"))).to_be_visible()
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline:  # until some finished batches are written
+
+            def two_batches_written() -> bool:
                 runs = RunStore(db).list_runs() if db.exists() else []
                 record = RunStore(db).get(runs[0].run_id) if runs else None
-                if record is not None and sum(b.status == "done" for b in record.replay().batches) >= 2:
-                    break
-                time.sleep(0.2)
-            else:
-                raise AssertionError("no finished batches were written while the run streamed")
+                return record is not None and sum(b.status == "done" for b in record.replay().batches) >= 2
+
+            wait_until(two_batches_written, "finished batches written while the run streams", pause_s=0.2)
             SERVER_PROCESSES[url].send_signal(signal.SIGKILL)
             SERVER_PROCESSES[url].wait(30)
         with streamlit_server(tmp_path, db, env=env) as url:  # the app again, on the same history

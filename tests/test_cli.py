@@ -2,14 +2,12 @@ import csv
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from graphrag_core import (
     FatalModelError,
     GlobalSearchResult,
-    Index,
     RetryableModelError,
     ScriptedChatModel,
 )
@@ -19,38 +17,20 @@ from graphrag_core.cli import (
     EXIT_OK,
     EXIT_RUN,
     EXIT_USAGE,
-    main,
 )
+from graphrag_core.index import load_index
 from graphrag_core.store import RunStore
 
-from graphrag_core.index import load_index, save_index
-from tests import factories
+from . import APP_ROOT
+from .cli_support import QUESTION, run_cli
 
-QUESTION = "What shapes the town?"
 ANSWER = "The mill and the river shape the town."
-
-
-def make_index() -> Index:
-    return factories.make_index(gamma="   ", with_claim=True)
 
 
 def reply(request):
     if request.purpose == "map":
         return '{"answer": "The mill matters.", "usefulness": 60}'
     return json.dumps({"answer": ANSWER})
-
-
-@pytest.fixture
-def index_dir(tmp_path) -> Path:
-    folder = tmp_path / "tiny-index"
-    save_index(make_index(), folder)
-    return folder
-
-
-def run_cli(capsys, *argv, model=None, environ=None):
-    code = main([str(a) for a in argv], model=model, environ=environ or {})
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_query_prints_the_answer_and_progress(capsys, index_dir, tmp_path):
@@ -105,6 +85,13 @@ def test_query_quiet_and_offline_model(capsys, index_dir):
         (["--concurrency", "0"], "map_concurrency must be a positive integer."),
         (["--map-budget", "500"], "Token budgets must exceed their output reserves."),
         (["--map-budget", "600"], "Map token budget cannot fit the Map prompt."),
+        (["--rating-threshold", "6"], "rating_threshold must be an integer from 0 to 5."),
+        (["--rating-threshold", "high"], "rating_threshold must be an integer from 0 to 5."),
+        (["--rating-repeats", "0"], "rating_repeats must be a positive integer."),
+        (["--fallback-max-level", "-1"], "fallback_max_level must be a non-negative integer."),
+        (["--rating-reserve", "-1"], "rating_output_reserve must be a non-negative integer."),
+        (["--selection", "dynamic", "--map-budget", "300", "--map-reserve", "10", "--rating-reserve", "300"], "Token budgets must exceed their output reserves."),
+        (["--selection", "dynamic", "--map-budget", "400", "--map-reserve", "10", "--rating-reserve", "300"], "Map token budget cannot fit the rating prompt."),
     ],
 )
 def test_query_validation_exit_2_with_spec_message(capsys, index_dir, options, message):
@@ -298,7 +285,7 @@ def test_default_store_follows_xdg_data_home(capsys, index_dir, tmp_path):
 
 
 def test_python_dash_m_help():
-    root = Path(__file__).resolve().parents[1]
+    root = APP_ROOT
     completed = subprocess.run(
         [sys.executable, "-m", "graphrag_core", "--help"], cwd=root, capture_output=True, text=True, timeout=60
     )

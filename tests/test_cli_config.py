@@ -6,25 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphrag_core.cli import EXIT_OK, main
+from graphrag_core.cli import EXIT_OK
 from graphrag_core.store import RunStore
 
-from .test_cli import QUESTION, index_dir, make_index  # noqa: F401 - the index_dir fixture
-from .test_openai_model import SECRET, Reply, completion
-from .test_safety import two_servers  # noqa: F401 - fixture
+from .cli_support import QUESTION, run_cli
+from .openai_server import Reply, completion_body
+from .test_openai_model import SECRET
 
 REPLY = '{"answer": "The mill.", "usefulness": 60}'
 """Read as a map answer and as the reduce answer alike."""
 
 
-def run_cli(capsys, *argv, environ):  # type: ignore[no-untyped-def]
-    code = main([str(a) for a in argv], environ=environ)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def script_run(server) -> None:  # type: ignore[no-untyped-def]
-    server.script(*[Reply(body=completion(REPLY)) for _ in range(8)])
+    server.script(*[Reply(body=completion_body(REPLY)) for _ in range(8)])
 
 
 def test_query_uses_the_apps_model_settings_and_names_the_model(capsys, index_dir, two_servers, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

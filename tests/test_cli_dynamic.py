@@ -4,13 +4,12 @@ import csv
 import io
 import json
 
-import pytest
 
 from graphrag_core import GlobalSearchResult, ScriptedChatModel
-from graphrag_core.cli import EXIT_OK, EXIT_USAGE
+from graphrag_core.cli import EXIT_OK
 from graphrag_core.store import RunStore
 
-from .test_cli import QUESTION, index_dir, make_index, run_cli  # noqa: F401 - index_dir is a fixture
+from .cli_support import QUESTION, run_cli
 
 
 def rates(ratings):
@@ -60,24 +59,6 @@ def test_query_json_carries_every_rating_option(capsys, index_dir):
 def test_level_dynamic_reads_as_selection_dynamic(capsys, index_dir):
     code, out, _ = run_cli(capsys, "query", index_dir, QUESTION, "--json", "--level", "dynamic", "--no-store", "--no-cache", model=rates({"r": 2}))
     assert code == EXIT_OK and GlobalSearchResult.model_validate_json(out).request.community_selection == "dynamic"
-
-
-@pytest.mark.parametrize(
-    ("options", "message"),
-    [
-        (["--rating-threshold", "6"], "rating_threshold must be an integer from 0 to 5."),
-        (["--rating-threshold", "high"], "rating_threshold must be an integer from 0 to 5."),
-        (["--rating-repeats", "0"], "rating_repeats must be a positive integer."),
-        (["--fallback-max-level", "-1"], "fallback_max_level must be a non-negative integer."),
-        (["--rating-reserve", "-1"], "rating_output_reserve must be a non-negative integer."),
-        (["--selection", "dynamic", "--map-budget", "300", "--map-reserve", "10", "--rating-reserve", "300"], "Token budgets must exceed their output reserves."),
-        (["--selection", "dynamic", "--map-budget", "400", "--map-reserve", "10", "--rating-reserve", "300"], "Map token budget cannot fit the rating prompt."),
-    ],
-)
-def test_rating_option_errors_exit_2_with_the_spec_message(capsys, index_dir, options, message):
-    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, *options, "--no-store", "--no-cache", model=rates({}))
-    assert code == EXIT_USAGE and out == ""
-    assert err.strip().splitlines()[-1] == f"error: {message}"
 
 
 def test_sweep_has_selection_as_a_dimension(capsys, index_dir):

@@ -72,19 +72,19 @@ def test_a_blank_csv_question_counts_the_header_as_line_1(tmp_path: Path):
     assert question.question == "What?" and question.tags == {"a": "", "b": ""}
 
 
-def test_question_set_errors_name_the_file(tmp_path: Path):
-    (tmp_path / "no.csv").write_text("id,text\n1,x\n")
-    with pytest.raises(EvaluationError, match="no.csv:1: the CSV needs a question column"):
-        load_questions(tmp_path / "no.csv")
-    (tmp_path / "bad.jsonl").write_text("{not json\n")
-    with pytest.raises(EvaluationError, match="bad.jsonl:1: not valid JSON"):
-        load_questions(tmp_path / "bad.jsonl")
-    (tmp_path / "dup.jsonl").write_text('{"id": "a", "question": "x"}\n{"id": "a", "question": "y"}\n')
-    with pytest.raises(EvaluationError, match="dup.jsonl:2: duplicate question id a"):
-        load_questions(tmp_path / "dup.jsonl")
-    (tmp_path / "empty.jsonl").write_text("\n")
-    with pytest.raises(EvaluationError, match="no questions"):
-        load_questions(tmp_path / "empty.jsonl")
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        ("no.csv", "id,text\n1,x\n", "no.csv:1: the CSV needs a question column"),
+        ("bad.jsonl", "{not json\n", "bad.jsonl:1: not valid JSON"),
+        ("dup.jsonl", '{"id": "a", "question": "x"}\n{"id": "a", "question": "y"}\n', "dup.jsonl:2: duplicate question id a"),
+        ("empty.jsonl", "\n", "no questions"),
+    ],
+)
+def test_question_set_errors_name_the_file(tmp_path: Path, name: str, text: str, message: str):
+    (tmp_path / name).write_text(text)
+    with pytest.raises(EvaluationError, match=message):
+        load_questions(tmp_path / name)
 
 
 def test_the_bundled_question_sets_load():

@@ -157,20 +157,16 @@ def test_every_call_is_recorded_with_reply_reason_and_usage():
 
 def test_judge_pair_through_the_openai_compatible_adapter():
     """A real HTTP round trip on 127.0.0.1: the judge's JSON Schema sent, usage recorded, a reply in prose retried."""
-    from .test_openai_model import FakeServer, Reply, completion, make_model
+    from .openai_server import Reply, completion_body, openai_server
+    from .test_openai_model import make_model
 
-    server = FakeServer()
-    server.thread.start()
-    try:
+    with openai_server() as server:
         server.script(
-            Reply(body=completion('{"winner": 1, "reason": "covers more"}', prompt_tokens=90, completion_tokens=9)),
-            Reply(body=completion("Answer 2 is better.")),  # not JSON: the call's second attempt follows
-            Reply(body=completion('{"winner": 2}')),
+            Reply(body=completion_body('{"winner": 1, "reason": "covers more"}', prompt_tokens=90, completion_tokens=9)),
+            Reply(body=completion_body("Answer 2 is better.")),  # not JSON: the call's second attempt follows
+            Reply(body=completion_body('{"winner": 2}')),
         )
         judgment = run(judge_pair("Q?", "A", "B", make_model(server), criteria=["comprehensiveness"], concurrency=1))
-    finally:
-        server.httpd.shutdown()
-        server.httpd.server_close()
     assert len(server.requests) == 3
     judge_format = {
         "type": "json_schema",

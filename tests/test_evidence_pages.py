@@ -10,8 +10,8 @@ import pytest
 from graphrag_app.evidence import CALL_KEY
 from graphrag_core.store import RunStore
 
-from .conftest import APP_ROOT
-from .test_app_pages import QUESTION, app, run_question
+from . import APP_ROOT
+from .apptest_support import QUESTION, app, provenance, run_question
 
 APP_DATA = APP_ROOT.parent / "shared" / "data" / "msgraphrag"
 
@@ -79,12 +79,6 @@ def test_a_run_bundle_from_the_page_opens_in_another_history_and_says_when_the_i
     assert errors == ["bad.json is not a run bundle (its format is not 'graphrag-explorer-run-bundle')."]
 
 
-def _provenance(query_params: dict[str, str]):
-    at = app().run()
-    at.query_params.update(query_params)
-    return at.switch_page("pages/provenance.py").run()
-
-
 def _shown_community(at) -> str:
     return next(h.value for h in at.header if h.value.startswith("Community ")).split(":")[0].removeprefix("Community ")
 
@@ -96,7 +90,7 @@ def test_provenance_every_view_is_its_url_picker_links_and_back(run_db: Path) ->
     index = load_index(sample_path("jargon"))
     leaf = next(c for c in index.communities if c.parent_id is not None and index.parent(c.id).parent_id is not None)
     others = [c.id for c in index.communities if c.id != leaf.id][:2]
-    at = _provenance({"index": "jargon", "community": leaf.id})
+    at = provenance({"index": "jargon", "community": leaf.id})
     assert _shown_community(at) == leaf.id
     for other in others:  # every pick, not only the first, changes the view and the URL
         at.selectbox(key="provenance_community").select(other).run()
@@ -121,7 +115,7 @@ def test_back_to_explore_carries_the_run_in_a_fresh_session(run_db: Path) -> Non
     run_id = at.query_params["run"]
     record = RunStore(run_db).get(run_id)
     # another session that has Explore open with no run shown, then follows a citation link
-    other = _provenance({"index": "jargon", "community": record.result.community_ids[0], "run": run_id})
+    other = provenance({"index": "jargon", "community": record.result.community_ids[0], "run": run_id})
     other.button(key="provenance_back").click().run()
     assert not other.exception
     assert other.session_state["graphrag_explorer"].view.run_id == run_id
@@ -143,7 +137,7 @@ def test_repeated_source_chunks_are_shown_once_and_referenced(run_db: Path, tmp_
         documents=(Document(id="d1", title="Doc"),),
     )
     save_index(index, tmp_path / "shared")
-    at = _provenance({"index": str(tmp_path / "shared"), "community": "1"})
+    at = provenance({"index": str(tmp_path / "shared"), "community": "1"})
     assert not at.exception
     assert [t.value for t in at.text].count("The one shared chunk text.") == 1
     assert any("shown above with claim c1" in c.value for c in at.caption)
@@ -162,7 +156,7 @@ def test_a_microsoft_graphrag_report_links_its_entities_and_relationships(run_db
     community = next(c for c in index.communities if "Entities (" in c.summary)
     cited = references_of_kind(find_citations(community.summary), "entity")
     entity = next(e for e in index.entities if e.short_id == cited[0])
-    at = _provenance({"index": str(source), "community": community.id})
+    at = provenance({"index": str(source), "community": community.id})
     assert not at.exception
     report = next(m.value for m in at.markdown if m.value.startswith("#### "))
     assert f'[{cited[0]}](#records-this-report-cites "Entity {cited[0]}: {entity.title}.' in report

@@ -15,7 +15,8 @@ from graphrag_core.errors import IndexFormatError, IndexValidationError
 from graphrag_core.index import detect_format, load_index, save_index
 from graphrag_core.models import Index
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared/data/msgraphrag"
+from . import MSGRAPHRAG_DATA
+
 REAL_FOLDERS = ("v3-operation-dulce", "v2-christmas-carol", "v1-operation-dulce")
 VERSIONS = ("v3", "v2", "v1")
 
@@ -316,9 +317,44 @@ def test_null_in_a_required_column(tmp_path: Path) -> None:
     assert (error.row, error.field) == (2, "subject_id")
 
 
-def test_negative_level(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v3", edit={"communities": {"level": [0, -1, 1, 1]}})
-    assert str(error_of(folder)) == 'communities.parquet row 1, field "level": level -1 is negative; levels count from 0.'
+@pytest.mark.parametrize(
+    ("version", "edit", "message"),
+    [
+        pytest.param(
+            "v3", {"communities": {"level": [0, -1, 1, 1]}},
+            'communities.parquet row 1, field "level": level -1 is negative; levels count from 0.',
+            id="negative-level",
+        ),
+        pytest.param(
+            "v3", {"community_reports": {"community": [0, 1, 2, 2]}},
+            'community_reports.parquet row 3, field "community": a second report for community "2" (first at row 2).',
+            id="duplicate-report",
+        ),
+        pytest.param(
+            "v3", {"community_reports": {"community": [0, 1, 2, 12]}},
+            'community_reports.parquet row 3, field "community": the report is for community "12", which communities.parquet does not hold.',
+            id="report-for-an-unknown-community",
+        ),
+        pytest.param(
+            "v1", {"communities": {"parent": [3, -1, 0, 0], "level": [2, 0, 3, 1]}},
+            'create_final_communities.parquet row 0, field "parent": the parent links form a cycle: "0" -> "3" -> "0".',
+            id="cycle-of-parents",
+        ),
+        pytest.param(
+            "v3", {"communities": {"level": [0, 0, 1, 2]}},
+            'communities.parquet row 3, field "level": community "3" has level 2, but its parent "0" has level 0; '
+            "a child's level must be its parent's + 1.",
+            id="level-not-parents-plus-one",
+        ),
+        pytest.param(
+            "v3", {"text_units": {"document_id": ["d1", "d1", "d7", "d2"]}},
+            'text_units.parquet row 2, field "document_id": chunk "u3" names document "d7", which does not exist.',
+            id="chunk-names-an-unknown-document",
+        ),
+    ],
+)
+def test_one_bad_column_names_its_file_row_and_field(tmp_path: Path, version: str, edit: dict, message: str) -> None:
+    assert str(error_of(write_fixture(tmp_path, version, edit=edit))) == message
 
 
 def test_duplicate_community(tmp_path: Path) -> None:
@@ -328,41 +364,11 @@ def test_duplicate_community(tmp_path: Path) -> None:
     assert error.path == str(folder / "communities.parquet")
 
 
-def test_duplicate_report(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v3", edit={"community_reports": {"community": [0, 1, 2, 2]}})
-    assert str(error_of(folder)) == (
-        'community_reports.parquet row 3, field "community": a second report for community "2" (first at row 2).'
-    )
-
-
-def test_report_for_an_unknown_community(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v3", edit={"community_reports": {"community": [0, 1, 2, 12]}})
-    assert str(error_of(folder)) == (
-        'community_reports.parquet row 3, field "community": the report is for community "12", '
-        "which communities.parquet does not hold."
-    )
-
-
 def test_parent_that_does_not_exist(tmp_path: Path) -> None:
     folder = write_fixture(tmp_path, "v3", edit={"communities": {"parent": [-1, -1, 0, 9]}})
     error = error_of(folder)
     assert str(error) == 'communities.parquet row 3, field "parent": community "3" names parent "9", which does not exist.'
     assert (error.row, error.field, error.path) == (3, "parent", str(folder / "communities.parquet"))
-
-
-def test_cycle_of_parents(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v1", edit={"communities": {"parent": [3, -1, 0, 0], "level": [2, 0, 3, 1]}})
-    assert str(error_of(folder)) == (
-        'create_final_communities.parquet row 0, field "parent": the parent links form a cycle: "0" -> "3" -> "0".'
-    )
-
-
-def test_level_that_does_not_follow_the_parent(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v3", edit={"communities": {"level": [0, 0, 1, 2]}})
-    assert str(error_of(folder)) == (
-        'communities.parquet row 3, field "level": community "3" has level 2, but its parent "0" has level 0; '
-        "a child's level must be its parent's + 1."
-    )
 
 
 def test_claim_naming_an_unknown_text_unit(tmp_path: Path) -> None:
@@ -371,13 +377,6 @@ def test_claim_naming_an_unknown_text_unit(tmp_path: Path) -> None:
     )
     error = error_of(folder)
     assert str(error) == 'covariates.parquet row 3, field "text_unit_id": claim "k4" names text unit "u9", which does not exist.'
-
-
-def test_chunk_naming_an_unknown_document(tmp_path: Path) -> None:
-    folder = write_fixture(tmp_path, "v3", edit={"text_units": {"document_id": ["d1", "d1", "d7", "d2"]}})
-    assert str(error_of(folder)) == (
-        'text_units.parquet row 2, field "document_id": chunk "u3" names document "d7", which does not exist.'
-    )
 
 
 def test_unreadable_parquet(tmp_path: Path) -> None:
@@ -390,7 +389,7 @@ def test_unreadable_parquet(tmp_path: Path) -> None:
 
 
 def real_folder(name: str) -> Path:
-    folder = SHARED / name
+    folder = MSGRAPHRAG_DATA / name
     if not folder.is_dir():
         pytest.skip(f"{folder} is absent (the real GraphRAG samples live outside the repository)")
     return folder

@@ -25,8 +25,7 @@ from graphrag_core.models import (
     SourceChunk,
 )
 
-REPO = Path(__file__).resolve().parents[1]
-
+from . import APP_ROOT
 
 
 def sample_index() -> Index:
@@ -219,31 +218,68 @@ def test_missing_field(tmp_path: Path) -> None:
     assert (error.row, error.field) == (2, "text")
 
 
-def test_mistyped_field(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("name", "line", "field", "value", "message"),
+    [
+        pytest.param(
+            "communities.jsonl", 3, "level", "one",
+            'communities.jsonl line 3, field "level": Input should be a valid integer, unable to parse string as an integer (found "one").',
+            id="mistyped-field",
+        ),
+        pytest.param(
+            "claims.jsonl", 1, "chunk_ids", ["c1", None],
+            'claims.jsonl line 1, field "chunk_ids.1": Input should be a valid string (found null).',
+            id="mistyped-list-item",
+        ),
+        pytest.param(
+            "documents.jsonl", 1, "titel", "typo",
+            'documents.jsonl line 1, field "titel": unknown field (a Document has: id, title).',
+            id="unknown-field",
+        ),
+        pytest.param(
+            "claims.jsonl", 2, "id", "k1",
+            'claims.jsonl line 2, field "id": duplicate claim id "k1" (first at line 1).',
+            id="duplicate-claim-id",
+        ),
+        pytest.param(
+            "communities.jsonl", 1, "parent_id", "2",  # 0 -> 2 -> 0
+            'communities.jsonl line 1, field "parent_id": the parent links form a cycle: "0" -> "2" -> "0".',
+            id="cycle-of-parents",
+        ),
+        pytest.param(
+            "communities.jsonl", 2, "parent_id", "1",
+            'communities.jsonl line 2, field "parent_id": the parent links form a cycle: "1" -> "1".',
+            id="self-parent",
+        ),
+        pytest.param(
+            "communities.jsonl", 3, "level", 2,
+            'communities.jsonl line 3, field "level": community "2" has level 2, but its parent "0" has level 0; '
+            "a child's level must be its parent's + 1.",
+            id="level-not-parents-plus-one",
+        ),
+        pytest.param(
+            "claims.jsonl", 2, "community_id", "99",
+            'claims.jsonl line 2, field "community_id": claim "k2" names community "99", which does not exist.',
+            id="claim-names-an-unknown-community",
+        ),
+        pytest.param(
+            "claims.jsonl", 1, "chunk_ids", ["c1", "c9"],
+            'claims.jsonl line 1, field "chunk_ids": claim "k1" cites chunk "c9", which does not exist.',
+            id="claim-cites-an-unknown-chunk",
+        ),
+        pytest.param(
+            "chunks.jsonl", 2, "document_id", "d9",
+            'chunks.jsonl line 2, field "document_id": chunk "c2" names document "d9", which does not exist.',
+            id="chunk-names-an-unknown-document",
+        ),
+    ],
+)
+def test_one_bad_value_names_its_file_line_and_field(tmp_path: Path, name: str, line: int, field: str, value: object, message: str) -> None:
     folder = saved(tmp_path)
-    rows = rows_of(folder, "communities.jsonl")
-    rows[2]["level"] = "one"
-    rewrite(folder, "communities.jsonl", rows)
-    assert str(error_of(folder)) == (
-        'communities.jsonl line 3, field "level": Input should be a valid integer, '
-        'unable to parse string as an integer (found "one").'
-    )
-
-
-def test_mistyped_list_item(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "claims.jsonl")
-    rows[0]["chunk_ids"] = ["c1", None]
-    rewrite(folder, "claims.jsonl", rows)
-    assert str(error_of(folder)) == 'claims.jsonl line 1, field "chunk_ids.1": Input should be a valid string (found null).'
-
-
-def test_unknown_field(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "documents.jsonl")
-    rows[0]["titel"] = "typo"
-    rewrite(folder, "documents.jsonl", rows)
-    assert str(error_of(folder)) == 'documents.jsonl line 1, field "titel": unknown field (a Document has: id, title).'
+    rows = rows_of(folder, name)
+    rows[line - 1][field] = value
+    rewrite(folder, name, rows)
+    assert str(error_of(folder)) == message
 
 
 def test_duplicate_ids(tmp_path: Path) -> None:
@@ -257,14 +293,6 @@ def test_duplicate_ids(tmp_path: Path) -> None:
     assert error.path is not None and error.path.endswith("communities.jsonl")
 
 
-def test_duplicate_claim_ids(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "claims.jsonl")
-    rows[1]["id"] = "k1"
-    rewrite(folder, "claims.jsonl", rows)
-    assert str(error_of(folder)) == 'claims.jsonl line 2, field "id": duplicate claim id "k1" (first at line 1).'
-
-
 def test_parent_that_does_not_exist(tmp_path: Path) -> None:
     folder = saved(tmp_path)
     rows = rows_of(folder, "communities.jsonl")
@@ -274,63 +302,6 @@ def test_parent_that_does_not_exist(tmp_path: Path) -> None:
     error = error_of(folder)
     assert str(error) == 'communities.jsonl line 7, field "parent_id": community "x" names parent "y", which does not exist.'
     assert (error.row, error.field) == (7, "parent_id")
-
-
-def test_cycle_of_parents(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "communities.jsonl")
-    rows[0]["parent_id"] = "2"  # 0 -> 2 -> 0
-    rewrite(folder, "communities.jsonl", rows)
-    assert str(error_of(folder)) == (
-        'communities.jsonl line 1, field "parent_id": the parent links form a cycle: "0" -> "2" -> "0".'
-    )
-
-
-def test_self_parent_is_a_cycle(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "communities.jsonl")
-    rows[1]["parent_id"] = "1"
-    rewrite(folder, "communities.jsonl", rows)
-    assert str(error_of(folder)) == 'communities.jsonl line 2, field "parent_id": the parent links form a cycle: "1" -> "1".'
-
-
-def test_level_that_does_not_follow_the_parent(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "communities.jsonl")
-    rows[2]["level"] = 2
-    rewrite(folder, "communities.jsonl", rows)
-    assert str(error_of(folder)) == (
-        'communities.jsonl line 3, field "level": community "2" has level 2, but its parent "0" has level 0; '
-        "a child's level must be its parent's + 1."
-    )
-
-
-def test_claim_naming_an_unknown_community(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "claims.jsonl")
-    rows[1]["community_id"] = "99"
-    rewrite(folder, "claims.jsonl", rows)
-    assert str(error_of(folder)) == (
-        'claims.jsonl line 2, field "community_id": claim "k2" names community "99", which does not exist.'
-    )
-
-
-def test_claim_citing_an_unknown_chunk(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "claims.jsonl")
-    rows[0]["chunk_ids"] = ["c1", "c9"]
-    rewrite(folder, "claims.jsonl", rows)
-    assert str(error_of(folder)) == 'claims.jsonl line 1, field "chunk_ids": claim "k1" cites chunk "c9", which does not exist.'
-
-
-def test_chunk_naming_an_unknown_document(tmp_path: Path) -> None:
-    folder = saved(tmp_path)
-    rows = rows_of(folder, "chunks.jsonl")
-    rows[1]["document_id"] = "d9"
-    rewrite(folder, "chunks.jsonl", rows)
-    assert str(error_of(folder)) == (
-        'chunks.jsonl line 2, field "document_id": chunk "c2" names document "d9", which does not exist.'
-    )
 
 
 def test_relationship_naming_an_unknown_entity_is_a_warning(tmp_path: Path) -> None:
@@ -399,7 +370,7 @@ def test_manifest_counts_that_differ_are_a_warning(tmp_path: Path) -> None:
 def test_committed_schema_equals_the_generated_one() -> None:
     from graphrag_core.index.schema import SCHEMA_PATH, render_schema
 
-    committed = (REPO / SCHEMA_PATH).read_text(encoding="utf-8")
+    committed = (APP_ROOT / SCHEMA_PATH).read_text(encoding="utf-8")
     assert committed == render_schema(), "run: python -m graphrag_core.index.schema"
 
 

@@ -42,12 +42,23 @@ def test_concurrency_capped_by_batch_count():
 
 
 def test_answers_come_back_in_batch_order_whatever_the_completion_order():
-    # later batches finish first
-    model = ScriptedChatModel(
-        lambda r: f'{{"answer": "b{batch_of(r)}", "usefulness": {batch_of(r) + 1}}}',
-        latency=lambda r: 0.02 - 0.002 * batch_of(r),
-    )
+    # later batches finish first: each call waits until the next batch's call has returned
+    # (no timing involved)
+    finished: dict[int, asyncio.Event] = {}
+    order: list[int] = []
+
+    async def reply(request):  # type: ignore[no-untyped-def]
+        i = batch_of(request)
+        finished.setdefault(i, asyncio.Event())
+        if i < 7:
+            await finished.setdefault(i + 1, asyncio.Event()).wait()
+        order.append(i)
+        finished[i].set()
+        return f'{{"answer": "b{i}", "usefulness": {i + 1}}}'
+
+    model = ScriptedChatModel(reply)
     result = run(run_global_map("q", batches(8), model, concurrency=8))
+    assert order == list(range(7, -1, -1))
     assert [a.answer for a in result.answers] == [f"b{i}" for i in range(8)]
     assert [a.community_ids for a in result.answers] == [(str(i),) for i in range(8)]
     assert [a.batch_index for a in result.answers] == list(range(8))

@@ -5,13 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
-from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -27,93 +23,20 @@ from graphrag_core.llm.openai_model import OpenAIChatModel, parse_retry_after
 from graphrag_core.llm.settings import ModelSettings, SettingsError, build_chat_model
 from graphrag_core.prompts import render_map_messages
 
+from .openai_server import Reply, Server, completion_body, openai_server
+
 SECRET = "sk-test-SECRET-0123456789abcdef"
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: bytes | dict | str = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0
-
-
-def completion(content: str | None = '{"answer": "Floods.", "usefulness": 80}', *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
-    return {
-        "id": "chatcmpl-1",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "test-model",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
-    }
-
-
-class FakeServer:
-    """A chat-completions server with a scripted queue of replies; records every request."""
-
-    def __init__(self) -> None:
-        self.replies: deque[Reply] = deque()
-        self.requests: list[dict] = []
-        self.released = threading.Event()
-        """Set when the test ends: a delayed reply stops waiting then."""
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
-                pass
-
-            def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-                length = int(self.headers.get("content-length", "0"))
-                body = self.rfile.read(length)
-                server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "json": json.loads(body or b"{}")})
-                reply = server.replies.popleft() if server.replies else Reply(500, {"error": {"message": "script exhausted"}})
-                if reply.delay:
-                    server.released.wait(reply.delay)
-                payload = reply.body
-                content_type = "application/json"
-                if isinstance(payload, dict):
-                    payload = json.dumps(payload).encode()
-                elif isinstance(payload, str):
-                    payload = payload.encode()
-                    content_type = "text/plain"
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("content-type", reply.headers.pop("content-type", content_type))
-                    self.send_header("content-length", str(len(payload)))
-                    for name, value in reply.headers.items():
-                        self.send_header(name, value)
-                    self.end_headers()
-                    self.wfile.write(payload)
-                except (BrokenPipeError, ConnectionResetError):  # the client gave up (timeout test)
-                    pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def script(self, *replies: Reply) -> None:
-        self.replies.extend(replies)
-
 
 @pytest.fixture
-def server() -> Iterator[FakeServer]:
-    fake = FakeServer()
-    fake.thread.start()
-    try:
+def server() -> Iterator[Server]:
+    """A scripted server (``server.script(Reply(...))``)."""
+    with openai_server() as fake:
         yield fake
-    finally:
-        fake.released.set()
-        fake.httpd.shutdown()
-        fake.httpd.server_close()
 
 
-def make_model(server: FakeServer, **overrides: object) -> OpenAIChatModel:
+def make_model(server: Server, **overrides: object) -> OpenAIChatModel:
     values = {
         "GRAPHRAG_LLM_BASE_URL": server.base_url,
         "GRAPHRAG_LLM_API_KEY": SECRET,
@@ -134,8 +57,8 @@ def run(model: ChatModel, request: ChatRequest | None = None):
     return asyncio.run(model.complete(request or map_request()))
 
 
-def test_success_sends_the_request_and_records_usage(server: FakeServer) -> None:
-    server.script(Reply(body=completion()))
+def test_success_sends_the_request_and_records_usage(server: Server) -> None:
+    server.script(Reply(body=completion_body()))
     model = make_model(server, GRAPHRAG_LLM_TEMPERATURE="0.3")
     response = run(model)
     assert response.text == '{"answer": "Floods.", "usefulness": 80}'
@@ -151,31 +74,31 @@ def test_success_sends_the_request_and_records_usage(server: FakeServer) -> None
     assert [m["role"] for m in sent["json"]["messages"]] == ["system", "user"]
 
 
-def test_json_mode_off_and_no_max_tokens(server: FakeServer) -> None:
-    server.script(Reply(body=completion()))
+def test_json_mode_off_and_no_max_tokens(server: Server) -> None:
+    server.script(Reply(body=completion_body()))
     run(make_model(server, GRAPHRAG_LLM_JSON_MODE="false"), map_request(max_tokens=None))
     sent = server.requests[0]["json"]
     assert "response_format" not in sent and "max_tokens" not in sent
 
 
-def test_usage_missing_is_none(server: FakeServer) -> None:
-    body = completion()
+def test_usage_missing_is_none(server: Server) -> None:
+    body = completion_body()
     del body["usage"]
     server.script(Reply(body=body))
     assert run(make_model(server)).usage is None
 
 
-def test_client_survives_separate_event_loops(server: FakeServer) -> None:
-    server.script(Reply(body=completion("one")), Reply(body=completion("two")))
+def test_client_survives_separate_event_loops(server: Server) -> None:
+    server.script(Reply(body=completion_body("one")), Reply(body=completion_body("two")))
     model = make_model(server)
     assert run(model).text == "one"
     assert run(model).text == "two"  # a second asyncio.run: no "Event loop is closed"
 
 
-def test_429_with_retry_after_then_success(server: FakeServer) -> None:
+def test_429_with_retry_after_then_success(server: Server) -> None:
     server.script(
         Reply(429, {"error": {"message": "Rate limit reached", "type": "requests"}}, {"retry-after": "2"}),
-        Reply(body=completion()),
+        Reply(body=completion_body()),
     )
     model = make_model(server)
     with pytest.raises(RetryableModelError) as caught:
@@ -197,7 +120,7 @@ def test_retry_after_http_date_and_ms() -> None:
     assert parse_retry_after({}) is None and parse_retry_after(None) is None
 
 
-def test_500_twice_is_retryable_each_time(server: FakeServer) -> None:
+def test_500_twice_is_retryable_each_time(server: Server) -> None:
     server.script(Reply(500, {"error": {"message": "boom"}}), Reply(503, "upstream down"))
     model = make_model(server)
     for status in (500, 503):
@@ -208,7 +131,7 @@ def test_500_twice_is_retryable_each_time(server: FakeServer) -> None:
 
 
 @pytest.mark.parametrize("status", [400, 401, 404, 422])
-def test_other_4xx_are_fatal(server: FakeServer, status: int) -> None:
+def test_other_4xx_are_fatal(server: Server, status: int) -> None:
     server.script(Reply(status, {"error": {"message": f"Incorrect API key provided: {SECRET}"}}))
     with pytest.raises(FatalModelError) as caught:
         run(make_model(server))
@@ -217,19 +140,18 @@ def test_other_4xx_are_fatal(server: FakeServer, status: int) -> None:
     assert len(server.requests) == 1
 
 
-def test_timeout_is_retryable(server: FakeServer) -> None:
+def test_timeout_is_retryable(server: Server) -> None:
     # The reply would come only when the test ends, so only the client's own timeout can end
     # the call (without it the valid reply would arrive and nothing would be raised).
-    server.script(Reply(body=completion(), delay=600))
+    server.script(Reply(body=completion_body(), delay=600))
     with pytest.raises(RetryableModelError, match="timed out"):
         run(make_model(server, GRAPHRAG_LLM_TIMEOUT="0.3"))
     assert len(server.requests) == 1
 
 
 def test_connection_refused_is_retryable() -> None:
-    fake = FakeServer()  # bound but never serving, then closed: nothing listens on the port
-    base_url = fake.base_url
-    fake.httpd.server_close()
+    with openai_server() as fake:  # closed when the block ends: nothing listens on the port then
+        base_url = fake.base_url
     model = build_chat_model(ModelSettings(provider="openai", base_url=base_url, api_key=SECRET, model="m", timeout=2))
     with pytest.raises(RetryableModelError, match="Could not reach"):
         run(model)
@@ -240,20 +162,20 @@ def test_connection_refused_is_retryable() -> None:
     [
         {"id": "x", "object": "chat.completion", "choices": []},
         {"id": "x"},
-        completion(content=None),
+        completion_body(content=None),
         "<html>Bad gateway page</html>",
     ],
     ids=["empty-choices", "no-choices", "no-content", "not-json"],
 )
-def test_malformed_body_is_retryable(server: FakeServer, body: dict | str) -> None:
+def test_malformed_body_is_retryable(server: Server, body: dict | str) -> None:
     server.script(Reply(body=body))
     with pytest.raises(RetryableModelError, match="malformed") as caught:
         run(make_model(server))
     assert caught.value.retryable
 
 
-def test_non_json_answer_is_returned_and_rejected_by_the_parser(server: FakeServer) -> None:
-    server.script(Reply(body=completion("Sure! Floods happen in spring.")))
+def test_non_json_answer_is_returned_and_rejected_by_the_parser(server: Server) -> None:
+    server.script(Reply(body=completion_body("Sure! Floods happen in spring.")))
     response = run(make_model(server))
     assert response.text == "Sure! Floods happen in spring."
     from graphrag_core.parsing import parse_map_output
@@ -262,8 +184,8 @@ def test_non_json_answer_is_returned_and_rejected_by_the_parser(server: FakeServ
         parse_map_output(response.text)
 
 
-def test_azure_api_version(server: FakeServer) -> None:
-    server.script(Reply(body=completion()))
+def test_azure_api_version(server: Server) -> None:
+    server.script(Reply(body=completion_body()))
     azure_base = server.base_url.removesuffix("/v1")
     model = make_model(server, GRAPHRAG_LLM_BASE_URL=azure_base, GRAPHRAG_LLM_API_VERSION="2024-06-01", GRAPHRAG_LLM_MODEL="my-deployment")
     assert model.identity.startswith("azure:my-deployment@127.0.0.1:")
@@ -273,19 +195,19 @@ def test_azure_api_version(server: FakeServer) -> None:
     assert sent["headers"]["api-key"] == SECRET
 
 
-def test_no_key_sends_a_placeholder_not_the_environment(server: FakeServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_key_sends_a_placeholder_not_the_environment(server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
-    server.script(Reply(body=completion()))
+    server.script(Reply(body=completion_body()))
     model = build_chat_model(ModelSettings(provider="openai", base_url=server.base_url, model="llama3"))
     run(model)
     assert "sk-from-the-environment" not in server.requests[0]["headers"].get("authorization", "")
 
 
-def test_key_never_recorded(server: FakeServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_never_recorded(server: Server, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_LOG", "debug")
     caplog.set_level(logging.DEBUG)
     server.script(
-        Reply(body=completion()),
+        Reply(body=completion_body()),
         Reply(401, {"error": {"message": f"Incorrect API key provided: {SECRET}."}}),
         Reply(500, {"error": {"message": f"echo {SECRET}"}}),
     )

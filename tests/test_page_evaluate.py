@@ -9,25 +9,21 @@ from streamlit.testing.v1 import AppTest
 
 from graphrag_app.eval_charts import p_value_rows, win_rate_heatmap
 from graphrag_app.navigation import PAGE_SPECS
-from graphrag_app.settings import ENV_DB
 from graphrag_core.evaluation import EvaluationStore
 from graphrag_core.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
-EVALUATE = str(ROOT / "pages" / "evaluate.py")
+from .apptest_support import page as app_page
+
 TIMEOUT = 120
 
 
 @pytest.fixture
-def db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "runs.sqlite3"
-    monkeypatch.setenv(ENV_DB, str(path))
-    monkeypatch.setenv("GRAPHRAG_EXPLORER_CACHE", str(tmp_path / "cache.sqlite3"))
-    return path
+def db(run_db: Path) -> Path:
+    return run_db
 
 
 def page() -> AppTest:
-    return AppTest.from_file(EVALUATE, default_timeout=TIMEOUT)
+    return app_page("evaluate", timeout=TIMEOUT)
 
 
 def setup_small(at: AppTest) -> AppTest:

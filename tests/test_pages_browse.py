@@ -1,32 +1,18 @@
 """The Compare, Index browser and Sweeps pages, run headless with AppTest against a temp store."""
 
-import asyncio
-from pathlib import Path
-
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from graphrag_app.settings import ENV_DB
-from graphrag_core import GlobalSearchRequest, retrieve_global
-from graphrag_core.index import load_index
-from graphrag_core.llm.offline import OfflineChatModel
-from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunRecord, RunStore
+from graphrag_core import GlobalSearchRequest
+from graphrag_core.store import RunStore
 
-ROOT = Path(__file__).resolve().parents[1]
-COMPARE = str(ROOT / "pages" / "compare.py")
-INDEX_BROWSER = str(ROOT / "pages" / "index_browser.py")
-SWEEPS = str(ROOT / "pages" / "sweeps.py")
-TIMEOUT = 60
+from .apptest_support import page
+from .factories import sample_run
+
 QUESTION = "What do hackers call a clever but ugly fix?"
 
 
 def offline_run(level, seed, *, label=""):
-    index = load_index(SAMPLES["jargon"])
-    request = GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False)
-    events = []
-    asyncio.run(retrieve_global(index, request, OfflineChatModel(), on_event=events.append))
-    return RunRecord.from_events(events, index_name="jargon", index_path=str(SAMPLES["jargon"]), label=label)
+    return sample_run(GlobalSearchRequest(query=QUESTION, community_level=level, seed=seed, include_sources=False), label=label)
 
 
 @pytest.fixture(scope="module")
@@ -35,10 +21,8 @@ def two_runs():
 
 
 @pytest.fixture
-def store(tmp_path, monkeypatch, two_runs):
-    path = tmp_path / "runs.sqlite3"
-    monkeypatch.setenv(ENV_DB, str(path))
-    store = RunStore(path)
+def store(run_db, two_runs):
+    store = RunStore(run_db)
     for record in two_runs:
         store.save(record)
     return store
@@ -58,7 +42,7 @@ def table_with(at, column):
 
 def test_compare_from_url_renders_settings_metrics_and_charts(store, two_runs):
     a, b = two_runs
-    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at = page("compare")
     at.query_params["runs"] = f"{a.run_id},{b.run_id}"
     at.run()
     assert not at.exception
@@ -83,7 +67,7 @@ def test_compare_from_url_renders_settings_metrics_and_charts(store, two_runs):
 
 def test_compare_asks_for_two_runs_and_follows_the_multiselect(store, two_runs):
     a, b = two_runs
-    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT).run()
+    at = page("compare").run()
     assert not at.exception
     assert any("at least two runs" in i.value for i in at.info)
     at.multiselect(key="compare_runs").select(a.run_id).select(b.run_id).run()
@@ -93,7 +77,7 @@ def test_compare_asks_for_two_runs_and_follows_the_multiselect(store, two_runs):
 
 
 def test_compare_reports_unknown_run_ids(store, two_runs):
-    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at = page("compare")
     at.query_params["runs"] = f"{two_runs[0].run_id},nosuchrun"
     at.run()
     assert not at.exception
@@ -103,7 +87,7 @@ def test_compare_reports_unknown_run_ids(store, two_runs):
 
 def test_history_exports_and_deletes_a_run(store, two_runs):
     a, b = two_runs
-    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at = page("compare")
     at.query_params["runs"] = f"{a.run_id},{b.run_id}"
     at.run()
     assert [b.label for b in at.get("download_button")] == ["Download JSON", "Download Markdown", "Download run bundle"]
@@ -115,16 +99,14 @@ def test_history_exports_and_deletes_a_run(store, two_runs):
     assert any("Deleted run" in i.value for i in at.info)
 
 
-def test_compare_with_an_empty_store(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "empty.sqlite3"))
-    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT).run()
+def test_compare_with_an_empty_store(run_db):
+    at = page("compare").run()
     assert not at.exception
     assert any("empty" in i.value for i in at.info)
 
 
-def test_index_browser_on_the_jargon_sample(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT).run()
+def test_index_browser_on_the_jargon_sample(run_db):
+    at = page("index_browser").run()
     assert not at.exception
     assert at.selectbox(key="browse_index").value == "jargon"
     assert len(plotly_charts(at)) == 3  # hierarchy, levels, entity graph
@@ -142,9 +124,8 @@ def test_index_browser_on_the_jargon_sample(tmp_path, monkeypatch):
     assert not at.exception
 
 
-def test_index_browser_opens_the_community_named_in_the_url(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT)
+def test_index_browser_opens_the_community_named_in_the_url(run_db):
+    at = page("index_browser")
     at.query_params["index"] = "zh-tea"
     at.query_params["community"] = "1"
     at.run()
@@ -153,19 +134,16 @@ def test_index_browser_opens_the_community_named_in_the_url(tmp_path, monkeypatc
     assert at.selectbox(key="browse_graph_community").value == "1"
 
 
-def test_index_browser_reports_a_folder_that_is_not_an_index(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT)
+def test_index_browser_reports_a_folder_that_is_not_an_index(tmp_path, run_db):
+    at = page("index_browser")
     at.query_params["index"] = str(tmp_path)
     at.run()
     assert not at.exception
     assert at.error and str(tmp_path) in at.error[0].value.replace("\\", "")
 
 
-def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
-    db = tmp_path / "runs.sqlite3"
-    monkeypatch.setenv(ENV_DB, str(db))
-    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+def test_sweeps_runs_a_tiny_grid(run_db):
+    at = page("sweeps").run()
     assert not at.exception
     at.multiselect(key="sweep_levels").set_value(["0"])
     at.text_input(key="sweep_seeds").input("1, 2")
@@ -182,19 +160,18 @@ def test_sweeps_runs_a_tiny_grid(tmp_path, monkeypatch):
     assert all(str(link).startswith("./?run=") for link in points["run"])  # each point links to its run
     assert not any("readable headers" in m.value for m in at.markdown)  # no stray text on the page
     assert len(at.get("download_button")) == 2
-    assert len(RunStore(db)) == 2  # each point's run saved for Compare
+    assert len(RunStore(run_db)) == 2  # each point's run saved for Compare
 
 
-def test_sweeps_reports_a_bad_seed_list(tmp_path, monkeypatch):
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+def test_sweeps_reports_a_bad_seed_list(run_db):
+    at = page("sweeps").run()
     at.text_input(key="sweep_seeds").input("1, two").run()
     assert not at.exception
     assert any("two" in w.value for w in at.warning)
     assert at.button(key="sweep_run").disabled
 
 
-def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch):
+def test_switching_index_resets_the_entity_graph_community(run_db):
     from graphrag_app import index_charts
     from graphrag_core.index import load_index
     from graphrag_core.samples import sample_path
@@ -203,8 +180,7 @@ def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch
     zh = index_charts.communities_with_entities(load_index(sample_path("zh-tea")))
     shared = [o for o in zh[1:] if o in jargon and o != jargon[0]]
     assert shared, "the test needs a community id both samples have"
-    monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(INDEX_BROWSER, default_timeout=TIMEOUT).run()
+    at = page("index_browser").run()
     at.selectbox(key="browse_index").select("zh-tea").run()
     at.selectbox(key="browse_graph_community").select(shared[0]).run()
     assert at.selectbox(key="browse_graph_community").value == shared[0]

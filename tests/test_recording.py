@@ -9,7 +9,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -23,21 +22,11 @@ from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 from graphrag_core.store import RunStore, record_to_markdown
 
+from . import APP_ROOT, wait_until
 from .factories import small_index
 
-ROOT = Path(__file__).resolve().parents[1]
 DEADLINE_S = 120
 MAP = '{"answer": "A point.", "usefulness": 50}'
-
-
-def wait_for(condition, what: str):  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + DEADLINE_S
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
@@ -74,7 +63,7 @@ def test_a_running_run_is_in_the_history_before_it_ends(tmp_path: Path) -> None:
     request = GlobalSearchRequest(query="What matters?", seed=1)
     handle = start_run(small_index(), request, lambda: ScriptedChatModel(slow), store_path=db, index_name="small")
     try:
-        record = wait_for(lambda: RunStore(db).get(handle.run_id), "the run to be stored")
+        record = wait_until(lambda: RunStore(db).get(handle.run_id), "the run to be stored", pause_s=0.05)
         assert record.status == "running" and RunStore(db).list_runs()[0].status == "running"
     finally:
         gate.set()
@@ -86,14 +75,14 @@ def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tm
     db = tmp_path / "runs.sqlite3"
     env = {
         **os.environ,
-        "PYTHONPATH": str(ROOT),
+        "PYTHONPATH": str(APP_ROOT),
         "GRAPHRAG_EXPLORER_DB": str(db),
         "GRAPHRAG_EXPLORER_CACHE": "off",
         "GRAPHRAG_LLM_PROVIDER": "offline",
         "GRAPHRAG_LLM_OFFLINE_LATENCY": "0.2,0.3",
     }
     command = [sys.executable, "-m", "graphrag_core", "query", "jargon", "What do hackers think?", "--map-budget", "900", "--map-reserve", "0", "--concurrency", "2", "--seed", "4"]
-    process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=APP_ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
 
         def progressed():  # type: ignore[no-untyped-def]
@@ -105,7 +94,7 @@ def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tm
             record = RunStore(db).get(runs[0].run_id)
             return record if record is not None and record.replay().finished_batches >= 2 else None
 
-        wait_for(progressed, "finished batches in the history")
+        wait_until(progressed, "finished batches in the history", pause_s=0.05)
     finally:
         process.send_signal(signal.SIGKILL)
         process.wait(30)
@@ -193,7 +182,7 @@ def test_ctrl_c_interrupts_cpu_bound_work_at_once(tmp_path: Path) -> None:
     planning the batches of a huge index); asyncio's own handling would wait for an await."""
     db = tmp_path / "runs.sqlite3"
     process = subprocess.Popen(
-        [sys.executable, "-c", BUSY_SCRIPT, str(db)], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        [sys.executable, "-c", BUSY_SCRIPT, str(db)], cwd=APP_ROOT, env={**os.environ, "PYTHONPATH": str(APP_ROOT)},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )
     assert process.stderr is not None

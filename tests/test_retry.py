@@ -25,6 +25,7 @@ from graphrag_core.map import RetryPolicy
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
 
+from . import wait_until
 from .factories import small_index
 
 
@@ -316,7 +317,6 @@ def test_a_failed_reduce_reports_the_reply_start_in_its_events():
 
 
 def test_a_run_stopped_in_the_app_records_the_tokens_it_spent(tmp_path):
-    import time
 
     from graphrag_app.runner import start_run
     from graphrag_core.store import RunStore
@@ -332,9 +332,7 @@ def test_a_run_stopped_in_the_app_records_the_tokens_it_spent(tmp_path):
 
     index, request = index_and_request(map_token_budget=800, map_concurrency=2)
     handle = start_run(index, request, lambda: ScriptedChatModel(reply), store_path=tmp_path / "runs.sqlite3", index_name="small")
-    deadline = time.monotonic() + 20
-    while not any(isinstance(e, MapBatchSucceeded) for e in handle.events_since(0)) and time.monotonic() < deadline:
-        time.sleep(0.01)
+    wait_until(lambda: any(isinstance(e, MapBatchSucceeded) for e in handle.events_since(0)), "a finished batch")
     handle.request_stop()
     assert handle.wait(20)
     failed = handle.events_since(0)[-1]

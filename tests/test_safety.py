@@ -4,7 +4,6 @@ replies name the endpoint and model."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 
@@ -16,52 +15,40 @@ from graphrag_core.search import retrieve_global
 from graphrag_core.store import RunRecord, RunStore
 
 from .factories import small_index
-from .test_openai_model import SECRET, FakeServer, Reply, completion, map_request, run
-
-
-@pytest.fixture
-def two_servers() -> Iterator[tuple[FakeServer, FakeServer]]:
-    servers = (FakeServer(), FakeServer())
-    for fake in servers:
-        fake.thread.start()
-    try:
-        yield servers
-    finally:
-        for fake in servers:
-            fake.httpd.shutdown()
-            fake.httpd.server_close()
+from .openai_server import Reply, Server, completion_body
+from .test_openai_model import SECRET, map_request, run
 
 
 def configured(base_url: str, **extra: str):  # type: ignore[no-untyped-def]
     return settings_from_mapping({"GRAPHRAG_LLM_BASE_URL": base_url, "GRAPHRAG_LLM_API_KEY": SECRET, "GRAPHRAG_LLM_MODEL": "m", **extra})
 
 
-def authorization(server: FakeServer) -> str:
+def authorization(server: Server) -> str:
     return server.requests[-1]["headers"].get("authorization", "")
 
 
-def test_configured_key_goes_only_to_the_configured_endpoint(two_servers: tuple[FakeServer, FakeServer]) -> None:
+def test_configured_key_goes_only_to_the_configured_endpoint(two_servers: tuple[Server, Server]) -> None:
     home, other = two_servers
     app = configured(home.base_url)
     for server, base_url in ((home, ""), (home, home.base_url + "/"), (other, other.base_url)):
-        server.script(Reply(body=completion()))
+        server.script(Reply(body=completion_body()))
         run(build_chat_model(model_settings_for(app, provider="openai", base_url=base_url, model_name="x")))
     assert [authorization(home)] * 2 == [r["headers"]["authorization"] for r in home.requests] == [f"Bearer {SECRET}"] * 2
     assert SECRET not in authorization(other)
     assert all(SECRET not in str(r) for r in other.requests)
 
 
-def test_a_key_typed_for_another_endpoint_is_sent_there(two_servers: tuple[FakeServer, FakeServer]) -> None:
+def test_a_key_typed_for_another_endpoint_is_sent_there(two_servers: tuple[Server, Server]) -> None:
     home, other = two_servers
-    other.script(Reply(body=completion()))
+    other.script(Reply(body=completion_body()))
     run(build_chat_model(model_settings_for(configured(home.base_url), provider="openai", base_url=other.base_url, api_key="sk-typed")))
     assert authorization(other) == "Bearer sk-typed"
 
 
-def test_allow_listed_endpoints_receive_the_configured_key(two_servers: tuple[FakeServer, FakeServer]) -> None:
+def test_allow_listed_endpoints_receive_the_configured_key(two_servers: tuple[Server, Server]) -> None:
     home, other = two_servers
     app = configured(home.base_url, GRAPHRAG_LLM_ALLOWED_BASE_URLS=f"https://example.org/v1, {other.base_url}")
-    other.script(Reply(body=completion()))
+    other.script(Reply(body=completion_body()))
     run(build_chat_model(model_settings_for(app, provider="openai", base_url=other.base_url)))
     assert authorization(other) == f"Bearer {SECRET}"
     assert app.model.key_may_go_to("https://example.org:443/v1/")
@@ -69,10 +56,10 @@ def test_allow_listed_endpoints_receive_the_configured_key(two_servers: tuple[Fa
     assert not app.model.key_may_go_to("http://example.org/v1")
 
 
-def test_an_echoed_key_is_redacted_in_events_result_and_history(two_servers: tuple[FakeServer, FakeServer], tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_an_echoed_key_is_redacted_in_events_result_and_history(two_servers: tuple[Server, Server], tmp_path) -> None:  # type: ignore[no-untyped-def]
     home, _ = two_servers
     echo = f'{{"answer": "Your key is {SECRET}.", "usefulness": 80}}'
-    home.script(*[Reply(body=completion(echo)) for _ in range(40)])
+    home.script(*[Reply(body=completion_body(echo)) for _ in range(40)])
     model = build_chat_model(ModelSettings.from_mapping({"GRAPHRAG_LLM_BASE_URL": home.base_url, "GRAPHRAG_LLM_API_KEY": SECRET}))
     events: list = []
     request = GlobalSearchRequest(query="What is the key?", seed=1)
@@ -85,7 +72,7 @@ def test_an_echoed_key_is_redacted_in_events_result_and_history(two_servers: tup
         assert SECRET not in text
 
 
-def test_a_200_reply_that_is_not_json_names_the_endpoint_and_model(two_servers: tuple[FakeServer, FakeServer]) -> None:
+def test_a_200_reply_that_is_not_json_names_the_endpoint_and_model(two_servers: tuple[Server, Server]) -> None:
     home, _ = two_servers
     home.script(Reply(body=b"<html>oops</html>", headers={"content-type": "application/json"}))
     model = build_chat_model(ModelSettings.from_mapping({"GRAPHRAG_LLM_BASE_URL": home.base_url, "GRAPHRAG_LLM_MODEL": "tiny-model"}))

@@ -7,20 +7,13 @@ import threading
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
 import graphrag_app.loaders as loaders
 from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.store import RunRecord, RunStore
 
-from .conftest import APP_ROOT
-
-TIMEOUT = 60
-
-
-def app() -> AppTest:
-    return AppTest.from_file(str(APP_ROOT / "app.py"), default_timeout=TIMEOUT)
+from .apptest_support import TIMEOUT, app
 
 
 def test_a_slow_cost_preview_says_still_computing_and_the_page_stays_usable(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,8 +26,7 @@ def test_a_slow_cost_preview_says_still_computing_and_the_page_stays_usable(run_
 
     monkeypatch.setattr(loaders, "_compute_preview", slow)
     monkeypatch.setattr(loaders, "PREVIEW_WAIT_S", 0.05)
-    at = app()
-    at.query_params.update({"seed": "424242"})  # a request no other test previewed
+    at = app({"seed": "424242"})  # a request no other test previewed
     try:
         at.run()
         assert not at.exception
@@ -62,9 +54,7 @@ def test_an_interrupted_run_reopens_with_its_finished_batches(run_db: Path) -> N
     ]
     record = RunRecord.from_events(events, index_name="jargon").model_copy(update={"status": "interrupted"})
     RunStore(run_db).save(record)
-    at = app()
-    at.query_params.update({"run": "killed-run"})
-    at.run()
+    at = app({"run": "killed-run"}).run()
     assert not at.exception
     shown = [t.value for t in at.text]
     assert any(t.startswith("Status: interrupted") for t in shown), shown

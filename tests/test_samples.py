@@ -25,6 +25,8 @@ from graphrag_core.samples.jargon import (
 from graphrag_core.samples.text import split_sentences
 from graphrag_core.samples.zh import parse_zh_source, zh_options
 
+from . import APP_ROOT
+
 # A few entries in the layout of Debian's jargon.txt: a lexicon part, a letter section with its
 # index of headwords, entries indented by three spaces, {cross-references} that break lines.
 REAL_LOOKING = """\
@@ -324,7 +326,7 @@ def test_every_sample_file_is_declared_package_data():
 
     from graphrag_core.samples import SAMPLE_DATA
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8"))
+    config = tomllib.loads((APP_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     globs = config["tool"]["setuptools"]["package-data"]["graphrag_core"]
     package_root = SAMPLE_DATA.parent
     files = [p.relative_to(package_root).as_posix() for p in SAMPLE_DATA.rglob("*") if p.is_file()]

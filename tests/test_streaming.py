@@ -184,14 +184,12 @@ def test_a_runaway_stream_is_cut_off_with_a_readable_error():
 
 
 def test_explore_runs_against_a_local_openai_compatible_server_and_stores_the_streamed_answer(run_db):
-    from streamlit.testing.v1 import AppTest
-
     from graphrag_core.store import RunStore
 
-    from .conftest import APP_ROOT
+    from .apptest_support import page
 
     with openai_server(handler) as server:
-        at = AppTest.from_file(str(APP_ROOT / "app.py"), default_timeout=120)
+        at = page(timeout=120)
         at.query_params.update({"q": "What is a hacker?", "model": "openai", "base_url": server.base_url, "llm": "tiny", "level": "0"})
         at.run()
         at.button(key="run_global_search").click().run()

@@ -229,7 +229,7 @@ def test_a_rerun_over_the_map_cache_counts_cache_hits_and_no_map_calls(tmp_path)
 
 
 def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
-    charts = pytest.importorskip("graphrag_app.sweep_charts")
+    from graphrag_app import sweep_charts as charts
     result = run(SweepSpec(query=QUERY, levels=["leaf", 0], seeds=[1, 2, 3]))
     (grid,) = charts.points_figure(result).data
     assert grid.type == "heatmap"
