@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import pick_index, show_index_problem
 from graphrag_app.eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
 from graphrag_app.eval_job import EvalJob, start_evaluation
 from graphrag_app.navigation import ensure_app_navigation
@@ -325,8 +325,7 @@ if shared and (not isinstance(kept, ExperimentResult) or kept.id != shared):
 
 pick, folder = st.columns([1, 2], vertical_alignment="bottom")
 opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
-if opened.error or opened.index is None or opened.source is None:
-    st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
+if show_index_problem(opened):
     st.stop()
 index = opened.index
 

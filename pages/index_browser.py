@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from graphrag_app import index_charts as ic
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import pick_index, show_index_problem
 from graphrag_app.loaders import default_index_key, folder_signature, sample_names
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.session import FOLDER_CHOICE
@@ -135,8 +135,7 @@ app = load_settings()
 seed_index_widgets()
 pick, folder = st.columns([1, 2], vertical_alignment="bottom")
 opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
-if opened.error or opened.index is None or opened.source is None:
-    st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
+if show_index_problem(opened):
     st.stop()
 key = opened.source.key
 if st.query_params.get(INDEX_PARAM) != key:
