@@ -44,6 +44,7 @@ from ..context import (
     parse_part_header,
     split_prompt_sections,
 )
+from ..samples.text import strip_reference_braces
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
 from .offline_eval import EVAL_PURPOSES, eval_reply
@@ -198,17 +199,11 @@ def _split_sentences(text: str) -> list[str]:
 
 
 _HEADWORD_RE = re.compile(r"^[^:：。.!?]{1,40}[:：]\s*")
-_CROSS_REFERENCE_RE = re.compile(r"\{([^{}]+)\}")
 _DATA_REFERENCE_RE = re.compile(r"\s*\[Data:[^\]]*\]")
 _COMPLETE_END_RE = re.compile(r"[.!?。！？…][\"'”’)\]）」』]*$")
 _COMPLETE_START_RE = re.compile(rf"^[\"'“‘(（「『]?[A-Z0-9{_CJK_RANGES}]")
 _HEADWORD_START_RE = re.compile(r"^[A-Za-z0-9][^:：。.!?]{0,39}[:：]\s+\S")
 _PAIRS = (("“", "”"), ("(", ")"), ("（", "）"), ("「", "」"))
-
-
-def _without_cross_references(text: str) -> str:
-    """``{kludge}`` -> ``kludge``: the braces mark a cross-reference in the source, not a word."""
-    return _CROSS_REFERENCE_RE.sub(r"\1", text)
 
 
 def _complete_sentence(text: str) -> bool:
@@ -343,7 +338,7 @@ def _map_sentences(data: str) -> list[_Sentence]:
         if community is None:
             return
         for position, raw in enumerate(_split_sentences("\n".join(lines))):
-            text = _without_cross_references(raw)
+            text = strip_reference_braces(raw)
             if _complete_sentence(text):
                 sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
 
@@ -453,7 +448,7 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_S
             continue
         for text, ids in parse_citations(line):
             for sentence in _SENTENCE_END_RE.split(text):
-                sentence = _without_cross_references(sentence.strip())
+                sentence = strip_reference_braces(sentence.strip())
                 if sentence and _TOKEN_RE.search(sentence):
                     points.append(
                         _Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=_terms(sentence))
