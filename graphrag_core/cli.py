@@ -80,7 +80,7 @@ from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .spend import Price, run_spend, spend_line
-from .tokens import TOKENIZER_NAMES, Tokenizer, tokenizer_for
+from .tokens import Tokenizer, tokenizer_for
 
 PROG = "graphrag-explorer"
 
@@ -260,9 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     inspect = sub.add_parser("inspect", help="statistics of an index, level by level")
     inspect.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")
-    inspect.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default="heuristic")
-    inspect.add_argument("--no-claims", action="store_true", help="count map texts without claims")
-    inspect.add_argument("--no-sources", action="store_true", help="count map texts without source excerpts")
+    add_setting_options(inspect, ["tokenizer", "include_claims", "include_sources"])  # the map texts a search would read
     inspect.add_argument("--summary", choices=("full_content", "summary"), default="full_content", help="which GraphRAG report text is the summary")
     inspect.add_argument("--json", action="store_true", help="print the statistics as JSON")
     inspect.set_defaults(handler=cmd_inspect)
@@ -783,7 +781,7 @@ def _write_sweep(result: SweepResult, fmt: str, args: argparse.Namespace, io: _I
 
 
 def cmd_inspect(args: argparse.Namespace, io: _Io) -> int:
-    tokenizer = _tokenizer(args.tokenizer)
+    tokenizer = _tokenizer(args.tokenizer or SearchSettings().tokenizer)
     index, path = load_index_at(args.index, summary=args.summary)
     stats = index_statistics(index, tokenizer=tokenizer, include_claims=not args.no_claims, include_sources=not args.no_sources)
     stats["path"] = str(path)

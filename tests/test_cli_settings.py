@@ -98,3 +98,12 @@ def test_the_settings_bounds_are_the_rules_with_the_spec_messages():
                 check_setting(name, high + 1)
         checked += 1
     assert checked == 9
+
+
+def test_inspect_reads_its_map_text_options_from_the_settings_model():
+    inspect = next(a for a in build_parser()._actions if a.dest == "command").choices["inspect"]
+    actions = {a.option_strings[0]: a for a in inspect._actions if a.option_strings}
+    assert tuple(actions["--tokenizer"].choices) == GlobalSearchRequest.choices("tokenizer")
+    assert actions["--no-sources"].help == "do not " + GlobalSearchRequest.model_fields["include_sources"].description
+    args = build_parser().parse_args(["inspect", "jargon", "--no-claims"])
+    assert (args.tokenizer, args.no_claims, args.no_sources) == (None, True, False)  # None: the settings' default
