@@ -136,6 +136,16 @@ HELP: dict[str, str] = {
 """One line of help for each setting a new user asks about."""
 
 
+def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str) -> OpenedIndex:
+    """The index picker of a page (the choice beside the folder box), and the index it opens;
+    when it cannot be used the page shows why and stops here (so ``index`` is set on return)."""
+    choice, folder = st.columns([1, 2], vertical_alignment="bottom")
+    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder)
+    if show_index_problem(opened):
+        st.stop()
+    return opened
+
+
 def pick_index(
     app: AppSettings,
     *,

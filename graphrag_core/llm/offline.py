@@ -129,6 +129,15 @@ class _Terms:
     def all(self) -> tuple[str, ...]:
         return self.strong + self.weak
 
+    def weights(self) -> Counter[str]:
+        """Each term's weight as a query: 1 per strong occurrence, 0.5 per weak one."""
+        weights: Counter[str] = Counter()
+        for term in self.strong:
+            weights[term] += 1.0
+        for term in self.weak:
+            weights[term] += 0.5
+        return weights
+
 
 def _terms(text: str, *, keep_generic: bool = True) -> _Terms:
     """Lowercase English words minus stopwords, stemmed; CJK characters and bigrams.
@@ -367,11 +376,7 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     if not query.all:
         return _answer_broad(sentences)
 
-    weights: Counter[str] = Counter()
-    for term in query.strong:
-        weights[term] += 1.0
-    for term in query.weak:
-        weights[term] += 0.5
+    weights = query.weights()
     scores = _bm25(weights, [s.terms for s in sentences])
     # Single CJK characters alone make a sentence relevant only when the question has no
     # stronger term; otherwise every Chinese text would share a character with the question.
