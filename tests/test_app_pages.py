@@ -43,6 +43,8 @@ from .conftest import APP_ROOT
 from .factories import small_index
 
 TIMEOUT = 60
+HANG_GUARD_S = 900
+"""The script-run limit of a test whose run is long by design: a hang guard, not a speed check."""
 QUESTION = "What is a hacker?"
 
 
@@ -480,7 +482,10 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
     at.query_params.update({"q": QUESTION, "map_budget": "700", "map_reserve": "0", "seed": "5"})
     at.run()
     assert int({m.label: m.value for m in at.metric}["Batches"].replace(",", "")) >= 1000  # shown as 1,147
-    at.button(key="run_global_search").click().run()  # its duration: benchmarks/bench_charts.py
+    # The page follows the run until it ends, so the script run lasts as long as the run: the
+    # timeout only guards against a hang (its duration is measured by benchmarks/bench_charts.py,
+    # not bounded here; the default 60 s failed on a loaded machine in any test order).
+    at.button(key="run_global_search").click().run(timeout=HANG_GUARD_S)
     assert "Status: completed" in texts(at)
 
 
