@@ -18,6 +18,7 @@ from pathlib import Path
 
 import plotly.graph_objects as go
 
+from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.samples import SAMPLES
 from graphrag_core.figures import Price, RunSpend, money
@@ -269,27 +270,18 @@ def cost_figure(records: Sequence[RunRecord]) -> go.Figure:
     metrics = [run_metrics(record) for record in records]
     fig = go.Figure()
     for name, values, color in (
-        ("batches", [m.batches for m in metrics], "#4c8bf5"),
-        ("model calls", [m.model_calls for m in metrics], "#8e7cc3"),
+        ("batches", [m.batches for m in metrics], BATCHES_COLOR),
+        ("model calls", [m.model_calls for m in metrics], MODEL_CALLS_COLOR),
         ("failed batches", [m.failed_batches for m in metrics], "#d63b3b"),
         ("answers selected", [m.answers_selected for m in metrics], "#2ca05a"),
     ):
         fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y} " + name + "<extra></extra>"))
-    fig.add_trace(
-        go.Scatter(
-            name="prompt tokens (est.)",
-            x=labels,
-            y=[m.map_prompt_tokens + (m.reduce_prompt_tokens or 0) for m in metrics],
-            mode="markers",
-            marker={"symbol": "diamond", "size": 12, "color": "#333"},
-            yaxis="y2",
-            hovertemplate="%{x}: %{y:,} prompt tokens<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        barmode="group",
-        yaxis={"title": {"text": "count"}, "rangemode": "tozero"},
-        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
+    add_prompt_tokens_axis(
+        fig,
+        labels,
+        [m.map_prompt_tokens + (m.reduce_prompt_tokens or 0) for m in metrics],
+        hovertemplate="%{x}: %{y:,} prompt tokens<extra></extra>",
+        count_title="count",
     )
     return _layout(fig, "Cost per run")
 

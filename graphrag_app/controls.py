@@ -27,6 +27,7 @@ from graphrag_core.store import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
 from .compare_charts import index_key_for
+from .escaping import escape_markdown
 from .loaders import (
     IndexAccessError,
     IndexSource,
@@ -52,6 +53,21 @@ class OpenedIndex:
     source: IndexSource | None
     index: Index | None
     error: str | None
+
+    @property
+    def problem(self) -> str | None:
+        """Why a page cannot use this index, as the pages say it (None: it can)."""
+        if self.index is not None and self.source is not None and not self.error:
+            return None
+        return self.error or "The index could not be opened."
+
+
+def show_index_problem(opened: OpenedIndex) -> bool:
+    """Show why the index cannot be used (a page then stops or returns); True when it cannot."""
+    if opened.problem is None:
+        return False
+    st.error(escape_markdown(opened.problem), icon=":material/folder_off:")
+    return True
 
 
 def open_index(key: str, app: AppSettings) -> OpenedIndex:
@@ -118,6 +134,16 @@ HELP: dict[str, str] = {
     "tokenizer": "How tokens are counted for the budgets: heuristic (fast, no download) or an exact OpenAI encoding.",
 }
 """One line of help for each setting a new user asks about."""
+
+
+def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str) -> OpenedIndex:
+    """The index picker of a page (the choice beside the folder box), and the index it opens;
+    when it cannot be used the page shows why and stops here (so ``index`` is set on return)."""
+    choice, folder = st.columns([1, 2], vertical_alignment="bottom")
+    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder)
+    if show_index_problem(opened):
+        st.stop()
+    return opened
 
 
 def pick_index(
@@ -307,8 +333,8 @@ def start_clicked() -> None:
         session.errors.append(str(exc))
         return
     opened = open_index(current.index, app)
-    if opened.index is None or opened.source is None:
-        session.errors.append(opened.error or "The index could not be opened.")
+    if opened.problem is not None:
+        session.errors.append(opened.problem)
         return
     try:
         model_settings = _model_settings(app, current)

@@ -1,17 +1,15 @@
 """An evaluation running beside the Streamlit script, in its own thread and event loop.
 
-The same pattern as :mod:`graphrag_app.runner` (a daemon thread, a loop of its own, models
-built inside it, the page following the handle across reruns), for an experiment instead of
-one search. Stop is graceful: the experiment checks between items and ends with what it made;
+It runs on :mod:`graphrag_app.runner`'s one job runner (a daemon thread, a loop of its own,
+models built inside it, the page following the handle across reruns), for an experiment
+instead of one search. Stop is graceful: the experiment checks between items and ends with what it made;
 everything made so far is already in the evaluation store, so starting again resumes.
 No streamlit import here.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,38 +20,24 @@ from graphrag_core.llm.base import ChatModel
 from graphrag_core.models import Index
 from graphrag_core.store import RunStore
 
+from .runner import JobHandle, start_job
+
 ModelFactory = Callable[[], ChatModel]
 
 
-@dataclass
-class EvalJob:
-    """An experiment in progress: its latest progress per stage, its result or error, and Stop."""
+@dataclass(kw_only=True)
+class EvalJob(JobHandle):
+    """An experiment in progress on the one job runner (:func:`~graphrag_app.runner.start_job`):
+    its latest progress per stage, its result or error, and a graceful Stop."""
 
     spec: ExperimentSpec
-    started_at: float = field(default_factory=time.monotonic)
     progress: dict[str, EvalProgress] = field(default_factory=dict)
     result: ExperimentResult | None = None
-    error: str | None = None
-    _done: threading.Event = field(default_factory=threading.Event)
-    _stop: threading.Event = field(default_factory=threading.Event)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
-    @property
-    def stop_requested(self) -> bool:
-        return self._stop.is_set()
-
     def request_stop(self) -> None:
+        """Ask the experiment to end after the item in hand (it keeps what it made: no cancel)."""
         self._stop.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self._done.wait(timeout)
-
-    def elapsed(self) -> float:
-        return time.monotonic() - self.started_at
 
     def snapshot(self) -> dict[str, EvalProgress]:
         with self._lock:
@@ -78,7 +62,7 @@ def start_evaluation(
     """Start an experiment in a daemon thread and return its job at once."""
     job = EvalJob(spec=spec)
 
-    async def main() -> None:
+    async def work() -> None:
         model, judge = model_factory(), judge_factory()
         job.result = await run_experiment(
             index,
@@ -93,17 +77,10 @@ def start_evaluation(
             should_stop=lambda: job.stop_requested,
         )
 
-    def work() -> None:
-        loop = asyncio.new_event_loop()
-        try:
-            loop.run_until_complete(main())
-        except Exception as exc:  # noqa: BLE001 - the app boundary: any failure becomes a shown error
-            job.error = f"{type(exc).__name__}: {exc}"
-        finally:
-            loop.close()
-            job._done.set()
+    def failed(exc: BaseException) -> None:
+        job.error = f"{type(exc).__name__}: {exc}"
 
-    threading.Thread(target=work, name="graphrag-eval", daemon=True).start()
+    start_job(job, work, name="graphrag-eval", on_failed=failed)
     return job
 
 

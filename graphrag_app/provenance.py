@@ -19,7 +19,7 @@ from graphrag_core.store import RunStore
 from . import charts, selection_charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .compare_charts import index_key_for
-from .controls import open_index, open_run
+from .controls import open_index, open_run, show_index_problem
 from .loaders import default_index_key
 from .session import ExplorerSession
 from .settings import AppSettings
@@ -271,8 +271,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
         st.warning(escape_markdown(run_error), icon=":material/history:")
 
     opened = open_index(index_key, app)
-    if opened.index is None:
-        st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
+    if show_index_problem(opened):
         return
     index = opened.index
 

@@ -15,6 +15,8 @@ import plotly.graph_objects as go
 
 from graphrag_core.sweep import Level, SweepPoint, SweepResult
 
+from .chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
+
 STATUS_COLORS: dict[str, str] = {
     "completed": "#2ca05a",
     "partial": "#f0a030",
@@ -134,23 +136,15 @@ def cost_figure(result: SweepResult) -> go.Figure:
 
     by_level = {level: result.points_at(level) for level in levels}
     fig = go.Figure()
-    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": "#4c8bf5"}))
-    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": "#8e7cc3"}))
-    fig.add_trace(
-        go.Scatter(
-            name="prompt tokens (est.)",
-            x=names,
-            y=[mean([p.prompt_tokens for p in by_level[lv]]) for lv in levels],
-            mode="markers+lines",
-            marker={"symbol": "diamond", "size": 11, "color": "#333"},
-            yaxis="y2",
-            hovertemplate="%{x}: %{y:,.0f} prompt tokens per point<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        barmode="group",
-        yaxis={"rangemode": "tozero"},
-        yaxis2={"title": {"text": "prompt tokens"}, "overlaying": "y", "side": "right", "rangemode": "tozero", "showgrid": False},
+    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": BATCHES_COLOR}))
+    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": MODEL_CALLS_COLOR}))
+    add_prompt_tokens_axis(
+        fig,
+        names,
+        [mean([p.prompt_tokens for p in by_level[lv]]) for lv in levels],
+        hovertemplate="%{x}: %{y:,.0f} prompt tokens per point<extra></extra>",
+        lines=True,
+        size=11,
     )
     return _layout(fig, "Cost per level", y_title="per point (mean)")
 

@@ -8,14 +8,14 @@ reported, so a hand-edited URL still opens the page. No streamlit import here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 from urllib.parse import urlencode
 
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.llm.settings import PROVIDERS, Provider
 from graphrag_core.models import LEAF
-from graphrag_core.request import SEARCH_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, SEARCH_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting
 
 ModelChoice = Provider
 MODEL_CHOICES: tuple[ModelChoice, ...] = PROVIDERS
@@ -23,33 +23,7 @@ MAX_SEED = 2**31 - 1
 MAX_LATENCY_S = 30.0
 PROVENANCE_PATH = "provenance"
 
-# Query parameter name of each RunSettings field.
-PARAM_NAMES: dict[str, str] = {
-    "index": "index",
-    "query": "q",
-    "community_level": "level",
-    "map_token_budget": "map_budget",
-    "reduce_token_budget": "reduce_budget",
-    "map_output_reserve": "map_reserve",
-    "reduce_output_reserve": "reduce_reserve",
-    "map_concurrency": "concurrency",
-    "seed": "seed",
-    "reduce_strategy": "strategy",
-    "include_claims": "claims",
-    "include_sources": "sources",
-    "tokenizer": "tokenizer",
-    "model": "model",
-    "model_name": "llm",
-    "base_url": "base_url",
-    "latency_s": "latency",
-    "community_selection": "selection",
-    "rating_threshold": "rating_threshold",
-    "keep_parent": "keep_parent",
-    "rating_repeats": "rating_repeats",
-    "fallback_max_level": "fallback_level",
-    "rating_output_reserve": "rating_reserve",
-}
-DYNAMIC_FIELDS = ("community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve")
+DYNAMIC_FIELDS = DYNAMIC_SETTING_NAMES
 """Dynamic selection's settings: in the URL only when the selection is dynamic."""
 RUN_PARAM = "run"
 COMMUNITY_PARAM = "community"
@@ -114,6 +88,16 @@ class RunSettings:
             seed=seed if seed is not None else (request.seed if request.seed is not None else base.seed),
             **values,
         )
+
+
+_OWN_PARAMS: dict[str, str] = {"query": "q", "model_name": "llm", "latency_s": "latency", "fallback_max_level": "fallback_level"}
+"""The query parameters not named by a setting's short name (``fallback_level``: links made before short names)."""
+
+PARAM_NAMES: dict[str, str] = {
+    field.name: _OWN_PARAMS.get(field.name) or (SearchSettings.short_name(field.name) if field.name in SEARCH_SETTING_NAMES else field.name)
+    for field in fields(RunSettings)
+}
+"""Query parameter name of each RunSettings field (a search setting's is its short name)."""
 
 
 def _format(value: Any) -> str:

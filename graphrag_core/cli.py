@@ -69,7 +69,7 @@ from .llm.base import ChatModel, model_identity
 from .llm.settings import PROVIDERS, ModelSettings, SettingsError
 from .recording import RunRecorder
 from .models import LEAF, Index
-from .request import COMMUNITY_SELECTIONS, DYNAMIC, REDUCE_STRATEGIES, GlobalSearchRequest, SearchDefaults, SearchSettings
+from .request import DYNAMIC, DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
 from .search import retrieve_global
 from .figures import Price, run_figures, spend_line
@@ -78,7 +78,7 @@ from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, s
 from .statistics import index_statistics
 from .store import RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
-from .tokens import TOKENIZER_NAMES, Tokenizer, tokenizer_for
+from .tokens import Tokenizer, tokenizer_for
 
 PROG = "graphrag-explorer"
 
@@ -144,21 +144,14 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     """The options of a request, the model, the cache and the store (shared by query and sweep)."""
     parser.add_argument("index", metavar="INDEX", help="an index folder (native or Microsoft GraphRAG output) or a bundled sample name")
     parser.add_argument("question", metavar="QUESTION", help="the global question")
-    req = parser.add_argument_group("request")
-    d = SearchSettings()  # the defaults shown in the help are the settings model's
-    if not sweep:
-        req.add_argument("--level", type=_level, default=None, help=f'community level: "leaf" or an integer >= 0 (default {d.community_level})')
-        req.add_argument("--map-budget", type=_int_or_text, default=None, help=f"map token budget (default {d.map_token_budget})")
-        req.add_argument("--reduce-budget", type=_int_or_text, default=None, help=f"reduce token budget (default {d.reduce_token_budget})")
-        req.add_argument("--seed", type=_int_or_text, default=None, help="shuffle seed (default: drawn and reported)")
-    req.add_argument("--map-reserve", type=_int_or_text, default=None, help=f"map output reserve (default {d.map_output_reserve})")
-    req.add_argument("--reduce-reserve", type=_int_or_text, default=None, help=f"reduce output reserve (default {d.reduce_output_reserve})")
-    req.add_argument("--concurrency", type=_int_or_text, default=None, help=f"map calls in flight at most (default {d.map_concurrency})")
-    req.add_argument("--strategy", choices=REDUCE_STRATEGIES, default=None, help=f"reduce selection when an answer does not fit (default {d.reduce_strategy})")
-    req.add_argument("--no-claims", action="store_true", help="leave supporting claims out of the map texts")
-    req.add_argument("--no-sources", action="store_true", help="leave source excerpts out of the map texts")
-    req.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default=None, help=f"token counting (default {d.tokenizer})")
-    _add_selection_options(parser, sweep=sweep)
+    grid_settings = GRID_SETTINGS if sweep else ()
+    names = [n for n in GlobalSearchRequest.model_fields if n != "query" and n not in grid_settings]
+    add_setting_options(parser.add_argument_group("request"), [n for n in names if n not in DYNAMIC_SETTING_NAMES])
+    add_setting_options(
+        parser.add_argument_group("dynamic selection"),
+        DYNAMIC_SETTING_NAMES,
+        overrides={"community_selection": SWEEP_SELECTION} if sweep else None,
+    )
 
     mod = parser.add_argument_group("model")
     mod.add_argument(
@@ -180,18 +173,62 @@ def _add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
-def _add_selection_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
-    """Dynamic community selection (the model rates communities from the roots down)."""
-    dyn = parser.add_argument_group("dynamic selection")
-    if sweep:
-        dyn.add_argument("--selection", choices=COMMUNITY_SELECTIONS, default="level", help='"dynamic" adds dynamic selection to the --levels grid (as "dynamic" in --levels does)')
-    else:
-        dyn.add_argument("--selection", choices=COMMUNITY_SELECTIONS, default=None, help='"level" (default: the --level summaries) or "dynamic" (the model rates communities from the roots down)')
-    dyn.add_argument("--rating-threshold", type=_int_or_text, default=None, help="rating (0-5) a community needs to be kept (default 1)")
-    dyn.add_argument("--keep-parent", action="store_true", default=None, help="keep a relevant community even when a child is relevant too")
-    dyn.add_argument("--rating-repeats", type=_int_or_text, default=None, help="rating calls per community, majority wins (default 1)")
-    dyn.add_argument("--fallback-max-level", type=_int_or_text, default=None, help="deepest level rated wholesale when nothing is relevant (default 2)")
-    dyn.add_argument("--rating-reserve", type=_int_or_text, default=None, help="rating output reserve (default 256)")
+GRID_SETTINGS: tuple[str, ...] = ("community_level", "map_token_budget", "reduce_token_budget", "seed")
+"""The settings a sweep takes from its grid (``--levels``, ``--map-budgets``, ...) instead of one option."""
+
+SWEEP_SELECTION: dict[str, Any] = {
+    "default": "level",
+    "help": '"dynamic" adds dynamic selection to the --levels grid (as "dynamic" in --levels does)',
+}
+"""A sweep's ``--selection`` adds to its grid rather than choosing for one run."""
+
+
+def setting_option(name: str) -> str:
+    """The command-line option of search setting ``name``: ``--`` and its short name, dashed;
+    ``--no-...`` for a switch that is on by default (``include_claims`` -> ``--no-claims``)."""
+    flag = GlobalSearchRequest.short_name(name).replace("_", "-")
+    return f"--no-{flag}" if GlobalSearchRequest.model_fields[name].default is True else f"--{flag}"
+
+
+def setting_dest(name: str) -> str:
+    """The ``args`` attribute that holds setting ``name``'s option."""
+    return setting_option(name).removeprefix("--").replace("-", "_")
+
+
+def _setting_help(name: str) -> str:
+    """A setting's help line: its description, then its bounds and default when it has one."""
+    field = GlobalSearchRequest.model_fields[name]
+    if field.default is None:
+        return field.description or ""
+    if isinstance(field.default, bool):
+        return f"do not {field.description}" if field.default else (field.description or "")
+    low, high = GlobalSearchRequest.bounds(name)
+    rule = f"{low}-{high}, " if high is not None else (f">= {low}, " if low is not None else "")
+    return f"{field.description} ({rule}default {field.default})"
+
+
+def add_setting_options(
+    group: Any, names: Sequence[str], *, overrides: Mapping[str, Mapping[str, Any]] | None = None
+) -> None:
+    """Add one option per search setting in ``names``, all read from the settings model: the name
+    (:func:`setting_option`), the choices, the help (description, bounds, default) and the value's
+    parser. Every option defaults to None (unset: the configured default applies) and integers
+    are parsed leniently, so a bad value gets the request's own message; ``overrides`` replaces
+    ``add_argument`` keywords of some settings."""
+    for name in names:
+        field = GlobalSearchRequest.model_fields[name]
+        choices = GlobalSearchRequest.choices(name)
+        options: dict[str, Any] = {"default": None, "help": _setting_help(name)}
+        if isinstance(field.default, bool):
+            options.update(action="store_true", default=False if field.default else None)
+        elif name == "community_level":
+            options["type"] = _level
+        elif choices is not None:
+            options["choices"] = choices
+        else:
+            options["type"] = _int_or_text
+        options.update((overrides or {}).get(name, {}))
+        group.add_argument(setting_option(name), **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -221,9 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     inspect = sub.add_parser("inspect", help="statistics of an index, level by level")
     inspect.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")
-    inspect.add_argument("--tokenizer", choices=TOKENIZER_NAMES, default="heuristic")
-    inspect.add_argument("--no-claims", action="store_true", help="count map texts without claims")
-    inspect.add_argument("--no-sources", action="store_true", help="count map texts without source excerpts")
+    add_setting_options(inspect, ["tokenizer", "include_claims", "include_sources"])  # the map texts a search would read
     inspect.add_argument("--summary", choices=("full_content", "summary"), default="full_content", help="which GraphRAG report text is the summary")
     inspect.add_argument("--json", action="store_true", help="print the statistics as JSON")
     inspect.set_defaults(handler=cmd_inspect)
@@ -411,16 +446,9 @@ def open_cache(args: argparse.Namespace, environ: Mapping[str, str]) -> Any:
 
 
 SHARED_SETTING_OPTIONS: dict[str, str] = {
-    "map_output_reserve": "map_reserve",
-    "reduce_output_reserve": "reduce_reserve",
-    "map_concurrency": "concurrency",
-    "reduce_strategy": "strategy",
-    "tokenizer": "tokenizer",
-    "rating_threshold": "rating_threshold",
-    "keep_parent": "keep_parent",
-    "rating_repeats": "rating_repeats",
-    "fallback_max_level": "fallback_max_level",
-    "rating_output_reserve": "rating_reserve",
+    name: setting_dest(name)
+    for name in SearchSettings.model_fields
+    if name not in (*GRID_SETTINGS, "community_selection") and SearchSettings.model_fields[name].default is not True
 }
 """Search setting -> option (``args`` attribute) for the settings shared by query and sweep;
 ``include_claims``/``include_sources`` are the ``--no-claims``/``--no-sources`` switches."""
@@ -751,7 +779,7 @@ def _write_sweep(result: SweepResult, fmt: str, args: argparse.Namespace, io: _I
 
 
 def cmd_inspect(args: argparse.Namespace, io: _Io) -> int:
-    tokenizer = _tokenizer(args.tokenizer)
+    tokenizer = _tokenizer(args.tokenizer or SearchSettings().tokenizer)
     index, path = load_index_at(args.index, summary=args.summary)
     stats = index_statistics(index, tokenizer=tokenizer, include_claims=not args.no_claims, include_sources=not args.no_sources)
     stats["path"] = str(path)

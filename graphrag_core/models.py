@@ -8,16 +8,19 @@ The community hierarchy lives in a networkx ``DiGraph`` whose edges point parent
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import networkx as nx
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from .context import MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES, MAP_SECTION_SUMMARY, format_claim_line, format_map_text
 from .errors import IndexValidationError
-from .validation import check_structure
+from .validation import check_structure, locate
+
+if TYPE_CHECKING:
+    from .validation import RecordSource
 
 def _no_float_id(value: Any) -> Any:
     """Ids are text or integers; a float (``1.5``, or ``12.0`` from a float column) is refused
@@ -131,29 +134,68 @@ class Index(_Record):
     _graph: nx.DiGraph = PrivateAttr(default_factory=nx.DiGraph)
     _order: dict[str, int] = PrivateAttr(default_factory=dict)
 
+    @model_validator(mode="after")
+    def _check_structure(self) -> Index:
+        """The one structure check (:func:`~graphrag_core.validation.check_structure`), then the lookups."""
+        check_structure(
+            communities=self.communities,
+            claims=self.claims,
+            chunks=self.chunks,
+            documents=self.documents,
+            entities=self.entities,
+            relationships=self.relationships,
+        )
+        self._build()
+        return self
+
     def __init__(self, /, **data: Any) -> None:
-        # The structure check raises IndexValidationError inside pydantic's validation, which
-        # would fold any ValueError into its own ValidationError; model_post_init carries it out
-        # in a wrapper and this unwraps it. model_validate and nested validation come through
-        # here too (pydantic calls a custom __init__).
+        # Pydantic reports every ValueError a validator raises as its own ValidationError (and
+        # passes only non-ValueErrors through), so a structure failure arrives here wrapped; the
+        # IndexValidationError it carries (pydantic's ``ctx["error"]``) is what Index(...) raises.
+        # Only this unwrapping is custom: the check itself is the model validator above, which
+        # model_validate and nested validation run too (they report pydantic's ValidationError).
         try:
             super().__init__(**data)
-        except _Invalid as wrapped:
-            raise wrapped.error from None
+        except ValidationError as exc:
+            raise _structure_error(exc) or exc from None
 
-    def model_post_init(self, __context: Any) -> None:
+    @classmethod
+    def from_records(
+        cls,
+        *,
+        communities: Iterable[Community],
+        claims: Iterable[Claim] = (),
+        chunks: Iterable[SourceChunk] = (),
+        documents: Iterable[Document] = (),
+        entities: Iterable[Entity] = (),
+        relationships: Iterable[Relationship] = (),
+        name: str = "",
+        description: str = "",
+        warnings: Iterable[str] = (),
+        sources: Mapping[str, RecordSource] | None = None,
+    ) -> Index:
+        """The index of these records, as every loader and builder makes one.
+
+        ``sources`` says where each table's records came from (:data:`~graphrag_core.validation.TABLES`
+        -> :class:`~graphrag_core.validation.RecordSource`); a structure error then names that
+        file, line or row and column instead of the record's position in memory.
+        """
         try:
-            check_structure(
-                communities=self.communities,
-                claims=self.claims,
-                chunks=self.chunks,
-                documents=self.documents,
-                entities=self.entities,
-                relationships=self.relationships,
+            return cls(
+                communities=tuple(communities),
+                claims=tuple(claims),
+                chunks=tuple(chunks),
+                documents=tuple(documents),
+                entities=tuple(entities),
+                relationships=tuple(relationships),
+                name=name,
+                description=description,
+                warnings=tuple(warnings),
             )
-        except IndexValidationError as error:
-            raise _Invalid(error) from None
-        self._build()
+        except IndexValidationError as exc:
+            if not sources:
+                raise
+            raise locate(exc, sources) from None
 
     def _build(self) -> None:
         """The lookups and the hierarchy graph (the structure is already checked)."""
@@ -310,7 +352,10 @@ class Index(_Record):
         }
 
 
-class _Invalid(Exception):
-    def __init__(self, error: IndexValidationError) -> None:
-        super().__init__(str(error))
-        self.error = error
+def _structure_error(error: ValidationError) -> IndexValidationError | None:
+    """The IndexValidationError a ValidationError carries, when the structure check was its one failure."""
+    details = error.errors()
+    if len(details) != 1:
+        return None
+    carried = details[0].get("ctx", {}).get("error")
+    return carried if isinstance(carried, IndexValidationError) else None

@@ -7,7 +7,7 @@ this package's ``ValueError`` subclasses with the spec's exact messages.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -60,18 +60,29 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+_BOUNDED_INT_SETTINGS: tuple[str, ...] = (
+    *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "rating_threshold", "rating_repeats", "fallback_max_level", "rating_output_reserve",
+)
+"""The integer settings whose rule is their declared bounds (``ge``/``le`` on the field)."""
+
+
+def _int_rule(name: str, low: int | None, high: int | None) -> str:
+    """The spec's message for an integer setting with these bounds."""
+    if high is not None:
+        return f"{name} must be an integer from {low} to {high}."
+    return f"{name} must be a {'positive' if low == 1 else 'non-negative'} integer."
+
+
 def check_setting(name: str, value: Any) -> Any:
     """``value`` when it follows the rule of the search setting ``name`` (spec section 1);
     else :class:`RequestValidationError` with the spec's exact message."""
     if name == "community_level":
         if not (value == "leaf" or (_is_int(value) and value >= 0)):
             raise RequestValidationError('community_level must be "leaf" or a non-negative integer.')
-    elif name in POSITIVE_FIELDS:
-        if not (_is_int(value) and value > 0):
-            raise RequestValidationError(f"{name} must be a positive integer.")
-    elif name in NON_NEGATIVE_FIELDS:
-        if not (_is_int(value) and value >= 0):
-            raise RequestValidationError(f"{name} must be a non-negative integer.")
+    elif name in _BOUNDED_INT_SETTINGS:
+        low, high = SearchSettings.bounds(name)
+        if not (_is_int(value) and (low is None or value >= low) and (high is None or value <= high)):
+            raise RequestValidationError(_int_rule(name, low, high))
     elif name == "seed":
         if value is not None and not _is_int(value):
             raise RequestValidationError("seed must be an integer or None.")
@@ -86,18 +97,9 @@ def check_setting(name: str, value: Any) -> Any:
     elif name == "community_selection":
         if value not in COMMUNITY_SELECTIONS:
             raise RequestValidationError('community_selection must be "level" or "dynamic".')
-    elif name == "rating_threshold":
-        if not (_is_int(value) and 0 <= value <= MAX_RATING):
-            raise RequestValidationError("rating_threshold must be an integer from 0 to 5.")
     elif name == "keep_parent":
         if not isinstance(value, bool):
             raise RequestValidationError("keep_parent must be true or false.")
-    elif name == "rating_repeats":
-        if not (_is_int(value) and value >= 1):
-            raise RequestValidationError("rating_repeats must be a positive integer.")
-    elif name in ("fallback_max_level", "rating_output_reserve"):
-        if not (_is_int(value) and value >= 0):
-            raise RequestValidationError(f"{name} must be a non-negative integer.")
     return value
 
 
@@ -129,37 +131,99 @@ def validate_settings(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def _budget(default: int) -> Any:
-    return Field(default=default, json_schema_extra={UI_MAX: MAX_TOKEN_BUDGET})
+SHORT = "short"
+"""Field metadata key: the setting's short name, as command-line options (``--map-reserve``),
+app links (``map_reserve=``) and evaluation conditions (``map_reserve=``) spell it."""
+CHOICES = "choices"
+"""Field metadata key: the values a text setting accepts, when its type does not say."""
+
+
+def _setting(default: Any, description: str, *, short: str | None = None, ui_max: int | None = None, **rule: Any) -> Any:
+    """A search setting's field: its default, its description (the help line of every view),
+    its short name and its bounds (``ge``/``le``, as the rules of :func:`check_setting` say)."""
+    extra: dict[str, Any] = {}
+    if short is not None:
+        extra[SHORT] = short
+    if ui_max is not None:
+        extra[UI_MAX] = ui_max
+    choices = rule.pop(CHOICES, None)
+    if choices is not None:
+        extra[CHOICES] = list(choices)
+    return Field(default=default, description=description, json_schema_extra=extra or None, **rule)
+
+
+def _budget(default: int, description: str, short: str, *, ge: int) -> Any:
+    return _setting(default, description, short=short, ui_max=MAX_TOKEN_BUDGET, ge=ge)
 
 
 class SearchSettings(BaseModel):
     """Every setting of a run except the question and the seed, with the spec's defaults and
     rules: the one declaration that requests, configured defaults, app links and command-line
-    options are views of. Frozen; validated on construction (spec messages, see
-    :func:`check_setting`)."""
+    options are views of (each field's description is its help line, its short name its option
+    and link parameter, its ``ge``/``le`` its bounds). Frozen; validated on construction (spec
+    messages, see :func:`check_setting`)."""
 
     model_config = ConfigDict(frozen=True)
 
-    community_level: int | Literal["leaf"] = DEFAULT_COMMUNITY_LEVEL
-    map_token_budget: int = _budget(DEFAULT_MAP_TOKEN_BUDGET)
-    reduce_token_budget: int = _budget(DEFAULT_REDUCE_TOKEN_BUDGET)
-    map_output_reserve: int = _budget(DEFAULT_MAP_OUTPUT_RESERVE)
-    reduce_output_reserve: int = _budget(DEFAULT_REDUCE_OUTPUT_RESERVE)
-    map_concurrency: int = Field(default=DEFAULT_MAP_CONCURRENCY, json_schema_extra={UI_MAX: MAX_MAP_CONCURRENCY})
-    reduce_strategy: ReduceStrategy = DEFAULT_REDUCE_STRATEGY
-    include_claims: bool = True
-    include_sources: bool = True
-    tokenizer: str = HEURISTIC
-    community_selection: CommunitySelection = DEFAULT_COMMUNITY_SELECTION
-    rating_threshold: int = Field(default=DEFAULT_RATING_THRESHOLD, json_schema_extra={UI_MAX: MAX_RATING})
-    keep_parent: bool = DEFAULT_KEEP_PARENT
-    rating_repeats: int = Field(default=DEFAULT_RATING_REPEATS, json_schema_extra={UI_MAX: MAX_RATING_REPEATS})
-    fallback_max_level: int = DEFAULT_FALLBACK_MAX_LEVEL
-    rating_output_reserve: int = _budget(DEFAULT_RATING_OUTPUT_RESERVE)
+    community_level: int | Literal["leaf"] = _setting(
+        DEFAULT_COMMUNITY_LEVEL, 'community level: "leaf" or an integer >= 0', short="level"
+    )
+    map_token_budget: int = _budget(DEFAULT_MAP_TOKEN_BUDGET, "map token budget", "map_budget", ge=1)
+    reduce_token_budget: int = _budget(DEFAULT_REDUCE_TOKEN_BUDGET, "reduce token budget", "reduce_budget", ge=1)
+    map_output_reserve: int = _budget(DEFAULT_MAP_OUTPUT_RESERVE, "map output reserve", "map_reserve", ge=0)
+    reduce_output_reserve: int = _budget(DEFAULT_REDUCE_OUTPUT_RESERVE, "reduce output reserve", "reduce_reserve", ge=0)
+    map_concurrency: int = _setting(
+        DEFAULT_MAP_CONCURRENCY, "map calls in flight at most", short="concurrency", ui_max=MAX_MAP_CONCURRENCY, ge=1
+    )
+    reduce_strategy: ReduceStrategy = _setting(
+        DEFAULT_REDUCE_STRATEGY, "reduce selection when an answer does not fit", short="strategy"
+    )
+    include_claims: bool = _setting(True, "put supporting claims in the map texts", short="claims")
+    include_sources: bool = _setting(True, "put source excerpts in the map texts", short="sources")
+    tokenizer: str = _setting(HEURISTIC, "token counting", choices=TOKENIZER_NAMES)
+    community_selection: CommunitySelection = _setting(
+        DEFAULT_COMMUNITY_SELECTION,
+        'how communities are chosen: "level" takes one level\'s summaries, "dynamic" has the model rate them from the roots down',
+        short="selection",
+    )
+    rating_threshold: int = _setting(
+        DEFAULT_RATING_THRESHOLD, "rating a community needs to be kept", ui_max=MAX_RATING, ge=0, le=MAX_RATING
+    )
+    keep_parent: bool = _setting(DEFAULT_KEEP_PARENT, "keep a relevant community even when a child is relevant too")
+    rating_repeats: int = _setting(
+        DEFAULT_RATING_REPEATS, "rating calls per community, majority wins", ui_max=MAX_RATING_REPEATS, ge=1
+    )
+    fallback_max_level: int = _setting(
+        DEFAULT_FALLBACK_MAX_LEVEL, "deepest level rated wholesale when nothing is relevant", ge=0
+    )
+    rating_output_reserve: int = _budget(DEFAULT_RATING_OUTPUT_RESERVE, "rating output reserve", "rating_reserve", ge=0)
 
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**validate_settings(data))
+
+    @classmethod
+    def short_name(cls, name: str) -> str:
+        """The short name of setting ``name`` (options, links, conditions); the name itself when it has none."""
+        return _extra(cls, name).get(SHORT, name)
+
+    @classmethod
+    def choices(cls, name: str) -> tuple[str, ...] | None:
+        """The values setting ``name`` accepts when they are a fixed list (None: any of its type)."""
+        field = cls.model_fields[name]
+        if CHOICES in _extra(cls, name):
+            return tuple(_extra(cls, name)[CHOICES])
+        if get_origin(field.annotation) is Literal:
+            return tuple(get_args(field.annotation))
+        return None
+
+    @classmethod
+    def bounds(cls, name: str) -> tuple[int | None, int | None]:
+        """The least and the largest value the rules allow for setting ``name`` (None: no bound)."""
+        low = high = None
+        for rule in cls.model_fields[name].metadata:
+            low = getattr(rule, "ge", low)
+            high = getattr(rule, "le", high)
+        return low, high
 
     @classmethod
     def ui_max(cls, name: str) -> int | None:
@@ -169,10 +233,20 @@ class SearchSettings(BaseModel):
         return extra.get(UI_MAX) if isinstance(extra, dict) else None  # type: ignore[return-value]
 
 
+def _extra(model: type[BaseModel], name: str) -> dict[str, Any]:
+    extra = model.model_fields[name].json_schema_extra
+    return extra if isinstance(extra, dict) else {}
+
+
 _SearchSettings = SearchSettings  # the former private name
 
 SEARCH_SETTING_NAMES: tuple[str, ...] = tuple(SearchSettings.model_fields)
 """The names of the search settings, in declaration order."""
+
+DYNAMIC_SETTING_NAMES: tuple[str, ...] = (
+    "community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve",
+)
+"""Dynamic selection's settings (spec dynamic-selection.md section 1), in declaration order."""
 
 
 class SearchDefaults(SearchSettings):
@@ -200,7 +274,7 @@ class GlobalSearchRequest(SearchSettings):
     """One global question and every setting of its run. Frozen; validated on construction."""
 
     query: str
-    seed: int | None = None
+    seed: int | None = Field(default=None, description="shuffle seed, a 64-bit integer (default: drawn and reported)", ge=SEED_MIN, le=SEED_MAX)
 
     def __init__(self, /, **data: Any) -> None:
         BaseModel.__init__(self, **validate_request_fields(data))

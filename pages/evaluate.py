@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import open_picked_index
 from graphrag_app.eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
 from graphrag_app.eval_job import EvalJob, start_evaluation
 from graphrag_app.navigation import ensure_app_navigation
@@ -323,11 +323,7 @@ if shared and (not isinstance(kept, ExperimentResult) or kept.id != shared):
         st.session_state[SEEDS_KEY] = ", ".join(map(str, loaded.spec.seeds))
         st.session_state[CRITERIA_KEY] = list(loaded.spec.criteria)
 
-pick, folder = st.columns([1, 2], vertical_alignment="bottom")
-opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
-if opened.error or opened.index is None or opened.source is None:
-    st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
-    st.stop()
+opened = open_picked_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY)
 index = opened.index
 
 configured_name = app.model.describe().get("model", app.model.provider) if app.model.provider == "openai" else None

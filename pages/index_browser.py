@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from graphrag_app import index_charts as ic
-from graphrag_app.controls import pick_index
+from graphrag_app.controls import open_picked_index
 from graphrag_app.loaders import default_index_key, folder_signature, sample_names
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.session import FOLDER_CHOICE
@@ -133,11 +133,7 @@ st.caption("The index itself: how its communities nest, what each level costs, a
 
 app = load_settings()
 seed_index_widgets()
-pick, folder = st.columns([1, 2], vertical_alignment="bottom")
-opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
-if opened.error or opened.index is None or opened.source is None:
-    st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
-    st.stop()
+opened = open_picked_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY)
 key = opened.source.key
 if st.query_params.get(INDEX_PARAM) != key:
     st.query_params[INDEX_PARAM] = key

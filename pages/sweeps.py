@@ -13,7 +13,7 @@ import time
 import pandas as pd
 import streamlit as st
 
-from graphrag_app.controls import HELP, level_sections_for, pick_index, short_count
+from graphrag_app.controls import HELP, level_sections_for, open_picked_index, short_count
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.runner import SweepHandle, start_sweep
 from graphrag_app.settings import load_settings
@@ -231,11 +231,7 @@ st.title("Sweeps")
 st.caption("Ask one question over a grid of levels, seeds and budgets: how much does the answer depend on them, and what does each level cost?")
 
 app = load_settings()
-pick, folder = st.columns([1, 2], vertical_alignment="bottom")
-opened = pick_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY, choice=pick, folder=folder)
-if opened.error or opened.index is None or opened.source is None:
-    st.error(escape_markdown(opened.error or "The index could not be opened."), icon=":material/folder_off:")
-    st.stop()
+opened = open_picked_index(app, index_key=INDEX_KEY, folder_key=FOLDER_KEY)
 index = opened.index
 
 options = level_options(index)

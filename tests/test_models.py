@@ -102,3 +102,37 @@ def test_one_structure_check_names_records_in_memory_or_their_file_lines():
     located = locate(caught.value, {"communities": RecordSource("communities.jsonl", "line", [3, 5, 9], "/x/communities.jsonl")})
     assert str(located) == 'communities.jsonl line 9, field "id": duplicate community id "a" (first at line 3).'
     assert (located.path, located.row, located.field) == ("/x/communities.jsonl", 9, "id")
+
+
+def test_from_records_is_the_one_constructor_and_names_the_file_line_when_given_sources():
+    from graphrag_core.validation import RecordSource
+
+    index = Index.from_records(communities=iter([Community(id=1, level=0)]), warnings=["w"], name="n")
+    assert index == Index(communities=(Community(id=1, level=0),), warnings=("w",), name="n")
+    communities = [Community(id="a", level=0), Community(id="a", level=0)]
+    with pytest.raises(IndexValidationError) as caught:
+        Index.from_records(communities=communities)
+    assert str(caught.value) == 'communities record 1, field "id": duplicate community id "a" (first at record 0).'
+    sources = {"communities": RecordSource("communities.jsonl", "line", [2, 7], "/x/communities.jsonl")}
+    with pytest.raises(IndexValidationError) as caught:
+        Index.from_records(communities=communities, sources=sources)
+    assert str(caught.value) == 'communities.jsonl line 7, field "id": duplicate community id "a" (first at line 2).'
+    assert (caught.value.path, caught.value.row) == ("/x/communities.jsonl", 7)
+
+
+def test_the_structure_check_is_a_model_validator_that_every_way_in_runs():
+    from pydantic import ValidationError
+
+    data = {"communities": [{"id": "a", "level": 0}, {"id": "a", "level": 0}]}
+    message = 'communities record 1, field "id": duplicate community id "a" (first at record 0).'
+    with pytest.raises(IndexValidationError) as raised:
+        Index(**data)
+    assert str(raised.value) == message
+    for validate in (lambda: Index.model_validate(data), lambda: Index.model_validate_json(__import__("json").dumps(data))):
+        with pytest.raises(ValidationError) as caught:
+            validate()
+        assert isinstance(caught.value.errors()[0]["ctx"]["error"], IndexValidationError)
+        assert message in str(caught.value)
+    # a field error stays pydantic's, naming the field
+    with pytest.raises(ValidationError, match=r"communities\.0\.id"):
+        Index(communities=[{"id": 1.5, "level": 0}])

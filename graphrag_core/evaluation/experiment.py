@@ -48,18 +48,12 @@ PURPOSES_SHOWN = ("rate", "map", "reduce")
 """The purposes whose calls and prompt tokens a condition's cost reports."""
 
 CONDITION_ALIASES = {
-    "level": "community_level",
-    "map_budget": "map_token_budget",
-    "reduce_budget": "reduce_token_budget",
-    "map_reserve": "map_output_reserve",
-    "reduce_reserve": "reduce_output_reserve",
-    "strategy": "reduce_strategy",
-    "claims": "include_claims",
-    "sources": "include_sources",
-    "selection": "community_selection",
-    "concurrency": "map_concurrency",
+    GlobalSearchRequest.short_name(name): name
+    for name in GlobalSearchRequest.model_fields
+    if GlobalSearchRequest.short_name(name) != name
 }
-"""Short names a condition may use for request fields (``level=0`` is ``community_level=0``)."""
+"""Short names a condition may use for request fields (``level=0`` is ``community_level=0``): the
+settings' short names, as the command line and the app's links spell them."""
 _NOT_OVERRIDABLE = frozenset({"query", "seed"})
 _TRUE, _FALSE = frozenset({"true", "yes", "on"}), frozenset({"false", "no", "off"})
 

@@ -32,7 +32,7 @@ import pyarrow.parquet as pq
 
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
-from ..validation import WARNING_EXAMPLES, RecordSource, locate, structure_warnings
+from ..validation import WARNING_EXAMPLES, RecordSource, structure_warnings
 
 SummaryChoice = Literal["full_content", "summary"]
 """Which report text becomes a community's summary."""
@@ -557,18 +557,16 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
     }
     warnings += structure_warnings(communities=communities, entities=entities, relationships=relationships)
     name = folder.parent.name if folder.name in ("output", "artifacts") else folder.name
-    try:
-        return Index(
-            communities=tuple(communities),
-            claims=tuple(claims),
-            chunks=tuple(chunks),
-            documents=tuple(documents),
-            entities=tuple(entities),
-            relationships=tuple(relationships),
-            name=name,
-            description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
-            f"community summaries are the reports' {summary}.",
-            warnings=tuple(warnings),
-        )
-    except IndexValidationError as exc:
-        raise locate(exc, sources) from None
+    return Index.from_records(
+        communities=communities,
+        claims=claims,
+        chunks=chunks,
+        documents=documents,
+        entities=entities,
+        relationships=relationships,
+        name=name,
+        description=f"Imported from a Microsoft GraphRAG output ({version.removeprefix('msgraphrag-')} layout); "
+        f"community summaries are the reports' {summary}.",
+        warnings=warnings,
+        sources=sources,
+    )

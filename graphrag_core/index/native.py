@@ -234,20 +234,18 @@ def load_native(folder: Path) -> Index:
     if mismatched:
         found.append(f"{MANIFEST_FILE} counts differ from the files: {', '.join(mismatched)}.")
     warnings = list(dict.fromkeys([*manifest.warnings, *found]))
-    try:
-        return Index(
-            communities=tuple(communities),
-            claims=tuple(claims),
-            chunks=tuple(chunks),
-            documents=tuple(documents),
-            entities=tuple(entities),
-            relationships=tuple(relationships),
-            name=manifest.name,
-            description=manifest.description,
-            warnings=tuple(warnings),
-        )
-    except IndexValidationError as exc:
-        raise locate(exc, sources) from None
+    return Index.from_records(
+        communities=communities,
+        claims=claims,
+        chunks=chunks,
+        documents=documents,
+        entities=entities,
+        relationships=relationships,
+        name=manifest.name,
+        description=manifest.description,
+        warnings=warnings,
+        sources=sources,
+    )
 
 
 # -- writing ---------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from ..context import (
     parse_part_header,
     split_prompt_sections,
 )
+from ..samples.text import strip_reference_braces
 from ..tokens import estimate_tokens
 from .base import ChatRequest, ChatResponse, TokenUsage
 from .offline_eval import EVAL_PURPOSES, eval_reply
@@ -128,6 +129,15 @@ class _Terms:
     def all(self) -> tuple[str, ...]:
         return self.strong + self.weak
 
+    def weights(self) -> Counter[str]:
+        """Each term's weight as a query: 1 per strong occurrence, 0.5 per weak one."""
+        weights: Counter[str] = Counter()
+        for term in self.strong:
+            weights[term] += 1.0
+        for term in self.weak:
+            weights[term] += 0.5
+        return weights
+
 
 def _terms(text: str, *, keep_generic: bool = True) -> _Terms:
     """Lowercase English words minus stopwords, stemmed; CJK characters and bigrams.
@@ -198,17 +208,11 @@ def _split_sentences(text: str) -> list[str]:
 
 
 _HEADWORD_RE = re.compile(r"^[^:：。.!?]{1,40}[:：]\s*")
-_CROSS_REFERENCE_RE = re.compile(r"\{([^{}]+)\}")
 _DATA_REFERENCE_RE = re.compile(r"\s*\[Data:[^\]]*\]")
 _COMPLETE_END_RE = re.compile(r"[.!?。！？…][\"'”’)\]）」』]*$")
 _COMPLETE_START_RE = re.compile(rf"^[\"'“‘(（「『]?[A-Z0-9{_CJK_RANGES}]")
 _HEADWORD_START_RE = re.compile(r"^[A-Za-z0-9][^:：。.!?]{0,39}[:：]\s+\S")
 _PAIRS = (("“", "”"), ("(", ")"), ("（", "）"), ("「", "」"))
-
-
-def _without_cross_references(text: str) -> str:
-    """``{kludge}`` -> ``kludge``: the braces mark a cross-reference in the source, not a word."""
-    return _CROSS_REFERENCE_RE.sub(r"\1", text)
 
 
 def _complete_sentence(text: str) -> bool:
@@ -343,7 +347,7 @@ def _map_sentences(data: str) -> list[_Sentence]:
         if community is None:
             return
         for position, raw in enumerate(_split_sentences("\n".join(lines))):
-            text = _without_cross_references(raw)
+            text = strip_reference_braces(raw)
             if _complete_sentence(text):
                 sentences.append(_Sentence(text, [community], len(sentences), section, _terms(text), opens_section=position == 0))
 
@@ -372,11 +376,7 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     if not query.all:
         return _answer_broad(sentences)
 
-    weights: Counter[str] = Counter()
-    for term in query.strong:
-        weights[term] += 1.0
-    for term in query.weak:
-        weights[term] += 0.5
+    weights = query.weights()
     scores = _bm25(weights, [s.terms for s in sentences])
     # Single CJK characters alone make a sentence relevant only when the question has no
     # stronger term; otherwise every Chinese text would share a character with the question.
@@ -453,7 +453,7 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[_S
             continue
         for text, ids in parse_citations(line):
             for sentence in _SENTENCE_END_RE.split(text):
-                sentence = _without_cross_references(sentence.strip())
+                sentence = strip_reference_braces(sentence.strip())
                 if sentence and _TOKEN_RE.search(sentence):
                     points.append(
                         _Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=_terms(sentence))

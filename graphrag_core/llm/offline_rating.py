@@ -34,11 +34,7 @@ def answer_rating(question: str, data: str) -> dict[str, object]:
     query = _terms(question, keep_generic=False)
     if not query.all:
         return {"rating": BROAD_QUESTION_RATING, "reason": "A broad question: every community is partly relevant."}
-    weights: Counter[str] = Counter()
-    for term in query.strong:
-        weights[term] += 1.0
-    for term in query.weak:
-        weights[term] += 0.5
+    weights = query.weights()
     counts = Counter(summary_terms.all)
     matched = [term for term in weights if counts.get(term)]
     strong_matched = [term for term in matched if term in set(query.strong)]

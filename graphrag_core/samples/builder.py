@@ -215,13 +215,13 @@ async def build_index(
         )
         for n, article in enumerate(articles)
     ]
-    index = Index(
-        communities=tuple(communities),
-        claims=tuple(claims),
-        chunks=tuple(chunks),
-        documents=tuple(documents),
-        entities=tuple(entities),
-        relationships=tuple(relationships),
+    index = Index.from_records(
+        communities=communities,
+        claims=claims,
+        chunks=chunks,
+        documents=documents,
+        entities=entities,
+        relationships=relationships,
         name=options.name,
         description=options.description,
     )

@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .builder import Article, BuildOptions, Paragraph
+from .text import REFERENCE_RE
 
 DEFAULT_SOURCE = Path("/usr/share/doc/jargon-text/jargon.txt.gz")
 """Where Debian's ``jargon-text`` package installs the Jargon File 4.4.7."""
@@ -39,7 +40,6 @@ a redirect: links to it are followed to its first reference."""
 
 _HEADWORD = re.compile(r"^ {3}:(?P<term>[^\s:](?:[^:]*?[^\s:])?):(?: (?P<headline>.*))?$")
 _SECTION = re.compile(r"^ {2}\S")
-_REFERENCE = re.compile(r"\{([^{}]+)\}")
 _SENSE = re.compile(r"^(?P<number>\d{1,2})\.\s+(?P<text>.+)$")
 _CARTOON_NOTE = re.compile(r"^\((?:The next cartoon|This is the last cartoon)|Crunchly")
 _REDIRECT_GLUE = re.compile(r"(?i)\b(?:see|also|syn|synonym|for|same|as|variant|of|and|or|compare|cf|abbrev|alt|spelling)\b|[\s.,;:()]+")
@@ -58,7 +58,7 @@ class JargonEntry:
         """The terms this entry names as ``{term}``, in first-seen order, each once."""
         seen: dict[str, None] = {}
         for paragraph in self.paragraphs:
-            for match in _REFERENCE.finditer(paragraph):
+            for match in REFERENCE_RE.finditer(paragraph):
                 seen.setdefault(" ".join(match.group(1).split()), None)
         return tuple(seen)
 
@@ -69,7 +69,7 @@ class JargonEntry:
         references = self.references
         if not references or len(body) > REDIRECT_MAX_CHARS:
             return None
-        if _REDIRECT_GLUE.sub("", _REFERENCE.sub("", body)):
+        if _REDIRECT_GLUE.sub("", REFERENCE_RE.sub("", body)):
             return None
         return references[0]
 

@@ -12,7 +12,9 @@ from typing import Literal
 
 Language = Literal["en", "zh"]
 
-_REFERENCE = re.compile(r"\{([^{}]+)\}")
+REFERENCE_RE = re.compile(r"\{([^{}]+)\}")
+"""A cross-reference in the samples' source text: ``{term}`` (the Jargon File's and the Chinese
+sample's syntax); group 1 is the term."""
 _EN_BOUNDARY = re.compile(r"(?<=[.!?])[\"”’')\]]*\s+(?=[\"“‘'(\[{A-Z0-9])")
 _ZH_BOUNDARY = re.compile(r"(?<=[。！？；])[”」』）]*")
 _ABBREVIATIONS = frozenset(
@@ -31,7 +33,7 @@ _STOPWORDS = frozenset(
 
 def strip_reference_braces(text: str) -> str:
     """``{term}`` cross-reference markers replaced by the bare term."""
-    return _REFERENCE.sub(lambda match: match.group(1), text)
+    return REFERENCE_RE.sub(lambda match: match.group(1), text)
 
 
 def split_sentences(text: str, language: Language) -> list[str]:

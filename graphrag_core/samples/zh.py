@@ -13,14 +13,13 @@ from pathlib import Path
 
 from . import SAMPLE_DATA
 from .builder import Article, BuildOptions, Paragraph
-from .text import Language
+from .text import REFERENCE_RE, Language
 
 SOURCE_FILE = SAMPLE_DATA / "zh-tea-source.txt"
 """The committed source text of the Chinese sample."""
 
 LANGUAGE: Language = "zh"
 _HEADING = re.compile(r"^:(?P<title>[^:\s][^:]*):\s*(?P<kind>.*)$")
-_REFERENCE = re.compile(r"\{([^{}]+)\}")
 
 
 class ZhSourceError(ValueError):
@@ -45,7 +44,7 @@ def parse_zh_source(text: str) -> list[Article]:
         if title is not None:
             if not paragraphs:
                 raise ZhSourceError(f"Article {title!r} has no text.")
-            links = dict.fromkeys(m.group(1).strip() for p in paragraphs for m in _REFERENCE.finditer(p))
+            links = dict.fromkeys(m.group(1).strip() for p in paragraphs for m in REFERENCE_RE.finditer(p))
             links.pop(title, None)
             articles.append(
                 Article(
