@@ -59,6 +59,8 @@ class Claim(_Record):
     object: str | None = None
     description: str = ""
     chunk_ids: tuple[Id, ...] = ()
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Claims (N)]``."""
 
 
 class SourceChunk(_Record):
@@ -67,6 +69,8 @@ class SourceChunk(_Record):
     id: Id
     document_id: Id | None = None
     text: str
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Sources (N)]``."""
 
 
 class Document(_Record):
@@ -86,6 +90,8 @@ class Entity(_Record):
     community_ids: tuple[Id, ...] = ()
     short_id: Id | None = None
     """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Entities (N)]``."""
+    chunk_ids: tuple[Id, ...] = ()
+    """The source chunks (text units) the entity was extracted from."""
 
 
 class Relationship(_Record):
@@ -98,6 +104,10 @@ class Relationship(_Record):
     weight: float | None = Field(default=None, allow_inf_nan=False)
     short_id: Id | None = None
     """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Relationships (N)]``."""
+    community_ids: tuple[Id, ...] = ()
+    """The communities that hold the relationship (Microsoft GraphRAG's ``relationship_ids`` of a community)."""
+    chunk_ids: tuple[Id, ...] = ()
+    """The source chunks (text units) the relationship was extracted from."""
 
 
 LEAF = "leaf"
