@@ -211,3 +211,27 @@ def test_switching_index_resets_the_entity_graph_community(tmp_path, monkeypatch
     at.selectbox(key="browse_index").select("jargon").run()
     assert not at.exception
     assert at.selectbox(key="browse_graph_community").value == jargon[0]  # not zh-tea's community
+
+
+def test_compare_overlap_switches_between_the_three_sets_named_as_on_explore(store, two_runs):
+    a, b = two_runs
+    at = AppTest.from_file(COMPARE, default_timeout=TIMEOUT)
+    at.query_params["runs"] = f"{a.run_id},{b.run_id}"
+    at.run()
+    from graphrag_app import compare_charts as cc
+
+    control = at.get("button_group")[0]
+    assert control.label == "Community set"
+    titles = {"cited": "Communities cited by the answers", "behind": "Communities behind the answers", "read_but_unused": "Communities read but unused"}
+    for which, heading in titles.items():
+        control.set_value(which).run()
+        assert not at.exception
+        assert heading in [h.value for h in at.subheader]
+        assert not any("cited by" in frame.value.columns for frame in at.dataframe)
+        expected = set().union(*cc.run_sets([a, b], which))
+        overlap = [frame.value for frame in at.dataframe if "runs" in frame.value.columns]
+        if expected:  # the table holds exactly that set's communities
+            assert overlap[0]["communities"].sum() == len(expected)
+            assert {cid for row in overlap[0]["ids"] for cid in row.removesuffix(" …").split(", ")} <= expected
+        else:
+            assert not overlap and f"No community is {which.replace('_', ' ')} in these runs." in [c.value for c in at.caption]
