@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from graphrag_core.citations import Citation, Reference, find_citations
+from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
 _DIRECTIVE = re.compile(r":(?=[a-z\-]+\\\[)")
 
-UNSUPPORTED_LABELS = {
-    "not_in_index": "not in the index",
-    "not_behind": "in no selected map answer",
-}
+
 
 
 def safe_markdown(text: str) -> str:

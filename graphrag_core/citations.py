@@ -42,6 +42,8 @@ SetName = Literal["cited", "behind", "read_but_unused"]
 SET_NAMES: dict[SetName, str] = {"cited": "cited", "behind": "behind", "read_but_unused": "read but unused"}
 """The three sets' names, the same on every page, in reports and in the command line's text."""
 UnsupportedReason = Literal["not_in_index", "not_behind"]
+UNSUPPORTED_LABELS: dict[str, str] = {"not_in_index": "not in the index", "not_behind": "in no selected map answer"}
+"""Why a cited id is unsupported, in words (the app's badges and the Markdown report)."""
 UnusedFate = Literal["dropped", "skipped", "not_tried"]
 
 COMMUNITY_KINDS: frozenset[str] = frozenset({"community"})
@@ -281,6 +283,7 @@ def references_of_kind(citations: Sequence[Citation], kind: ReferenceKind) -> li
 
 __all__ = [
     "SET_NAMES",
+    "UNSUPPORTED_LABELS",
     "Citation",
     "CommunitySets",
     "Reference",

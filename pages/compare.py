@@ -17,6 +17,7 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
+from graphrag_core.report import record_to_markdown
 from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
 
 ensure_app_navigation()
@@ -175,6 +176,15 @@ def draw_answers(records: list[RunRecord]) -> None:
                 st.markdown(links)
 
 
+def markdown_report(store: RunStore, run_id: str) -> str:
+    """The run's Markdown report, its citations checked against its index when it opens here."""
+    record = store.get(run_id)
+    if record is None:
+        return store.export_markdown(run_id)  # raises: the run is gone
+    index = evidence.index_for(cc.index_key_for(record))
+    return record_to_markdown(record, index_ids={c.id for c in index.communities} if index is not None else None)
+
+
 def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
     st.subheader("History")
     if not runs:
@@ -215,7 +225,7 @@ def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
     )
     cols[1].download_button(
         "Download Markdown",
-        partial(store.export_markdown, run_id),
+        partial(markdown_report, store, run_id),
         file_name=f"run-{run_id}.md",
         mime="text/markdown",
         key="compare_export_md",
