@@ -275,3 +275,28 @@ def test_sources_and_claims_references_link_and_an_unknown_record_is_said(run_db
 
     missing = _provenance({"index": str(folder), "entity": "77"})
     assert [e.value for e in missing.error] == [f"No entity 77 in the index {folder}."]
+
+
+def test_a_bundle_from_another_machine_opens_against_the_index_here_of_the_same_name(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_app.bundles import bundle_json, open_bundle
+    from graphrag_app.compare_charts import index_key_for
+    from graphrag_app.settings import settings_from_mapping
+
+    at = run_question(app().run())
+    record = RunStore(run_db).get(at.query_params["run"])
+    assert record is not None
+    data = json.loads(bundle_json(record.replay(), index_key=record.index_name, app=settings_from_mapping({})))
+    data["index"]["path"] = "/home/someone-else/site-packages/graphrag_core/sample_data/jargon"  # where it lay there
+    other_db = tmp_path / "other.sqlite3"
+    settings = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(other_db)})
+    bundle, notices, errors = open_bundle(json.dumps(data).encode(), name="theirs.json", app=settings)
+    assert errors == [] and bundle is not None
+    assert notices == [f"Opened run {record.run_id[:8]} from theirs.json (recorded by {record.model}); no model was called."], "the same index: nothing to say"
+    reopened = RunStore(other_db).get(record.run_id)
+    assert reopened is not None and index_key_for(reopened) == "jargon", "its links open the sample here, not a path that is not here"
+
+    # an index that is nowhere here: said, and the run is still opened from the bundle alone
+    data["index"].update(name="/home/someone-else/lost-index", path="/home/someone-else/lost-index")
+    _, notices, errors = open_bundle(json.dumps(data).encode(), name="lost.json", app=settings)
+    assert errors == [] and notices[0].startswith("The run's index (/home/someone-else/lost-index) is not available here")
+    assert RunStore(other_db).get(record.run_id).result == record.result
