@@ -12,8 +12,8 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.citations import Reference, find_citations, references_of_kind
-from graphrag_core.models import Claim, Community, Entity, Index, Relationship
-from graphrag_core.records import RECORD_NAMES, IndexRecords, record_ref
+from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
+from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
@@ -164,7 +164,8 @@ def draw_community_records(container: DeltaGenerator, index: Index, community: C
     with container:
         st.subheader(f"Entities and relationships of this community ({len(table)})", anchor=RECORDS_ANCHOR)
         cited_count = int(table["cited by the report"].sum())
-        st.caption(f"{cited_count} cited by the report (listed first) · open one for its description, communities and source text.")
+        cited_note = f"{cited_count} cited by the report (listed first) · " if cited_count else ""
+        st.caption(f"{cited_note}Open one for its description, communities and source text.")
         st.dataframe(table, hide_index=True, width="stretch", column_config={"view": record_views.RECORD_LINK})
 
 
@@ -178,7 +179,11 @@ def _claim_line(claim: Claim) -> str:
     return f"{head}: {claim.description}" if claim.description else head
 
 
-def draw_claims(container: DeltaGenerator, index: Index, community: Community) -> None:
+CLAIM_EXCERPT_CHARS = 600
+"""A claim's source chunk longer than this shows the passage naming its subject, the rest on demand."""
+
+
+def draw_claims(container: DeltaGenerator, index: Index, community: Community, *, index_key: str = "", run_id: str | None = None) -> None:
     """The claims of the community's leaf descendants, each with its source chunks and documents."""
     claims = index.leaf_claims(community.id)
     with container:
@@ -197,19 +202,38 @@ def draw_claims(container: DeltaGenerator, index: Index, community: Community) -
         shown_with: dict[str, str] = {}  # chunk id -> the claim it is shown with on this page
         for claim in claims[start : start + CLAIMS_PER_PAGE]:
             with st.container(border=True):
-                st.caption(f"Claim {escape_markdown(claim.id)} · leaf community {escape_markdown(claim.community_id)}")
+                claim_ref = record_ref(claim)
+                st.caption(f"Claim {escape_markdown(claim_ref)} · leaf community {escape_markdown(claim.community_id)}")
                 st.text(_claim_line(claim))
                 for chunk in index.claim_chunks(claim):
-                    document = index.document(chunk.document_id) if chunk.document_id is not None else None
-                    source = f"Source chunk {chunk.id}"
-                    if document is not None:
-                        source += f" · document {document.id}: {document.title}" if document.title else f" · document {document.id}"
+                    source = source_label(index, chunk)
                     if chunk.id in shown_with:  # each chunk's text once per page; later uses refer to it
                         st.caption(escape_markdown(f"{source} · shown above with claim {shown_with[chunk.id]}"))
                         continue
-                    shown_with[chunk.id] = claim.id
-                    st.caption(escape_markdown(source))
-                    st.text(chunk.text)
+                    shown_with[chunk.id] = claim_ref
+                    opened = f" · {link('open', record_url(index_key, 'source', record_ref(chunk), run_id), title='This source and the records extracted from it')}" if index_key else ""
+                    st.caption(escape_markdown(source) + opened)
+                    excerpt = mention_excerpt(chunk.text, [claim.subject, claim.object or ""], width=CLAIM_EXCERPT_CHARS) if len(chunk.text) > CLAIM_EXCERPT_CHARS else None
+                    if excerpt is None:
+                        st.text(chunk.text)
+                        continue
+                    st.text(excerpt)  # the passage naming the claim's subject; the whole chunk on demand
+                    with st.expander(f"Full text ({len(chunk.text):,} characters)"):
+                        st.text(chunk.text)
+
+
+def _short(text: str, chars: int = 16) -> str:
+    """A long hash-like id cut to its start (the full id is in the record's view)."""
+    return text if len(text) <= chars + 2 else text[:chars] + "…"
+
+
+def source_label(index: Index, chunk: SourceChunk) -> str:
+    """``Source 3 · document dulce.txt``: the chunk as reports cite it, and its document."""
+    label = f"Source {_short(record_ref(chunk))}"
+    document = index.document(chunk.document_id) if chunk.document_id is not None else None
+    if document is not None:
+        label += f" · document {document.title or _short(document.id)}"
+    return label
 
 
 def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str = "") -> None:
@@ -340,4 +364,4 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     draw_community_records(st.container(), index, community, index_key=index_key, run_id=run_id)
     if state is not None and run_id:
         draw_run_use(st.container(), index, community, state, run_id, index_key=index_key)
-    draw_claims(st.container(), index, community)
+    draw_claims(st.container(), index, community, index_key=index_key, run_id=run_id)

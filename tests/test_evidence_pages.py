@@ -300,3 +300,23 @@ def test_a_bundle_from_another_machine_opens_against_the_index_here_of_the_same_
     _, notices, errors = open_bundle(json.dumps(data).encode(), name="lost.json", app=settings)
     assert errors == [] and notices[0].startswith("The run's index (/home/someone-else/lost-index) is not available here")
     assert RunStore(other_db).get(record.run_id).result == record.result
+
+
+def test_long_source_chunks_of_claims_show_the_passage_naming_the_subject_once(run_db: Path) -> None:
+    from graphrag_core.index import load_index
+    from graphrag_app.urls import record_url
+
+    source = _ms_source("v3-operation-dulce")
+    index = load_index(source)
+    community = next(c for c in index.communities if index.leaf_claims(c.id))
+    claim = index.leaf_claims(community.id)[0]
+    chunk = index.claim_chunks(claim)[0]
+    at = _provenance({"index": str(source), "community": community.id})
+    assert not at.exception
+    texts = [_words(t.value) for t in at.text]
+    assert texts.count(_words(chunk.text)) == 1, "the whole chunk once, however many claims cite it"
+    assert any(t.startswith("…") and claim.subject.lower() in t.lower() and len(t) < 800 for t in texts), "the passage naming the subject"
+    label = f"Source {chunk.short_id} · document {index.document(chunk.document_id).title}"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith(label) and record_url(str(source), "source", chunk.short_id) in c for c in captions)
+    assert not any(chunk.id in c for c in captions), "no 128-character hash in the captions"
