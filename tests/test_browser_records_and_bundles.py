@@ -1,6 +1,8 @@
-"""Open run bundle in a real browser, on Explore and on Compare, for a bundle whose index is not
-the one here: the page says so and opens what it can (the run, its answer and charts; citations
-the index here lacks are flagged). Skipped when /usr/bin/chromium is missing."""
+"""In a real browser: a Microsoft GraphRAG report's entity and relationship references lead to
+their views in one click; and Open run bundle, on Explore and on Compare, with a bundle whose
+index is not the one here says so and opens what it can (the run, its answer and charts;
+citations the index here lacks are flagged). Skipped when /usr/bin/chromium is missing, and the
+report test when ../shared's Microsoft GraphRAG outputs are absent."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from graphrag_core.cli import main
 from graphrag_core.index import save_index
 from graphrag_core.store import RunStore
 
-from .browser_support import CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
+from .browser_support import APP_ROOT, ARTIFACTS, CHROMIUM, UI_TIMEOUT_MS, chromium_page, streamlit_server
 from .factories import small_index
 
 pytestmark = pytest.mark.browser
@@ -80,3 +82,50 @@ def test_compare_opens_a_bundle_of_another_index_and_says_so(server: str, other_
         expect(page.get_by_text(re.compile(r"Opened run " + run_id[:8])).first).to_be_visible()
         page.wait_for_url(re.compile(rf"runs={run_id}"))  # the run joined the comparison
         expect(page.get_by_text("Choose at least two runs to compare.")).to_be_visible()
+
+
+MS_OUTPUT = APP_ROOT.parent / "shared" / "data" / "msgraphrag" / "v3-operation-dulce"
+
+
+def test_a_report_reference_leads_to_its_entity_and_relationship_in_one_click(server: str) -> None:
+    if not MS_OUTPUT.is_dir():
+        pytest.skip("the Microsoft GraphRAG outputs in ../shared are not here")
+    from urllib.parse import quote
+
+    from graphrag_core.citations import find_citations, references_of_kind
+    from graphrag_core.index import load_index
+
+    index = load_index(MS_OUTPUT)
+    community = next(c for c in index.communities if "Entities (" in c.summary and "Relationships (" in c.summary)
+    citations = find_citations(community.summary)
+    entity_ref, rel_ref = references_of_kind(citations, "entity")[0], references_of_kind(citations, "relationship")[0]
+    entity = next(e for e in index.entities if e.short_id == entity_ref)
+    rel = next(r for r in index.relationships if r.short_id == rel_ref)
+    with chromium_page(height=2200) as page:
+        page.goto(f"{server}/provenance?index={quote(str(MS_OUTPUT))}&community={community.id}")
+        expect(page.get_by_role("heading", name=re.compile(rf"^Community {community.id}:"))).to_be_visible()
+        reference = page.locator(f"[data-testid='stMarkdownContainer'] a[href*='entity={entity_ref}']").first
+        expect(reference).to_have_attribute("title", re.compile(rf"^Entity {entity_ref}: {re.escape(entity.title)}\."))
+        with page.context.expect_page() as opened:
+            reference.click()
+        view = opened.value
+        view.set_default_timeout(UI_TIMEOUT_MS)
+        view.wait_for_url(re.compile(rf"/provenance\?.*entity={entity_ref}(&|$)"))
+        expect(view.get_by_role("heading", name=f"Entity {entity_ref}: {entity.title}")).to_be_visible()
+        expect(view.get_by_role("heading", name=re.compile(r"^Source text units \(\d+\)"))).to_be_visible()
+        ARTIFACTS.mkdir(exist_ok=True)
+        view.screenshot(path=str(ARTIFACTS / "provenance-entity.png"), full_page=True)
+        # a community of the entity, in this tab: the URL changes, and Back returns to the entity
+        view.get_by_role("button", name=re.compile(rf"^level \d+: {community.id} · ")).first.click()
+        view.wait_for_url(re.compile(rf"community={community.id}(&|$)"))
+        expect(view.get_by_role("heading", name=re.compile(rf"^Community {community.id}:"))).to_be_visible()
+        view.go_back()
+        view.wait_for_url(re.compile(rf"entity={entity_ref}(&|$)"))
+        expect(view.get_by_role("heading", name=f"Entity {entity_ref}: {entity.title}")).to_be_visible()
+
+        relationship = page.locator(f"[data-testid='stMarkdownContainer'] a[href*='relationship={rel_ref}']").first
+        with page.context.expect_page() as opened:
+            relationship.click()
+        rel_view = opened.value
+        rel_view.set_default_timeout(UI_TIMEOUT_MS)
+        expect(rel_view.get_by_role("heading", name=f"Relationship {rel_ref}: {rel.source} → {rel.target}")).to_be_visible()
