@@ -100,3 +100,19 @@ def test_mention_excerpt_cuts_around_the_first_mention() -> None:
     assert len(excerpt) <= 40 + len("lovelace") + 2
     assert mention_excerpt("short text", ["absent"]) is None
     assert mention_excerpt("Ada here", ["ada"]) == "Ada here"
+
+
+def test_the_native_format_keeps_the_records_sources_and_omits_them_when_empty(tmp_path: Path) -> None:
+    from graphrag_core.index import save_index
+
+    index = _tiny()
+    save_index(index, tmp_path / "tiny")
+    loaded = load_index(tmp_path / "tiny")
+    assert loaded.entities == index.entities and loaded.relationships == index.relationships
+    assert loaded.claims == index.claims and loaded.chunks == index.chunks
+    bare = Index(communities=(Community(id="1", level=0),), entities=(Entity(id="e", title="E"),),
+                 relationships=(Relationship(id="r", source="E", target="E"),))
+    save_index(bare, tmp_path / "bare")
+    written = (tmp_path / "bare" / "entities.jsonl").read_text() + (tmp_path / "bare" / "relationships.jsonl").read_text()
+    assert "chunk_ids" not in written and "short_id" not in written, "indexes without them keep their bytes"
+    assert '"community_ids": []' in (tmp_path / "bare" / "entities.jsonl").read_text(), "an entity's communities as before"

@@ -265,6 +265,8 @@ def _write_atomically(path: Path, lines: Iterable[str]) -> None:
 
 OMITTED_WHEN_NONE = ("short_id",)
 """Optional fields written only when set, so indexes without them keep their bytes."""
+OMITTED_WHEN_EMPTY: dict[str, tuple[str, ...]] = {"Entity": ("chunk_ids",), "Relationship": ("community_ids", "chunk_ids")}
+"""Fields added later to a record type, written only when not empty (the same reason)."""
 
 
 def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
@@ -273,6 +275,9 @@ def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
         data = record.model_dump(mode="json")
         for name in OMITTED_WHEN_NONE:
             if name in data and data[name] is None:
+                del data[name]
+        for name in OMITTED_WHEN_EMPTY.get(type(record).__name__, ()):
+            if data.get(name) == []:
                 del data[name]
         yield dumps(data)
 
