@@ -21,6 +21,7 @@ from . import charts, record_views, selection_charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .compare_charts import index_key_for
 from .controls import open_index, open_run
+from .evidence import sets_of
 from .loaders import default_index_key
 from .session import ExplorerSession
 from .settings import AppSettings
@@ -255,7 +256,10 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
             st.info("No map batch of this run carried this community or any of its ancestors.")
             return
         fates = {c.answer.batch_index: c for c in state.candidates}
-        cited = set(state.result.community_ids) if state.result else set()
+        sets = sets_of(state, index)
+        if sets is not None:  # the three sets, named as on Explore
+            st.markdown(f"**This community in the run:** {escape_markdown(record_views.run_mark(community.id, sets).removeprefix(' · '))}")
+        cited = set(sets.cited) if sets is not None else set()
         for batch, cid in carried:
             with st.container(border=True):
                 relation = "this community" if cid == community.id else f"its ancestor {cid} (level {lineage[cid].level})"

@@ -46,7 +46,7 @@ def _button(container: DeltaGenerator, label: str, params: dict[str, str], *, ke
     container.button(escape_markdown(label), key=key, type="tertiary", on_click=go_to, args=(params,), icon=icon, help=url)
 
 
-def _run_mark(community_id: str, sets: CommunitySets | None) -> str:
+def run_mark(community_id: str, sets: CommunitySets | None) -> str:
     """What the run did with a community, in the three sets' words."""
     if sets is None:
         return ""
@@ -76,7 +76,7 @@ def draw_communities(
             return
         for cid in known:
             community = index.community(cid)
-            label = f"level {community.level}: {cid} · {community.title or 'untitled'}{_run_mark(cid, sets)}"
+            label = f"level {community.level}: {cid} · {community.title or 'untitled'}{run_mark(cid, sets)}"
             _button(st.container(), label, provenance_params(index_key, cid, run_id), key=f"record-community-{cid}",
                     icon=":material/account_tree:", url=provenance_url(index_key, cid, run_id))
 
@@ -234,4 +234,4 @@ def draw_record(index: Index, kind: RecordKind, ref: str, *, index_key: str, run
     return True
 
 
-__all__ = ["draw_record", "go_to", "records_frame", "wanted_record"]
+__all__ = ["draw_record", "go_to", "records_frame", "run_mark", "wanted_record"]

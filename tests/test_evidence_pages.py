@@ -320,3 +320,26 @@ def test_long_source_chunks_of_claims_show_the_passage_naming_the_subject_once(r
     captions = [c.value for c in at.caption]
     assert any(c.startswith(label) and record_url(str(source), "source", chunk.short_id) in c for c in captions)
     assert not any(chunk.id in c for c in captions), "no 128-character hash in the captions"
+
+
+def test_provenance_names_the_communitys_set_in_the_run_as_explore_does(run_db: Path) -> None:
+    from graphrag_core.citations import community_sets
+
+    at = run_question(app().run())
+    run_id = at.query_params["run"]
+    record = RunStore(run_db).get(run_id)
+    sets = community_sets(record.result)
+    behind_only = next(c for c in sets.behind if c not in sets.cited)
+    cited = next(c for c in sets.cited if c in sets.behind)
+
+    view = _provenance({"index": "jargon", "community": behind_only, "run": run_id})
+    assert "**This community in the run:** behind the answer" in [m.value for m in view.markdown]
+    assert "Cited in the final answer." not in [c.value for c in view.caption], "behind is not cited"
+
+    view = _provenance({"index": "jargon", "community": cited, "run": run_id})
+    assert "**This community in the run:** cited, behind the answer" in [m.value for m in view.markdown]
+    assert "Cited in the final answer." in [c.value for c in view.caption]
+    if sets.read_but_unused:
+        unused = sets.read_but_unused[0]
+        view = _provenance({"index": "jargon", "community": unused.community_id, "run": run_id})
+        assert f"**This community in the run:** read but unused (best score {unused.best_score:g})" in [m.value for m in view.markdown]
