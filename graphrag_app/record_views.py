@@ -24,6 +24,7 @@ from .escaping import escape_markdown
 from .urls import RECORD_PARAMS, provenance_params, record_params, record_url
 
 EXCERPT_CHARS = 320
+SOURCE_TEXT_HEIGHT_PX = 420
 LINKS_SHOWN = 40
 """Records listed as buttons before the rest go into a table of links."""
 
@@ -203,7 +204,8 @@ def draw_source(index: Index, records: IndexRecords, chunk: SourceChunk, *, inde
         p for p in (f"cited as Sources ({record_ref(chunk)})", f"document {document.title or document.id}" if document else "",
                     f"text unit {chunk.id}") if p
     )))
-    st.text(chunk.text)
+    with st.container(height=SOURCE_TEXT_HEIGHT_PX if len(chunk.text) > EXCERPT_CHARS * 4 else "content", border=True):
+        st.text(chunk.text)  # a long text scrolls in its box, so what was extracted from it stays in view
     entities, relationships, claims = records.from_chunk(chunk.id)
     draw_record_table(st.container(), "entity", entities, title="Entities extracted from it", index_key=index_key, run_id=run_id)
     draw_record_table(st.container(), "relationship", relationships, title="Relationships extracted from it", index_key=index_key, run_id=run_id)
