@@ -229,8 +229,8 @@ def _short(text: str, chars: int = 16) -> str:
 
 
 def source_label(index: Index, chunk: SourceChunk) -> str:
-    """``Source 3 · document dulce.txt``: the chunk as reports cite it, and its document."""
-    label = f"Source {_short(record_ref(chunk))}"
+    """``Source chunk 3 · document dulce.txt``: the chunk as reports cite it, and its document."""
+    label = f"Source chunk {_short(record_ref(chunk))}"
     document = index.document(chunk.document_id) if chunk.document_id is not None else None
     if document is not None:
         label += f" · document {document.title or _short(document.id)}"

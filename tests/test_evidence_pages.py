@@ -316,7 +316,7 @@ def test_long_source_chunks_of_claims_show_the_passage_naming_the_subject_once(r
     texts = [_words(t.value) for t in at.text]
     assert texts.count(_words(chunk.text)) == 1, "the whole chunk once, however many claims cite it"
     assert any(t.startswith("…") and claim.subject.lower() in t.lower() and len(t) < 800 for t in texts), "the passage naming the subject"
-    label = f"Source {chunk.short_id} · document {index.document(chunk.document_id).title}"
+    label = f"Source chunk {chunk.short_id} · document {index.document(chunk.document_id).title}"
     captions = [c.value for c in at.caption]
     assert any(c.startswith(label) and record_url(str(source), "source", chunk.short_id) in c for c in captions)
     assert not any(chunk.id in c for c in captions), "no 128-character hash in the captions"
