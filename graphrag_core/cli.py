@@ -805,9 +805,14 @@ def cmd_runs_show(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     assert store is not None
     try:
-        text = store.export_json(args.run_id) if args.json else store.export_markdown(args.run_id)
+        text = store.export_json(args.run_id) if args.json else None
     except KeyError:
         raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE) from None
+    if text is None:  # the report, its citations checked against the run's index when it is here
+        record = store.get(args.run_id)
+        if record is None:
+            raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE)
+        text = record_to_markdown(record, index_ids=_run_index_ids(record, None))
     io.out.write(text.rstrip() + "\n")
     return EXIT_OK
 

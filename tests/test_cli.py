@@ -462,6 +462,9 @@ def test_runs_export_markdown_lists_the_three_community_sets_and_flags_unsupport
     assert f"{len(sets.cited)} cited · {len(sets.behind)} behind · {len(sets.read_but_unused)} read but unused · 1 unsupported citation(s)" in report
     assert "**Communities:** " in report
 
+    code, shown, _ = run_cli(capsys, "runs", "--store", store_path, "show", run.run_id)
+    assert code == EXIT_OK and "| q | ⚠ unsupported: not in the index | 2 |" in shown, "runs show checks against the index too"
+
     # without the index at hand, the check says so and still flags the id no map answer carried
     assert "unsupported: in no selected map answer" in record_to_markdown(record)
     assert "the index was not at hand" in record_to_markdown(record)
