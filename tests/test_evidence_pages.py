@@ -343,3 +343,27 @@ def test_provenance_names_the_communitys_set_in_the_run_as_explore_does(run_db: 
         unused = sets.read_but_unused[0]
         view = _provenance({"index": "jargon", "community": unused.community_id, "run": run_id})
         assert f"**This community in the run:** read but unused (best score {unused.best_score:g})" in [m.value for m in view.markdown]
+
+
+def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
+    """Streamlit 1.67 hands back a selectbox's label when its text changed since it was drawn (the
+    level labels gain their token counts once ready); a click on Run right then sent the label on
+    and failed with "invalid literal for int()" (seen in test_browser_evidence on a cold server)."""
+    from streamlit.testing.v1 import AppTest
+
+    from graphrag_app.session import level_option
+
+    assert level_option("leaf (262 summaries)") == "leaf" and level_option("level 1 · ≈50k tokens · 70 summaries") == "1"
+    assert level_option("2") == "2" and level_option("leaf") == "leaf"
+
+    def script() -> None:  # what Run's callback does before the page draws its widgets again
+        import streamlit as st
+
+        from graphrag_app.session import Keys, settings_from_widgets
+        from graphrag_app.urls import RunSettings
+
+        st.session_state[Keys.LEVEL] = "level 1 (70 summaries)"
+        st.text(str(settings_from_widgets(RunSettings(index="jargon")).to_request(query="What is a hacker?").community_level))
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception and [t.value for t in at.text] == ["1"]
