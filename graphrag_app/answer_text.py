@@ -11,16 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from graphrag_core.citations import Citation, Reference, find_citations
+from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
 _DIRECTIVE = re.compile(r":(?=[a-z\-]+\\\[)")
 
-UNSUPPORTED_LABELS = {
-    "not_in_index": "not in the index",
-    "not_behind": "in no selected map answer",
-}
+
 
 
 def safe_markdown(text: str) -> str:
@@ -53,20 +50,35 @@ Linker = Callable[[Reference], str | None]
 """The Markdown for one reference (a link, maybe flagged), or ``None`` to keep its text."""
 
 
-def linked_markdown(text: str, linker: Linker, *, citations: Sequence[Citation] | None = None) -> str:
-    """``text`` as safe Markdown with each reference of each citation replaced by ``linker``'s Markdown."""
+_MORE = re.compile(r"\+\s*more\b", re.IGNORECASE)
+
+
+def linked_markdown(
+    text: str, linker: Linker, *, citations: Sequence[Citation] | None = None, more: Callable[[Citation], str | None] | None = None
+) -> str:
+    """``text`` as safe Markdown with each reference of each citation replaced by ``linker``'s
+    Markdown, and each ``+more`` of a citation by ``more``'s (when given and not None)."""
     citations = find_citations(text) if citations is None else citations
     out: list[str] = []
     position = 0
+
+    def inside(segment: str, citation: Citation) -> str:
+        """A citation's text between its references: safe, its ``+more`` maybe a link."""
+        replacement = more(citation) if more is not None and citation.more else None
+        if replacement is None:
+            return safe_markdown(segment)
+        parts = _MORE.split(segment)
+        return replacement.join(safe_markdown(part) for part in parts)
+
     for citation in citations:
         out.append(safe_markdown(text[position : citation.start]))
         inner = citation.start
         for reference in citation.references:
-            out.append(safe_markdown(text[inner : reference.start]))
+            out.append(inside(text[inner : reference.start], citation))
             replacement = linker(reference)
             out.append(safe_markdown(text[reference.start : reference.end]) if replacement is None else replacement)
             inner = reference.end
-        out.append(safe_markdown(text[inner : citation.end]))
+        out.append(inside(text[inner : citation.end], citation))
         position = citation.end
     out.append(safe_markdown(text[position:]))
     return "".join(out)

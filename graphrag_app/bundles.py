@@ -71,8 +71,11 @@ def open_bundle(data: bytes, *, name: str, app: AppSettings) -> tuple[RunBundle 
         path = Path(bundle.index.path) if bundle.index.path else None
     if mismatch := index_mismatch(bundle, path):
         notices.append(mismatch)
+    record = bundle.to_record()
+    if path is not None and path.exists():  # links and titles use the index here (found by its name), wherever the run's lay
+        record = record.model_copy(update={"index_path": str(path)})
     try:
-        RunStore(app.store_path).save(bundle.to_record())
+        RunStore(app.store_path).save(record)
     except (StoreError, OSError, ValueError) as exc:
         return bundle, notices, [f"The run from {name} could not be put in the run history at {app.store_path}: {exc}"]
     notices.append(f"Opened run {bundle.run_id[:8]} from {name} (recorded by {bundle.model}); no model was called.")

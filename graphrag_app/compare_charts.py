@@ -20,6 +20,7 @@ import plotly.graph_objects as go
 
 from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
+from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.samples import SAMPLES
 from graphrag_core.figures import Price, RunSpend, money
 from graphrag_core.store import RunRecord, status_word
@@ -75,6 +76,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "answers selected",
     "communities cited",
     "communities behind",
+    "communities read but unused",
     "unsupported citations",
     "duration (s)",
 )
@@ -173,6 +175,8 @@ class RunMetrics:
     unsupported_citations: int
     duration_s: float
     spend: RunSpend | None = None
+    communities_read_but_unused: int = 0
+    """The **read but unused** set's size: communities in batches whose answers did not reach the reduce."""
 
     def as_row(self) -> dict[str, object]:
         values = (
@@ -192,6 +196,7 @@ class RunMetrics:
             self.answers_selected,
             self.communities_cited,
             self.communities_behind,
+            self.communities_read_but_unused,
             self.unsupported_citations,
             round(self.duration_s, 2),
         )
@@ -225,6 +230,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         unsupported_citations=figures.unsupported_citations,
         duration_s=record.duration_s,
         spend=figures.spend,
+        communities_read_but_unused=len(sets.read_but_unused) if (sets := _record_sets(record)) is not None else 0,
     )
 
 
@@ -318,25 +324,49 @@ def usefulness_figure(records: Sequence[RunRecord]) -> go.Figure:
     return _layout(fig, "Usefulness of the map answers (one point per batch)")
 
 
-# -- overlap of the communities behind the answers -------------------------------------------
+# -- overlap of the three community sets across runs -----------------------------------------
+
+
+def _record_sets(record: RunRecord) -> CommunitySets | None:
+    return community_sets(record.result) if record.result is not None else None
+
+
+def run_sets(records: Sequence[RunRecord], which: SetName = "behind") -> list[frozenset[str]]:
+    """One of the three community sets of each run (``cited`` by the answer, ``behind`` it,
+    ``read_but_unused``), empty for a run without an answer."""
+    return [frozenset(found.ids(which)) if (found := _record_sets(r)) is not None else frozenset() for r in records]
 
 
 def cited_sets(records: Sequence[RunRecord]) -> list[frozenset[str]]:
-    """The communities behind each run's answer (empty for a run without an answer)."""
-    return [frozenset(record.result.community_ids) if record.result is not None else frozenset() for record in records]
+    """The communities each run's answer cites (the **cited** set)."""
+    return run_sets(records, "cited")
 
 
-def jaccard_matrix(records: Sequence[RunRecord]) -> list[list[float]]:
-    """Pairwise Jaccard similarity of the cited community sets (two empty sets count as 1)."""
-    sets = cited_sets(records)
+def behind_sets(records: Sequence[RunRecord]) -> list[frozenset[str]]:
+    """The communities behind each run's answer: those of its selected map answers (the **behind** set)."""
+    return run_sets(records, "behind")
+
+
+def set_title(which: SetName) -> str:
+    """``communities behind each answer`` and the like, for titles and captions."""
+    return {
+        "cited": "communities each answer cites",
+        "behind": "communities behind each answer",
+        "read_but_unused": "communities each run read but did not use",
+    }[which]
+
+
+def jaccard_matrix(records: Sequence[RunRecord], which: SetName = "behind") -> list[list[float]]:
+    """Pairwise Jaccard similarity of one community set of each run (two empty sets count as 1)."""
+    sets = run_sets(records, which)
     return [[jaccard(a, b) for b in sets] for a in sets]
 
 
-def overlap_heatmap_figure(records: Sequence[RunRecord]) -> go.Figure:
+def overlap_heatmap_figure(records: Sequence[RunRecord], which: SetName = "behind") -> go.Figure:
     """The Jaccard matrix as a heatmap, each cell written out with its shared/union counts."""
     labels = run_labels(records)
-    sets = cited_sets(records)
-    matrix = jaccard_matrix(records)
+    sets = run_sets(records, which)
+    matrix = jaccard_matrix(records, which)
     text = [[f"{matrix[i][j]:.2f}<br>{len(a & b)} / {len(a | b)}" for j, b in enumerate(sets)] for i, a in enumerate(sets)]
     fig = go.Figure(
         go.Heatmap(
@@ -353,12 +383,12 @@ def overlap_heatmap_figure(records: Sequence[RunRecord]) -> go.Figure:
         )
     )
     fig.update_yaxes(autorange="reversed")
-    return _layout(fig, "Overlap of the communities behind each answer (shared / union)", height=CHART_HEIGHT)
+    return _layout(fig, f"Overlap of the {set_title(which)} (shared / union)", height=CHART_HEIGHT)
 
 
 @dataclass(frozen=True)
 class OverlapGroup:
-    """The communities cited by exactly the runs in ``members`` (positions in the comparison)."""
+    """The communities that exactly the runs in ``members`` (positions in the comparison) hold in the set compared."""
 
     members: tuple[int, ...]
     community_ids: tuple[str, ...]
@@ -368,16 +398,13 @@ class OverlapGroup:
         return len(self.community_ids)
 
 
-def overlap_groups(records: Sequence[RunRecord]) -> list[OverlapGroup]:
-    """Every non-empty membership pattern (UpSet's "exclusive intersections"): each cited
-    community lands in exactly one group. Largest groups first, then more members first."""
-    sets = cited_sets(records)
+def overlap_groups(records: Sequence[RunRecord], which: SetName = "behind") -> list[OverlapGroup]:
+    """Every non-empty membership pattern (UpSet's "exclusive intersections"): each community of
+    the compared set lands in exactly one group. Largest groups first, then more members first."""
+    ordered = [found.ids(which) if (found := _record_sets(r)) is not None else () for r in records]
+    sets = [frozenset(ids) for ids in ordered]
     by_members: dict[tuple[int, ...], list[str]] = {}
-    seen: dict[str, None] = {}
-    for record in records:
-        for community_id in (record.result.community_ids if record.result is not None else ()):
-            seen.setdefault(community_id)
-    for community_id in seen:
+    for community_id in dict.fromkeys(cid for ids in ordered for cid in ids):  # first-seen order
         members = tuple(i for i, s in enumerate(sets) if community_id in s)
         by_members.setdefault(members, []).append(community_id)
     groups = [OverlapGroup(members, tuple(ids)) for members, ids in by_members.items()]
@@ -392,13 +419,17 @@ def _group_name(members: Sequence[int], count: int, letters: Sequence[str]) -> s
     return " ∩ ".join(letters[m] for m in members) + " only"
 
 
-def overlap_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
+OVERLAP_RUNS_COLUMN = "runs"
+"""The overlap table's first column: which runs hold the row's communities in the compared set."""
+
+
+def overlap_table(records: Sequence[RunRecord], which: SetName = "behind") -> list[dict[str, object]]:
     """The UpSet-like count table: one row per membership pattern, a ✓ column per run."""
     labels = run_labels(records)
     letters = [label.split(" ")[0] for label in labels]
     rows = []
-    for group in overlap_groups(records):
-        row: dict[str, object] = {"cited by": _group_name(group.members, len(records), letters)}
+    for group in overlap_groups(records, which):
+        row: dict[str, object] = {OVERLAP_RUNS_COLUMN: _group_name(group.members, len(records), letters)}
         for i, label in enumerate(labels):
             row[label] = "✓" if i in group.members else ""
         row["communities"] = group.count
@@ -407,11 +438,11 @@ def overlap_table(records: Sequence[RunRecord]) -> list[dict[str, object]]:
     return rows
 
 
-def overlap_bars_figure(records: Sequence[RunRecord]) -> go.Figure:
+def overlap_bars_figure(records: Sequence[RunRecord], which: SetName = "behind") -> go.Figure:
     """UpSet-style bars: how many communities each membership pattern holds."""
     labels = run_labels(records)
     letters = [label.split(" ")[0] for label in labels]
-    groups = overlap_groups(records)
+    groups = overlap_groups(records, which)
     names = [_group_name(g.members, len(records), letters) for g in groups]
     fig = go.Figure(
         go.Bar(
@@ -423,14 +454,23 @@ def overlap_bars_figure(records: Sequence[RunRecord]) -> go.Figure:
         )
     )
     fig.update_yaxes(title_text="communities", rangemode="tozero")
-    return _layout(fig, "Communities by the runs that cite them")
+    return _layout(fig, BARS_TITLES[which])
+
+
+BARS_TITLES: dict[SetName, str] = {
+    "cited": "Communities by the runs whose answers cite them",
+    "behind": "Communities by the runs whose answers they are behind",
+    "read_but_unused": "Communities by the runs that read them but did not use them",
+}
 
 
 __all__ = [
     "METRIC_NAMES",
     "OverlapGroup",
+    "OVERLAP_RUNS_COLUMN",
     "RunMetrics",
     "SettingRow",
+    "behind_sets",
     "cited_sets",
     "cost_figure",
     "index_key_for",
@@ -443,6 +483,8 @@ __all__ = [
     "plot_text",
     "run_labels",
     "run_metrics",
+    "run_sets",
+    "set_title",
     "settings_rows",
     "settings_table",
     "usefulness_figure",

@@ -39,7 +39,7 @@ from .loaders import (
     sample_names,
 )
 from .runner import start_run
-from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, seed_widgets, settings_from_widgets
+from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, level_option, seed_widgets, settings_from_widgets
 from .settings import AppSettings, load_settings, model_settings_for
 from .urls import LEAF, MAX_LATENCY_S, MAX_SEED, RunSettings
 
@@ -186,8 +186,9 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
 
     counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
     levels = [str(level) for level in counts]
-    if st.session_state.get(Keys.LEVEL) not in levels:
-        st.session_state[Keys.LEVEL] = LEAF
+    chosen_level = level_option(str(st.session_state.get(Keys.LEVEL, LEAF)))  # a stale label names its level
+    if st.session_state.get(Keys.LEVEL) != chosen_level or chosen_level not in levels:
+        st.session_state[Keys.LEVEL] = chosen_level if chosen_level in levels else LEAF
     if st.session_state.get(Keys.SELECTION) not in COMMUNITY_SELECTIONS:
         st.session_state[Keys.SELECTION] = "level"
     st.radio(

@@ -13,6 +13,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.calls import BatchCall, CallAttempt, ReduceCall, batch_call, reduce_call, why_no_answer
+from graphrag_core import citations
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.llm.base import ChatMessage
 from graphrag_core.models import Index
@@ -25,7 +26,8 @@ from .urls import provenance_url
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
 REDUCE_CALL = "reduce"
-SET_NAMES = {"cited": "Cited", "behind": "Behind", "read_but_unused": "Read but unused"}
+SET_NAMES = {key: name.capitalize() for key, name in citations.SET_NAMES.items()}
+"""The three sets as tab titles: Cited, Behind, Read but unused."""
 SET_HELP = {
     "cited": "Communities the answer cites.",
     "behind": "Communities of the map answers selected for the reduce: what the reduce read.",

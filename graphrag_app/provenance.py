@@ -12,18 +12,20 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.citations import Reference, find_citations, references_of_kind
-from graphrag_core.models import Claim, Community, Index
+from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
+from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import RunState
 from graphrag_core.store import RunStore
 
-from . import charts, selection_charts
+from . import charts, record_views, selection_charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .compare_charts import index_key_for
 from .controls import open_index, open_run, show_index_problem
+from .evidence import sets_of
 from .loaders import default_index_key
 from .session import ExplorerSession
 from .settings import AppSettings
-from .urls import COMMUNITY_PARAM, RUN_PARAM, provenance_params, provenance_url, to_query_params
+from .urls import COMMUNITY_PARAM, RUN_PARAM, provenance_params, provenance_url, record_url, to_query_params
 from .views import escape_markdown
 
 EXPLORE_PAGE = "pages/explore.py"
@@ -34,7 +36,8 @@ URL_SYNC_KEY = "provenance_url_community"
 """The (index, community) of the URL as this page last read or wrote it."""
 CLAIM_FILTER_KEY = "provenance_claim_filter"
 BACK_KEY = "provenance_back"
-CITED_RECORDS_ANCHOR = "records-this-report-cites"
+RECORDS_ANCHOR = "records-of-this-community"
+"""Where a report's ``+more`` leads: the list of the community's entities and relationships."""
 REPORT_HEADING_SHIFT = 3
 """A report's ``#`` becomes ``####``: below the page's Summary heading."""
 BACK_TARGET_KEY = "provenance_back_to"
@@ -94,57 +97,77 @@ def draw_hierarchy(container: DeltaGenerator, index: Index, community: Community
 
 
 def draw_summary(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
-    """The summary as safe Markdown (Microsoft GraphRAG reports are Markdown), its
-    ``[Data: Reports (3)]``-style references linked to those communities."""
-
-    def title(cid: str) -> str | None:
-        return index.community(cid).title or None if index.has_community(cid) else None
-
-    communities = community_linker(
-        lambda cid: provenance_url(index_key, cid, run_id),
-        title_for=title,
-        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
-    )
-    entities = {e.short_id: e for e in index.entities if e.short_id is not None}
-    relationships = {r.short_id: r for r in index.relationships if r.short_id is not None}
-
-    def linker(reference: Reference) -> str | None:
-        """Reports link to their community; Entities and Relationships to the list of records
-        below, with the record on hover."""
-        if reference.kind == "entity" and (entity := entities.get(reference.id)) is not None:
-            return link(reference.id, f"#{CITED_RECORDS_ANCHOR}", title=f"Entity {reference.id}: {entity.title}. {entity.description[:300]}")
-        if reference.kind == "relationship" and (rel := relationships.get(reference.id)) is not None:
-            return link(reference.id, f"#{CITED_RECORDS_ANCHOR}", title=f"Relationship {reference.id}: {rel.source} → {rel.target}. {rel.description[:300]}")
-        return communities(reference)
-
+    """The summary as safe Markdown (Microsoft GraphRAG reports are Markdown): its
+    ``[Data: Reports (3)]`` references link to those communities, ``Entities``,
+    ``Relationships``, ``Claims`` and ``Sources`` to those records' views (the record on
+    hover), and ``+more`` to the list of this community's records."""
     with container:
         if not community.summary.strip():
             st.text("(no summary)")
         elif is_report_markdown(community.summary):
             report = demote_headings(community.summary, by=REPORT_HEADING_SHIFT)
-            citations = find_citations(report)
-            st.markdown(linked_markdown(report, linker, citations=citations))
-            draw_cited_records(st.container(), citations, entities=entities, relationships=relationships)
+            st.markdown(report_markdown(report, IndexRecords(index), index=index, index_key=index_key, run_id=run_id))
         else:  # plain prose stays verbatim
             st.text(community.summary)
 
 
-def draw_cited_records(container: DeltaGenerator, citations: list, *, entities: dict, relationships: dict) -> None:
-    """The entities and relationships a report cites (``[Data: Entities (5); Relationships (3)]``)."""
-    rows = [
-        {"cited as": f"Entities ({sid})", "record": entities[sid].title, "description": entities[sid].description}
-        for sid in references_of_kind(citations, "entity")
-        if sid in entities
-    ] + [
-        {"cited as": f"Relationships ({sid})", "record": f"{relationships[sid].source} → {relationships[sid].target}", "description": relationships[sid].description}
-        for sid in references_of_kind(citations, "relationship")
-        if sid in relationships
-    ]
-    if not rows:
+def _hover(kind: str, record: object) -> str:
+    ref = record_ref(record)  # type: ignore[arg-type]
+    if isinstance(record, Entity):
+        return f"Entity {ref}: {record.title}. {record.description[:300]}"
+    if isinstance(record, Relationship):
+        return f"Relationship {ref}: {record.source} → {record.target}. {record.description[:300]}"
+    if isinstance(record, Claim):
+        return f"Claim {ref}: {_claim_line(record)[:300]}"
+    return f"Source {ref}: {getattr(record, 'text', '')[:300]}"
+
+
+def report_markdown(report: str, records: IndexRecords, *, index: Index, index_key: str, run_id: str | None) -> str:
+    """A report as safe Markdown, every reference a link: communities to their view, records to
+    theirs, ``+more`` to this community's records below; a record the index lacks is flagged."""
+    communities = community_linker(
+        lambda cid: provenance_url(index_key, cid, run_id),
+        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
+    )
+
+    def linker(reference: Reference) -> str | None:
+        if reference.kind == "community":
+            return communities(reference)
+        if not records.has_kind(reference.kind):  # the index has no such table: nothing to link or check
+            return None
+        record = records.get(reference.kind, reference.id)
+        if record is None:
+            return f":orange-badge[⚠ {RECORD_NAMES[reference.kind]} {escape_markdown(reference.id)}: not in the index]"
+        return link(reference.id, record_url(index_key, reference.kind, reference.id, run_id), title=_hover(reference.kind, record))
+
+    more = link("+more", f"#{RECORDS_ANCHOR}", title="The report cites more records than it lists: all records of this community")
+    return linked_markdown(report, linker, more=lambda _citation: more)
+
+
+def draw_community_records(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
+    """Every entity and relationship of the community, those its report cites first, each a link to its view."""
+    records = IndexRecords(index)
+    citations = find_citations(community.summary) if is_report_markdown(community.summary) else []
+    cited = {kind: references_of_kind(citations, kind) for kind in ("entity", "relationship")}
+    members = {"entity": records.community_entities(community.id), "relationship": records.community_relationships(community.id)}
+    frames = []
+    for kind in ("entity", "relationship"):
+        listed = [r for ref in cited[kind] if (r := records.get(kind, ref)) is not None]
+        seen = {r.id for r in listed}
+        rest = [r for r in members[kind] if r.id not in seen]
+        frame = record_views.records_frame(kind, listed + rest, index_key=index_key, run_id=run_id)
+        frame.insert(1, "cited by the report", [True] * len(listed) + [False] * len(rest))
+        frames.append(frame)
+    table = pd.concat(frames, ignore_index=True)
+    if table.empty:
         return
     with container:
-        st.subheader(f"Records this report cites ({len(rows)})", anchor=CITED_RECORDS_ANCHOR)
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        st.subheader(f"Entities and relationships of this community ({len(table)})", anchor=RECORDS_ANCHOR)
+        cited_count = int(table["cited by the report"].sum())
+        cited_note = f"{cited_count} cited by the report (listed first) · " if cited_count else ""
+        st.caption(f"{cited_note}Open one for its description, communities and source text.")
+        st.dataframe(table, hide_index=True, width="stretch", column_config={"view": record_views.RECORD_LINK})
 
 
 def is_report_markdown(text: str) -> bool:
@@ -157,7 +180,11 @@ def _claim_line(claim: Claim) -> str:
     return f"{head}: {claim.description}" if claim.description else head
 
 
-def draw_claims(container: DeltaGenerator, index: Index, community: Community) -> None:
+CLAIM_EXCERPT_CHARS = 600
+"""A claim's source chunk longer than this shows the passage naming its subject, the rest on demand."""
+
+
+def draw_claims(container: DeltaGenerator, index: Index, community: Community, *, index_key: str = "", run_id: str | None = None) -> None:
     """The claims of the community's leaf descendants, each with its source chunks and documents."""
     claims = index.leaf_claims(community.id)
     with container:
@@ -176,19 +203,38 @@ def draw_claims(container: DeltaGenerator, index: Index, community: Community) -
         shown_with: dict[str, str] = {}  # chunk id -> the claim it is shown with on this page
         for claim in claims[start : start + CLAIMS_PER_PAGE]:
             with st.container(border=True):
-                st.caption(f"Claim {escape_markdown(claim.id)} · leaf community {escape_markdown(claim.community_id)}")
+                claim_ref = record_ref(claim)
+                st.caption(f"Claim {escape_markdown(claim_ref)} · leaf community {escape_markdown(claim.community_id)}")
                 st.text(_claim_line(claim))
                 for chunk in index.claim_chunks(claim):
-                    document = index.document(chunk.document_id) if chunk.document_id is not None else None
-                    source = f"Source chunk {chunk.id}"
-                    if document is not None:
-                        source += f" · document {document.id}: {document.title}" if document.title else f" · document {document.id}"
+                    source = source_label(index, chunk)
                     if chunk.id in shown_with:  # each chunk's text once per page; later uses refer to it
                         st.caption(escape_markdown(f"{source} · shown above with claim {shown_with[chunk.id]}"))
                         continue
-                    shown_with[chunk.id] = claim.id
-                    st.caption(escape_markdown(source))
-                    st.text(chunk.text)
+                    shown_with[chunk.id] = claim_ref
+                    opened = f" · {link('open', record_url(index_key, 'source', record_ref(chunk), run_id), title='This source and the records extracted from it')}" if index_key else ""
+                    st.caption(escape_markdown(source) + opened)
+                    excerpt = mention_excerpt(chunk.text, [claim.subject, claim.object or ""], width=CLAIM_EXCERPT_CHARS) if len(chunk.text) > CLAIM_EXCERPT_CHARS else None
+                    if excerpt is None:
+                        st.text(chunk.text)
+                        continue
+                    st.text(excerpt)  # the passage naming the claim's subject; the whole chunk on demand
+                    with st.expander(f"Full text ({len(chunk.text):,} characters)"):
+                        st.text(chunk.text)
+
+
+def _short(text: str, chars: int = 16) -> str:
+    """A long hash-like id cut to its start (the full id is in the record's view)."""
+    return text if len(text) <= chars + 2 else text[:chars] + "…"
+
+
+def source_label(index: Index, chunk: SourceChunk) -> str:
+    """``Source chunk 3 · document dulce.txt``: the chunk as reports cite it, and its document."""
+    label = f"Source chunk {_short(record_ref(chunk))}"
+    document = index.document(chunk.document_id) if chunk.document_id is not None else None
+    if document is not None:
+        label += f" · document {document.title or _short(document.id)}"
+    return label
 
 
 def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str = "") -> None:
@@ -210,7 +256,10 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
             st.info("No map batch of this run carried this community or any of its ancestors.")
             return
         fates = {c.answer.batch_index: c for c in state.candidates}
-        cited = set(state.result.community_ids) if state.result else set()
+        sets = sets_of(state, index)
+        if sets is not None:  # the three sets, named as on Explore
+            st.markdown(f"**This community in the run:** {escape_markdown(record_views.run_mark(community.id, sets).removeprefix(' · '))}")
+        cited = set(sets.cited) if sets is not None else set()
         for batch, cid in carried:
             with st.container(border=True):
                 relation = "this community" if cid == community.id else f"its ancestor {cid} (level {lineage[cid].level})"
@@ -275,6 +324,12 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
         return
     index = opened.index
 
+    if (record := record_views.wanted_record(params)) is not None:  # an entity, relationship, claim or source
+        st.session_state[URL_SYNC_KEY] = (index_key, None)  # a community link from here is a URL change
+        st.caption(f"Index: {escape_markdown(opened.source.label if opened.source else index_key)}")
+        record_views.draw_record(index, *record, index_key=index_key, run_id=run_id, state=state)
+        return
+
     wanted = params.get(COMMUNITY_PARAM, "")
     ids = [c.id for c in index.communities]
     # The URL wins only when it changed since this page last wrote it (a link, Back, Reload);
@@ -309,6 +364,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     with left:
         st.subheader("Summary")
         draw_summary(st.container(), index, community, index_key=index_key, run_id=run_id)
+    draw_community_records(st.container(), index, community, index_key=index_key, run_id=run_id)
     if state is not None and run_id:
         draw_run_use(st.container(), index, community, state, run_id, index_key=index_key)
-    draw_claims(st.container(), index, community)
+    draw_claims(st.container(), index, community, index_key=index_key, run_id=run_id)

@@ -141,12 +141,27 @@ def seed_widgets(settings: RunSettings, *, index_options: list[str], overwrite: 
             st.session_state[key] = value
 
 
+def level_option(value: str) -> str:
+    """The Community level picker's option for ``value``: the option itself, or the one a stale
+    label names. Streamlit (1.67) hands back a selectbox's *label* when its text changed since it
+    was drawn (``leaf (262 summaries)`` became ``leaf · ≈496k tokens · 262 summaries`` once the
+    token counts were ready), and a click in between would otherwise send that label on."""
+    words = value.split()
+    if words[:1] == ["leaf"]:
+        return "leaf"
+    if len(words) >= 2 and words[0] == "level" and words[1].isdigit():
+        return words[1]
+    return value
+
+
 def settings_from_widgets(base: RunSettings) -> RunSettings:
     """The settings the widgets show now (fields without a widget state keep ``base``'s)."""
     values: dict[str, Any] = {}
     for name, key in FIELD_KEYS.items():
         if key in st.session_state:
             values[name] = st.session_state[key]
+    if isinstance(values.get("community_level"), str):
+        values["community_level"] = level_option(values["community_level"])
     choice = st.session_state.get(Keys.INDEX, base.index)
     values["index"] = str(st.session_state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else choice
     values["query"] = str(values.get("query", base.query) or "")

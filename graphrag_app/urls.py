@@ -242,3 +242,24 @@ def provenance_params(index: str, community_id: str, run_id: str | None = None) 
 def provenance_url(index: str, community_id: str, run_id: str | None = None) -> str:
     """A relative link to the provenance page, e.g. ``provenance?index=jargon&community=12&run=...``."""
     return f"{PROVENANCE_PATH}?{urlencode(provenance_params(index, community_id, run_id))}"
+
+
+RECORD_PARAMS: tuple[str, ...] = ("entity", "relationship", "claim", "source")
+"""The provenance page's query parameter of each record kind (``?entity=5``), named as the kind."""
+
+
+def record_params(index: str, kind: str, ref: str, run_id: str | None = None) -> dict[str, str]:
+    """The query parameters of the provenance page for one entity, relationship, claim or source
+    (``ref`` is the id a report cites it by), and the run it is seen from."""
+    if kind not in RECORD_PARAMS:
+        raise ValueError(f"not a record kind: {kind!r} (one of {', '.join(RECORD_PARAMS)})")
+    params = {"index": index, kind: ref}
+    if run_id:
+        params[RUN_PARAM] = run_id
+    return params
+
+
+def record_url(index: str, kind: str, ref: str, run_id: str | None = None) -> str:
+    """A relative link to a record's provenance view, e.g. ``provenance?index=...&entity=5``."""
+    return f"{PROVENANCE_PATH}?{urlencode(record_params(index, kind, ref, run_id))}"
+

@@ -38,7 +38,12 @@ if TYPE_CHECKING:
     from .results import GlobalSearchResult
 
 ReferenceKind = Literal["community", "entity", "relationship", "claim", "source"]
+SetName = Literal["cited", "behind", "read_but_unused"]
+SET_NAMES: dict[SetName, str] = {"cited": "cited", "behind": "behind", "read_but_unused": "read but unused"}
+"""The three sets' names, the same on every page, in reports and in the command line's text."""
 UnsupportedReason = Literal["not_in_index", "not_behind"]
+UNSUPPORTED_LABELS: dict[str, str] = {"not_in_index": "not in the index", "not_behind": "in no selected map answer"}
+"""Why a cited id is unsupported, in words (the app's badges and the Markdown report)."""
 UnusedFate = Literal["dropped", "skipped", "not_tried"]
 
 COMMUNITY_KINDS: frozenset[str] = frozenset({"community"})
@@ -134,6 +139,12 @@ class CommunitySets(_Value):
     def unsupported_count(self) -> int:
         """Distinct unsupported ids the answer cites."""
         return len(self.unsupported)
+
+    def ids(self, name: SetName) -> tuple[str, ...]:
+        """The community ids of one set, in its order."""
+        if name == "read_but_unused":
+            return tuple(u.community_id for u in self.read_but_unused)
+        return self.cited if name == "cited" else self.behind
 
     def reason(self, community_id: str) -> UnsupportedReason | None:
         for item in self.unsupported:
@@ -271,9 +282,12 @@ def references_of_kind(citations: Sequence[Citation], kind: ReferenceKind) -> li
 
 
 __all__ = [
+    "SET_NAMES",
+    "UNSUPPORTED_LABELS",
     "Citation",
     "CommunitySets",
     "Reference",
+    "SetName",
     "UnsupportedCitation",
     "UnusedCommunity",
     "check_citations",

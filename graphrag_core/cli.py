@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
 from .bundle import BundleError, bundle_to_json, index_mismatch, make_bundle, read_bundle
+from .report import record_to_markdown
 from .citations import community_sets
 from .errors import (
     AllMapBatchesFailed,
@@ -76,7 +77,7 @@ from .figures import Price, run_figures, spend_line
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
-from .store import RunStore, StoreError, run_label
+from .store import RunRecord, RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import Tokenizer, tokenizer_for
 
@@ -281,9 +282,10 @@ def build_parser() -> argparse.ArgumentParser:
     runs_show.add_argument("run_id", metavar="RUN_ID")
     runs_show.add_argument("--json", action="store_true")
     runs_show.set_defaults(handler=cmd_runs_show)
-    runs_export = runs_sub.add_parser("export", help="write one run as a run bundle (one JSON file, replayable with no model)")
+    runs_export = runs_sub.add_parser("export", help="write one run as a run bundle (one JSON file, replayable with no model) and/or a Markdown report")
     runs_export.add_argument("run_id", metavar="RUN_ID")
-    runs_export.add_argument("--bundle", type=Path, required=True, metavar="FILE", help="the bundle file to write")
+    runs_export.add_argument("--bundle", type=Path, default=None, metavar="FILE", help="the bundle file to write")
+    runs_export.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="the Markdown report to write (the three community sets, citations checked against the index)")
     runs_export.add_argument("--index", default=None, metavar="INDEX", help="fingerprint this index folder (default: the run's own)")
     runs_export.set_defaults(handler=cmd_runs_export)
     runs_delete = runs_sub.add_parser("delete", help="remove one run")
@@ -829,19 +831,49 @@ def cmd_runs_show(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     assert store is not None
     try:
-        text = store.export_json(args.run_id) if args.json else store.export_markdown(args.run_id)
+        text = store.export_json(args.run_id) if args.json else None
     except KeyError:
         raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE) from None
+    if text is None:  # the report, its citations checked against the run's index when it is here
+        record = store.get(args.run_id)
+        if record is None:
+            raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE)
+        text = record_to_markdown(record, index_ids=_run_index_ids(record, None))
     io.out.write(text.rstrip() + "\n")
     return EXIT_OK
 
 
+def _run_index_ids(record: RunRecord, index: str | None) -> set[str] | None:
+    """The community ids of INDEX (else the run's own index), to check the run's citations;
+    None when that index cannot be read here."""
+    text = index or record.index_path or record.index_name
+    if not text:
+        return None
+    try:
+        return {c.id for c in load_index_at(text)[0].communities}
+    except CliError:
+        return None
+
+
 def cmd_runs_export(args: argparse.Namespace, io: _Io) -> int:
+    if args.bundle is None and args.markdown is None:
+        raise CliError("runs export: say what to write: --bundle FILE, --markdown FILE, or both.", EXIT_USAGE)
     store = open_store(args, io.environ)
     assert store is not None
     record = store.get(args.run_id)
     if record is None:
         raise CliError(f"No run {args.run_id!r} in {store.path}.", EXIT_USAGE)
+    if args.markdown is not None:
+        index_ids = _run_index_ids(record, args.index)
+        if index_ids is None:
+            io.note(f"warning: the run's index ({record.index_path or record.index_name}) was not found; citations are checked against the map answers only")
+        try:
+            args.markdown.write_text(record_to_markdown(record, index_ids=index_ids).rstrip() + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"Could not write the report to {args.markdown}: {exc.strerror or exc}", EXIT_USAGE) from None
+        io.out.write(f"Wrote the report of run {record.run_id} ({record.status}) to {args.markdown}\n")
+    if args.bundle is None:
+        return EXIT_OK
     index_path = resolve_index_path(args.index) if args.index else None
     bundle = make_bundle(record, index_path=index_path)
     try:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import networkx as nx
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
-from .context import MAP_SECTION_CLAIMS, MAP_SECTION_SOURCES, MAP_SECTION_SUMMARY, format_claim_line, format_map_text
+from .context import format_claim_line, format_map_text
 from .errors import IndexValidationError
 from .validation import check_structure, locate
 
@@ -62,6 +62,8 @@ class Claim(_Record):
     object: str | None = None
     description: str = ""
     chunk_ids: tuple[Id, ...] = ()
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Claims (N)]``."""
 
 
 class SourceChunk(_Record):
@@ -70,6 +72,8 @@ class SourceChunk(_Record):
     id: Id
     document_id: Id | None = None
     text: str
+    short_id: Id | None = None
+    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Sources (N)]``."""
 
 
 class Document(_Record):
@@ -89,6 +93,8 @@ class Entity(_Record):
     community_ids: tuple[Id, ...] = ()
     short_id: Id | None = None
     """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Entities (N)]``."""
+    chunk_ids: tuple[Id, ...] = ()
+    """The source chunks (text units) the entity was extracted from."""
 
 
 class Relationship(_Record):
@@ -101,6 +107,10 @@ class Relationship(_Record):
     weight: float | None = Field(default=None, allow_inf_nan=False)
     short_id: Id | None = None
     """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Relationships (N)]``."""
+    community_ids: tuple[Id, ...] = ()
+    """The communities that hold the relationship (Microsoft GraphRAG's ``relationship_ids`` of a community)."""
+    chunk_ids: tuple[Id, ...] = ()
+    """The source chunks (text units) the relationship was extracted from."""
 
 
 LEAF = "leaf"

@@ -7,7 +7,7 @@ disappearing, so two reports line up.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from .results import ReduceCandidate
@@ -79,9 +79,53 @@ def _selection_markdown(state: RunState) -> list[str]:
     return lines
 
 
-def record_to_markdown(record: RunRecord) -> str:
-    """A Markdown report of one run: question, settings, status, answer, the communities behind
-    it, its figures, the map batches, the reduce candidates and the failed batches."""
+def _community_sets_markdown(record: RunRecord, *, index_ids: Collection[str] | None) -> list[str]:
+    """The three community sets (cited, behind, read but unused with best score), each cited id
+    checked: an unsupported citation is flagged in the cited table and counted."""
+    from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
+
+    sets = community_sets(record.result, index_ids=index_ids) if record.result is not None else None
+    if sets is None:
+        return [f"## Communities {heading}\n\n_None: the run produced no answer._\n" for heading in _SET_HEADINGS.values()]
+    lines = [
+        f"**Communities:** {len(sets.cited)} {SET_NAMES['cited']} · {len(sets.behind)} {SET_NAMES['behind']} · "
+        f"{len(sets.read_but_unused)} {SET_NAMES['read_but_unused']} · {sets.unsupported_count} unsupported citation(s)"
+        + ("" if index_ids is not None else " (checked against the map answers; the index was not at hand)"),
+        "",
+        f"## Communities {_SET_HEADINGS['cited']}",
+        "",
+    ]
+    unsupported = {u.community_id: u for u in sets.unsupported}
+    if sets.cited:
+        rows = [
+            (cid, f"⚠ unsupported: {UNSUPPORTED_LABELS[unsupported[cid].reason]}" if cid in unsupported else "supported",
+             unsupported[cid].count if cid in unsupported else "")
+            for cid in sets.cited
+        ]
+        lines += markdown_table(["community", "check", "times cited (unsupported)"], rows) + [""]
+    else:
+        lines += ["_None: the answer cites no community._", ""]
+    lines += [f"## Communities {_SET_HEADINGS['behind']}", ""]
+    lines += [", ".join(sets.behind) if sets.behind else "_None._", ""]
+    lines += [f"## Communities {_SET_HEADINGS['read_but_unused']}", ""]
+    if sets.read_but_unused:
+        lines += markdown_table(
+            ["community", "best score", "fate", "batches"],
+            [(u.community_id, _number(u.best_score), u.fate.replace("_", " "), ", ".join(map(str, u.batch_indexes))) for u in sets.read_but_unused],
+        ) + [""]
+    else:
+        lines += ["_None: every community the map read is behind the answer._", ""]
+    return lines
+
+
+_SET_HEADINGS = {"cited": "cited by the answer", "behind": "behind the answer", "read_but_unused": "read but unused"}
+
+
+def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None = None) -> str:
+    """A Markdown report of one run: question, settings, status, answer, the three community sets
+    (cited, behind, read but unused; citations checked against ``index_ids`` when given, else
+    against the map answers only), its figures, the map batches, the reduce candidates and the
+    failed batches."""
     request = record.request
     result = record.result
     figures = record.figures
@@ -126,11 +170,7 @@ def record_to_markdown(record: RunRecord) -> str:
     lines += ["## Answer", ""]
     lines += [result.answer if result is not None else "_The run produced no answer._", ""]
 
-    lines += ["## Communities behind the answer", ""]
-    if figures.communities_behind:
-        lines += [", ".join(figures.communities_behind), ""]
-    else:
-        lines += ["_None._", ""]
+    lines += _community_sets_markdown(record, index_ids=index_ids)
 
     lines += ["## Diagnostics", ""]
     rows: list[tuple[str, object]] = [
@@ -148,6 +188,7 @@ def record_to_markdown(record: RunRecord) -> str:
         ("map calls", figures.map_calls),
         ("reduce calls", figures.reduce_calls),
         ("cache hits", figures.cache_hits),
+        ("unsupported citations (checked when the run finished)", figures.unsupported_citations),
         ("prompt tokens (reported)", figures.usage.prompt_tokens),
         ("completion tokens (reported)", figures.usage.completion_tokens),
     ]

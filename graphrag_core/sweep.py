@@ -2,8 +2,8 @@
 
 A sweep answers "how much does the answer depend on the level, the shuffle seed and the
 budgets?" Each grid point is an ordinary :func:`~graphrag_core.search.retrieve_global` run; the
-sweep collects one flat row per point and a stability figure per level (how much the cited
-communities change between seeds).
+sweep collects one flat row per point and a stability figure per level (how much the communities
+behind the answer change between seeds).
 
 Invariants:
 
@@ -301,13 +301,13 @@ class SweepResult(BaseModel):
         return json.dumps(document, indent=indent, ensure_ascii=False)
 
     def stability_by_level(self) -> dict[Level, float | None]:
-        """For each level, the mean pairwise Jaccard similarity of the cited community sets
-        across seeds.
+        """For each level, the mean pairwise Jaccard similarity of the sets of communities behind
+        the answer (the selected map answers' communities) across seeds.
 
         Pairs are only formed between points with the same budgets (so a budget change is not
         counted as seed instability), and failed points are left out. ``None`` when a level
-        has fewer than two usable points with the same budgets. Two points that both cite
-        nothing (``no_results``) count as identical.
+        has fewer than two usable points with the same budgets. Two points with nothing behind
+        their answers (``no_results``) count as identical.
         """
         stability: dict[Level, float | None] = {}
         for level in self.spec.levels:

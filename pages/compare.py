@@ -17,6 +17,7 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
+from graphrag_core.report import record_to_markdown
 from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
 
 ensure_app_navigation()
@@ -26,6 +27,12 @@ SELECT_KEY = "compare_runs"
 SYNCED_KEY = "compare_runs_from_url"
 NOTICE_KEY = "compare_notice"
 HISTORY_KEY = "compare_history_run"
+OVERLAP_SET_KEY = "compare_overlap_set"
+OVERLAP_HEADINGS = {
+    "cited": "Communities cited by the answers",
+    "behind": "Communities behind the answers",
+    "read_but_unused": "Communities read but unused",
+}
 LIST_LIMIT = 200
 QUERY_CHARS = 60
 CITATIONS_SHOWN = 40
@@ -117,15 +124,22 @@ def draw_metrics(records: list[RunRecord]) -> None:
 
 
 def draw_overlap(records: list[RunRecord]) -> None:
-    st.subheader("Communities behind the answers")
+    """The overlap of one of the three community sets across the runs (the set is chosen here)."""
+    heading = st.empty()
+    which = st.segmented_control(
+        "Community set", list(evidence.SET_NAMES), key=OVERLAP_SET_KEY, default="behind",
+        format_func=lambda name: evidence.SET_NAMES[name], help=" · ".join(f"{evidence.SET_NAMES[k]}: {v}" for k, v in evidence.SET_HELP.items()),
+    ) or "behind"
+    heading.subheader(OVERLAP_HEADINGS[which])
+    st.caption(escape_markdown(evidence.SET_HELP[which]))
     left, right = st.columns(2)
-    left.plotly_chart(cc.overlap_heatmap_figure(records), key="compare_overlap", config=PLOTLY_CONFIG)
-    right.plotly_chart(cc.overlap_bars_figure(records), key="compare_overlap_bars", config=PLOTLY_CONFIG)
-    rows = cc.overlap_table(records)
+    left.plotly_chart(cc.overlap_heatmap_figure(records, which), key="compare_overlap", config=PLOTLY_CONFIG)
+    right.plotly_chart(cc.overlap_bars_figure(records, which), key="compare_overlap_bars", config=PLOTLY_CONFIG)
+    rows = cc.overlap_table(records, which)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", height=table_height(min(len(rows), 12)), key="compare_overlap_table")
     else:
-        st.caption("None of these runs cites a community.")
+        st.caption(f"No community is {evidence.SET_NAMES[which].lower()} in these runs.")
 
 
 def citation_links(record: RunRecord) -> str:
@@ -160,6 +174,15 @@ def draw_answers(records: list[RunRecord]) -> None:
             links = citation_links(record)
             if links:
                 st.markdown(links)
+
+
+def markdown_report(store: RunStore, run_id: str) -> str:
+    """The run's Markdown report, its citations checked against its index when it opens here."""
+    record = store.get(run_id)
+    if record is None:
+        return store.export_markdown(run_id)  # raises: the run is gone
+    index = evidence.index_for(cc.index_key_for(record))
+    return record_to_markdown(record, index_ids={c.id for c in index.communities} if index is not None else None)
 
 
 def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
@@ -202,7 +225,7 @@ def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
     )
     cols[1].download_button(
         "Download Markdown",
-        partial(store.export_markdown, run_id),
+        partial(markdown_report, store, run_id),
         file_name=f"run-{run_id}.md",
         mime="text/markdown",
         key="compare_export_md",

@@ -54,3 +54,12 @@ def test_entity_references_are_left_as_text_by_the_community_linker():
 
 def test_headings_are_demoted_below_the_page_headings():
     assert demote_headings("# Title\n## Part\ntext #1\n##### Deep", by=3) == "#### Title\n##### Part\ntext #1\n###### Deep"
+
+
+def test_more_in_a_citation_becomes_the_given_link_and_stays_text_elsewhere() -> None:
+    from graphrag_app.answer_text import linked_markdown
+
+    text = "Ada [Data: Entities (1, +more); Relationships (2)] and +more outside."
+    shown = linked_markdown(text, lambda r: f"<{r.kind[0]}{r.id}>", more=lambda citation: "[+more](#all)")
+    assert shown == "Ada \\[Data: Entities (<e1>, [+more](#all)); Relationships (<r2>)\\] and +more outside."
+    assert "[+more]" not in linked_markdown(text, lambda r: None), "no link without a target"

@@ -94,7 +94,7 @@ def test_a_map_bar_opens_its_batch_to_the_verbatim_prompt(server: str, page) -> 
     assert box is not None
     page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 2)  # bars sit under Plotly's drag layer
     expect(page.get_by_text("Messages sent (verbatim)")).to_be_visible()
-    expect(page.locator("[data-testid='stCode']").filter(has_text=f"---Question---").first).to_be_visible()
+    expect(page.locator("[data-testid='stCode']").filter(has_text="---Question---").first).to_be_visible()
     expect(page.locator("[data-testid='stCode']").filter(has_text=QUESTION).first).to_be_visible()
     expect(page.get_by_text(re.compile(r"^What the reduce did:")).first).to_be_visible()
     page.get_by_text("Messages sent (verbatim)").first.scroll_into_view_if_needed()

@@ -18,10 +18,12 @@ from graphrag_core.cli import (
     EXIT_RUN,
     EXIT_USAGE,
 )
-from graphrag_core.index import load_index
+from graphrag_core.index import load_index, save_index
 from graphrag_core.store import RunStore
+from graphrag_core.citations import community_sets
+from graphrag_core.report import record_to_markdown
 
-from . import APP_ROOT
+from . import APP_ROOT, factories
 from .cli_support import QUESTION, run_cli
 
 ANSWER = "The mill and the river shape the town."
@@ -409,3 +411,49 @@ def test_replay_names_a_file_that_is_not_a_bundle(capsys, tmp_path):
     assert code == EXIT_USAGE and "is not JSON" in err
     code, _, err = run_cli(capsys, "runs", "--store", tmp_path / "r.sqlite3", "export", "nope", "--bundle", tmp_path / "b.json")
     assert code == EXIT_USAGE and "No run 'nope'" in err
+
+
+def test_runs_export_markdown_lists_the_three_community_sets_and_flags_unsupported_citations(capsys, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    index_dir = tmp_path / "long-index"
+    save_index(factories.make_index(repeat=60), index_dir)  # one leaf per batch at a map budget of 1,000
+
+    def cited(request):
+        if request.purpose == "map":
+            if "Alpha" in request.prompt_text or "mill" in request.prompt_text.lower():
+                return '{"answer": "The mill matters [Communities: a].", "usefulness": 60}'
+            return '{"answer": "", "usefulness": 0}'
+        return json.dumps({"answer": "The mill [Communities: a]. The sea [Communities: q]. Again [Communities: q]."})
+
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", "--map-budget", "1000", "--map-reserve", "100",
+                           model=ScriptedChatModel(cited))
+    assert code == EXIT_OK, err
+    (run,) = RunStore(store_path).list_runs()
+    record = RunStore(store_path).get(run.run_id)
+    assert len(record.result.diagnostics.batch_token_estimates) == 2, "one community per batch"
+    sets = community_sets(record.result)
+    report_path = tmp_path / "run.md"
+    code, out, err = run_cli(capsys, "runs", "--store", store_path, "export", run.run_id, "--markdown", report_path)
+    assert code == EXIT_OK and str(report_path) in out and "warning" not in err
+    report = report_path.read_text(encoding="utf-8")
+    cited_at = report.index("## Communities cited by the answer")
+    behind_at = report.index("## Communities behind the answer")
+    unused_at = report.index("## Communities read but unused")
+    assert cited_at < behind_at < unused_at
+    assert "| a | supported |" in report[cited_at:behind_at]
+    assert "| q | ⚠ unsupported: not in the index | 2 |" in report[cited_at:behind_at], "checked against the run's index"
+    assert report[behind_at:unused_at].split("\n\n")[1] == ", ".join(sets.behind)
+    assert sets.read_but_unused, "the script drops some batches"
+    for unused in sets.read_but_unused:
+        assert f"| {unused.community_id} | 0 | dropped | " in report[unused_at:]
+    assert f"{len(sets.cited)} cited · {len(sets.behind)} behind · {len(sets.read_but_unused)} read but unused · 1 unsupported citation(s)" in report
+    assert "**Communities:** " in report
+
+    code, shown, _ = run_cli(capsys, "runs", "--store", store_path, "show", run.run_id)
+    assert code == EXIT_OK and "| q | ⚠ unsupported: not in the index | 2 |" in shown, "runs show checks against the index too"
+
+    # without the index at hand, the check says so and still flags the id no map answer carried
+    assert "unsupported: in no selected map answer" in record_to_markdown(record)
+    assert "the index was not at hand" in record_to_markdown(record)
+    code, _, err = run_cli(capsys, "runs", "--store", store_path, "export", run.run_id)
+    assert code == EXIT_USAGE and "--bundle FILE, --markdown FILE" in err

@@ -111,19 +111,19 @@ def test_jaccard_matrix_and_heatmap(records):
     matrix = cc.jaccard_matrix(records)
     assert all(matrix[i][i] == 1.0 for i in range(3))
     assert all(matrix[i][j] == matrix[j][i] for i in range(3) for j in range(3))
-    sets = cc.cited_sets(records)
+    sets = cc.behind_sets(records)
     assert matrix[0][1] == pytest.approx(len(sets[0] & sets[1]) / len(sets[0] | sets[1]))
     fig = cc.overlap_heatmap_figure(records)
     assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 3
 
 
-def test_overlap_groups_place_every_cited_community_once(records):
+def test_overlap_groups_place_every_community_behind_once(records):
     groups = cc.overlap_groups(records)
     placed = [cid for g in groups for cid in g.community_ids]
-    assert sorted(placed) == sorted(set().union(*cc.cited_sets(records)))
+    assert sorted(placed) == sorted(set().union(*cc.behind_sets(records)))
     for group in groups:
         for cid in group.community_ids:
-            assert group.members == tuple(i for i, s in enumerate(cc.cited_sets(records)) if cid in s)
+            assert group.members == tuple(i for i, s in enumerate(cc.behind_sets(records)) if cid in s)
     table = cc.overlap_table(records)
     assert sum(row["communities"] for row in table) == len(placed)
     assert cc.overlap_bars_figure(records).data[0].type == "bar"
@@ -138,7 +138,7 @@ def test_partial_overlap_is_counted_by_membership(records):
     partial = make_record(seed=1, map_budget=400, script=no_kludges)
     assert set(partial.result.community_ids) == {"3", "4"}
     pair = [records[0], partial]
-    rows = {row["cited by"]: row["communities"] for row in cc.overlap_table(pair)}
+    rows = {row["runs"]: row["communities"] for row in cc.overlap_table(pair)}
     assert rows == {"all runs": 2, "only A": 1}
     assert cc.jaccard_matrix(pair)[0][1] == pytest.approx(2 / 3)
 
@@ -146,8 +146,30 @@ def test_partial_overlap_is_counted_by_membership(records):
 def test_overlap_of_identical_runs_is_all_runs():
     a, b = make_record(seed=3), make_record(seed=3)
     table = cc.overlap_table([a, b])
-    assert len(table) == 1 and table[0]["cited by"] == "all runs"
+    assert len(table) == 1 and table[0]["runs"] == "all runs"
     assert cc.jaccard_matrix([a, b])[0][1] == 1.0
+
+
+def test_the_overlap_compares_the_set_asked_for_cited_behind_or_read_but_unused():
+    def citing_and_dropping(request):
+        if request.purpose == "reduce":
+            return '{"answer": "Hackers explore systems [Communities: 4, 999]."}'
+        if "Community ID: 5 " in request.prompt_text:
+            return '{"answer": "", "usefulness": 0}'
+        return usefulness_by_batch(request)
+
+    record, plain = make_record(script=citing_and_dropping), make_record()
+    pair = [record, plain]
+    assert cc.cited_sets(pair) == [frozenset({"4", "999"}), frozenset()], "what the answers cite, not what is behind them"
+    assert cc.behind_sets(pair) == [frozenset(record.result.community_ids), frozenset(plain.result.community_ids)]
+    assert cc.run_sets(pair, "read_but_unused") == [frozenset({"5"}), frozenset()]
+    assert "cited by" not in cc.overlap_table(pair)[0], "the table does not call every set 'cited'"
+    assert {row["runs"]: row["ids"] for row in cc.overlap_table(pair, "cited")} == {"only A": "4, 999"}
+    assert {row["runs"]: row["ids"] for row in cc.overlap_table(pair, "read_but_unused")} == {"only A": "5"}
+    assert cc.overlap_heatmap_figure(pair, "cited").layout.title.text.startswith("Overlap of the communities each answer cites")
+    assert cc.overlap_heatmap_figure(pair).layout.title.text.startswith("Overlap of the communities behind each answer")
+    rows = {row["metric"]: row for row in cc.metrics_table(pair)}
+    assert rows["communities read but unused"][cc.run_labels(pair)[0]] == "1"
 
 
 def test_cost_figure(records):

@@ -145,21 +145,219 @@ def test_repeated_source_chunks_are_shown_once_and_referenced(run_db: Path, tmp_
     assert report.startswith("#### Root report") and "[2](provenance?index=" in report and "Entities (7)" in report
 
 
-def test_a_microsoft_graphrag_report_links_its_entities_and_relationships(run_db: Path) -> None:
-    source = APP_DATA / "v3-operation-dulce"
+MS_VERSIONS = ("v1-operation-dulce", "v2-christmas-carol", "v3-operation-dulce")
+
+
+def _words(text: str) -> str:
+    """Text compared by its words (``st.text`` drops the spaces of blank lines)."""
+    return " ".join(text.split())
+
+
+def _ms_source(version: str) -> Path:
+    source = APP_DATA / version
     if not source.is_dir():
-        pytest.skip("the Microsoft GraphRAG outputs in ../shared are not here")
+        pytest.skip(f"the Microsoft GraphRAG output {version} in ../shared is not here")
+    return source
+
+
+@pytest.mark.parametrize("version", MS_VERSIONS)
+def test_a_microsoft_graphrag_report_links_its_entities_and_relationships_to_their_views(run_db: Path, version: str) -> None:
     from graphrag_core.citations import find_citations, references_of_kind
     from graphrag_core.index import load_index
+    from graphrag_app.urls import record_url
 
+    source = _ms_source(version)
     index = load_index(source)
-    community = next(c for c in index.communities if "Entities (" in c.summary)
-    cited = references_of_kind(find_citations(community.summary), "entity")
-    entity = next(e for e in index.entities if e.short_id == cited[0])
+    community = next(c for c in index.communities if "Entities (" in c.summary and "Relationships (" in c.summary)
+    citations = find_citations(community.summary)
+    entity_ref = references_of_kind(citations, "entity")[0]
+    rel_ref = references_of_kind(citations, "relationship")[0]
+    entity = next(e for e in index.entities if e.short_id == entity_ref)
     at = provenance({"index": str(source), "community": community.id})
     assert not at.exception
     report = next(m.value for m in at.markdown if m.value.startswith("#### "))
-    assert f'[{cited[0]}](#records-this-report-cites "Entity {cited[0]}: {entity.title}.' in report
-    assert any(h.value.startswith("Records this report cites") for h in at.subheader)
-    table = next(f.value for f in at.dataframe if "cited as" in f.value.columns)
-    assert f"Entities ({cited[0]})" in list(table["cited as"]) and entity.title in list(table["record"])
+    # each reference is a link to its record's view, the record on hover
+    assert f'[{entity_ref}]({record_url(str(source), "entity", entity_ref)} "Entity {entity_ref}: {entity.title}.' in report
+    assert f"[{rel_ref}]({record_url(str(source), 'relationship', rel_ref)} \"Relationship {rel_ref}: " in report
+    if any(c.more for c in citations):  # "+more" leads to the community's records
+        assert "[+more](#records-of-this-community" in report
+    table = next(f.value for f in at.dataframe if "cited by the report" in f.value.columns)
+    assert f"Entity {entity_ref}" in list(table["record"])
+    assert record_url(str(source), "entity", entity_ref) in list(table["view"])
+
+
+@pytest.mark.parametrize("version", MS_VERSIONS)
+def test_an_entity_view_shows_its_description_communities_and_source_text(run_db: Path, version: str) -> None:
+    from graphrag_core.index import load_index
+
+    source = _ms_source(version)
+    index = load_index(source)
+    entity = next(e for e in index.entities if e.community_ids and e.chunk_ids and e.description)
+    at = provenance({"index": str(source), "entity": entity.short_id})
+    assert not at.exception
+    assert at.header[0].value == f"Entity {entity.short_id}: {entity.title}"
+    assert entity.description in [t.value for t in at.text]
+    community_buttons = [b for b in at.button if b.key and b.key.startswith("record-community-")]
+    assert [b.key.removeprefix("record-community-") for b in community_buttons] == [c for c in entity.community_ids if index.has_community(c)]
+    chunk = index.chunk(entity.chunk_ids[0])
+    assert _words(chunk.text) in [_words(t.value) for t in at.text], "the source text unit, in full"
+    assert any(h.value.startswith(f"Source text units ({len(entity.chunk_ids)})") for h in at.subheader)
+
+    # a community link changes the view and the URL (in this tab: Back returns)
+    community_buttons[0].click().run()
+    assert not at.exception
+    assert at.query_params.get("community") == entity.community_ids[0] and "entity" not in at.query_params
+    assert _shown_community(at) == entity.community_ids[0]
+    # Back: the browser restores the entity's URL
+    at.query_params.clear()
+    at.query_params.update({"index": str(source), "entity": entity.short_id})
+    at.run()
+    assert at.header[0].value.startswith(f"Entity {entity.short_id}:")
+
+
+@pytest.mark.parametrize("version", MS_VERSIONS)
+def test_a_relationship_view_links_its_ends_communities_and_sources(run_db: Path, version: str) -> None:
+    from graphrag_core.index import load_index
+
+    source = _ms_source(version)
+    index = load_index(source)
+    titles = {e.title for e in index.entities}
+    rel = next(r for r in index.relationships if r.community_ids and r.chunk_ids and r.source in titles)
+    at = provenance({"index": str(source), "relationship": rel.short_id})
+    assert not at.exception
+    assert at.header[0].value == f"Relationship {rel.short_id}: {rel.source} → {rel.target}"
+    assert rel.description in [t.value for t in at.text]
+    assert _words(index.chunk(rel.chunk_ids[0]).text) in [_words(t.value) for t in at.text]
+    assert {b.key.removeprefix("record-community-") for b in at.button if b.key and b.key.startswith("record-community-")} == set(rel.community_ids)
+    at.button(key="record-end-source").click().run()
+    end = next(e for e in index.entities if e.title == rel.source)
+    assert at.query_params.get("entity") == end.short_id
+    assert at.header[0].value == f"Entity {end.short_id}: {end.title}"
+
+
+def test_sources_and_claims_references_link_and_an_unknown_record_is_said(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_core.index import save_index
+    from graphrag_core.models import Claim, Community, Document, Entity, Index, SourceChunk
+    from graphrag_app.urls import record_url
+
+    index = Index(
+        communities=(Community(id="1", level=0, title="Root", summary="# Root\n\nAda wrote it [Data: Sources (4); Claims (9, +more)]. Also [Data: Entities (77)].",
+                               entity_ids=("e1",)),),
+        claims=(Claim(id="c1", community_id="1", subject="ADA", description="Ada wrote the notes.", chunk_ids=("k1",), short_id="9"),),
+        chunks=(SourceChunk(id="k1", document_id="d1", text="Ada Lovelace wrote the notes on the engine.", short_id="4"),),
+        documents=(Document(id="d1", title="Notes"),),
+        entities=(Entity(id="e1", title="ADA", description="A writer.", community_ids=("1",), chunk_ids=("k1",), short_id="0"),),
+    )
+    folder = tmp_path / "records"
+    save_index(index, folder)
+    at = provenance({"index": str(folder), "community": "1"})
+    assert not at.exception
+    report = next(m.value for m in at.markdown if m.value.startswith("#### "))
+    assert f"[4]({record_url(str(folder), 'source', '4')} " in report
+    assert f"[9]({record_url(str(folder), 'claim', '9')} " in report
+    assert "(#records-of-this-community" in report
+    assert "Entity 77: not in the index" in report
+
+    source = provenance({"index": str(folder), "source": "4"})
+    assert source.header[0].value == "Source 4"
+    assert "Ada Lovelace wrote the notes on the engine." in [t.value for t in source.text]
+    assert [list(f.value["record"]) for f in source.dataframe][:1] == [["Entity 0"]]
+
+    claim = provenance({"index": str(folder), "claim": "9"})
+    assert claim.header[0].value == "Claim 9: ADA"
+    assert "Ada wrote the notes." in [t.value for t in claim.text]
+
+    missing = provenance({"index": str(folder), "entity": "77"})
+    assert [e.value for e in missing.error] == [f"No entity 77 in the index {folder}."]
+
+
+def test_a_bundle_from_another_machine_opens_against_the_index_here_of_the_same_name(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_app.bundles import bundle_json, open_bundle
+    from graphrag_app.compare_charts import index_key_for
+    from graphrag_app.settings import settings_from_mapping
+
+    at = run_question(app().run())
+    record = RunStore(run_db).get(at.query_params["run"])
+    assert record is not None
+    data = json.loads(bundle_json(record.replay(), index_key=record.index_name, app=settings_from_mapping({})))
+    data["index"]["path"] = "/home/someone-else/site-packages/graphrag_core/sample_data/jargon"  # where it lay there
+    other_db = tmp_path / "other.sqlite3"
+    settings = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(other_db)})
+    bundle, notices, errors = open_bundle(json.dumps(data).encode(), name="theirs.json", app=settings)
+    assert errors == [] and bundle is not None
+    assert notices == [f"Opened run {record.run_id[:8]} from theirs.json (recorded by {record.model}); no model was called."], "the same index: nothing to say"
+    reopened = RunStore(other_db).get(record.run_id)
+    assert reopened is not None and index_key_for(reopened) == "jargon", "its links open the sample here, not a path that is not here"
+
+    # an index that is nowhere here: said, and the run is still opened from the bundle alone
+    data["index"].update(name="/home/someone-else/lost-index", path="/home/someone-else/lost-index")
+    _, notices, errors = open_bundle(json.dumps(data).encode(), name="lost.json", app=settings)
+    assert errors == [] and notices[0].startswith("The run's index (/home/someone-else/lost-index) is not available here")
+    assert RunStore(other_db).get(record.run_id).result == record.result
+
+
+def test_long_source_chunks_of_claims_show_the_passage_naming_the_subject_once(run_db: Path) -> None:
+    from graphrag_core.index import load_index
+    from graphrag_app.urls import record_url
+
+    source = _ms_source("v3-operation-dulce")
+    index = load_index(source)
+    community = next(c for c in index.communities if index.leaf_claims(c.id))
+    claim = index.leaf_claims(community.id)[0]
+    chunk = index.claim_chunks(claim)[0]
+    at = provenance({"index": str(source), "community": community.id})
+    assert not at.exception
+    texts = [_words(t.value) for t in at.text]
+    assert texts.count(_words(chunk.text)) == 1, "the whole chunk once, however many claims cite it"
+    assert any(t.startswith("…") and claim.subject.lower() in t.lower() and len(t) < 800 for t in texts), "the passage naming the subject"
+    label = f"Source chunk {chunk.short_id} · document {index.document(chunk.document_id).title}"
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith(label) and record_url(str(source), "source", chunk.short_id) in c for c in captions)
+    assert not any(chunk.id in c for c in captions), "no 128-character hash in the captions"
+
+
+def test_provenance_names_the_communitys_set_in_the_run_as_explore_does(run_db: Path) -> None:
+    from graphrag_core.citations import community_sets
+
+    at = run_question(app().run())
+    run_id = at.query_params["run"]
+    record = RunStore(run_db).get(run_id)
+    sets = community_sets(record.result)
+    behind_only = next(c for c in sets.behind if c not in sets.cited)
+    cited = next(c for c in sets.cited if c in sets.behind)
+
+    view = provenance({"index": "jargon", "community": behind_only, "run": run_id})
+    assert "**This community in the run:** behind the answer" in [m.value for m in view.markdown]
+    assert "Cited in the final answer." not in [c.value for c in view.caption], "behind is not cited"
+
+    view = provenance({"index": "jargon", "community": cited, "run": run_id})
+    assert "**This community in the run:** cited, behind the answer" in [m.value for m in view.markdown]
+    assert "Cited in the final answer." in [c.value for c in view.caption]
+    if sets.read_but_unused:
+        unused = sets.read_but_unused[0]
+        view = provenance({"index": "jargon", "community": unused.community_id, "run": run_id})
+        assert f"**This community in the run:** read but unused (best score {unused.best_score:g})" in [m.value for m in view.markdown]
+
+
+def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
+    """Streamlit 1.67 hands back a selectbox's label when its text changed since it was drawn (the
+    level labels gain their token counts once ready); a click on Run right then sent the label on
+    and failed with "invalid literal for int()" (seen in test_browser_evidence on a cold server)."""
+    from streamlit.testing.v1 import AppTest
+
+    from graphrag_app.session import level_option
+
+    assert level_option("leaf (262 summaries)") == "leaf" and level_option("level 1 · ≈50k tokens · 70 summaries") == "1"
+    assert level_option("2") == "2" and level_option("leaf") == "leaf"
+
+    def script() -> None:  # what Run's callback does before the page draws its widgets again
+        import streamlit as st
+
+        from graphrag_app.session import Keys, settings_from_widgets
+        from graphrag_app.urls import RunSettings
+
+        st.session_state[Keys.LEVEL] = "level 1 (70 summaries)"
+        st.text(str(settings_from_widgets(RunSettings(index="jargon")).to_request(query="What is a hacker?").community_level))
+
+    at = AppTest.from_function(script).run()
+    assert not at.exception and [t.value for t in at.text] == ["1"]

@@ -8,7 +8,7 @@ import pytest
 from graphrag_app import compare_charts as cc
 from graphrag_core import GlobalSearchRequest, RetryableModelError, ScriptedChatModel, retrieve_global
 from graphrag_core.cache import MemoryMapCache
-from graphrag_core.errors import AllMapBatchesFailed, GraphRAGError
+from graphrag_core.errors import GraphRAGError
 from graphrag_core.events import RunFailed
 from graphrag_core.figures import STOPPED_MESSAGE, RunFigures, run_figures
 from graphrag_core.llm.base import ChatResponse, TokenUsage

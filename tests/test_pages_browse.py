@@ -3,6 +3,7 @@
 import pytest
 
 from graphrag_core import GlobalSearchRequest
+from graphrag_core.locations import ENV_DB
 from graphrag_core.store import RunStore
 
 from .apptest_support import page
@@ -200,7 +201,7 @@ def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypat
     monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
     monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "test-model")
-    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at = page("sweeps").run()
     at.multiselect(key="sweep_levels").set_value(["0"])
     at.text_input(key="sweep_seeds").input("1")
     at.radio(key="sweep_model").set_value("configured")
@@ -219,7 +220,7 @@ def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypat
 
 def test_sweeps_explains_why_the_endpoint_tokenizer_needs_the_configured_model(tmp_path, monkeypatch):
     monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
-    at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+    at = page("sweeps").run()
     at.selectbox(key="sweep_tokenizer").select("endpoint").run()
     assert not at.exception
     assert any("own /tokenize" in w.value and "offline model has no server" in w.value for w in at.warning)
@@ -246,7 +247,7 @@ def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
     monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "m")
     with openai_server(llama_cpp) as server:
         monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", server.base_url)
-        at = AppTest.from_file(SWEEPS, default_timeout=TIMEOUT).run()
+        at = page("sweeps").run()
         at.multiselect(key="sweep_levels").set_value(["0"])
         at.text_input(key="sweep_seeds").input("1")
         at.radio(key="sweep_model").set_value("configured")
@@ -259,3 +260,27 @@ def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
     points = table_with(at, "prompt tokens (est.)")
     assert list(points["status"]) == ["completed"]
     assert counted
+
+
+def test_compare_overlap_switches_between_the_three_sets_named_as_on_explore(store, two_runs):
+    a, b = two_runs
+    at = page("compare")
+    at.query_params["runs"] = f"{a.run_id},{b.run_id}"
+    at.run()
+    from graphrag_app import compare_charts as cc
+
+    control = at.get("button_group")[0]
+    assert control.label == "Community set"
+    titles = {"cited": "Communities cited by the answers", "behind": "Communities behind the answers", "read_but_unused": "Communities read but unused"}
+    for which, heading in titles.items():
+        control.set_value(which).run()
+        assert not at.exception
+        assert heading in [h.value for h in at.subheader]
+        assert not any("cited by" in frame.value.columns for frame in at.dataframe)
+        expected = set().union(*cc.run_sets([a, b], which))
+        overlap = [frame.value for frame in at.dataframe if "runs" in frame.value.columns]
+        if expected:  # the table holds exactly that set's communities
+            assert overlap[0]["communities"].sum() == len(expected)
+            assert {cid for row in overlap[0]["ids"] for cid in row.removesuffix(" …").split(", ")} <= expected
+        else:
+            assert not overlap and f"No community is {which.replace('_', ' ')} in these runs." in [c.value for c in at.caption]

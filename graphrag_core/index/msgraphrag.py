@@ -13,7 +13,10 @@ How the tables become records (see ``shared/data/msgraphrag/README.md`` for the 
   out and counted in a warning on ``Index.warnings`` that names some of their ids.
 * Text units are the chunks (a v1/v2 unit's first ``document_ids`` entry is its document);
   entities and relationships come along for graph views, ``Entity.community_ids`` being every
-  community (all levels, in ``communities`` order) whose ``entity_ids`` holds the entity.
+  community (all levels, in ``communities`` order) whose ``entity_ids`` holds the entity, and
+  ``Relationship.community_ids`` every one whose ``relationship_ids`` holds the relationship.
+  Entities and relationships keep their ``text_unit_ids`` as ``chunk_ids``; every record keeps
+  its ``human_readable_id`` as ``short_id``, the number reports cite (``[Data: Entities (5)]``).
 
 Columns are read whole with pyarrow (``to_pylist`` per column); there is no per-row pandas.
 Errors name the file, the row (counted from 0) and the column.
@@ -273,7 +276,7 @@ def _read_communities(reading: _Reading, summary: SummaryChoice) -> _CommunityTa
     comms = _read_columns(
         reading.file("communities"),
         required={"community": "id", "level": "int", "parent": "id"},
-        optional={"title": "str", "size": "int", "entity_ids": "str_list", "text_unit_ids": "str_list"},
+        optional={"title": "str", "size": "int", "entity_ids": "str_list", "text_unit_ids": "str_list", "relationship_ids": "str_list"},
         not_null=("community", "level"),
         hint=OLD_LAYOUT_HINT,
     )
@@ -317,7 +320,7 @@ def _read_communities(reading: _Reading, summary: SummaryChoice) -> _CommunityTa
     report_titles, report_texts = reports.get("title"), reports.get(summary)
     report_ranks = _numbers(reports, "rank")
     community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
-    members = [tuple(m) if m else () for m in comms.array("entity_ids", pa.list_(pa.string())).to_pylist()]
+    members = _id_lists(comms, "entity_ids")
     communities: list[Community] = []
     unreported: list[str] = []
     for row, cid in enumerate(ids):
@@ -341,6 +344,20 @@ def _read_communities(reading: _Reading, summary: SummaryChoice) -> _CommunityTa
     return _CommunityTable(communities, comms, ids, parents, row_of, members)
 
 
+def _id_lists(columns: _Columns, name: str) -> list[tuple[str, ...]]:
+    """A list-of-ids column as tuples of text ids (empty where absent or null)."""
+    return [tuple(ids) if ids else () for ids in columns.array(name, pa.list_(pa.string())).to_pylist()]
+
+
+def _communities_holding(table: _CommunityTable, member_column: str) -> dict[str, list[str]]:
+    """Member id -> the communities (in ``communities`` order) whose ``member_column`` lists it."""
+    holders: dict[str, list[str]] = {}
+    for cid, members in zip(table.ids, _id_lists(table.columns, member_column)):
+        for member in members:
+            holders.setdefault(member, []).append(cid)
+    return holders
+
+
 @dataclass(frozen=True)
 class _EntityTable:
     entities: list[Entity]
@@ -355,17 +372,15 @@ def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
     ents = _read_columns(
         reading.file("entities"),
         required={"id": "id", "title": "str"},
-        optional={"type": "str", "description": "str", "human_readable_id": "id"},
+        optional={"type": "str", "description": "str", "human_readable_id": "id", "text_unit_ids": "str_list"},
         not_null=("id", "title"),
     )
     entity_ids = ents.array("id", pa.string())
     entity_titles = ents.array("title", pa.string())
-    communities_of: dict[str, list[str]] = {}
-    for cid, entity_list in zip(table.ids, table.members):
-        for entity_id in entity_list:
-            communities_of.setdefault(entity_id, []).append(cid)
+    communities_of = _communities_holding(table, "entity_ids")
     types, descriptions = ents.get("type"), ents.get("description")
     short_ids = ents.array("human_readable_id", pa.string()).to_pylist()
+    units = _id_lists(ents, "text_unit_ids")
     entities = [
         Entity(
             id=entity_id,
@@ -374,28 +389,33 @@ def _read_entities(reading: _Reading, table: _CommunityTable) -> _EntityTable:
             description=descriptions[row] or "",
             community_ids=tuple(communities_of.get(entity_id, ())),
             short_id=short_ids[row],
+            chunk_ids=units[row],
         )
         for row, (entity_id, title) in enumerate(zip(entity_ids.to_pylist(), entity_titles.to_pylist()))
     ]
     return _EntityTable(entities, entity_ids, entity_titles)
 
 
-def _read_relationships(reading: _Reading) -> list[Relationship]:
-    """``relationships`` (optional), one per row."""
+def _read_relationships(reading: _Reading, table: _CommunityTable) -> list[Relationship]:
+    """``relationships`` (optional), one per row, each with the communities whose
+    ``relationship_ids`` hold it and its text units."""
     if not reading.present("relationships"):
         return []
     rels = _read_columns(
         reading.file("relationships"),
         required={"id": "id", "source": "str", "target": "str"},
-        optional={"description": "str", "weight": "float", "human_readable_id": "id"},
+        optional={"description": "str", "weight": "float", "human_readable_id": "id", "text_unit_ids": "str_list"},
         not_null=("id", "source", "target"),
     )
     descriptions = rels.get("description")
     weights = _numbers(rels, "weight")
     short_ids = rels.array("human_readable_id", pa.string()).to_pylist()
+    communities_of = _communities_holding(table, "relationship_ids")
+    units = _id_lists(rels, "text_unit_ids")
     return [
         Relationship(
-            id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row], short_id=short_ids[row]
+            id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row], short_id=short_ids[row],
+            community_ids=tuple(communities_of.get(rid, ())), chunk_ids=units[row],
         )
         for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
     ]
@@ -423,7 +443,7 @@ def _read_text_units(reading: _Reading) -> tuple[list[SourceChunk], pa.Array]:
     units = _read_columns(
         reading.file("text_units"),
         required={"id": "id", "text": "str"},
-        optional={document_field: "id" if document_field == "document_id" else "str_list"},
+        optional={document_field: "id" if document_field == "document_id" else "str_list", "human_readable_id": "id"},
         not_null=("id",),
     )
     chunk_ids = units.array("id", pa.string())
@@ -440,8 +460,9 @@ def _read_text_units(reading: _Reading) -> tuple[list[SourceChunk], pa.Array]:
     else:
         owners = units.array(document_field, pa.string())
     texts = units.get("text")
+    short_ids = units.array("human_readable_id", pa.string()).to_pylist()
     chunks = [
-        SourceChunk(id=chunk_id, document_id=owner, text=texts[row] or "")
+        SourceChunk(id=chunk_id, document_id=owner, text=texts[row] or "", short_id=short_ids[row])
         for row, (chunk_id, owner) in enumerate(zip(chunk_ids.to_pylist(), owners.to_pylist()))
     ]
     return chunks, chunk_ids
@@ -458,7 +479,7 @@ def _read_covariates(
     covs = _read_columns(
         reading.file("covariates"),
         required={"id": "id", "subject_id": "str", "text_unit_id": "id"},
-        optional={"object_id": "str", "description": "str"},
+        optional={"object_id": "str", "description": "str", "human_readable_id": "id"},
         not_null=("id", "subject_id"),
     )
     if not reading.present("text_units"):
@@ -495,6 +516,7 @@ def _read_covariates(
     objects = covs.array("object_id", pa.string())
     objects = pc.if_else(pc.is_in(pc.utf8_trim_whitespace(objects), value_set=pa.array(sorted(NO_OBJECT))), None, objects)
     descriptions = covs.get("description")
+    short_ids = covs.array("human_readable_id", pa.string()).to_pylist()
     claims: list[Claim] = []
     claim_rows: list[int] = []
     unattached: list[str] = []
@@ -512,6 +534,7 @@ def _read_covariates(
                 object=obj,
                 description=descriptions[row] or "",
                 chunk_ids=() if unit is None else (unit,),
+                short_id=short_ids[row],
             )
         )
         claim_rows.append(row)
@@ -536,7 +559,7 @@ def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice 
     reading = _Reading(folder, version, [])
     community_table = _read_communities(reading, summary)
     entity_table = _read_entities(reading, community_table)
-    relationships = _read_relationships(reading)
+    relationships = _read_relationships(reading, community_table)
     documents = _read_documents(reading)
     chunks, chunk_ids = _read_text_units(reading)
     claims, claim_rows = _read_covariates(reading, community_table, entity_table, chunk_ids)

@@ -22,9 +22,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as dataclass_field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -263,6 +261,8 @@ def _write_atomically(path: Path, lines: Iterable[str]) -> None:
 
 OMITTED_WHEN_NONE = ("short_id",)
 """Optional fields written only when set, so indexes without them keep their bytes."""
+OMITTED_WHEN_EMPTY: dict[str, tuple[str, ...]] = {"Entity": ("chunk_ids",), "Relationship": ("community_ids", "chunk_ids")}
+"""Fields added later to a record type, written only when not empty (the same reason)."""
 
 
 def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
@@ -271,6 +271,9 @@ def _record_lines(records: Iterable[BaseModel]) -> Iterable[str]:
         data = record.model_dump(mode="json")
         for name in OMITTED_WHEN_NONE:
             if name in data and data[name] is None:
+                del data[name]
+        for name in OMITTED_WHEN_EMPTY.get(type(record).__name__, ()):
+            if data.get(name) == []:
                 del data[name]
         yield dumps(data)
 

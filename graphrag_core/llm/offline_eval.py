@@ -42,7 +42,7 @@ _TERM_RE = re.compile(rf"[{_CJK}]{{2}}|[A-Za-z][A-Za-z0-9'-]{{2,}}")
 _CRITERION_RE = re.compile(r"^\[Criterion: (?P<name>[a-z]+)\]$", re.MULTILINE)
 _CITATION_RE = re.compile(r"[ \t]*\[(?:Communities|Community|Data)[^\]]*\]")
 _CITED_IDS_RE = re.compile(r"\[Communities?: (?P<ids>[^\]]*)\]")
-_POINT_SPLIT_RE = re.compile(rf"(?<=[.!?。！？；])\s*|\n+")
+_POINT_SPLIT_RE = re.compile(r"(?<=[.!?。！？；])\s*|\n+")
 _BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
 _EXPLAIN_RE = re.compile(r"\b(because|therefore|so that|which means|for example|for instance|such as|in short)\b|因为|所以|例如|因此|比如", re.IGNORECASE)
 _STOP = frozenset(

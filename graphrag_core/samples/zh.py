@@ -9,7 +9,6 @@ separated by blank lines; articles name each other as ``{标题}``. Articles com
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from . import SAMPLE_DATA
 from .builder import Article, BuildOptions, Paragraph
