@@ -167,31 +167,50 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
 
 
 ANSWER_ANCHOR = "graphrag-answer"
+ANSWER_SCROLL_TICKS = 16
+ANSWER_SCROLL_TICK_MS = 250
 _SCROLL_TO_ANSWER = f"""<span id="{ANSWER_ANCHOR}-scroll"></span><script>
 (function () {{
-  // Charts above the answer may still be growing: keep the answer in view for a few seconds,
-  // unless the reader scrolls by hand.
-  var userMoved = false;
-  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {{
-    window.addEventListener(name, function () {{ userMoved = true; }}, {{once: true, passive: true}});
-  }});
+  // Charts above the answer may still be growing: keep the answer in view for a few seconds.
+  // The reader wins at once: a wheel, touch, key or mouse button, or any scroll this script did
+  // not make (a scrollbar drag, a link to an anchor, assistive technology, a test driver).
+  var marker = document.getElementById("{ANSWER_ANCHOR}-scroll");
+  var scroller = document.scrollingElement || document.documentElement;
+  for (var node = marker && marker.parentElement; node; node = node.parentElement) {{
+    var overflow = getComputedStyle(node).overflowY;
+    if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
+  }}
+  var left = scroller.scrollTop;  // where this script last left the page
+  var readerMoved = false;
+  var names = ["wheel", "touchmove", "keydown", "mousedown"];
+  function moved() {{ readerMoved = true; }}
+  names.forEach(function (name) {{ window.addEventListener(name, moved, {{capture: true, passive: true}}); }});
   var tries = 0;
   var timer = setInterval(function () {{
     tries += 1;
+    var done = readerMoved || tries > {ANSWER_SCROLL_TICKS} || Math.abs(scroller.scrollTop - left) > 1;
     var anchor = document.getElementById("{ANSWER_ANCHOR}");
-    if (anchor && !userMoved) {{
+    if (!done && anchor) {{
       var box = anchor.getBoundingClientRect();
-      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start"}}); }}
+      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
+      left = scroller.scrollTop;
     }}
-    if (userMoved || tries >= 16) {{ clearInterval(timer); }}
-  }}, 250);
+    if (done) {{
+      clearInterval(timer);
+      names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
+      if (marker) {{ marker.setAttribute("data-state", "done"); }}
+    }}
+  }}, {ANSWER_SCROLL_TICK_MS});
 }})();
 </script>"""
 
 
 def scroll_to_answer(container: DeltaGenerator) -> None:
     """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
-    lies below the charts). A fixed script with no data in it."""
+    lies below the charts), and keep it there while the charts above settle, for at most
+    ``ANSWER_SCROLL_TICKS`` x ``ANSWER_SCROLL_TICK_MS``. It never fights the reader: any input or
+    any scroll it did not make ends it, and its span (``#graphrag-answer-scroll``) then says
+    ``data-state="done"``. A fixed script with no data in it."""
     container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
 
 
