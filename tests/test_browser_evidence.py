@@ -137,6 +137,38 @@ def test_a_map_bar_opens_its_batch_to_the_verbatim_prompt(server: str, page) -> 
     shot(page, "evidence-batch")
 
 
+ROW_PX = 35
+"""The height of a header and of a row in ``st.dataframe`` (glide data grid's default)."""
+
+
+def test_a_batch_table_row_and_the_reduce_chart_open_their_calls_in_view(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    run_question(page, server)
+    settled(page)
+    page.get_by_text(re.compile(r"^Batches \(\d+\)$")).click()  # the batch table, in the diagnostics
+    table = page.locator("[data-testid='stExpanderDetails'] [data-testid='stDataFrame']").first
+    table.scroll_into_view_if_needed()
+    box = table.bounding_box()
+    assert box is not None
+    row = 3  # the fourth row: batch 3
+    page.mouse.click(box["x"] + ROW_PX / 2, box["y"] + ROW_PX + row * ROW_PX + ROW_PX / 2)  # its row selector
+    heading = page.get_by_role("heading", name=re.compile(rf"^Batch {row} · "))
+    expect(heading).to_be_in_viewport()  # it opens above the table and is brought into view
+    expect(page.locator("[data-testid='stCode']").filter(has_text=QUESTION).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^What the reduce did:")).first).to_be_visible()
+    shot(page, "evidence-batch-from-table")
+
+    expect(page.locator("#evidence-open-call-scroll")).to_have_attribute("data-state", "done")
+    candidate = page.locator(".js-plotly-plot").filter(has_text="Reduce candidates").locator(".barlayer .point path").first
+    candidate.scroll_into_view_if_needed()
+    expect(candidate).to_be_in_viewport()
+    box = candidate.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] - 2)
+    expect(page.get_by_role("heading", name=re.compile(r"^The reduce call · "))).to_be_in_viewport()
+    expect(page.locator("[data-testid='stCode']").filter(has_text="[Usefulness: ").first).to_be_visible()
+    shot(page, "evidence-reduce")
+
+
 def test_a_bundle_downloaded_in_one_session_opens_in_another(server: str, page, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     run_question(page, server)
     run_id = parse_qs(urlsplit(page.url).query)["run"][0]
