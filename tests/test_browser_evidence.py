@@ -118,6 +118,7 @@ def click_first_bar(page) -> None:  # type: ignore[no-untyped-def]
 def test_the_answer_scroll_gives_way_to_a_reader_who_scrolls(server: str, page) -> None:  # type: ignore[no-untyped-def]
     """The answer is brought into view when it arrives, but a reader who moves the page (a
     scrollbar drag, a link, assistive technology: no wheel or key) keeps where they went."""
+    page.set_viewport_size({"width": 1280, "height": 800})  # a presenter's screen: the answer lies below the charts
     run_question(page, server)
     chart = page.locator(".js-plotly-plot").first
     expect(chart).not_to_be_in_viewport()  # the answer (below the charts) was brought into view
@@ -130,7 +131,7 @@ def test_a_map_bar_opens_its_batch_to_the_verbatim_prompt(server: str, page) -> 
     run_question(page, server)
     click_first_bar(page)
     expect(page.get_by_text("Messages sent (verbatim)")).to_be_visible()
-    expect(page.locator("[data-testid='stCode']").filter(has_text=f"---Question---").first).to_be_visible()
+    expect(page.locator("[data-testid='stCode']").filter(has_text="---Question---").first).to_be_visible()
     expect(page.locator("[data-testid='stCode']").filter(has_text=QUESTION).first).to_be_visible()
     expect(page.get_by_text(re.compile(r"^What the reduce did:")).first).to_be_visible()
     page.get_by_text("Messages sent (verbatim)").first.scroll_into_view_if_needed()
@@ -147,9 +148,10 @@ def test_a_batch_table_row_and_the_reduce_chart_open_their_calls_in_view(server:
     page.get_by_text(re.compile(r"^Batches \(\d+\)$")).click()  # the batch table, in the diagnostics
     table = page.locator("[data-testid='stExpanderDetails'] [data-testid='stDataFrame']").first
     table.scroll_into_view_if_needed()
+    row = 3  # the fourth row: batch 3
+    expect(table.locator(f"tr[aria-rowindex='{row + 2}']")).to_be_attached()  # the grid has drawn it (the header is row 1)
     box = table.bounding_box()
     assert box is not None
-    row = 3  # the fourth row: batch 3
     page.mouse.click(box["x"] + ROW_PX / 2, box["y"] + ROW_PX + row * ROW_PX + ROW_PX / 2)  # its row selector
     heading = page.get_by_role("heading", name=re.compile(rf"^Batch {row} · "))
     expect(heading).to_be_in_viewport()  # it opens above the table and is brought into view
