@@ -25,6 +25,11 @@ from .urls import provenance_url
 
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
+CALL_REVEAL_KEY = "evidence_reveal_call"
+"""Session key: the opening (a number) of the call just opened, to be brought into view once (see :func:`open_call`)."""
+CALL_OPENINGS_KEY = "evidence_call_openings"
+CALL_ANCHOR = "evidence-open-call"
+"""The anchor of the "Open a call" heading."""
 REDUCE_CALL = "reduce"
 SET_NAMES = {key: name.capitalize() for key, name in citations.SET_NAMES.items()}
 """The three sets as tab titles: Cited, Behind, Read but unused."""
@@ -175,28 +180,48 @@ def render_community_sets(
 # -- every call can be opened ---------------------------------------------------------------------
 
 
-def open_call(value: str | int | None) -> None:
-    """Open a call in the run view: a batch index, ``"reduce"``, or None to close."""
+def open_call(value: str | int | None, *, reveal: bool = False) -> None:
+    """Open a call in the run view: a batch index, ``"reduce"``, or None to close. ``reveal``
+    brings the opened call into view (it opens above a clicked table row or the reduce chart)."""
     st.session_state[CALL_KEY] = None if value is None else str(value)
+    openings = int(st.session_state.get(CALL_OPENINGS_KEY, 0)) + 1
+    st.session_state[CALL_OPENINGS_KEY] = openings
+    st.session_state[CALL_REVEAL_KEY] = openings if reveal and value is not None else None
+
+
+def take_reveal() -> int | None:
+    """The number of the opening to bring into view when the call just opened asks for it (once
+    per opening; a new number each time, so two revealing openings in a row each scroll)."""
+    return st.session_state.pop(CALL_REVEAL_KEY, None)
+
+
+def _selection(widget_key: str) -> dict:
+    event = st.session_state.get(widget_key)
+    selection = event.get("selection") if event is not None and hasattr(event, "get") else None
+    return selection if selection is not None and hasattr(selection, "get") else {}
 
 
 def chart_selected(chart_key: str) -> None:
     """``on_select`` callback of the map chart: open the clicked bar's batch."""
-    event = st.session_state.get(chart_key)
-    points = (event or {}).get("selection", {}).get("points", []) if isinstance(event, dict) or hasattr(event, "get") else []
-    for point in points:
+    for point in _selection(chart_key).get("points", []):
         x = point.get("x")
         if x is not None:
             open_call(int(x))
             return
 
 
+def reduce_chart_selected(chart_key: str) -> None:
+    """``on_select`` callback of the reduce chart: a click on it opens the reduce call."""
+    if _selection(chart_key).get("points"):
+        open_call(REDUCE_CALL, reveal=True)
+
+
 def table_selected(table_key: str) -> None:
-    """``on_select`` callback of the batch table: open the selected row's batch (rows are batch order)."""
-    event = st.session_state.get(table_key)
-    rows = (event or {}).get("selection", {}).get("rows", []) if event is not None else []
+    """``on_select`` callback of the batch table: open the selected row's batch (rows are
+    positions in the table as drawn, batch order, whatever the reader's sorting)."""
+    rows = _selection(table_key).get("rows", [])
     if rows:
-        open_call(int(rows[0]))
+        open_call(int(rows[0]), reveal=True)
 
 
 LONG_TEXT_CHARS = 4000
@@ -240,25 +265,33 @@ def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
             st.caption("No reply text (the call itself failed, or the run predates recorded replies).")
 
 
-def render_batch_call(container: DeltaGenerator, call: BatchCall, state: RunState, *, index_key: str) -> None:
+def render_batch_call(
+    container: DeltaGenerator, call: BatchCall, state: RunState, *, index_key: str, heading: DeltaGenerator | None = None
+) -> None:
+    """A map call: its heading (into ``heading`` when given, beside the panel's Close button),
+    communities, what the reduce did with its answer, its points, verbatim messages and attempts."""
+    batch = state.batches[call.batch_index] if call.batch_index < len(state.batches) else None
+    score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
+    attempts = f"{len(call.attempts)} attempt" + ("" if len(call.attempts) == 1 else "s")
+    (heading or container).markdown(
+        f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
+        f"{attempts} · {call.token_estimate:,} prompt tokens (estimate)"
+    )
     with container:
-        batch = state.batches[call.batch_index] if call.batch_index < len(state.batches) else None
-        score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
-        st.markdown(
-            f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
-            f"{len(call.attempts)} attempt(s) · {call.token_estimate:,} prompt tokens (estimate)"
-        )
         st.markdown("Communities: " + ", ".join(link(cid, provenance_url(index_key, cid, state.run_id)) for cid in call.community_ids))
         candidate = call.candidate
         if candidate is not None:
-            rank = f"rank {candidate.rank}, " if candidate.rank is not None else ""
-            tokens = f", reduce prompt {candidate.tokens:,} tokens" if candidate.tokens is not None else ""
-            st.markdown(f"**What the reduce did:** {charts.FATE_LABELS[candidate.fate]} ({rank}usefulness {candidate.answer.usefulness:g}{tokens})")
+            parts = [charts.FATE_LABELS[candidate.fate]]
+            if candidate.rank is not None:
+                parts.append(f"rank {candidate.rank} of {len(state.candidates)}")
+            if candidate.tokens is not None:
+                parts.append(f"reduce prompt with it: {candidate.tokens:,} tokens")
+            st.markdown("**What the reduce did:** " + " · ".join(parts))
         elif batch is not None and batch.status == "failed":
             st.markdown("**What the reduce did:** nothing (the batch failed, so no answer reached it)")
         answer = next((a.answer for a in reversed(call.attempts) if a.answer is not None), None)
         if answer:
-            st.markdown("**Its points** (usefulness " + score + ")")
+            st.markdown("**Its points**")
             with st.container(border=True):
                 st.markdown(linked_markdown(answer, community_linker(
                     lambda cid: provenance_url(index_key, cid, state.run_id), title_for=lambda cid: None, unsupported=lambda cid: None
@@ -270,10 +303,11 @@ def render_batch_call(container: DeltaGenerator, call: BatchCall, state: RunStat
             _attempt(st.container(border=True), attempt)
 
 
-def render_reduce_call(container: DeltaGenerator, call: ReduceCall) -> None:
+def render_reduce_call(container: DeltaGenerator, call: ReduceCall, *, heading: DeltaGenerator | None = None) -> None:
+    """The reduce call: its heading (into ``heading`` when given), verbatim messages and attempts."""
+    tokens = f" · {call.prompt_tokens:,} prompt tokens (estimate)" if call.prompt_tokens is not None else ""
+    (heading or container).markdown(f"#### The reduce call · {call.answer_count:,} map answers{tokens}")
     with container:
-        tokens = f" · {call.prompt_tokens:,} prompt tokens (estimate)" if call.prompt_tokens is not None else ""
-        st.markdown(f"#### The reduce call · {call.answer_count} map answers{tokens}")
         with st.expander("Messages sent (verbatim)", expanded=True):
             _messages(st.container(), call.messages)
         st.markdown("**Attempts**")
@@ -304,21 +338,21 @@ def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_k
     if st.session_state.get(CALL_KEY) not in options:
         st.session_state[CALL_KEY] = None
     with container:
-        st.subheader("Open a call")
+        st.subheader("Open a call", anchor=CALL_ANCHOR)
         chosen = st.selectbox(
             "Call", options, key=CALL_KEY, format_func=lambda v: _call_label(v, state), label_visibility="collapsed"
         )
         if chosen is None:
             return
         with st.container(border=True):
-            left, right = st.columns([6, 1])
-            right.button("Close", key="evidence_close_call", on_click=open_call, args=(None,), icon=":material/close:")
+            head, close = st.columns([8, 1], vertical_alignment="center")
+            close.button("Close", key="evidence_close_call", on_click=open_call, args=(None,), icon=":material/close:")
             if chosen == REDUCE_CALL and reduce is not None:
-                render_reduce_call(left.container(), reduce)
+                render_reduce_call(st.container(), reduce, heading=head)
             else:
                 call = batch_call(state.events, int(chosen))
                 if call is not None:
-                    render_batch_call(left.container(), call, state, index_key=index_key)
+                    render_batch_call(st.container(), call, state, index_key=index_key, heading=head)
 
 
 # -- why no answer --------------------------------------------------------------------------------
@@ -341,7 +375,7 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
                     cols = st.columns(min(len(shown), 8))
                     for i, batch_index in enumerate(shown):
                         cols[i % len(cols)].button(
-                            f"Batch {batch_index}", key=f"why-{n}-{batch_index}", on_click=open_call, args=(batch_index,)
+                            f"Batch {batch_index}", key=f"why-{n}-{batch_index}", on_click=open_call, args=(batch_index,), kwargs={"reveal": True}
                         )
                     if len(item.batch_indexes) > len(shown):
                         st.caption(f"… and {len(item.batch_indexes) - len(shown)} more batches")
@@ -357,10 +391,12 @@ __all__ = [
     "sets_caption",
     "chart_selected",
     "open_call",
+    "reduce_chart_selected",
     "render_answer",
     "render_call_inspector",
     "render_community_sets",
     "render_why",
     "sets_of",
     "table_selected",
+    "take_reveal",
 ]

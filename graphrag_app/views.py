@@ -138,14 +138,24 @@ def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, i
         right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
 
 
-def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
     if not state.candidates and state.reduce_prompt_budget is None:
         return
     with container:
         if not state.candidates:
             st.info("No map answer had a usefulness above 0, so nothing went to the reduce.")
             return
-        st.plotly_chart(charts.reduce_figure(state), key=f"{key}-reduce", config={"displaylogo": False})
+        chart_key = f"{key}-reduce"
+        if not interactive:
+            st.plotly_chart(charts.reduce_figure(state), key=chart_key, config={"displaylogo": False})
+        else:  # a finished run: clicking the chart opens the reduce call
+            st.plotly_chart(
+                charts.reduce_figure(state),
+                key=chart_key,
+                config={"displaylogo": False},
+                on_select=lambda: evidence.reduce_chart_selected(chart_key),
+                selection_mode="points",
+            )
 
 
 def render_community_links(container: DeltaGenerator, community_ids: Sequence[str], *, index_key: str, run_id: str | None) -> None:
@@ -166,32 +176,60 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
 
 
 ANSWER_ANCHOR = "graphrag-answer"
-_SCROLL_TO_ANSWER = f"""<span id="{ANSWER_ANCHOR}-scroll"></span><script>
+SCROLL_TICKS = 16
+SCROLL_TICK_MS = 250
+_SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><script>
 (function () {{
-  // Charts above the answer may still be growing: keep the answer in view for a few seconds,
-  // unless the reader scrolls by hand.
-  var userMoved = false;
-  ["wheel", "touchmove", "keydown", "mousedown"].forEach(function (name) {{
-    window.addEventListener(name, function () {{ userMoved = true; }}, {{once: true, passive: true}});
-  }});
+  // Charts above it may still be growing: keep the anchor in view for a few seconds.
+  // The reader wins at once: a wheel, touch, key or mouse button, or any scroll this script did
+  // not make (a scrollbar drag, a link to an anchor, assistive technology, a test driver).
+  var marker = document.getElementById("{anchor}-scroll");
+  var scroller = document.scrollingElement || document.documentElement;
+  for (var node = marker && marker.parentElement; node; node = node.parentElement) {{
+    var overflow = getComputedStyle(node).overflowY;
+    if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
+  }}
+  var left = scroller.scrollTop;  // where this script last left the page
+  var readerMoved = false;
+  var names = ["wheel", "touchmove", "keydown", "mousedown"];
+  function moved() {{ readerMoved = true; }}
+  names.forEach(function (name) {{ window.addEventListener(name, moved, {{capture: true, passive: true}}); }});
   var tries = 0;
   var timer = setInterval(function () {{
     tries += 1;
-    var anchor = document.getElementById("{ANSWER_ANCHOR}");
-    if (anchor && !userMoved) {{
+    var done = readerMoved || tries > {ticks} || Math.abs(scroller.scrollTop - left) > 1;
+    var anchor = document.getElementById("{anchor}");
+    if (!done && anchor) {{
       var box = anchor.getBoundingClientRect();
-      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start"}}); }}
+      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
+      left = scroller.scrollTop;
     }}
-    if (userMoved || tries >= 16) {{ clearInterval(timer); }}
-  }}, 250);
+    if (done) {{
+      clearInterval(timer);
+      names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
+      if (marker) {{ marker.setAttribute("data-state", "done"); }}
+    }}
+  }}, {tick_ms});
 }})();
 </script>"""
 
 
+def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0) -> None:
+    """Bring the element with id ``anchor`` (a constant of this app, never data) into view and keep
+    it there while the charts above it settle, for at most ``SCROLL_TICKS`` x
+    ``SCROLL_TICK_MS``. It never fights the reader: any input, or any scroll it did not
+    make, ends it, and its span (``#<anchor>-scroll``) then says ``data-state="done"``.
+
+    The same script drawn in the same place on the next script run is not run again (the page
+    keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again."""
+    script = _SCROLL_INTO_VIEW.format(anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce))
+    container.html(script, unsafe_allow_javascript=True)
+
+
 def scroll_to_answer(container: DeltaGenerator) -> None:
     """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
-    lies below the charts). A fixed script with no data in it."""
-    container.html(_SCROLL_TO_ANSWER, unsafe_allow_javascript=True)
+    lies below the charts); see :func:`scroll_into_view`."""
+    scroll_into_view(container, ANSWER_ANCHOR)
 
 
 def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
@@ -377,9 +415,12 @@ def render_run(
         if state.batches:
             render_map_charts(maps.container(), state, key=key, interactive=interactive)
             if interactive:
-                evidence.render_call_inspector(calls.container(), state, index_key=index_key)
+                calls_box = calls.container()
+                evidence.render_call_inspector(calls_box, state, index_key=index_key)
+                if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
+                    scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
-            render_reduce_chart(reduce.container(), state, key=key)
+            render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
         if state.result is not None:
             render_answer(answer.container(), state, index_key=index_key)
         else:

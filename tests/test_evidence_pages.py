@@ -361,3 +361,47 @@ def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
 
     at = AppTest.from_function(script).run()
     assert not at.exception and [t.value for t in at.text] == ["1"]
+
+
+def test_a_table_row_and_the_reduce_chart_open_their_calls_and_bring_them_into_view(monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag_app import evidence
+
+    session: dict[str, object] = {}
+    monkeypatch.setattr(evidence.st, "session_state", session)
+    session["table"] = {"selection": {"rows": [3], "columns": []}}
+    evidence.table_selected("table")
+    assert session[CALL_KEY] == "3"
+    first = evidence.take_reveal()
+    assert first is not None and evidence.take_reveal() is None, "brought into view once per opening"
+
+    session["reduce-chart"] = {"selection": {"points": [{"x": 2, "y": 50}], "point_indices": [1]}}
+    evidence.reduce_chart_selected("reduce-chart")
+    assert session[CALL_KEY] == "reduce"
+    second = evidence.take_reveal()
+    assert second is not None and second != first, "a new opening scrolls again"
+
+    session["map-chart"] = {"selection": {"points": [{"x": 5, "y": 40}]}}
+    evidence.chart_selected("map-chart")
+    assert session[CALL_KEY] == "5" and evidence.take_reveal() is None, "it opens right under the map chart"
+
+    session["table"] = {"selection": {"rows": [], "columns": []}}  # a row unselected: the open call stays
+    evidence.table_selected("table")
+    assert session[CALL_KEY] == "5"
+
+
+def test_the_finished_page_draws_once_per_script_run_and_scrolls_only_when_asked(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A finished page is idle: a script run draws the run once (no rerun of its own), and the
+    scroll script appears only when the answer arrives or a call opened from below asks for it."""
+    from graphrag_app import views
+
+    at = run_question(app().run())
+    drawn: list[str] = []
+    render_run = views.render_run
+    monkeypatch.setattr(views, "render_run", lambda *args, **kwargs: (drawn.append(kwargs["key"]), render_run(*args, **kwargs))[1])
+    at = at.run()
+    assert drawn == ["run"]
+    assert not [h for h in at.get("html") if "scrollIntoView" in str(h.proto)]
+
+    at.selectbox(key=CALL_KEY).select("2").run()  # the picker opens right above the call: no scroll
+    assert not at.exception and drawn == ["run", "run"]
+    assert not [h for h in at.get("html") if "scrollIntoView" in str(h.proto)]
