@@ -146,6 +146,16 @@ class CommunitySets(_Value):
             return tuple(u.community_id for u in self.read_but_unused)
         return self.cited if name == "cited" else self.behind
 
+    def first_followable(self) -> tuple[str, SetName] | None:
+        """The community to open first for this run, and its set: the first one the answer cites
+        that a selected map answer carried (a citation that can be followed), else the first one
+        behind the answer; ``None`` when nothing is behind it."""
+        behind = set(self.behind)
+        cited = next((cid for cid in self.cited if cid in behind), None)
+        if cited is not None:
+            return cited, "cited"
+        return (self.behind[0], "behind") if self.behind else None
+
     def reason(self, community_id: str) -> UnsupportedReason | None:
         for item in self.unsupported:
             if item.community_id == community_id:

@@ -26,6 +26,7 @@ from graphrag_app.settings import AppSettings, load_settings
 from graphrag_app.urls import RUN_PARAM, provenance_url
 from graphrag_app.views import escape_markdown
 from graphrag_core.cache import SqliteMapCache
+from graphrag_core.citations import SetName, community_sets
 from graphrag_core.errors import EvaluationError, GraphRAGError
 from graphrag_core.evaluation import (
     CRITERIA,
@@ -219,9 +220,13 @@ def draw_drilldown(result: ExperimentResult, app: AppSettings) -> None:
             if answer.run_id:
                 run_ids.append(answer.run_id)
                 links = [f"[:material/travel_explore: Open the run](./?{urlencode({RUN_PARAM: answer.run_id})})"]
-                cited = first_cited_community(app, answer.run_id)
-                if cited is not None:
-                    links.append(f"[:material/account_tree: Provenance of community {escape_markdown(cited)}]({provenance_url(index_key_of(result), cited, answer.run_id)})")
+                first = first_cited_community(app, answer.run_id)
+                if first is not None:
+                    community, which = first
+                    links.append(
+                        f"[:material/account_tree: Provenance of community {escape_markdown(community)} ({'cited' if which == 'cited' else 'behind the answer'})]"
+                        f"({provenance_url(index_key_of(result), community, answer.run_id)})"
+                    )
                 st.markdown(" · ".join(links))
     if len(run_ids) == 2 and run_ids[0] != run_ids[1]:
         st.markdown(f"[:material/compare_arrows: Compare the two runs](compare?{urlencode({'runs': ','.join(run_ids)})})")
@@ -258,14 +263,15 @@ def index_key_of(result: ExperimentResult) -> str:
     return str(st.session_state.get(INDEX_KEY, ""))
 
 
-def first_cited_community(app: AppSettings, run_id: str) -> str | None:
+def first_cited_community(app: AppSettings, run_id: str) -> tuple[str, SetName] | None:
+    """The community the Evaluate page links for a run (``CommunitySets.first_followable``)."""
     try:
         record = RunStore(app.store_path).get(run_id)
     except Exception:  # noqa: BLE001 - a link is optional; a store problem must not break the page
         return None
-    if record is None or record.result is None or not record.result.community_ids:
+    if record is None or record.result is None:
         return None
-    return str(record.result.community_ids[0])
+    return community_sets(record.result).first_followable()
 
 
 def draw_result(result: ExperimentResult, app: AppSettings) -> None:

@@ -6,6 +6,7 @@ import pytest
 from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
 from graphrag_core.calls import batch_call, batch_calls, reduce_call, why_no_answer
 from graphrag_core.citations import (
+    CommunitySets,
     check_citations,
     cited_community_ids,
     community_sets,
@@ -184,3 +185,11 @@ def test_a_bundle_of_a_run_cut_short_reopens_as_interrupted():
     bundle = read_bundle(bundle_to_json(make_bundle(RunRecord.from_events(cut, index_name="small"))))
     assert bundle.status == "running" and bundle.index.fingerprint is None
     assert bundle.to_record().status == "interrupted"
+
+
+def test_the_first_followable_community_is_the_first_cited_one_a_selected_answer_carried():
+    # Evaluate links one community per answer: a cited one when it can be followed (the old link
+    # took the first community behind the answer, which the answer may not cite at all)
+    assert CommunitySets(cited=("z", "b"), behind=("a", "b")).first_followable() == ("b", "cited")
+    assert CommunitySets(cited=("z",), behind=("a", "b")).first_followable() == ("a", "behind")
+    assert CommunitySets(cited=("z",)).first_followable() is None

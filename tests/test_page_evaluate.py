@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app.eval_charts import p_value_rows, win_rate_heatmap
 from graphrag_app.navigation import PAGE_SPECS
+from graphrag_core.citations import community_sets
 from graphrag_core.evaluation import EvaluationStore
 from graphrag_core.store import RunStore
 
@@ -70,6 +73,14 @@ def test_drill_down_shows_both_answers_and_the_judge_calls(db: Path):
     calls = [f.value for f in at.dataframe if "shown first" in f.value.columns]
     assert calls and len(calls[0]) == 2 and set(calls[0]["shown first"]) == {"C0", "leaf"}
     assert all(r.startswith("heuristic") for r in calls[0]["reason"])
+    # each answer links the community to check first: one it cites, else one behind it
+    links = [m.value for m in at.markdown if "Provenance of community" in m.value]
+    assert len(links) == 2
+    for link in links:
+        community, which = re.search(r"Provenance of community (\S+) \((cited|behind the answer)\)", link).groups()
+        run_id = parse_qs(urlsplit(re.search(r"\]\(([^)]*provenance[^)]*)\)", link).group(1)).query)["run"][0]
+        sets = community_sets(RunStore(db).get(run_id).result)
+        assert sets.first_followable() == (community, "cited" if which == "cited" else "behind")
 
 
 def test_bad_conditions_and_seeds_are_shown_and_block_the_start(db: Path):
