@@ -190,20 +190,29 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
     if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
   }}
   var left = scroller.scrollTop;  // where this script last left the page
+  var height = scroller.scrollHeight;  // and how tall the page was then
   var readerMoved = false;
   var names = ["wheel", "touchmove", "keydown", "mousedown"];
   function moved() {{ readerMoved = true; }}
   names.forEach(function (name) {{ window.addEventListener(name, moved, {{capture: true, passive: true}}); }});
+  function keep() {{
+    var anchor = document.getElementById("{anchor}");
+    if (anchor) {{
+      var box = anchor.getBoundingClientRect();
+      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
+    }}
+    left = scroller.scrollTop;
+    height = scroller.scrollHeight;
+  }}
+  keep();  // at once: the page may be redrawn (and its scroll moved by the layout) right after
   var tries = 0;
   var timer = setInterval(function () {{
     tries += 1;
-    var done = readerMoved || tries > {ticks} || Math.abs(scroller.scrollTop - left) > 1;
-    var anchor = document.getElementById("{anchor}");
-    if (!done && anchor) {{
-      var box = anchor.getBoundingClientRect();
-      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
-      left = scroller.scrollTop;
-    }}
+    // A scroll that came with a change of the page's height is the layout's (panels redrawn,
+    // charts growing), not the reader's.
+    var relaid = scroller.scrollHeight !== height;
+    var done = readerMoved || tries > {ticks} || (!relaid && Math.abs(scroller.scrollTop - left) > 1);
+    if (!done) {{ keep(); }}
     if (done) {{
       clearInterval(timer);
       names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
