@@ -24,4 +24,13 @@ if ! fc-list 2>/dev/null | grep -qi "noto sans cjk\|wqy"; then
 fi
 
 python3 -m pip install -q --disable-pip-version-check -e ".[test]"
-python3 -m pytest -q "$@"
+if [ "$#" -gt 0 ]; then
+  python3 -m pytest -q "$@"
+else
+  # Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests
+  # one at a time (each drives a real server and chromium, and waits on what they draw).
+  status=0
+  python3 -m pytest -q -m "not browser" -n 2 || status=$?
+  python3 -m pytest -q -m browser || status=$?
+  exit "$status"
+fi
