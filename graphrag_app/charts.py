@@ -155,19 +155,25 @@ def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
 
 
 def timeline_figure(state: RunState) -> go.Figure:
-    """Each model call of the map as a bar on the run's clock, one row per call in flight."""
+    """Each model call of the map as a bar on the run's clock, one row per call in flight.
+
+    Batches answered from the map cache are no calls: they hold no slot, so they are drawn in a
+    row of their own (``cache``) and not counted in flight."""
     now = state.elapsed_s
-    lanes = call_lanes(state.calls, now)
+    calls = [span for span in state.calls if span.outcome != "cached"]
+    cached = [span for span in state.calls if span.outcome == "cached"]
+    lanes = call_lanes(calls, now)
+    rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
     fig = go.Figure()
     for outcome, color in CALL_COLORS.items():
-        picked = [(span, lane) for span, lane in zip(state.calls, lanes) if span.outcome == outcome]
+        picked = [(span, row) for span, row in rows if span.outcome == outcome]
         if not picked:
             continue
         fig.add_trace(
             go.Bar(
                 name=outcome,
                 orientation="h",
-                y=[lane + 1 for _, lane in picked],
+                y=[row for _, row in picked],
                 base=[span.start for span, _ in picked],
                 x=[max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
                 marker={"color": color},
@@ -180,10 +186,18 @@ def timeline_figure(state: RunState) -> go.Figure:
         )
     peak = max(lanes, default=-1) + 1
     limit = state.concurrency or peak
+    top = max(limit, peak, 1)
+    bottom = 0 if cached else 1
     fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
-    fig.update_yaxes(title_text="call slot", range=[0.5, max(limit, peak, 1) + 0.5], dtick=1)
+    fig.update_yaxes(
+        title_text="call slot",
+        range=[bottom - 0.5, top + 0.5],
+        tickvals=list(range(bottom, top + 1)),
+        ticktext=(["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
+    )
     fig.update_layout(barmode="overlay")
-    return _layout(fig, f"Model calls: {len(state.calls):,}, at most {peak} in flight (limit {limit})")
+    from_cache = f" · {len(cached):,} from the cache" if cached else ""
+    return _layout(fig, f"Model calls: {len(calls):,}, at most {peak} in flight (limit {limit}){from_cache}")
 
 
 def reduce_figure(state: RunState) -> go.Figure:

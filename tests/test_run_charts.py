@@ -39,3 +39,19 @@ def test_one_batch_has_one_tick_not_fractions() -> None:
 def test_big_numbers_have_thousands_separators() -> None:
     figure = charts.usefulness_figure(_state(["done"] * 3))
     assert "12,345" in str(figure.data[0].customdata[0])
+
+
+def test_the_timeline_counts_calls_in_flight_without_the_cache_reads():
+    # a batch answered from the map cache holds no slot: drawn on its own row, never counted as a
+    # call in flight (the timeline read "at most 5 in flight (limit 4)" on a run with cache hits)
+    from graphrag_app.charts import timeline_figure
+    from graphrag_core.state import CallSpan, RunState
+
+    state = RunState(concurrency=4)
+    state.calls = [CallSpan(batch_index=i, attempt=1, start=0.0, end=1.0, outcome="ok") for i in range(4)]
+    state.calls.append(CallSpan(batch_index=4, attempt=1, start=0.5, end=0.5, outcome="cached"))
+    fig = timeline_figure(state)
+    assert fig.layout.title.text == "Model calls: 4, at most 4 in flight (limit 4) · 1 from the cache"
+    rows = {trace.name: list(trace.y) for trace in fig.data}
+    assert rows == {"ok": [1, 2, 3, 4], "cached": [0]}
+    assert list(fig.layout.yaxis.ticktext) == ["cache", "1", "2", "3", "4"]
