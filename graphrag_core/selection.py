@@ -84,11 +84,13 @@ def rating_request(
 
 
 def rating_cache_key(model: object, request: ChatRequest, repeat: int) -> str:
-    """The map cache's key for one repeat of a rating call: the map's key of the exact request,
-    with the repeat number, so repeats are cached apart and a rerun reuses every one."""
+    """The map cache's key for one repeat of a rating call: the map's key of the exact request
+    (its output schema left out), with the repeat number, so repeats are cached apart and a
+    rerun reuses every one."""
     from .cache import cache_key
 
-    return hashlib.sha256(f"{cache_key(model, request)}\x00rate-repeat:{repeat}".encode()).hexdigest()
+    keyed = request.model_copy(update={"output_schema": None})  # the same shape the prompt asks for: stored ratings stay valid
+    return hashlib.sha256(f"{cache_key(model, keyed)}\x00rate-repeat:{repeat}".encode()).hexdigest()
 
 
 def majority_rating(ratings: Sequence[int]) -> int:

@@ -192,3 +192,20 @@ def test_a_judged_pair_judged_again_makes_no_call(tmp_path):
         second = run(judge_pair("q?", "a", "b", model, criteria=["directness"], store=store))
         assert made == 2 and len(server.bodies()) == made
     assert all(c.cached for c in second.calls) and second.scores == first.scores
+
+
+def test_rating_and_judge_keys_leave_the_schema_out_so_stored_calls_still_count():
+    # ratings cached and judgments stored before every call sent its schema stay valid: the schema
+    # asks for the shape the prompt already asks for (an evaluation stopped yesterday resumes)
+    from graphrag_core.evaluation.judge import judge_call_key
+    from graphrag_core.llm.base import ChatRequest
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.prompts import JUDGE_OUTPUT_SCHEMA, RATING_OUTPUT_SCHEMA
+    from graphrag_core.selection import rating_cache_key
+
+    model = OfflineChatModel()
+    bare = ChatRequest(purpose="rate", messages=[{"role": "user", "content": "rate"}], json_mode=True)
+    assert rating_cache_key(model, bare.model_copy(update={"output_schema": RATING_OUTPUT_SCHEMA}), 0) == rating_cache_key(model, bare, 0)
+    assert rating_cache_key(model, bare, 0) != rating_cache_key(model, bare, 1)
+    judged = bare.model_copy(update={"purpose": "judge"})
+    assert judge_call_key(model, judged.model_copy(update={"output_schema": JUDGE_OUTPUT_SCHEMA}), 0) == judge_call_key(model, judged, 0)

@@ -193,9 +193,12 @@ class JudgeCallStore(Protocol):
 
 
 def judge_call_key(judge: object, request: ChatRequest, repeat: int) -> str:
-    """sha256 of the judge's identity, the exact request and the repeat number."""
+    """sha256 of the judge's identity, the exact request and the repeat number. The request's
+    output schema is left out: it asks for the shape the prompt already asks for, so judgments
+    stored before schemas were sent still resume an evaluation."""
+    keyed = request.model_copy(update={"output_schema": None})
     digest = hashlib.sha256()
-    for part in (model_identity(judge), request.model_dump_json(), str(repeat)):
+    for part in (model_identity(judge), keyed.model_dump_json(), str(repeat)):
         digest.update(part.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()
