@@ -14,6 +14,7 @@ import hashlib
 import sqlite3
 import threading
 import time
+import weakref
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Protocol, runtime_checkable
@@ -70,7 +71,12 @@ class SqliteMapCache:
         # closing the file's last one, which would checkpoint the WAL and wait for the disk on
         # every put (about 20 ms each: half a minute for a 1,000-batch run).
         self._keeper = sqlite3.connect(self.path, check_same_thread=False)
-        self._keeper.execute("SELECT COUNT(*) FROM map_cache").fetchone()
+        self._keeper.execute("SELECT 1 FROM map_cache LIMIT 1").fetchone()  # opens the WAL, reads no table
+        self._closer = weakref.finalize(self, self._keeper.close)
+
+    def close(self) -> None:
+        """Close the connection this instance keeps open (also done when it is collected)."""
+        self._closer()
 
     def __repr__(self) -> str:
         return f"SqliteMapCache({str(self.path)!r})"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+
+import pytest
 from collections import Counter
 from pathlib import Path
 
@@ -135,3 +137,15 @@ def test_rerun_changing_only_reduce_settings_makes_zero_map_calls(tmp_path: Path
     assert second.diagnostics.cache_hits == second.diagnostics.batch_count
     assert [a.answer for a in second.map_answers] == [a.answer for a in first.map_answers]
     assert second.status == first.status == "completed"
+
+
+def test_the_kept_connection_closes_and_the_cache_still_works(tmp_path):
+    from graphrag_core.cache import SqliteMapCache
+
+    cache = SqliteMapCache(tmp_path / "c.sqlite3")
+    cache.put("k", "v")
+    keeper = cache._keeper
+    cache.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        keeper.execute("SELECT 1")
+    assert cache.get("k") == "v"  # each operation opens its own connection
