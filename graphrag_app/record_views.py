@@ -69,7 +69,7 @@ def draw_communities(
     """The communities holding a record, each a link to its view, with the run's use of it."""
     from .urls import provenance_url
 
-    known = [cid for cid in community_ids if index.has_community(cid)]
+    known = [cid for cid in dict.fromkeys(community_ids) if index.has_community(cid)]  # once each: an id is a widget key
     with container:
         st.subheader(f"Communities ({len(known)})")
         if not known:

@@ -63,8 +63,9 @@ class IndexRecords:
 
     def chunks_of(self, record: Entity | Relationship | Claim) -> tuple[list[SourceChunk], list[str]]:
         """The record's source chunks in the index, and the chunk ids the index does not hold."""
-        found = [self.index.chunk(cid) for cid in record.chunk_ids if cid in self._chunk_ids]
-        missing = [cid for cid in record.chunk_ids if cid not in self._chunk_ids]
+        ids = list(dict.fromkeys(record.chunk_ids))  # an output may list a chunk twice; shown once
+        found = [self.index.chunk(cid) for cid in ids if cid in self._chunk_ids]
+        missing = [cid for cid in ids if cid not in self._chunk_ids]
         return found, missing
 
     def relationships_of(self, entity: Entity) -> list[Relationship]:

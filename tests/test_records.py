@@ -116,3 +116,14 @@ def test_the_native_format_keeps_the_records_sources_and_omits_them_when_empty(t
     written = (tmp_path / "bare" / "entities.jsonl").read_text() + (tmp_path / "bare" / "relationships.jsonl").read_text()
     assert "chunk_ids" not in written and "short_id" not in written, "indexes without them keep their bytes"
     assert '"community_ids": []' in (tmp_path / "bare" / "entities.jsonl").read_text(), "an entity's communities as before"
+
+
+def test_a_chunk_listed_twice_is_shown_once():
+    # a Microsoft GraphRAG output may list a text unit twice; each chunk is a widget key on the page
+    index = Index(
+        communities=(Community(id="1", level=0, title="Root", summary="Root."),),
+        chunks=(SourceChunk(id="k1", document_id=None, text="Ada."),),
+        entities=(Entity(id="e1", title="ADA", community_ids=("1", "1"), chunk_ids=("k1", "k1", "k9")),),
+    )
+    found, missing = IndexRecords(index).chunks_of(index.entities[0])
+    assert [c.id for c in found] == ["k1"] and missing == ["k9"]
