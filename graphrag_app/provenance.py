@@ -161,6 +161,10 @@ def draw_community_records(container: DeltaGenerator, index: Index, community: C
         frames.append(frame)
     table = pd.concat(frames, ignore_index=True)
     if table.empty:
+        if any(c.more for c in citations):  # the report's "+more" leads here: say what is here
+            with container:
+                st.subheader("Entities and relationships of this community (0)", anchor=RECORDS_ANCHOR)
+                st.caption("The index holds no entity or relationship records for this community.")
         return
     with container:
         st.subheader(f"Entities and relationships of this community ({len(table)})", anchor=RECORDS_ANCHOR)

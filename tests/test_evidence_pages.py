@@ -405,3 +405,18 @@ def test_the_finished_page_draws_once_per_script_run_and_scrolls_only_when_asked
     at.selectbox(key=CALL_KEY).select("2").run()  # the picker opens right above the call: no scroll
     assert not at.exception and drawn == ["run", "run"]
     assert not [h for h in at.get("html") if "scrollIntoView" in str(h.proto)]
+
+
+def test_a_reports_more_leads_somewhere_when_the_community_has_no_records(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_core.index import save_index
+    from graphrag_core.models import Community, Index
+
+    index = Index(communities=(Community(id="1", level=0, title="Root", summary="# Root\n\nAda wrote it [Data: Reports (1, +more)]."),))
+    folder = tmp_path / "no-records"
+    save_index(index, folder)
+    at = provenance({"index": str(folder), "community": "1"})
+    assert not at.exception
+    report = next(m.value for m in at.markdown if m.value.startswith("#### "))
+    assert "(#records-of-this-community" in report
+    assert "Entities and relationships of this community (0)" in [h.value for h in at.subheader]
+    assert "The index holds no entity or relationship records for this community." in [c.value for c in at.caption]
