@@ -190,7 +190,6 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
     if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
   }}
   var left = scroller.scrollTop;  // where this script last left the page
-  var height = scroller.scrollHeight;  // and how tall the page was then
   var readerMoved = false;
   var names = ["wheel", "touchmove", "keydown", "mousedown"];
   function moved() {{ readerMoved = true; }}
@@ -202,16 +201,14 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
       if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
     }}
     left = scroller.scrollTop;
-    height = scroller.scrollHeight;
   }}
   keep();  // at once: the page may be redrawn (and its scroll moved by the layout) right after
   var tries = 0;
   var timer = setInterval(function () {{
     tries += 1;
-    // A scroll that came with a change of the page's height is the layout's (panels redrawn,
-    // charts growing), not the reader's.
-    var relaid = scroller.scrollHeight !== height;
-    var done = readerMoved || tries > {ticks} || (!relaid && Math.abs(scroller.scrollTop - left) > 1);
+    // A scroll this script did not make ends it too, unless the page is being redrawn under a
+    // call just opened (then only the reader's own input does).
+    var done = readerMoved || tries > {ticks} || ({yield_to_scroll} && Math.abs(scroller.scrollTop - left) > 1);
     if (!done) {{ keep(); }}
     if (done) {{
       clearInterval(timer);
@@ -223,15 +220,19 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
 </script>"""
 
 
-def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0) -> None:
+def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0, yield_to_scroll: bool = True) -> None:
     """Bring the element with id ``anchor`` (a constant of this app, never data) into view and keep
     it there while the charts above it settle, for at most ``SCROLL_TICKS`` x
-    ``SCROLL_TICK_MS``. It never fights the reader: any input, or any scroll it did not
-    make, ends it, and its span (``#<anchor>-scroll``) then says ``data-state="done"``.
+    ``SCROLL_TICK_MS``. It never fights the reader: any input ends it, and so does any scroll it
+    did not make unless ``yield_to_scroll`` is False (a call opened from a table row: the redraw
+    under it moves the page, which is not the reader). Its span (``#<anchor>-scroll``) then says
+    ``data-state="done"``.
 
     The same script drawn in the same place on the next script run is not run again (the page
     keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again."""
-    script = _SCROLL_INTO_VIEW.format(anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce))
+    script = _SCROLL_INTO_VIEW.format(
+        anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce), yield_to_scroll="true" if yield_to_scroll else "false"
+    )
     container.html(script, unsafe_allow_javascript=True)
 
 
@@ -427,7 +428,8 @@ def render_run(
                 calls_box = calls.container()
                 evidence.render_call_inspector(calls_box, state, index_key=index_key)
                 if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
-                    scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening)
+                    # the page is redrawn under the opened call: only the reader's input ends the scroll
+                    scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
         if state.result is not None:
