@@ -7,9 +7,10 @@ through :func:`escape_markdown`. No panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -125,17 +126,17 @@ def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, i
     with container:
         left, right = st.columns(2)
         chart_key = f"{key}-usefulness"
-        if not interactive:
-            left.plotly_chart(charts.usefulness_figure(state), key=chart_key, config={"displaylogo": False})
-        else:  # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
-            left.plotly_chart(
-                charts.usefulness_figure(state),
-                key=chart_key,
-                config={"displaylogo": False},
-                on_select=lambda: evidence.chart_selected(chart_key),
-                selection_mode="points",
-            )
+        # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
+        _chart(left, charts.usefulness_figure(state), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None)
         right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
+
+
+def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None) -> None:
+    """A Plotly chart; with ``on_select``, clicking a point calls it (a finished run's charts)."""
+    if on_select is None:
+        container.plotly_chart(figure, key=key, config={"displaylogo": False})
+    else:
+        container.plotly_chart(figure, key=key, config={"displaylogo": False}, on_select=on_select, selection_mode="points")
 
 
 def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
@@ -146,16 +147,8 @@ def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str,
             st.info("No map answer had a usefulness above 0, so nothing went to the reduce.")
             return
         chart_key = f"{key}-reduce"
-        if not interactive:
-            st.plotly_chart(charts.reduce_figure(state), key=chart_key, config={"displaylogo": False})
-        else:  # a finished run: clicking the chart opens the reduce call
-            st.plotly_chart(
-                charts.reduce_figure(state),
-                key=chart_key,
-                config={"displaylogo": False},
-                on_select=lambda: evidence.reduce_chart_selected(chart_key),
-                selection_mode="points",
-            )
+        # a finished run: clicking the chart opens the reduce call
+        _chart(container, charts.reduce_figure(state), key=chart_key, on_select=(lambda: evidence.reduce_chart_selected(chart_key)) if interactive else None)
 
 
 def render_community_links(container: DeltaGenerator, community_ids: Sequence[str], *, index_key: str, run_id: str | None) -> None:
