@@ -16,9 +16,9 @@ from pathlib import Path
 
 from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
 from graphrag_core.index import load_index
-from graphrag_core.recording import RunRecorder
+from graphrag_core.history import RunRecorder
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 GOOD = '{"answer": "Hackers call it a kludge [Data: Reports (1)].", "usefulness": 60}'
 

@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.bundle import BundleError, RunBundle, bundle_to_json, index_mismatch, make_bundle, read_bundle
 from graphrag_core.state import RunState
-from graphrag_core.store import RunRecord, RunStore, StoreError
+from graphrag_core.history import RunRecord, RunStore, StoreError
 
 from .loaders import IndexAccessError, resolve_source
 from .settings import AppSettings

@@ -23,7 +23,7 @@ from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from h
 from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.samples import SAMPLES
 from graphrag_core.figures import Price, RunSpend, money
-from graphrag_core.store import RunRecord, status_word
+from graphrag_core.history import RunRecord, status_word
 from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340

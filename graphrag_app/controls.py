@@ -23,7 +23,7 @@ from graphrag_core.models import Index
 from graphrag_core.request import COMMUNITY_SELECTIONS, MAX_RATING, REDUCE_STRATEGIES, SearchSettings
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
 from .compare_charts import index_key_for

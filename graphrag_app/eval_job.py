@@ -18,7 +18,7 @@ from graphrag_core.cache import MapCache
 from graphrag_core.evaluation import EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, run_experiment
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.models import Index
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .runner import JobHandle, start_job
 

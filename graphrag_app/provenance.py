@@ -15,7 +15,7 @@ from graphrag_core.citations import Reference, find_citations, references_of_kin
 from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import RunState
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from . import charts, record_views, selection_charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown

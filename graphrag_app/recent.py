@@ -7,7 +7,7 @@ from functools import partial
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.store import RunStore, RunSummary, settings_text, status_word
+from graphrag_core.history import RunStore, RunSummary, settings_text, status_word
 
 from . import controls
 from .session import ExplorerSession

@@ -11,7 +11,7 @@ Invariants:
 - the model is built inside the run's own event loop, once per run (an ``AsyncOpenAI``
   client must not outlive its loop);
 - the run is in the history from its first event on, and its events are written as they
-  stream (batched, see ``graphrag_core.recording``), so a killed server leaves it there as
+  stream (batched, see ``graphrag_core.history``), so a killed server leaves it there as
   ``interrupted`` with its finished batches;
 - whatever way the run ends (finished, failed, stopped), its events are saved as a
   ``RunRecord`` before ``done`` is set, and a stopped run's events end with
@@ -39,8 +39,8 @@ from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import stream_global
 from graphrag_core.state import RunState
-from graphrag_core.recording import RunRecorder
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunRecorder
+from graphrag_core.history import RunStore
 from graphrag_core.sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 
 DEFAULT_REDRAW_INTERVAL_S = 0.3

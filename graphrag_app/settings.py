@@ -2,7 +2,7 @@
 
 ============================================  ===============================================
 ``GRAPHRAG_EXPLORER_DB``                      the run history (SQLite); default:
-                                              ``graphrag_core.store.default_store_path()``
+                                              ``graphrag_core.history.default_store_path()``
 ``GRAPHRAG_EXPLORER_ALLOWED_ROOTS``           folders (``os.pathsep``-separated) under which
                                               index folders may be opened; unset: any folder
                                               (a local tool); set but empty: samples only

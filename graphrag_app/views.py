@@ -19,7 +19,7 @@ from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
-from graphrag_core.store import INTERRUPTED_ERROR_TYPE
+from graphrag_core.errors import INTERRUPTED_ERROR_TYPE
 
 from . import charts, evidence, selection_charts
 from .escaping import escape_markdown

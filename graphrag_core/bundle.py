@@ -19,7 +19,7 @@ from .errors import GraphRAGError
 from .events import Event
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult
-from .store import RunRecord, RunStatus, utc_now_iso
+from .history import RunRecord, RunStatus, utc_now_iso
 
 BUNDLE_FORMAT = "graphrag-explorer-run-bundle"
 BUNDLE_VERSION = 1

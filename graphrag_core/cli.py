@@ -68,7 +68,7 @@ from .events import (
 )
 from .llm.base import ChatModel, model_identity
 from .llm.settings import PROVIDERS, ModelSettings, SettingsError
-from .recording import RunRecorder
+from .history import RunRecorder
 from .models import LEAF, Index
 from .request import DYNAMIC, DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchDefaults, SearchSettings
 from .results import GlobalSearchResult
@@ -77,7 +77,7 @@ from .figures import Price, run_figures, spend_line
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
-from .store import RunRecord, RunStore, StoreError, run_label
+from .history import RunRecord, RunStore, StoreError, run_label
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import Tokenizer, tokenizer_for
 

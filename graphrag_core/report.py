@@ -14,7 +14,7 @@ from .results import ReduceCandidate
 
 if TYPE_CHECKING:
     from .state import RunState
-    from .store import RunRecord
+    from .history import RunRecord
 
 EXCERPT_CHARS = 160
 """A reduce candidate's answer is cut to this many characters in the report's table."""
@@ -161,7 +161,7 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
         ]
     lines += markdown_table(["setting", "value"], settings) + [""]
 
-    from .store import status_word  # the one word for a stored status ("stopped", not "cancelled")
+    from .history import status_word  # the one word for a stored status ("stopped", not "cancelled")
 
     lines += ["## Status", "", f"**{status_word(record.status)}** in {record.duration_s:.2f} s", ""]
     if record.error:

@@ -41,8 +41,8 @@ from .pool import run_pool
 from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .search import retrieve_global
-from .recording import RunRecorder
-from .store import RunStore
+from .history import RunRecorder
+from .history import RunStore
 from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
@@ -404,7 +404,7 @@ async def run_sweep(
     """Run every grid point of ``spec`` against ``index`` and collect one row per point.
 
     ``store``, when given, receives each point's run (finished or failed) as a
-    :class:`~graphrag_core.store.RunRecord` labelled with the sweep id and the point.
+    :class:`~graphrag_core.history.RunRecord` labelled with the sweep id and the point.
     ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
     """
     sweep_id = sweep_id or uuid.uuid4().hex

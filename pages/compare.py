@@ -18,7 +18,7 @@ from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
 from graphrag_core.report import record_to_markdown
-from graphrag_core.store import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
+from graphrag_core.history import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
 
 ensure_app_navigation()
 

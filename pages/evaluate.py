@@ -45,7 +45,7 @@ from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 ensure_app_navigation()
 

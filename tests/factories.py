@@ -6,7 +6,7 @@ from graphrag_core import Claim, Community, Document, GlobalSearchRequest, Index
 from graphrag_core.index import load_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunRecord
+from graphrag_core.history import RunRecord
 
 
 def small_index() -> Index:

@@ -131,7 +131,7 @@ def test_the_hierarchy_figure_follows_the_walk_live() -> None:
 
 def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
     from graphrag_app import compare_charts as cc
-    from graphrag_core.store import RunStore
+    from graphrag_core.history import RunStore
 
     level = sample_run(GlobalSearchRequest(query=QUESTION, community_level=1, seed=1))
     dynamic = sample_run(GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=1))

@@ -34,7 +34,7 @@ from graphrag_core.models import Community, Index
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import sample_path, sample_question
 from graphrag_core.state import RunState
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
 from . import wait_until

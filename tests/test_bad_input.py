@@ -160,7 +160,7 @@ def test_runs_list_into_a_closed_pipe_is_quiet(tmp_path: Path) -> None:
 
     from graphrag_core.llm.scripted import ScriptedChatModel
     from graphrag_core.search import retrieve_global
-    from graphrag_core.store import RunRecord, RunStore
+    from graphrag_core.history import RunRecord, RunStore
 
     events: list = []
     asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="q", seed=1), ScriptedChatModel('{"answer": "a", "usefulness": 5}'), on_event=events.append))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_core import GlobalSearchRequest
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .browser_support import require_browser, shot
 from .factories import sample_run

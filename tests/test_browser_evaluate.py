@@ -25,7 +25,7 @@ def _seed_experiment(db: Path) -> str:
     from graphrag_core.index import load_index
     from graphrag_core.llm.offline import OfflineChatModel
     from graphrag_core.samples import SAMPLES
-    from graphrag_core.store import RunStore
+    from graphrag_core.history import RunStore
 
     root = APP_ROOT
     spec = ExperimentSpec(

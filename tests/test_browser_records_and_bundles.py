@@ -14,7 +14,7 @@ import pytest
 
 from graphrag_core.cli import main
 from graphrag_core.index import save_index
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .browser_support import APP_ROOT, ARTIFACTS, UI_TIMEOUT_MS, require_browser
 from .factories import small_index

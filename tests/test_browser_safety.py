@@ -98,7 +98,7 @@ def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) 
     import re
     import signal
 
-    from graphrag_core.store import RunStore
+    from graphrag_core.history import RunStore
 
     from .browser_support import SERVER_PROCESSES
 

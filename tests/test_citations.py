@@ -178,7 +178,7 @@ def test_why_a_partial_run_names_unparsed_replies_and_failed_batches():
 
 def test_a_bundle_of_a_run_cut_short_reopens_as_interrupted():
     from graphrag_core.bundle import bundle_to_json, make_bundle, read_bundle
-    from graphrag_core.store import RunRecord
+    from graphrag_core.history import RunRecord
 
     _, events = _run({"3": 80}, "x [Communities: 3]")
     cut = [e for e in events if e.kind not in ("run_finished", "reduce_replied", "reduce_started")]

@@ -19,7 +19,7 @@ from graphrag_core.cli import (
     EXIT_USAGE,
 )
 from graphrag_core.index import load_index, save_index
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 from graphrag_core.citations import community_sets
 from graphrag_core.report import record_to_markdown
 

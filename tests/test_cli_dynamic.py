@@ -7,7 +7,7 @@ import json
 
 from graphrag_core import GlobalSearchResult, ScriptedChatModel
 from graphrag_core.cli import EXIT_OK
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .cli_support import QUESTION, run_cli
 

@@ -16,7 +16,7 @@ from graphrag_core import (
 )
 from graphrag_core.errors import AllMapBatchesFailed
 from graphrag_core.samples import SAMPLES
-from graphrag_core.store import RunRecord
+from graphrag_core.history import RunRecord
 from graphrag_core.sweep import SweepSpec, run_sweep
 from tests.factories import small_index
 

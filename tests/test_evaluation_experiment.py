@@ -31,7 +31,7 @@ from graphrag_core.evaluation.questions import EvalQuestion, parse_string_list
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .factories import small_index
 from .test_evaluation_judge import shown

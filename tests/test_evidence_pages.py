@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_app.evidence import CALL_KEY
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from . import APP_ROOT
 from .apptest_support import QUESTION, app, provenance, run_question

@@ -12,7 +12,8 @@ from graphrag_core.errors import GraphRAGError
 from graphrag_core.events import RunFailed
 from graphrag_core.figures import STOPPED_MESSAGE, RunFigures, run_figures
 from graphrag_core.llm.base import ChatResponse, TokenUsage
-from graphrag_core.store import RunRecord, record_to_markdown
+from graphrag_core.history import RunRecord
+from graphrag_core.report import record_to_markdown
 from tests.factories import small_index
 
 QUERY = "Who are the hackers?"

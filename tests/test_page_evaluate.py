@@ -13,7 +13,7 @@ from graphrag_app.eval_charts import p_value_rows, win_rate_heatmap
 from graphrag_app.navigation import PAGE_SPECS
 from graphrag_core.citations import community_sets
 from graphrag_core.evaluation import EvaluationStore
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .apptest_support import page as app_page
 

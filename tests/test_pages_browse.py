@@ -4,7 +4,7 @@ import pytest
 
 from graphrag_core import GlobalSearchRequest
 from graphrag_core.locations import ENV_DB
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 
 from .apptest_support import page
 from .factories import sample_run

@@ -17,10 +17,11 @@ from graphrag_app.runner import start_run
 from graphrag_core.cli import EXIT_INTERRUPTED, main
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
-from graphrag_core.recording import RunRecorder
+from graphrag_core.history import RunRecorder
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
-from graphrag_core.store import RunStore, record_to_markdown
+from graphrag_core.history import RunStore
+from graphrag_core.report import record_to_markdown
 
 from . import APP_ROOT, wait_until
 from .factories import small_index
@@ -203,7 +204,7 @@ def test_ctrl_c_interrupts_cpu_bound_work_at_once(tmp_path: Path) -> None:
 def test_a_run_left_running_by_another_host_is_interrupted_once_stale(tmp_path: Path) -> None:
     from datetime import datetime, timedelta, timezone
 
-    from graphrag_core import store as store_module
+    from graphrag_core.history import liveness as store_module
 
     events: list = []
     asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="q", seed=1), ScriptedChatModel(MAP), on_event=events.append))

@@ -12,7 +12,7 @@ from graphrag_core.events import MapBatchFailed, MapBatchRetried
 from graphrag_core.llm.base import ChatMessage, ChatRequest
 from graphrag_core.map import MAX_REPLY_CHARS, check_reply_size
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.store import RunRecord, RunStore
+from graphrag_core.history import RunRecord, RunStore
 
 from .factories import small_index
 

@@ -12,7 +12,7 @@ from graphrag_core.errors import RetryableModelError
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
-from graphrag_core.store import RunRecord, RunStore
+from graphrag_core.history import RunRecord, RunStore
 
 from .factories import small_index
 from .openai_server import Reply, Server, completion_body

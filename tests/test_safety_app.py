@@ -11,7 +11,7 @@ import pytest
 import graphrag_app.loaders as loaders
 from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.store import RunRecord, RunStore
+from graphrag_core.history import RunRecord, RunStore
 
 from .apptest_support import TIMEOUT, app
 

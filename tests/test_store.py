@@ -15,7 +15,7 @@ from graphrag_core import (
     retrieve_global,
 )
 from graphrag_core.events import RunFailed
-from graphrag_core.store import (
+from graphrag_core.history import (
     run_label,
     status_word,
     SCHEMA_VERSION,

@@ -184,7 +184,7 @@ def test_a_runaway_stream_is_cut_off_with_a_readable_error():
 
 
 def test_explore_runs_against_a_local_openai_compatible_server_and_stores_the_streamed_answer(run_db):
-    from graphrag_core.store import RunStore
+    from graphrag_core.history import RunStore
 
     from .apptest_support import page
 

@@ -13,7 +13,7 @@ from graphrag_core import (
     ScriptedChatModel,
     SearchDefaults,
 )
-from graphrag_core.store import RunStore
+from graphrag_core.history import RunStore
 from graphrag_core.sweep import (
     ROW_FIELDS,
     SweepPoint,

@@ -20,6 +20,7 @@ from .experiment import (
     estimate_experiment,
     holm,
     is_heuristic,
+    parse_conditions,
     run_experiment,
     wilcoxon_p,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "is_heuristic",
     "judge_pair",
     "load_questions",
+    "parse_conditions",
     "parse_judge_output",
     "parse_questions",
     "rouge_l_f1",

@@ -42,7 +42,7 @@ from .store import EvaluationStore
 
 if TYPE_CHECKING:
     from ..cache import MapCache
-    from ..store import RunStore
+    from ..history import RunStore
 
 PURPOSES_SHOWN = ("rate", "map", "reduce")
 """The purposes whose calls and prompt tokens a condition's cost reports."""
@@ -125,6 +125,18 @@ class Condition(BaseModel):
 
     def describe(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.overrides.items()) or "defaults"
+
+
+def parse_conditions(text: str) -> list[Condition]:
+    """One condition per line, ``NAME: key=value, key=value`` (blank lines and ``#`` comments
+    skipped): the Evaluate page's box and a conditions file read alike."""
+    conditions = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, _, rest = line.partition(":")
+            conditions.append(Condition.parse(f"{name.strip()}:{rest.replace(' ', '')}"))
+    return conditions
 
 
 class ExperimentSpec(BaseModel):
@@ -728,7 +740,7 @@ async def _answer(
         message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
         record = AnswerRecord(**base, status="failed", error=message or type(exc).__name__, cost=_cost_of(run_figures(events)))
     if run_store is not None and events:
-        from ..store import RunRecord
+        from ..history import RunRecord
 
         label = f"eval {exp_id[:8]} · {condition.name} · {question.id} · seed {seed}"
         run_store.save(RunRecord.from_events(events, index_name=index.name or "", index_path=index_path, label=label))
@@ -736,6 +748,7 @@ async def _answer(
 
 
 __all__ = [
+    "parse_conditions",
     "AnswerCost",
     "AnswerRecord",
     "ClaimSummary",

@@ -196,6 +196,47 @@ class ModelSettings(BaseModel):
         return shown
 
 
+OFFLINE_LATENCY_SPREAD = 0.5
+"""A chosen offline latency of ``x`` seconds draws each call's delay from ``[x/2, 3x/2]``."""
+
+
+class ModelChoice(BaseModel):
+    """What a front end lets its user choose about a run's model, over the configured settings:
+    the command line's ``--model``/``--base-url``/``--model-name``/``--api-key-env``, the app's
+    model, endpoint, typed key and simulated latency, a sweep's or an evaluation's model."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    provider: Provider | None = None
+    """None: the configured provider."""
+    model: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    """A key typed by this user (never the configured one); blank for none."""
+    offline_latency_s: float | None = Field(default=None, ge=0.0)
+    """The offline model's average simulated latency (0: none); None keeps the configured one."""
+
+
+def resolve_model_settings(configured: ModelSettings, choice: ModelChoice | None = None) -> ModelSettings:
+    """The settings of the model a run calls: ``configured`` with ``choice`` applied. The one
+    place every front end (command line, Explore, Sweeps, Evaluate) turns a choice into settings.
+
+    The configured key goes only to the configured (or an allow-listed) endpoint: another base
+    URL is called with the typed key or with none (:meth:`ModelSettings.for_endpoint`). Raises
+    :class:`SettingsError` naming the field when a choice cannot be used."""
+    choice = choice or ModelChoice()
+    provider = choice.provider or configured.provider
+    if provider == "openai":
+        if configured.provider == "openai" and not (choice.base_url.strip() or choice.model.strip() or choice.api_key.strip()):
+            return configured
+        return configured.for_endpoint(base_url=choice.base_url, api_key=choice.api_key, model=choice.model)
+    latency = configured.offline_latency
+    if choice.offline_latency_s is not None:
+        mean, spread = choice.offline_latency_s, OFFLINE_LATENCY_SPREAD
+        latency = (mean * (1 - spread), mean * (1 + spread)) if mean > 0 else None
+    return configured.model_copy(update={"provider": "offline", "offline_latency": latency})
+
+
 def endpoint_key(url: str | None) -> tuple[str, str, int | None, str] | None:
     """What makes two base URLs the same endpoint: scheme, host, port (the scheme's default
     when absent) and path without a trailing slash; None for a URL without a host."""
@@ -357,10 +398,13 @@ __all__ = [
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
     "ModelEnvironment",
+    "ModelChoice",
     "ModelSettings",
+    "OFFLINE_LATENCY_SPREAD",
     "PROVIDERS",
     "Provider",
     "SettingsError",
     "build_chat_model",
     "endpoint_key",
+    "resolve_model_settings",
 ]

@@ -22,8 +22,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from .events import Event, RunFailed, RunFinished, RunStarted
-from .store import RunRecord, RunStore, StoreError, utc_now_iso
+from ..events import Event, RunFailed, RunFinished, RunStarted
+from .records import RunRecord, utc_now_iso
+from .store import RunStore, StoreError
 
 FLUSH_INTERVAL_S = 1.0
 """Seconds between two writes of a running run (its start and end are written at once)."""

@@ -23,31 +23,20 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from datetime import datetime, timedelta, timezone
-from functools import cached_property
 from pathlib import Path
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from .errors import INTERRUPTED_ERROR_TYPE
-from .errors import GraphRAGError
-from .events import Event, RunFailed, RunFinished, RunStarted, events_from_json, events_to_json
-from .figures import RunFigures, RunOutcome, figures_of, run_figures
-from .report import record_to_markdown
-from .request import GlobalSearchRequest
-from .results import GlobalSearchResult
-from .sqlite import connect as sqlite_connect
-from .sqlite import enable_wal
-from .state import RunState
-
-RunStatus = RunOutcome
-"""The status of a stored run: a result's status, or how an unfinished run ended.
-``interrupted``: its process ended (killed, Ctrl-C) before the run did."""
+from ..errors import GraphRAGError
+from ..events import events_from_json, events_to_json
+from ..report import record_to_markdown
+from ..request import GlobalSearchRequest
+from ..results import GlobalSearchResult
+from ..sqlite import connect as sqlite_connect
+from ..sqlite import enable_wal
+from .liveness import live_status, process_token
+from .records import RunRecord, RunSummary, level_text, level_value
 
 SCHEMA_VERSION = 1
 """The newest schema this module writes and reads."""
@@ -107,257 +96,6 @@ def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
     base = env.get("XDG_DATA_HOME") or ""
     root = Path(base).expanduser() if base.strip() else Path.home() / ".local" / "share"
     return root / STORE_DIR_NAME / STORE_FILE_NAME
-
-
-def _process_start(pid: int) -> str:
-    """The start time of a process (Linux ``/proc``), so a reused pid is not taken for it; ''
-    when unknown."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
-        return ""
-
-
-def process_token() -> str:
-    """This process, as the writer of a running run: ``host:pid:start``."""
-    return f"{socket.gethostname()}:{os.getpid()}:{_process_start(os.getpid())}"
-
-
-STALE_RUN_S = 900.0
-"""A running run written by another host whose last event is older than this is taken as
-interrupted (a live run writes as its batches finish; its process cannot be asked)."""
-
-
-def writer_alive(token: str, *, last_event_at: datetime | None = None) -> bool:
-    """Whether the process a token names may still run: on this host, whether that process
-    (same pid and start time) exists; on another host, whether its last event is recent."""
-    host, _, rest = token.partition(":")
-    pid_text, _, start = rest.partition(":")
-    if host != socket.gethostname() or not pid_text.isdigit():
-        if last_event_at is None:
-            return True
-        return (datetime.now(timezone.utc) - last_event_at).total_seconds() < STALE_RUN_S
-    pid = int(pid_text)
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return not start or _process_start(pid) in ("", start)
-
-
-def _live_status(status: str, writer: object, created_at: object = None, duration_s: object = None) -> str:
-    """A stored ``running`` status, or ``interrupted`` when its writer process is gone."""
-    if status != "running" or not isinstance(writer, str) or not writer:
-        return status
-    last_event_at = None
-    if isinstance(created_at, str) and isinstance(duration_s, (int, float)):
-        try:
-            started = datetime.fromisoformat(created_at)
-        except ValueError:
-            started = None
-        if started is not None and started.tzinfo is not None:
-            last_event_at = started + timedelta(seconds=float(duration_s))
-    return status if writer_alive(writer, last_event_at=last_event_at) else "interrupted"
-
-
-def interrupted_message(state: RunState) -> str:
-    done, total = state.finished_batches, len(state.batches)
-    return f"The run was interrupted: its process ended before it finished ({done} of {total} map batches were done)."
-
-
-def utc_now_iso() -> str:
-    """The current time as an ISO 8601 UTC string with seconds precision and a ``Z``-free offset."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _level_text(level: int | str) -> str:
-    return str(level)
-
-
-def _level_value(text: str) -> int | Literal["leaf", "dynamic"]:
-    return text if text in ("leaf", "dynamic") else int(text)  # type: ignore[return-value]
-
-
-class RunSummary(BaseModel):
-    """One line of the run history: what a list shows, without the events or the result."""
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    created_at: str
-    index_name: str
-    query: str
-    status: RunStatus
-    community_level: int | Literal["leaf", "dynamic"]
-    seed: int | None
-    model: str
-    duration_s: float
-    batch_count: int
-    failed_batch_count: int
-    selected_answer_count: int
-    label: str = ""
-    request: GlobalSearchRequest | None = None
-    """The run's settings (None only for a summary built by hand)."""
-
-
-STATUS_WORDS: dict[str, str] = {"cancelled": "stopped"}
-"""How a stored status reads: a run the user stopped is stored as ``cancelled`` (old records
-keep reading) and shown as "stopped" everywhere."""
-
-
-def status_word(status: str) -> str:
-    """The word shown for a stored run status (``cancelled`` -> ``stopped``)."""
-    return STATUS_WORDS.get(status, status)
-
-
-def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, level: int | str | None = None) -> str:
-    """What tells two runs of one question apart: level, map and reduce budgets, seed and the
-    reduce selection, plus claims or excerpts left out, e.g.
-    ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``."""
-    if request is None:
-        return f"level {level} · seed {seed}"
-    parts = [
-        f"level {request.community_level}",
-        f"map {request.map_token_budget:,}",
-        f"reduce {request.reduce_token_budget:,}",
-        f"seed {seed if seed is not None else request.seed}",
-        str(getattr(request, "selection", None) or request.reduce_strategy),
-    ]
-    if not request.include_claims:
-        parts.append("no claims")
-    if not request.include_sources:
-        parts.append("no excerpts")
-    return " · ".join(parts)
-
-
-def run_label(run: "RunSummary | RunRecord", *, query_chars: int = 60) -> str:
-    """The one label of a run in every list (Compare, History, Recent runs, ``runs list``):
-    ``id · when · index · question · settings · status [label]``."""
-    query = run.query if len(run.query) <= query_chars else run.query[: query_chars - 1] + "…"
-    when = run.created_at.replace("T", " ")[:16]
-    level = run.request.community_level if run.request is not None else getattr(run, "community_level", None)
-    tag = f" [{run.label[:30]}]" if run.label else ""
-    return (
-        f"{run.run_id[:8]} · {when} · {run.index_name} · {query} · "
-        f"{settings_text(run.request, seed=run.seed, level=level)} · {status_word(run.status)}{tag}"
-    )
-
-
-class RunRecord(BaseModel):
-    """One run as stored: its request, every event it emitted, and its result when it finished.
-
-    ``model`` is the model's identity string (never a secret). ``status`` is the result's status
-    for a finished run, else ``failed``, ``cancelled`` or ``running`` (an event list cut short).
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    run_id: str
-    created_at: str = Field(default_factory=utc_now_iso)
-    index_name: str
-    index_path: str | None = None
-    query: str
-    request: GlobalSearchRequest
-    model: str
-    seed: int | None = None
-    status: RunStatus
-    duration_s: float = 0.0
-    error: str | None = None
-    events: list[Event] = Field(default_factory=list)
-    result: GlobalSearchResult | None = None
-    label: str = ""
-
-    @classmethod
-    def from_events(
-        cls,
-        events: Iterable[Event],
-        *,
-        index_name: str,
-        index_path: str | os.PathLike[str] | None = None,
-        label: str = "",
-        created_at: str | None = None,
-    ) -> "RunRecord":
-        """A record of the run those events describe, finished or not.
-
-        The events must start with ``RunStarted`` (it carries the run id, request, seed and model);
-        a list cut short (a failed or cancelled run, or one still running) is fine.
-        """
-        events = list(events)
-        if not events or not isinstance(events[0], RunStarted):
-            raise ValueError("A run record needs the run's events, starting with run_started.")
-        state = RunState.replay(events)
-        assert state.request is not None and state.run_id is not None  # set by RunStarted
-        figures = figures_of(state)
-        return cls(
-            run_id=state.run_id,
-            created_at=created_at or utc_now_iso(),
-            index_name=index_name,
-            index_path=None if index_path is None else os.fspath(index_path),
-            query=state.request.query,
-            request=state.request,
-            model=state.model or "",
-            seed=state.seed,
-            status=figures.outcome,
-            duration_s=figures.duration_s,
-            error=state.error,
-            events=events,
-            result=state.result,
-            label=label,
-        )
-
-    def ended_events(self) -> list[Event]:
-        """The stored events, ending as the run ended: an interrupted run's end with a
-        ``RunFailed`` saying so (its finished batches stay as they were); a record made from a
-        result alone is its ``RunFinished``."""
-        if not self.events:
-            return [RunFinished(result=self.result)] if self.result is not None else []
-        events = list(self.events)
-        if self.status == "interrupted" and not isinstance(events[-1], (RunFinished, RunFailed)):
-            state = RunState.replay(events)
-            events.append(state.failure(at=events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
-        return events
-
-    def replay(self) -> RunState:
-        """The run's state, folded from its stored events (no model needed); see :meth:`ended_events`."""
-        return RunState.replay(self.ended_events() if self.events else [])
-
-    @cached_property
-    def figures(self) -> RunFigures:
-        """The run's figures (:func:`~graphrag_core.figures.run_figures` of :meth:`ended_events`)."""
-        return run_figures(self.ended_events())
-
-    @property
-    def batch_count(self) -> int:
-        return self.figures.batches
-
-    @property
-    def failed_batch_count(self) -> int:
-        return self.figures.failed_batches
-
-    @property
-    def selected_answer_count(self) -> int:
-        return self.figures.selected_answers if self.result is not None else 0
-
-    def summary(self) -> RunSummary:
-        return RunSummary(
-            run_id=self.run_id,
-            created_at=self.created_at,
-            index_name=self.index_name,
-            query=self.query,
-            status=self.status,
-            community_level=self.request.reported_level,
-            seed=self.seed,
-            model=self.model,
-            duration_s=self.duration_s,
-            batch_count=self.batch_count,
-            failed_batch_count=self.failed_batch_count,
-            selected_answer_count=self.selected_answer_count,
-            request=self.request,
-            label=self.label,
-        )
 
 
 class RunStore:
@@ -428,7 +166,7 @@ class RunStore:
             record.index_name,
             record.index_path,
             record.query,
-            _level_text(record.request.reported_level),
+            level_text(record.request.reported_level),
             record.seed,
             record.model,
             record.status,
@@ -497,7 +235,7 @@ class RunStore:
             return None
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
          request_json, result_json, events_json, writer) = row
-        status = _live_status(status, writer, created_at, duration_s)
+        status = live_status(status, writer, created_at, duration_s)
         return RunRecord(
             run_id=rid,
             created_at=created_at,
@@ -558,9 +296,9 @@ class RunStore:
 def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
-    data["community_level"] = _level_value(str(data["community_level"]))
+    data["community_level"] = level_value(str(data["community_level"]))
     writer = row[len(names)] if len(row) > len(names) else None
-    data["status"] = _live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
+    data["status"] = live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
     request_json = data.pop("request_json", None)
     try:
         data["request"] = GlobalSearchRequest(**json.loads(str(request_json))) if request_json else None
@@ -569,21 +307,4 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     return RunSummary.model_validate(data)
 
 
-__all__ = [
-    "DEFAULT_LIST_LIMIT",
-    "SCHEMA_VERSION",
-    "RunRecord",
-    "RunStatus",
-    "RunStore",
-    "RunSummary",
-    "StoreError",
-    "STATUS_WORDS",
-    "default_store_path",
-    "interrupted_message",
-    "process_token",
-    "record_to_markdown",
-    "run_label",
-    "settings_text",
-    "status_word",
-    "writer_alive",
-]
+__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "default_store_path"]

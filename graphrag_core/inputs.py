@@ -1,0 +1,55 @@
+"""What people type as lists (seeds, budgets, levels), parsed one way for every front end.
+
+The Sweeps and Evaluate pages and the command line read ``"1, 2 3"`` alike; a bad entry raises
+:class:`InputError` naming the box or option (``what``) and the entry, so each front end shows
+the same sentence.
+"""
+
+from __future__ import annotations
+
+from .errors import RequestValidationError
+from .levels import Level, LevelError, parse_level
+
+ENTRY_SHOWN = 20
+"""At most this many characters of a bad entry are quoted back."""
+
+
+class InputError(RequestValidationError):
+    """A typed list holds an entry that cannot be used; the message names the list and the entry."""
+
+
+def split_entries(text: str) -> list[str]:
+    """The entries of a typed list: separated by commas when there is one (``"leaf, level 2"``),
+    else by blanks (``"1 2 3"``); empty entries are dropped."""
+    parts = text.split(",") if "," in text else text.split()
+    return [part.strip() for part in parts if part.strip()]
+
+
+def parse_int(text: str, *, what: str, minimum: int | None = None) -> int:
+    """One whole number, at least ``minimum``; :class:`InputError` naming ``what`` otherwise."""
+    try:
+        value = int(text.strip())
+    except ValueError:
+        raise InputError(f"{what}: {text.strip()[:ENTRY_SHOWN]!r} is not a whole number.") from None
+    if minimum is not None and value < minimum:
+        raise InputError(f"{what}: {value} is below {minimum}.")
+    return value
+
+
+def parse_ints(text: str, *, what: str, minimum: int | None = None) -> list[int]:
+    """``"1, 2 3"`` -> ``[1, 2, 3]``: commas, blanks or both between entries (see :func:`parse_int`)."""
+    return [parse_int(entry, what=what, minimum=minimum) for entry in text.replace(",", " ").split()]
+
+
+def parse_levels(text: str, *, what: str) -> list[Level]:
+    """``"leaf, level 0, 1, dynamic"`` -> ``["leaf", 0, 1, "dynamic"]`` (see :func:`~graphrag_core.levels.parse_level`)."""
+    levels: list[Level] = []
+    for entry in split_entries(text):
+        try:
+            levels.append(parse_level(entry))
+        except LevelError as exc:
+            raise InputError(f"{what}: {exc}") from None
+    return levels
+
+
+__all__ = ["InputError", "parse_int", "parse_ints", "parse_levels", "split_entries"]
