@@ -5,18 +5,18 @@ import sys
 
 import pytest
 
-from graphrag_core import (
-    FatalModelError,
-    GlobalSearchResult,
-    RetryableModelError,
-    ScriptedChatModel,
-)
-from graphrag_core.cli import (
+from graphrag_cli.context import (
     EXIT_INDEX,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RUN,
     EXIT_USAGE,
+)
+from graphrag_core import (
+    FatalModelError,
+    GlobalSearchResult,
+    RetryableModelError,
+    ScriptedChatModel,
 )
 from graphrag_core.index import load_index, save_index
 from graphrag_core.history import RunStore
@@ -332,7 +332,7 @@ def test_a_cached_rerun_reports_spent_and_as_if_uncached_with_the_price(capsys, 
 def test_progress_prints_big_numbers_with_thousands_separators():
     import io as _io
 
-    from graphrag_core.cli import ProgressPrinter
+    from graphrag_cli.progress import ProgressPrinter
     from graphrag_core.events import ReduceStarted
 
     stream = _io.StringIO()

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_core.cli import EXIT_OK, EXIT_USAGE, main
+from graphrag_cli.context import EXIT_OK, EXIT_USAGE
+from graphrag_cli.main import main
 from graphrag_core.index import save_index
 
 from .factories import small_index
