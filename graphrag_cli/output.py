@@ -53,8 +53,8 @@ def format_failure_json(
     ``error_type``, ``endpoint`` (the endpoint a refused run could not call, else null),
     ``run_id``, ``query``, ``seed``, ``failed_batches`` (each batch that failed, with its last
     error) and ``figures`` (what the run did and spent before it ended, from its ``RunFailed``
-    event). ``events`` are the run's; a run refused before its first event (by the preflight)
-    has none, and ``error`` and ``request`` then say why and for which question."""
+    event). ``events`` are the run's. A run refused before its first event (by the preflight)
+    has none: ``error`` and ``request`` then say why and for which question."""
     state = RunState.replay(events)
     failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
     request = state.request or request
@@ -69,12 +69,12 @@ def format_failure_json(
     }
     document = {
         "status": RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED,
-        "error": state.error if state.error is not None or error is None else str(error),
-        "error_type": state.error_type if state.error_type is not None or error is None else type(error).__name__,
+        "error": str(error) if error is not None else state.error,
+        "error_type": type(error).__name__ if error is not None else state.error_type,
         "endpoint": error.endpoint if isinstance(error, PreflightError) else None,
         "run_id": run_id or state.run_id,
         "query": request.query if request else None,
-        "seed": state.seed if state.seed is not None or request is None else request.seed,
+        "seed": state.seed if state.seed is not None else (request.seed if request else None),
         "failed_batches": [
             {"batch_index": b.index, "community_ids": list(b.community_ids), "attempts": b.attempts, "error": b.errors[-1] if b.errors else None}
             for b in state.batches
@@ -90,8 +90,8 @@ def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer
     lines = [f"Index {name} ({path})", f"tokens counted with {tokenizer}", ""]
     header = ("level", "communities", "summaries", "summary_tokens", "map_text_tokens", "claims")
     widths = [max(len(h), *(len(str(r[h])) for r in stats["levels"])) for h in header]
-    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths)))
-    lines.extend("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths)) for r in stats["levels"])
+    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
+    lines.extend("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths, strict=True)) for r in stats["levels"])
     lines += ["", "totals: " + ", ".join(f"{k} {v}" for k, v in stats["totals"].items())]
     if stats["warnings"]:
         lines += ["", "warnings:", *(f"- {w}" for w in stats["warnings"])]

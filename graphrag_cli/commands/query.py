@@ -23,9 +23,10 @@ from graphrag_core.errors import (
 from graphrag_core.events import Event
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
+from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
 from graphrag_core.preflight import preflight
-from graphrag_core.request import DYNAMIC, GlobalSearchRequest
+from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
