@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from graphrag_cli.main import main
 from graphrag_core import Index
-from graphrag_core.cli import main
 
 from . import factories
 

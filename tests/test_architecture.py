@@ -6,6 +6,7 @@ from pathlib import Path
 from . import APP_ROOT
 
 CORE = APP_ROOT / "graphrag_core"
+CLI = APP_ROOT / "graphrag_cli"
 UI_PACKAGES = {"streamlit", "plotly", "graphrag_app"}
 VENDOR_ADAPTERS = {"openai": {"llm/openai_model.py"}}
 
@@ -28,6 +29,22 @@ def test_core_never_imports_the_ui():
         if imported_roots(path) & UI_PACKAGES
     }
     assert offenders == {}
+
+
+def test_the_command_line_imports_no_app_and_the_engine_no_command_line():
+    """``graphrag_cli`` is a front end over the engine only; the engine's one import of it is
+    ``python -m graphrag_core`` handing over (``graphrag_core/__main__.py``)."""
+    cli_offenders = {
+        str(path.relative_to(CLI)): sorted(imported_roots(path) & UI_PACKAGES)
+        for path in CLI.rglob("*.py")
+        if imported_roots(path) & UI_PACKAGES
+    }
+    assert cli_offenders == {}
+    core_offenders = [
+        str(path.relative_to(CORE)) for path in CORE.rglob("*.py") if "graphrag_cli" in imported_roots(path) and path != CORE / "__main__.py"
+    ]
+    assert core_offenders == []
+    assert "graphrag_cli" in imported_roots(CORE / "__main__.py")
 
 
 def test_vendor_sdks_only_in_their_adapters():

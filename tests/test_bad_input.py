@@ -12,7 +12,8 @@ import pytest
 
 from graphrag_app.loaders import IndexAccessError, resolve_source
 from graphrag_app.settings import settings_from_mapping
-from graphrag_core.cli import EXIT_INDEX, EXIT_USAGE, main
+from graphrag_cli.context import EXIT_INDEX, EXIT_USAGE
+from graphrag_cli.main import main
 from graphrag_core.errors import IndexFormatError, IndexValidationError, RequestValidationError
 from graphrag_core.index import load_index, save_index
 from graphrag_core.request import SEED_MAX, GlobalSearchRequest

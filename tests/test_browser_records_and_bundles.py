@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_core.cli import main
+from graphrag_cli.main import main
 from graphrag_core.index import save_index
 from graphrag_core.history import RunStore
 

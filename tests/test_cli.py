@@ -5,18 +5,18 @@ import sys
 
 import pytest
 
-from graphrag_core import (
-    FatalModelError,
-    GlobalSearchResult,
-    RetryableModelError,
-    ScriptedChatModel,
-)
-from graphrag_core.cli import (
+from graphrag_cli.context import (
     EXIT_INDEX,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_RUN,
     EXIT_USAGE,
+)
+from graphrag_core import (
+    FatalModelError,
+    GlobalSearchResult,
+    RetryableModelError,
+    ScriptedChatModel,
 )
 from graphrag_core.index import load_index, save_index
 from graphrag_core.history import RunStore
@@ -332,7 +332,7 @@ def test_a_cached_rerun_reports_spent_and_as_if_uncached_with_the_price(capsys, 
 def test_progress_prints_big_numbers_with_thousands_separators():
     import io as _io
 
-    from graphrag_core.cli import ProgressPrinter
+    from graphrag_cli.progress import ProgressPrinter
     from graphrag_core.events import ReduceStarted
 
     stream = _io.StringIO()
@@ -457,3 +457,18 @@ def test_runs_export_markdown_lists_the_three_community_sets_and_flags_unsupport
     assert "the index was not at hand" in record_to_markdown(record)
     code, _, err = run_cli(capsys, "runs", "--store", store_path, "export", run.run_id)
     assert code == EXIT_USAGE and "--bundle FILE, --markdown FILE" in err
+
+
+def test_a_refused_run_and_a_failed_run_print_one_failure_document(capsys, index_dir):
+    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--seed", "2", "--json", "--model", "openai", "--no-store", "--no-cache")
+    assert code == EXIT_RUN and "No API key for the model endpoint https://api.openai.com/v1" in err
+    refused = json.loads(out)
+    assert (refused["status"], refused["error_type"], refused["endpoint"]) == ("failed", "PreflightError", "https://api.openai.com/v1")
+    assert (refused["query"], refused["seed"], refused["failed_batches"], refused["figures"]["model_calls"]) == (QUESTION, 2, [], 0)
+
+    model = ScriptedChatModel(lambda r: RetryableModelError("HTTP 503 from the endpoint"))
+    code, out, _ = run_cli(capsys, "query", index_dir, QUESTION, "--seed", "2", "--json", "--no-store", "--no-cache", model=model)
+    assert code == EXIT_RUN
+    failed = json.loads(out)
+    assert list(failed) == list(refused)
+    assert failed["endpoint"] is None and failed["error_type"] == "AllMapBatchesFailed" and failed["failed_batches"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from graphrag_core.cli import EXIT_OK
+from graphrag_cli.context import EXIT_OK
 from graphrag_core.history import RunStore
 
 from .cli_support import QUESTION, run_cli

@@ -5,8 +5,8 @@ import io
 import json
 
 
+from graphrag_cli.context import EXIT_OK
 from graphrag_core import GlobalSearchResult, ScriptedChatModel
-from graphrag_core.cli import EXIT_OK
 from graphrag_core.history import RunStore
 
 from .cli_support import QUESTION, run_cli

@@ -4,7 +4,9 @@ of ``GlobalSearchRequest`` has its option, help, choices and default from the mo
 import pytest
 
 from graphrag_app.urls import PARAM_NAMES
-from graphrag_core.cli import GRID_SETTINGS, SHARED_SETTING_OPTIONS, build_parser, build_request, setting_option
+from graphrag_cli.commands.query import build_request
+from graphrag_cli.main import build_parser
+from graphrag_cli.options import GRID_SETTINGS, SHARED_SETTING_OPTIONS, setting_option
 from graphrag_core.evaluation.experiment import CONDITION_ALIASES
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
 

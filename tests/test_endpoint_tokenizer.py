@@ -90,7 +90,7 @@ def test_the_command_line_reports_an_endpoint_without_tokenize_and_still_prints_
     import io
     import json
 
-    from graphrag_core.cli import main
+    from graphrag_cli.main import main
     from graphrag_core.index import save_index
 
     save_index(small_index(), tmp_path / "idx")
@@ -139,7 +139,7 @@ def test_a_sweep_against_an_endpoint_without_tokenize_is_refused_once_before_any
 def test_the_sweep_command_takes_the_endpoint_tokenizer(tmp_path):
     import io
 
-    from graphrag_core.cli import main
+    from graphrag_cli.main import main
     from graphrag_core.index import save_index
 
     save_index(small_index(), tmp_path / "idx")

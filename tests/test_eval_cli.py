@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_core.cli import EXIT_OK, EXIT_USAGE, main
+from graphrag_cli import loop
+from graphrag_cli.commands import eval as eval_command
+from graphrag_cli.context import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
+from graphrag_cli.main import main
 from graphrag_core.index import save_index
+from graphrag_core.llm.base import ChatRequest
+from graphrag_core.llm.offline import OfflineChatModel
+from graphrag_core.llm.scripted import ScriptedChatModel
 
 from .factories import small_index
 
@@ -22,10 +28,38 @@ def setup(tmp_path: Path, run_db: Path) -> dict:
     return {"index": str(index), "questions": str(questions), "env": {"XDG_DATA_HOME": str(tmp_path / "data")}, "tmp": tmp_path}
 
 
-def _run(args: list[str], env: dict) -> tuple[int, str, str]:
+def _run(args: list[str], env: dict, *, model=None) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
     out, err = io.StringIO(), io.StringIO()
-    code = main(args, stdout=out, stderr=err, environ=env)
+    code = main(args, stdout=out, stderr=err, environ=env, model=model)
     return code, out.getvalue(), err.getvalue()
+
+
+def offline_until(interrupt_at_reduce: int | None) -> ScriptedChatModel:
+    """The offline model's replies under one identity, with Ctrl-C (``KeyboardInterrupt``) in
+    place of the ``interrupt_at_reduce``-th reduce call, if any."""
+    offline, reduces = OfflineChatModel(), []
+
+    async def reply(request: ChatRequest):  # type: ignore[no-untyped-def]
+        if request.purpose == "reduce":
+            reduces.append(request)
+            if len(reduces) == interrupt_at_reduce:
+                return KeyboardInterrupt()
+        return await offline.complete(request)
+
+    return ScriptedChatModel(reply, identity="offline-replies")
+
+
+@pytest.fixture
+def loop_runs(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The coroutines the eval commands hand to the command line's loop runner, by name."""
+    names: list[str] = []
+
+    def spy(coroutine):  # type: ignore[no-untyped-def]
+        names.append(coroutine.__name__)
+        return loop.run_async(coroutine)
+
+    monkeypatch.setattr(eval_command, "run_async", spy)
+    return names
 
 
 def test_eval_writes_a_markdown_report_and_csv_and_resumes(setup):
@@ -101,3 +135,31 @@ def test_eval_questions_writes_a_tagged_question_set_that_eval_reads(setup):
     assert len(questions) == 4 and all(set(q.tags) == {"persona", "task"} for q in questions)
     code, _, err = _run(["eval-questions", "jargon", "--personas", "0", "--model", "offline"], setup["env"])
     assert code == EXIT_USAGE and "personas must be a positive integer." in err
+
+
+def test_eval_ctrl_c_goes_through_the_loop_runner_exits_130_and_a_rerun_goes_on(setup, loop_runs):
+    args = ["eval", setup["questions"], "--index", setup["index"], "--condition", "a:level=0", "--condition", "b:level=1", "--no-store", "--no-cache"]
+    code, out, err = _run(args, setup["env"], model=offline_until(3))
+    assert code == EXIT_INTERRUPTED and out == ""
+    assert loop_runs == ["run_experiment"]
+    assert "answers 2/4" in err and "answers 3/4" not in err
+    assert "kept in " in err and "the same command goes on from there" in err
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err and "never retrieved" not in err
+
+    code, out, err = _run(args, setup["env"], model=offline_until(None))
+    assert code == EXIT_OK, err
+    assert loop_runs == ["run_experiment", "run_experiment"]
+    lines = err.splitlines()
+    assert "answers 1/4: a · q1 · seed 0 (kept from an earlier run)" in lines
+    assert "answers 2/4: a · q2 · seed 0 (kept from an earlier run)" in lines
+    assert "answers 3/4: b · q1 · seed 0" in lines  # the interrupted answer is made now
+    assert out.startswith("# Evaluation")
+
+
+def test_eval_questions_ctrl_c_goes_through_the_loop_runner_and_exits_130(setup, loop_runs):
+    model = ScriptedChatModel(lambda request: KeyboardInterrupt())
+    code, out, err = _run(["eval-questions", setup["index"], "--personas", "1", "--tasks", "1", "--per-task", "1"], setup["env"], model=model)
+    assert code == EXIT_INTERRUPTED and out == ""
+    assert loop_runs == ["generate_questions"]
+    assert err.strip() == "interrupted"

@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from graphrag_core import ScriptedChatModel
-from graphrag_core.cli import main
+from graphrag_cli.main import main
 from graphrag_core.errors import PreflightError
 from graphrag_core.llm.openai_model import OpenAIChatModel
 from graphrag_core.llm.settings import ModelSettings

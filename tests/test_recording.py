@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from graphrag_app.runner import start_run
-from graphrag_core.cli import EXIT_INTERRUPTED, main
+from graphrag_cli.context import EXIT_INTERRUPTED
+from graphrag_cli.main import main
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
 from graphrag_core.history import RunRecorder
@@ -163,7 +164,7 @@ def test_sweep_ctrl_c_writes_the_finished_points_then_exits_130(capsys: pytest.C
 
 BUSY_SCRIPT = """
 import sys, time
-from graphrag_core.cli import main
+from graphrag_cli.main import main
 from graphrag_core.llm.scripted import ScriptedChatModel
 
 def busy(request):

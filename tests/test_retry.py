@@ -10,7 +10,7 @@ import pytest
 
 from graphrag_core import ScriptedChatModel, SummaryBatch, retrieve_global, run_global_map
 from graphrag_core.cache import MemoryMapCache
-from graphrag_core.cli import main
+from graphrag_cli.main import main
 from graphrag_core.errors import AllMapBatchesFailed, RetryableModelError
 from graphrag_core.events import (
     MapBatchFailed,

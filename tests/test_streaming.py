@@ -10,7 +10,7 @@ import json
 import pytest
 
 from graphrag_core import retrieve_global
-from graphrag_core.cli import ProgressPrinter
+from graphrag_cli.progress import ProgressPrinter
 from graphrag_core.events import ReduceAnswerDelta, ReduceRetried, events_from_json, events_to_json
 from graphrag_core.llm.base import ChatResponse, TokenUsage
 from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms

@@ -1,0 +1,225 @@
+"""``graphrag-explorer eval``: conditions judged head to head over a question set, and
+``eval-questions``: a question set generated from an index.
+
+    graphrag-explorer eval QUESTIONS --index INDEX --condition C0:level=0 --condition leaf:level=leaf \\
+        --seeds 1,2 --judge offline --out report.md
+
+The report goes to ``--out`` (Markdown; the win rates, costs and judgments as CSV beside it) or
+to stdout; progress goes to stderr. Answers and judge calls are kept in the evaluation store as
+they are made, so running the same command again after an interruption (Ctrl-C included: exit
+130) does only what is missing. The answering model and the judge are resolved alike
+(:func:`~graphrag_cli.resolve.build_model`), sharing the endpoint options.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from graphrag_core.errors import EvaluationError
+from graphrag_core.evaluation import (
+    DEFAULT_CRITERIA,
+    ExperimentSpec,
+    estimate_experiment,
+    generate_questions,
+    is_heuristic,
+    load_questions,
+    parse_conditions,
+    run_experiment,
+)
+from graphrag_core.evaluation.questions import questions_to_jsonl
+from graphrag_core.evaluation.report import (
+    costs_csv,
+    judgments_csv,
+    to_markdown,
+    win_rates_csv,
+)
+from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
+from graphrag_core.llm.base import ChatModel, model_identity
+from graphrag_core.llm.settings import PROVIDERS
+from graphrag_core.locations import DEFAULT_CACHE_NAME
+
+from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..loop import run_async
+from ..options import (
+    ModelOptions,
+    add_cache_options,
+    add_model_options,
+    add_quiet_option,
+    add_store_options,
+    int_or_text,
+    list_of,
+)
+from ..progress import ProgressPrinter
+from ..resolve import (
+    build_model,
+    evaluation_store,
+    load_index_at,
+    open_cache,
+    open_store,
+)
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``eval`` and ``eval-questions``."""
+    ev = sub.add_parser(
+        "eval",
+        help="judge conditions (levels, budgets, selection) head to head over a question set",
+        description="Answer a question set under each condition, judge every pair of answers on the GraphRAG paper's criteria, "
+        "and report win rates with Wilcoxon/Holm p-values and each condition's cost.",
+    )
+    ev.add_argument("questions", metavar="QUESTIONS", help="question set: a .jsonl file of {\"question\": ...} lines or a .csv with a question column")
+    ev.add_argument("--index", required=True, metavar="INDEX", help="an index folder or a bundled sample name")
+    ev.add_argument(
+        "--condition",
+        action="append",
+        default=[],
+        metavar="NAME:key=value,...",
+        help="a condition: a name and request overrides, e.g. C0:level=0 or small:map_budget=2000,strategy=stop (repeat the option)",
+    )
+    ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
+    ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
+    ev.add_argument("--repeats", type=int_or_text, default=1, help="judge calls per criterion and order (default 1)")
+    ev.add_argument("--no-aa", action="store_true", help="skip the A/A sanity check")
+    ev.add_argument("--claims", action="store_true", help="also list each answer's claims and report claim-based metrics")
+    ev.add_argument("--claim-threshold", type=float, default=0.5, help="ROUGE-L F1 that links two claims (0.5 to 0.8, default 0.5)")
+    ev.add_argument("--judge", choices=PROVIDERS, default="offline", help="offline (a labelled heuristic, default) or an OpenAI-compatible LLM")
+    add_model_options(
+        ev,
+        model_help="the model that answers (default: the configured GRAPHRAG_LLM_* model, else offline)",
+        base_url_help="OpenAI-compatible endpoint (for --model/--judge openai)",
+        model_name_help="model name at the endpoint",
+        api_key_env_help="environment variable that holds the API key",
+    )
+    ev.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the Markdown report to FILE and CSV tables beside it (default: Markdown on stdout)")
+    ev.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
+    ev.add_argument("--estimate", action="store_true", help="print how many model calls the experiment needs, and stop")
+    add_cache_options(ev, cache_help=f"map reply cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
+    add_store_options(ev, store_help="run history file, where each answer's run is saved", no_store_help="do not record the answers' runs")
+    add_quiet_option(ev)
+    ev.set_defaults(handler=run_eval)
+
+    gen = sub.add_parser(
+        "eval-questions",
+        help="generate a question set from an index (personas, tasks, questions, as the GraphRAG paper does)",
+        description="Write global questions for an index as JSON Lines, each tagged with its persona and task.",
+    )
+    gen.add_argument("index", metavar="INDEX", help="an index folder or a bundled sample name")
+    gen.add_argument("--personas", type=int_or_text, default=5)
+    gen.add_argument("--tasks", type=int_or_text, default=5, help="tasks per persona")
+    gen.add_argument("--per-task", type=int_or_text, default=5, help="questions per task")
+    add_model_options(
+        gen,
+        model_help="the model that writes them (default: the configured one, else the offline templates)",
+        base_url_help=None,
+        model_name_help=None,
+        api_key_env_help=None,
+    )
+    gen.add_argument("--out", type=Path, default=None, metavar="FILE", help="the .jsonl to write (default: stdout)")
+    gen.set_defaults(handler=run_questions)
+
+
+def _model_label(model: ChatModel) -> str:
+    """The model's identity, marked when it is the offline heuristic rather than an LLM."""
+    name = model_identity(model)
+    return f"{name} (heuristic)" if is_heuristic(model) else name
+
+
+def _spec(args: argparse.Namespace) -> ExperimentSpec:
+    try:
+        conditions = parse_conditions("\n".join(args.condition))
+        if not conditions:
+            raise CliError("eval needs at least one --condition NAME:key=value.", EXIT_USAGE)
+        return ExperimentSpec(
+            questions=load_questions(args.questions),
+            conditions=conditions,
+            seeds=args.seeds,
+            criteria=args.criteria,
+            repeats=args.repeats,
+            include_aa=not args.no_aa,
+            claims=args.claims,
+            claim_threshold=args.claim_threshold,
+        )
+    except EvaluationError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+
+
+def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
+    """The report at ``out`` and each CSV table beside it; returns the tables' common stem."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(markdown + "\n", encoding="utf-8")
+    stem = out.with_suffix("")
+    for suffix, text in tables.items():
+        Path(f"{stem}.{suffix}.csv").write_text(text, encoding="utf-8")
+    return stem
+
+
+def run_eval(args: argparse.Namespace, context: CliContext) -> int:
+    spec = _spec(args)
+    loaded = load_index_at(args.index)
+    if args.estimate:
+        for key, value in estimate_experiment(loaded.index, spec).items():
+            context.write(f"{key}: {value}\n")
+        return EXIT_OK
+    options = ModelOptions.from_args(args)
+    model = build_model(context, options.for_provider(args.model))
+    judge = build_model(context, options.for_provider(args.judge))
+    store = evaluation_store(context, args.eval_db)
+    cache = open_cache(context, args.cache, off=args.no_cache)
+    runs = open_store(context, args.store, off=args.no_store)
+    if not args.quiet:
+        estimate = estimate_experiment(loaded.index, spec)
+        claims = f", {estimate['claims_calls']} claims" if estimate["claims_calls"] else ""
+        context.note(
+            f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
+            f"up to {estimate['total']} model calls ({estimate['answer_calls']} answering, {estimate['judge_calls']} judging{claims}); "
+            f"judge: {_model_label(judge)}; store: {store.path}"
+        )
+    progress = ProgressPrinter(context.err, enabled=not args.quiet)
+    try:
+        result = run_async(
+            run_experiment(
+                loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress
+            )
+        )
+    except KeyboardInterrupt:
+        context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
+        raise
+    result = result.model_copy(update={"index_name": loaded.name})
+    markdown = to_markdown(result)
+    if args.out is None:
+        context.write(markdown + "\n")
+    else:
+        tables = {"win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result)}
+        try:
+            stem = _write_report(markdown, tables, args.out)
+        except OSError as exc:
+            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+        if not args.quiet:
+            context.note(f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables))
+    if not args.quiet:
+        context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
+    return EXIT_OK
+
+
+def run_questions(args: argparse.Namespace, context: CliContext) -> int:
+    loaded = load_index_at(args.index)
+    model = build_model(context, ModelOptions.from_args(args))
+    try:
+        questions = run_async(generate_questions(loaded.index, model, args.personas, args.tasks, args.per_task))
+    except EvaluationError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    text = questions_to_jsonl(questions)
+    if args.out is None:
+        context.write(text)
+        return EXIT_OK
+    try:
+        args.out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    context.note(f"wrote {len(questions)} questions to {args.out} (by {_model_label(model)})")
+    return EXIT_OK
+
+
+__all__ = ["add_parser", "run_eval", "run_questions"]

@@ -1,0 +1,157 @@
+"""``graphrag-explorer query INDEX QUESTION``: answer one global question.
+
+The answer goes to stdout (streamed as it is written when stdout is a terminal), or the whole
+result as JSON with ``--json``; a failed or stopped run prints its failure document there
+instead (:func:`~graphrag_cli.output.format_failure_json`). The run is recorded in the run
+history from its first event, its finished batches kept when it fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from graphrag_core.errors import (
+    AllMapBatchesFailed,
+    BudgetError,
+    GraphRAGError,
+    ModelError,
+    ModelOutputError,
+    PreflightError,
+    describe_error,
+)
+from graphrag_core.events import Event
+from graphrag_core.figures import run_figures, spend_line
+from graphrag_core.history import RunRecorder
+from graphrag_core.levels import DYNAMIC
+from graphrag_core.llm.base import model_identity
+from graphrag_core.preflight import preflight
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.search import retrieve_global
+
+from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..loop import run_async
+from ..options import ModelOptions, add_run_options, search_defaults, setting_dest
+from ..output import format_failure_json, format_result_json
+from ..progress import ProgressPrinter
+from ..resolve import (
+    build_model,
+    check_levels,
+    configured_price,
+    load_index_at,
+    open_cache,
+    open_store,
+    tokenizer,
+)
+
+SHOWN_COMMUNITY_IDS = 20
+"""How many community ids the text output names before summarising the rest."""
+
+
+def add_parser(sub: Any) -> None:
+    query = sub.add_parser("query", help="answer one global question", description="Answer one global question over an index.")
+    add_run_options(query, sweep=False)
+    query.add_argument("--json", action="store_true", help="print the result as JSON instead of the answer")
+    query.set_defaults(handler=run)
+
+
+def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
+    """The request the query options describe; raises the request's own validation errors.
+    ``--level dynamic`` reads as ``--selection dynamic``, as ``dynamic`` in a sweep's ``--levels``."""
+    defaults = search_defaults(args)
+    level, selection = getattr(args, setting_dest("community_level")), getattr(args, setting_dest("community_selection"))
+    if level == DYNAMIC:
+        level, selection = None, selection or DYNAMIC
+    return GlobalSearchRequest.with_defaults(
+        args.question,
+        defaults,
+        community_selection=selection,
+        community_level=level,
+        map_token_budget=getattr(args, setting_dest("map_token_budget")),
+        reduce_token_budget=getattr(args, setting_dest("reduce_token_budget")),
+        seed=getattr(args, setting_dest("seed")),
+    )
+
+
+def _close(recorder: RunRecorder, context: CliContext, *, interrupted: bool = False) -> str | None:
+    """The run's final write; a failed one is a warning (the answer still counts)."""
+    run_id = recorder.close(interrupted=interrupted)
+    if recorder.save_error:
+        context.note(f"warning: the run was not recorded: {recorder.save_error}")
+    return run_id
+
+
+def _batch_error_lines(exc: AllMapBatchesFailed, events: list[Event]) -> list[str]:
+    failed = run_figures(events).failures
+    if failed:
+        return [f"batch {f.batch_index} (communities {', '.join(f.community_ids)}): {f.error}" for f in failed]
+    return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
+
+
+def run(args: argparse.Namespace, context: CliContext) -> int:
+    request = build_request(args)
+    model = build_model(context, ModelOptions.from_args(args))
+    counter = tokenizer(request.tokenizer, model)
+    loaded = load_index_at(args.index)
+    if not request.dynamic:  # dynamic selection does not use the level
+        check_levels(loaded, [request.community_level])
+    try:
+        run_async(preflight(model))
+    except PreflightError as exc:
+        if args.json:
+            context.write(format_failure_json([], request=request, error=exc) + "\n")
+        raise CliError(str(exc), EXIT_RUN) from None
+    store = open_store(context, args.store, off=args.no_store)
+    cache = open_cache(context, args.cache, off=args.no_cache)
+    recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
+    events = recorder.events
+    progress = ProgressPrinter(context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out)
+
+    def on_event(event: Event) -> None:
+        recorder(event)  # the run is stored from its start, its events as they stream
+        progress(event)
+
+    try:
+        result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter))
+    except (GraphRAGError, KeyboardInterrupt) as exc:
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        failed_run_id = _close(recorder, context, interrupted=interrupted)
+        if args.json:
+            context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
+        if isinstance(exc, AllMapBatchesFailed):
+            raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
+        if isinstance(exc, BudgetError):
+            raise CliError(str(exc), EXIT_USAGE) from None
+        if isinstance(exc, ModelError | ModelOutputError):
+            raise CliError(f"The run failed: {describe_error(exc)}", EXIT_RUN) from None
+        if interrupted and failed_run_id:
+            context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
+        raise  # main reports the others with their exit codes
+    run_id = _close(recorder, context)
+
+    answered_by = model_identity(model)
+    if args.json:
+        context.write(format_result_json(result, model=answered_by, index_ids={c.id for c in loaded.index.communities}) + "\n")
+        return EXIT_OK
+    streamed = progress.streamed_answer
+    if streamed and streamed.strip() == result.answer.strip():
+        context.write("\n")  # the answer is already on the terminal, as it was written
+    else:
+        if streamed:
+            context.write("\n")
+        context.write(result.answer.rstrip() + "\n")
+    if not args.quiet:
+        context.note(f"answered by {answered_by}")
+        if result.community_ids:
+            ids = result.community_ids
+            more = f" ... ({len(ids) - SHOWN_COMMUNITY_IDS} more)" if len(ids) > SHOWN_COMMUNITY_IDS else ""
+            context.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+        for failure in result.failed_batches:
+            context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
+        context.note(spend_line(run_figures(events).spend, configured_price(context)))
+        if run_id:
+            context.note(f"run {run_id} recorded in {store.path if store else ''}")
+    return EXIT_OK
+
+
+__all__ = ["SHOWN_COMMUNITY_IDS", "add_parser", "build_request", "run"]

@@ -1,0 +1,133 @@
+"""``graphrag-explorer runs ACTION``: the stored run history.
+
+``list`` (the newest runs, one line each), ``show RUN_ID`` (a run as Markdown, or ``--json``),
+``export RUN_ID`` (a run bundle with ``--bundle FILE``, replayable with no model, and/or the
+Markdown report with ``--markdown FILE``) and ``delete RUN_ID``. A run's citations are checked
+against its index when that index can be read here.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from graphrag_core.bundle import bundle_to_json, make_bundle
+from graphrag_core.history import RunRecord, RunStore
+from graphrag_core.report import record_to_markdown
+
+from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..options import CliParser, add_store_options
+from ..output import format_run_line
+from ..resolve import load_index_at, resolve_index_path, run_store
+
+
+def add_parser(sub: Any) -> None:
+    runs = sub.add_parser("runs", help="the stored run history")
+    add_store_options(runs, no_store_help=None)
+    actions = runs.add_subparsers(dest="runs_command", metavar="ACTION", parser_class=CliParser)
+    actions.required = True
+
+    listing = actions.add_parser("list", help="the newest runs")
+    listing.add_argument("--limit", type=int, default=20)
+    listing.add_argument("--index-name", default=None)
+    listing.set_defaults(handler=run_list)
+
+    show = actions.add_parser("show", help="one run as Markdown (or --json)")
+    show.add_argument("run_id", metavar="RUN_ID")
+    show.add_argument("--json", action="store_true")
+    show.set_defaults(handler=run_show)
+
+    export = actions.add_parser("export", help="write one run as a run bundle (one JSON file, replayable with no model) and/or a Markdown report")
+    export.add_argument("run_id", metavar="RUN_ID")
+    export.add_argument("--bundle", type=Path, default=None, metavar="FILE", help="the bundle file to write")
+    export.add_argument("--markdown", type=Path, default=None, metavar="FILE", help="the Markdown report to write (the three community sets, citations checked against the index)")
+    export.add_argument("--index", default=None, metavar="INDEX", help="fingerprint this index folder (default: the run's own)")
+    export.set_defaults(handler=run_export)
+
+    delete = actions.add_parser("delete", help="remove one run")
+    delete.add_argument("run_id", metavar="RUN_ID")
+    delete.set_defaults(handler=run_delete)
+
+
+def _no_run(run_id: str, store: RunStore) -> CliError:
+    return CliError(f"No run {run_id!r} in {store.path}.", EXIT_USAGE)
+
+
+def _record(store: RunStore, run_id: str) -> RunRecord:
+    record = store.get(run_id)
+    if record is None:
+        raise _no_run(run_id, store)
+    return record
+
+
+def _index_ids(record: RunRecord, index: str | None) -> set[str] | None:
+    """The community ids of INDEX (else the run's own index), to check the run's citations
+    against; None when that index cannot be read here."""
+    text = index or record.index_path or record.index_name
+    if not text:
+        return None
+    try:
+        return {c.id for c in load_index_at(text).index.communities}
+    except CliError:
+        return None
+
+
+def run_list(args: argparse.Namespace, context: CliContext) -> int:
+    store = run_store(context, args.store)
+    for summary in store.list_runs(args.limit, index_name=args.index_name):
+        context.write(format_run_line(summary) + "\n")
+    return EXIT_OK
+
+
+def run_show(args: argparse.Namespace, context: CliContext) -> int:
+    store = run_store(context, args.store)
+    if args.json:
+        try:
+            text = store.export_json(args.run_id)
+        except KeyError:
+            raise _no_run(args.run_id, store) from None
+    else:
+        record = _record(store, args.run_id)
+        text = record_to_markdown(record, index_ids=_index_ids(record, None))
+    context.write(text.rstrip() + "\n")
+    return EXIT_OK
+
+
+def run_export(args: argparse.Namespace, context: CliContext) -> int:
+    if args.bundle is None and args.markdown is None:
+        raise CliError("runs export: say what to write: --bundle FILE, --markdown FILE, or both.", EXIT_USAGE)
+    store = run_store(context, args.store)
+    record = _record(store, args.run_id)
+    where = record.index_path or record.index_name
+    if args.markdown is not None:
+        index_ids = _index_ids(record, args.index)
+        if index_ids is None:
+            context.note(f"warning: the run's index ({where}) was not found; citations are checked against the map answers only")
+        try:
+            args.markdown.write_text(record_to_markdown(record, index_ids=index_ids).rstrip() + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CliError(f"Could not write the report to {args.markdown}: {exc.strerror or exc}", EXIT_USAGE) from None
+        context.write(f"Wrote the report of run {record.run_id} ({record.status}) to {args.markdown}\n")
+    if args.bundle is None:
+        return EXIT_OK
+    bundle = make_bundle(record, index_path=resolve_index_path(args.index) if args.index else None)
+    try:
+        args.bundle.write_text(bundle_to_json(bundle), encoding="utf-8")
+    except OSError as exc:
+        raise CliError(f"Could not write the bundle to {args.bundle}: {exc.strerror or exc}", EXIT_USAGE) from None
+    if bundle.index.fingerprint is None:
+        context.note(f"warning: the run's index ({where}) was not found; the bundle has no index fingerprint")
+    context.write(f"Wrote run {record.run_id} ({record.status}, {len(record.events)} events) to {args.bundle}\n")
+    return EXIT_OK
+
+
+def run_delete(args: argparse.Namespace, context: CliContext) -> int:
+    store = run_store(context, args.store)
+    if not store.delete(args.run_id):
+        raise _no_run(args.run_id, store)
+    context.write(f"Deleted run {args.run_id}.\n")
+    return EXIT_OK
+
+
+__all__ = ["add_parser", "run_delete", "run_export", "run_list", "run_show"]

@@ -1,0 +1,102 @@
+"""The ``graphrag-explorer`` command line: the parser, built from each command's module, and
+:func:`main`, which dispatches to the command and turns every failure into a message on stderr
+and an exit code (:mod:`graphrag_cli.context`).
+
+Commands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
+``eval`` and ``eval-questions`` (conditions judged head to head; a question set), ``inspect``
+(what an index holds, level by level), ``import`` (a Microsoft GraphRAG output folder to the
+native format), ``runs`` (the run history; ``runs export --bundle`` writes a run bundle) and
+``replay`` (a run bundle's status, answer and community sets, with no model).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TextIO
+
+from graphrag_core.errors import (
+    BudgetError,
+    GraphRAGError,
+    IndexValidationError,
+    RequestValidationError,
+)
+from graphrag_core.llm.base import ChatModel
+
+from .commands import eval as eval_command
+from .commands import import_index, inspect, query, replay, runs, sweep
+from .context import (
+    EXIT_INDEX,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_RUN,
+    EXIT_USAGE,
+    PROG,
+    CliContext,
+    CliError,
+)
+from .loop import ctrl_c_interrupts
+from .options import CliParser
+
+COMMANDS = (query, sweep, eval_command, inspect, import_index, runs, replay)
+"""The command modules, in the order ``--help`` lists them."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole parser: each command module adds its own subcommand(s)."""
+    parser = CliParser(prog=PROG, description="GraphRAG global search (map-reduce over community summaries) from the command line.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=CliParser)
+    sub.required = True
+    for command in COMMANDS:
+        command.add_parser(sub)
+    return parser
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
+    model: ChatModel | None = None,
+) -> int:
+    """Run the command line; returns the exit code.
+
+    ``model``, when given, replaces every model the options would build (the seam tests use to
+    script replies); ``environ`` replaces the process environment, ``stdout``/``stderr`` its
+    streams."""
+    context = CliContext.create(stdout=stdout, stderr=stderr, environ=environ, model=model)
+    parser = build_parser()
+    try:
+        try:
+            args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+        except SystemExit as exc:  # --help exits through argparse
+            return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+        with ctrl_c_interrupts():
+            return int(args.handler(args, context))
+    except CliError as exc:
+        if exc.usage:
+            context.note(exc.usage)
+        context.note(f"error: {exc}")
+        for detail in exc.details:
+            context.note(f"  {detail}")
+        return exc.code
+    except (RequestValidationError, BudgetError) as exc:
+        context.note(f"error: {exc}")
+        return EXIT_USAGE
+    except IndexValidationError as exc:
+        context.note(f"error: {exc}")
+        return EXIT_INDEX
+    except GraphRAGError as exc:
+        context.note(f"error: {exc}")
+        return EXIT_RUN
+    except KeyboardInterrupt:
+        context.note("interrupted")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader went away (``graphrag-explorer runs list | head -1``): not an error
+        context.silence_stdout()
+        return EXIT_OK
+
+
+__all__ = ["COMMANDS", "build_parser", "main"]

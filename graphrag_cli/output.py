@@ -1,0 +1,158 @@
+"""What the commands print, as pure functions of what the engine returned: a run's JSON, the
+one JSON document of a failed or stopped run, the statistics table, a line of the run history
+and a replayed bundle. Nothing here writes; the commands do.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphrag_core.bundle import RunBundle
+from graphrag_core.citations import CommunitySets, community_sets
+from graphrag_core.errors import GraphRAGError, PreflightError
+from graphrag_core.events import Event, RunFailed
+from graphrag_core.history import RunSummary, settings_text
+from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.results import GlobalSearchResult
+from graphrag_core.state import BatchStatus, RunState
+from graphrag_core.status import RunStatus, status_word
+
+RUN_QUERY_CHARS = 60
+"""How much of a run's question a line of the run history shows."""
+RUN_TAG_CHARS = 30
+"""How much of a run's label a line of the run history shows."""
+FAILED_BATCH: BatchStatus = "failed"
+"""A batch that failed every attempt, or was in flight when its run failed."""
+
+
+def _json(document: Any) -> str:
+    return json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def format_result_json(result: GlobalSearchResult, *, model: str, index_ids: Collection[str]) -> str:
+    """A finished run as JSON: the model that answered, the whole result, and its three
+    community sets (``community_sets``) checked against ``index_ids``."""
+    document = {"model": model, **result.model_dump(mode="json")}
+    document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
+    return _json(document)
+
+
+def format_failure_json(
+    events: Sequence[Event],
+    *,
+    run_id: str | None = None,
+    request: GlobalSearchRequest | None = None,
+    error: GraphRAGError | None = None,
+) -> str:
+    """A failed or stopped run as JSON, the one failure document of the command line.
+
+    Keys: ``status`` (``failed``, or ``cancelled`` for a stopped run), ``error``,
+    ``error_type``, ``endpoint`` (the endpoint a refused run could not call, else null),
+    ``run_id``, ``query``, ``seed``, ``failed_batches`` (each batch that failed, with its last
+    error) and ``figures`` (what the run did and spent before it ended, from its ``RunFailed``
+    event). ``events`` are the run's. A run refused before its first event (by the preflight)
+    has none: ``error`` and ``request`` then say why and for which question."""
+    state = RunState.replay(events)
+    failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
+    request = state.request or request
+    figures = {
+        "summary_count": state.summary_count or 0,
+        "batch_count": len(state.batches),
+        "batches_done": failed.batches_done if failed else 0,
+        "batches_failed": failed.batches_failed if failed else 0,
+        "model_calls": failed.model_calls if failed else state.model_calls,
+        "usage": (failed.usage if failed and failed.usage else state.usage).model_dump(),
+        "duration_s": state.elapsed_s,
+    }
+    document = {
+        "status": RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED,
+        "error": str(error) if error is not None else state.error,
+        "error_type": type(error).__name__ if error is not None else state.error_type,
+        "endpoint": error.endpoint if isinstance(error, PreflightError) else None,
+        "run_id": run_id or state.run_id,
+        "query": request.query if request else None,
+        "seed": state.seed if state.seed is not None else (request.seed if request else None),
+        "failed_batches": [
+            {"batch_index": b.index, "community_ids": list(b.community_ids), "attempts": b.attempts, "error": b.errors[-1] if b.errors else None}
+            for b in state.batches
+            if b.status == FAILED_BATCH
+        ],
+        "figures": figures,
+    }
+    return _json(document)
+
+
+def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer: str) -> str:
+    """``inspect``'s text: the index, one right-aligned row per level, the totals, the warnings."""
+    lines = [f"Index {name} ({path})", f"tokens counted with {tokenizer}", ""]
+    header = ("level", "communities", "summaries", "summary_tokens", "map_text_tokens", "claims")
+    widths = [max(len(h), *(len(str(r[h])) for r in stats["levels"])) for h in header]
+    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
+    lines.extend("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths, strict=True)) for r in stats["levels"])
+    lines += ["", "totals: " + ", ".join(f"{k} {v}" for k, v in stats["totals"].items())]
+    if stats["warnings"]:
+        lines += ["", "warnings:", *(f"- {w}" for w in stats["warnings"])]
+    return "\n".join(lines) + "\n"
+
+
+def format_run_line(run: RunSummary) -> str:
+    """A run as ``runs list`` shows it: its id, then ``id · when · index · question · settings ·
+    status [label]`` (the status in the words of :attr:`RunStatus.word`)."""
+    query = run.query if len(run.query) <= RUN_QUERY_CHARS else run.query[: RUN_QUERY_CHARS - 1] + "…"
+    when = run.created_at.replace("T", " ")[:16]
+    level = run.request.community_level if run.request is not None else run.community_level
+    tag = f" [{run.label[:RUN_TAG_CHARS]}]" if run.label else ""
+    settings = settings_text(run.request, seed=run.seed, level=level)
+    return f"{run.run_id}  {run.run_id[:8]} · {when} · {run.index_name} · {query} · {settings} · {status_word(run.status)}{tag}"
+
+
+def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None) -> str:
+    """``replay``'s text: the run, its question and status, the answer (or the error), then
+    the three community sets and the unsupported citations."""
+    result = state.result
+    lines = [
+        f"Run {bundle.run_id} · {bundle.model} · index {bundle.index.name}",
+        f"Question: {bundle.request.query}",
+        f"Status: {result.status if result is not None else bundle.status}",
+    ]
+    if result is not None:
+        lines += ["", result.answer.rstrip(), ""]
+    elif state.error:
+        lines.append(f"Error: {state.error}")
+    if sets is not None:
+        unused = ", ".join(f"{u.community_id} ({u.best_score:g})" for u in sets.read_but_unused)
+        lines.append(f"Cited ({len(sets.cited)}): {', '.join(sets.cited) or '-'}")
+        lines.append(f"Behind ({len(sets.behind)}): {', '.join(sets.behind) or '-'}")
+        lines.append(f"Read but unused ({len(sets.read_but_unused)}, best score): {unused or '-'}")
+        if sets.unsupported:
+            flagged = ", ".join(f"{u.community_id} ({u.reason.replace('_', ' ')})" for u in sets.unsupported)
+            lines.append(f"Unsupported citations ({sets.unsupported_count}): {flagged}")
+    return "\n".join(lines) + "\n"
+
+
+def format_replay_json(bundle: RunBundle, state: RunState, sets: CommunitySets | None, *, index_mismatch: str | None) -> str:
+    """``replay --json``: the run's id, status, answer, error, community sets and whether the
+    index at hand is not the run's (``index_mismatch``)."""
+    result = state.result
+    document = {
+        "run_id": bundle.run_id,
+        "status": result.status if result is not None else bundle.status,
+        "answer": result.answer if result is not None else None,
+        "error": state.error,
+        "community_sets": sets.to_json_dict() if sets is not None else None,
+        "index_mismatch": index_mismatch,
+    }
+    return _json(document)
+
+
+__all__ = [
+    "format_failure_json",
+    "format_replay",
+    "format_replay_json",
+    "format_result_json",
+    "format_run_line",
+    "format_statistics",
+]

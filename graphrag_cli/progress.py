@@ -1,0 +1,164 @@
+"""The one progress printer: what a run, a sweep or an experiment is doing, on stderr.
+
+:class:`ProgressPrinter` takes a run's events (batches done of planned, retries, failures,
+dynamic selection's rounds, the reduce), a sweep's finished points and an experiment's steps
+alike. On a terminal it rewrites one line for what changes often; elsewhere it prints one line
+per step, the often-changing ones thinned out (about :data:`MAP_PROGRESS_STEPS` map lines per
+run, :data:`EXPERIMENT_PROGRESS_STEPS` per experiment stage).
+"""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from graphrag_core.evaluation import EvalProgress
+from graphrag_core.events import (
+    BatchesPlanned,
+    CommunityRated,
+    Event,
+    MapBatchFailed,
+    MapBatchRetried,
+    MapBatchSucceeded,
+    ModelNotice,
+    ReduceAnswerDelta,
+    ReduceRetried,
+    ReduceStarted,
+    RunFinished,
+    SelectionFinished,
+    SelectionRound,
+    SummariesSelected,
+)
+from graphrag_core.levels import is_fixed, level_text
+from graphrag_core.sweep import SweepProgress
+
+MAP_PROGRESS_STEPS = 10
+"""Off a terminal, map progress is printed about this many times per run."""
+EXPERIMENT_PROGRESS_STEPS = 20
+"""Off a terminal, an experiment stage's progress is printed about this many times."""
+
+
+def _after(delay_s: float) -> str:
+    return f" in {delay_s:.1f}s" if delay_s > 0 else ""
+
+
+class ProgressPrinter:
+    """Prints progress on ``stream`` as it arrives (nothing when not ``enabled``).
+
+    ``answer_stream``, when it is a terminal, receives a streaming reduce's answer as it is
+    written (:attr:`streamed_answer` keeps what it received); a pipe gets the final answer in
+    one piece from the command."""
+
+    def __init__(self, stream: TextIO, *, enabled: bool = True, answer_stream: TextIO | None = None) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.answer_stream = answer_stream if answer_stream is not None and answer_stream.isatty() else None
+        self.streamed_answer = ""
+        self.total = 0
+        self.done = 0
+        self.failed = 0
+        self.live = enabled and stream.isatty()
+        self._experiment_shown: dict[str, int] = {}
+
+    def __call__(self, update: Event | SweepProgress | EvalProgress) -> None:
+        """Show one update: a run's event, a sweep's finished point or an experiment's step."""
+        if isinstance(update, SweepProgress):
+            self._sweep_point(update)
+        elif isinstance(update, EvalProgress):
+            self._experiment_step(update)
+        else:
+            self._run_event(update)
+
+    def _line(self, text: str, *, transient: bool = False) -> None:
+        if not self.enabled:
+            return
+        if self.live and transient:
+            self.stream.write("\r\033[K" + text)
+        else:
+            self.stream.write(("\r\033[K" if self.live else "") + text + "\n")
+        self.stream.flush()
+
+    # -- a run ----------------------------------------------------------------------------------
+
+    def _map_progress(self) -> None:
+        """On a terminal every batch rewrites the line; elsewhere about every tenth, and the last."""
+        step = max(1, self.total // MAP_PROGRESS_STEPS)
+        if self.live or self.done == self.total or self.done % step == 0:
+            self._line(self._map_line(), transient=self.done < self.total)
+
+    def _map_line(self) -> str:
+        failed = f", {self.failed} failed" if self.failed else ""
+        return f"map: {self.done}/{self.total} batches done{failed}"
+
+    def _run_event(self, event: Event) -> None:
+        match event:
+            case SelectionRound():
+                fallback = f" (fallback: every level-{event.round} community)" if event.fallback else ""
+                self._line(f"dynamic selection, round {event.round}: rating {len(event.community_ids)} communities{fallback}")
+            case CommunityRated() if self.live:
+                self._line(f"rated community {event.community_id}: {'failed' if event.failed else event.rating}", transient=True)
+            case SelectionFinished():
+                failed = f", {event.failed_count} failed" if event.failed_count else ""
+                self._line(
+                    f"dynamic selection: kept {len(event.kept_ids)} of {event.rated_count} rated communities in {event.rounds} rounds"
+                    f" ({event.calls} rating calls, {event.usage.total_tokens} tokens{failed})"
+                )
+            case SummariesSelected():
+                level = event.community_level
+                where = f"at level {level_text(level)}" if is_fixed(level) else "by dynamic selection"
+                self._line(f"selected {event.count} community summaries {where}")
+            case BatchesPlanned():
+                self.total = len(event.batches)
+                self._line(self._map_line(), transient=True)
+            case MapBatchRetried():
+                self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
+            case MapBatchSucceeded():
+                self.done += 1
+                self._map_progress()
+            case MapBatchFailed():
+                self.done += 1
+                self.failed += 1
+                self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
+                self._map_progress()
+            case ReduceStarted():
+                self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
+            case ModelNotice():
+                self._line(f"note: {event.message}")
+            case ReduceAnswerDelta():
+                if self.answer_stream is not None:
+                    self.answer_stream.write(event.text)
+                    self.answer_stream.flush()
+                    self.streamed_answer += event.text
+            case ReduceRetried():
+                if self.streamed_answer and self.answer_stream is not None:
+                    self.answer_stream.write("\n")
+                    self.streamed_answer = ""
+                self._line(f"reduce: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
+            case RunFinished():
+                result = event.result
+                d = result.diagnostics
+                rating = "" if is_fixed(result.community_level) else f"{d.rating_calls} rating calls, "
+                self._line(f"{result.status} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{d.map_calls} map calls)")
+            case _:
+                pass  # a failed run is reported by main, with its exit code
+
+    # -- a sweep and an experiment --------------------------------------------------------------
+
+    def _sweep_point(self, progress: SweepProgress) -> None:
+        p = progress.point
+        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
+        self._line(
+            f"point {progress.done}/{progress.total} level={level_text(p.level)} seed={p.seed} "
+            f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"
+        )
+
+    def _experiment_step(self, progress: EvalProgress) -> None:
+        """The first and the last item of each stage, and about every twentieth in between."""
+        step = max(1, progress.total // EXPERIMENT_PROGRESS_STEPS)
+        shown = self._experiment_shown.get(progress.stage, 0)
+        if progress.done == progress.total or progress.done - shown >= step or progress.done == 1:
+            self._experiment_shown[progress.stage] = progress.done
+            kept = " (kept from an earlier run)" if progress.reused else ""
+            self._line(f"{progress.stage} {progress.done}/{progress.total}: {progress.label}{kept}")
+
+
+__all__ = ["EXPERIMENT_PROGRESS_STEPS", "MAP_PROGRESS_STEPS", "ProgressPrinter"]
