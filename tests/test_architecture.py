@@ -293,6 +293,11 @@ def test_rule_1_each_part_imports_only_the_layers_below_it() -> None:
     report(layer_offences(project_modules()), "Rule 1 (layers)")
 
 
+def test_rule_1_python_m_graphrag_core_hands_over_to_the_command_line() -> None:
+    main = project_modules()["graphrag_core.__main__"]
+    assert "graphrag_cli" in {imp.module.split(".")[0] for imp in imports_of(main)}, f"{main.path} does not import graphrag_cli"
+
+
 # ---- Rule 2: no import cycles; import where a name is defined --------------------------------
 
 
