@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .browser_support import UI_TIMEOUT_MS, ask, chart_title, chromium_page, require_browser, shot
+from .browser_support import UI_TIMEOUT_MS, ask, chart_title, chromium_page, require_browser, shot, url_param, wait_for_new_url_param, wait_for_url_param
 
 pytestmark = pytest.mark.browser
 
@@ -57,7 +57,7 @@ def test_stop_cancels_a_slow_run_and_the_run_survives_a_reload(server: str, page
     sync_api.expect(page.get_by_text(re.compile(r"^Status: running"))).to_be_visible()
     stop = page.get_by_role("button", name="Stop")
     sync_api.expect(stop).to_be_enabled()
-    page.wait_for_timeout(1500)
+    sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of [\d,]+ finished")).to_be_visible()  # stopped mid-run, with work done
     stop.click()
     sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
@@ -85,12 +85,13 @@ def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_vi
         latency = page.get_by_role("spinbutton", name="Simulated latency (s)")
         latency.fill("1.5")
         latency.press("Enter")
-        page.wait_for_timeout(500)
+        wait_for_url_param(page, "latency", "1.5")
+        seed = url_param(page.url, "seed")
         page.get_by_role("button", name="New seed").click()  # other batches: no map cache hits, so it runs slowly
-        page.wait_for_timeout(500)
+        wait_for_new_url_param(page, "seed", seed)
         page.get_by_role("button", name="Run global search").click()
         sync_api.expect(page.get_by_text(re.compile(r"^Status: running")).first).to_be_visible()
-        page.wait_for_timeout(1000)
+        sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of [\d,]+ finished")).to_be_visible()  # the new run has redrawn as it streams
         shot(page, "explore-second-run")
         assert page.get_by_role("heading", name="Diagnostics").count() == 0, "the previous run's diagnostics linger"
         page.get_by_role("button", name="Stop").click()

@@ -13,7 +13,7 @@ import pytest
 from graphrag_core import GlobalSearchRequest
 from graphrag_core.history import RunStore
 
-from .browser_support import require_browser, shot
+from .browser_support import require_browser, shot, wait_for_plots_settled
 from .factories import sample_run
 
 pytestmark = pytest.mark.browser
@@ -83,7 +83,7 @@ def test_compare_page_from_a_shared_link(seeded_server, page):  # type: ignore[n
     assert f"run={a}" in (provenance.first.get_attribute("href") or "")
     assert f"runs={a}" in page.url  # the URL still names the runs, so it can be shared
     _no_exception(page)
-    page.wait_for_timeout(800)  # let plotly finish its transitions
+    wait_for_plots_settled(page)
     shot(page, "compare")
 
 
@@ -94,7 +94,7 @@ def test_index_browser_page(seeded_server, page):  # type: ignore[no-untyped-def
     page.locator(".js-plotly-plot").filter(has_text="communities in 3 levels").first.wait_for()
     page.locator(".js-plotly-plot").filter(has_text="Entity graph of").first.wait_for()
     _no_exception(page)
-    page.wait_for_timeout(800)
+    wait_for_plots_settled(page)
     shot(page, "index_browser")
 
 
@@ -107,5 +107,5 @@ def test_sweeps_page_runs_a_grid(seeded_server, page):  # type: ignore[no-untype
     page.locator(".js-plotly-plot").filter(has_text="Stability of the communities behind the answer across seeds").first.wait_for()
     page.get_by_text("Status of each point").first.wait_for()
     _no_exception(page)
-    page.wait_for_timeout(800)
+    wait_for_plots_settled(page)
     shot(page, "sweeps")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from . import APP_ROOT
-from .browser_support import require_browser, shot
+from .browser_support import require_browser, shot, wait_for_plots_settled
 
 pytestmark = pytest.mark.browser
 
@@ -61,7 +61,7 @@ def test_a_shared_experiment_draws_heatmaps_costs_and_drilldown(server: str, ser
     assert page.get_by_text("heuristic", exact=False).count() > 0
     page.get_by_text("Compare the two runs").wait_for()
     assert page.locator(".js-plotly-plot").count() == 5  # a heatmap per criterion (one tab each) + the cost chart
-    page.wait_for_timeout(1000)
+    wait_for_plots_settled(page)
     shot(page, "evaluate")
     assert "experiment=" in page.url
     href = page.get_by_text("Provenance of community").first.locator("xpath=ancestor-or-self::a").get_attribute("href")

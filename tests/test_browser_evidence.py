@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .browser_support import UI_TIMEOUT_MS, require_browser, shot
+from .browser_support import UI_TIMEOUT_MS, ask, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 
 pytestmark = pytest.mark.browser
 
@@ -31,11 +31,7 @@ def page_height() -> int:
 def run_question(page, url: str) -> None:  # type: ignore[no-untyped-def]
     page.goto(url + "/?latency=0.02&concurrency=4")
     expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
-    box = page.get_by_label("Question")
-    box.fill(QUESTION)
-    box.press("Control+Enter")
-    page.wait_for_timeout(500)
-    page.get_by_role("button", name="Run global search").click()
+    ask(page, QUESTION)
     expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
     expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
     expect(page.get_by_role("button", name="Download run bundle")).to_be_visible()
@@ -60,7 +56,8 @@ def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, p
     expect(provenance.get_by_role("heading", name=re.compile(rf"^Community {re.escape(community)}:"))).to_be_visible()
     expect(provenance.get_by_text("In this run")).to_be_visible()
     expect(provenance.get_by_role("button", name="Back to Explore")).to_be_visible()
-    provenance.wait_for_timeout(1000)
+    wait_for_script_run(provenance)
+    wait_for_plots_settled(provenance)
     shot(provenance, "evidence-provenance")
 
     # the picker changes the view and the URL, every time; Back returns to the previous view

@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 
 from . import wait_until
-from .browser_support import UI_TIMEOUT_MS, chromium_page, require_browser, streamlit_server
+from .browser_support import UI_TIMEOUT_MS, ask, chromium_page, require_browser, streamlit_server
 from .openai_server import Server, completion_body, openai_server
 
 pytestmark = pytest.mark.browser
@@ -77,11 +77,7 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         page.get_by_role("textbox", name="API key").press("Enter")
         sync_api.expect(page.get_by_text("with the API key typed in this session")).to_be_visible()
         calls = len(other.authorizations)
-        box = page.get_by_label("Question")
-        box.fill("what is oolong?")  # a new question: nothing comes from the map cache
-        box.press("Control+Enter")
-        page.wait_for_timeout(500)
-        page.get_by_role("button", name="Run global search").click()
+        ask(page, "what is oolong?")  # a new question: nothing comes from the map cache
         wait_until(lambda: len(other.authorizations) > calls, "a call to the other endpoint", timeout_s=UI_TIMEOUT_MS / 1000, pause_s=0.1)
         sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
         assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
