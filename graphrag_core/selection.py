@@ -398,7 +398,7 @@ class _Walk:
         try:
             return parse_rating_output(text)
         except ModelOutputError:
-            return None  # an entry written by an older, laxer version: ask the model again
+            return None  # an entry that is not a valid rating: ask the model again
 
     def settle(self, this: _Round, community_id: str) -> list[str]:
         """Fold one community's repeats into the walk: its record, the totals, its event; the
