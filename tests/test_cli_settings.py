@@ -5,7 +5,7 @@ import pytest
 
 from graphrag_app.urls import PARAM_NAMES
 from graphrag_core.cli import GRID_SETTINGS, SHARED_SETTING_OPTIONS, build_parser, build_request, setting_option
-from graphrag_core.evaluation.experiment import CONDITION_ALIASES
+from graphrag_core.evaluation.conditions import CONDITION_ALIASES
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
 
 SETTINGS = [name for name in GlobalSearchRequest.model_fields if name != "query"]

@@ -9,7 +9,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from .experiment import ExperimentResult, WinRate
+from .results import ExperimentResult, WinRate
 
 HEURISTIC_NOTE = (
     "Judged by the offline **heuristic** (text statistics, position-blind), not by an LLM: "

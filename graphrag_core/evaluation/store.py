@@ -16,16 +16,14 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .judge import JudgeCall
-
-if TYPE_CHECKING:
-    from .experiment import AnswerRecord, ExperimentResult
+from .results import AnswerRecord, ExperimentResult
 
 SQLITE_TIMEOUT_S = 30.0
 EVAL_DB_FILE_NAME = "evaluations.sqlite3"
 """The default evaluation store lives next to the run store."""
+
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, record TEXT NOT NULL, created_at REAL NOT NULL)",
@@ -77,8 +75,6 @@ class EvaluationStore:
 
     # answers
     def get_answer(self, key: str) -> AnswerRecord | None:
-        from .experiment import AnswerRecord
-
         text = self._get("answers", "record", key)
         return None if text is None else AnswerRecord.model_validate_json(text)
 
@@ -110,8 +106,6 @@ class EvaluationStore:
             )
 
     def get_experiment(self, experiment_id: str) -> ExperimentResult | None:
-        from .experiment import ExperimentResult
-
         with self._connect() as connection:
             row = connection.execute("SELECT result FROM experiments WHERE id = ?", (experiment_id,)).fetchone()
         return None if row is None else ExperimentResult.model_validate_json(row[0])
