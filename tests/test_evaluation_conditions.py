@@ -49,6 +49,17 @@ def _two(**fields) -> ExperimentSpec:
     return ExperimentSpec(questions=[EvalQuestion(id="1", question="q")], conditions=[Condition(name="a"), Condition(name="b")], **fields)
 
 
+def test_seeds_may_be_typed_text_read_as_every_front_end_reads_a_list():
+    assert _two(seeds="1, 2 3").seeds == [1, 2, 3]
+    assert _two(seeds=[4, 5]).seeds == [4, 5]
+    with pytest.raises(EvaluationError, match=r"^Seeds: 'x' is not a whole number\.$"):
+        _two(seeds="1, x")
+    with pytest.raises(EvaluationError, match=r"^seeds must be a non-empty list of integers\.$"):
+        _two(seeds=" , ")
+    with pytest.raises(EvaluationError, match=r"^seeds must not repeat\.$"):
+        _two(seeds="1 1")
+
+
 def test_judgment_jobs_are_the_pairs_per_seed_then_the_aa_pairs_question_by_question():
     spec = ExperimentSpec(
         questions=[EvalQuestion(id="q1", question="q"), EvalQuestion(id="q2", question="r")],

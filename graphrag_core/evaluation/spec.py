@@ -1,7 +1,8 @@
 """What an experiment runs: questions x conditions x seeds, and how to judge (evaluation spec section 3).
 
 Invariants of :class:`ExperimentSpec`: at least one question; condition names unique; seeds a
-non-empty list of distinct integers; two
+non-empty list of distinct integers (typed text such as ``"1, 2"`` is read by
+:func:`~graphrag_core.inputs.parse_ints`, as every front end reads a typed list); two
 conditions, or one condition with two seeds and the A/A check; every refusal is an
 :class:`~graphrag_core.errors.EvaluationError`.
 """
@@ -14,10 +15,15 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError
+from ..inputs import InputError, parse_ints
 from .claims import DEFAULT_CLAIM_THRESHOLD, validate_threshold
 from .conditions import Condition
 from .judge import DEFAULT_CRITERIA, validate_criteria, validate_repeats
 from .questions import EvalQuestion
+
+SEEDS_WHAT = "Seeds"
+"""How a refusal of typed seeds names them (``Seeds: 'x' is not a whole number.``)."""
+
 
 class JudgmentJob(NamedTuple):
     """One pair to judge: ``row``'s answer (A, with ``seed_a``) against ``col``'s (B, with ``seed_b``)."""
@@ -27,6 +33,16 @@ class JudgmentJob(NamedTuple):
     question_id: str
     seed_a: int
     seed_b: int
+
+
+def parse_seeds(seeds: Any) -> list[int]:
+    """Seeds as given: a list, or typed text (``"1, 2 3"``) read by :func:`~graphrag_core.inputs.parse_ints`."""
+    if not isinstance(seeds, str):
+        return seeds
+    try:
+        return parse_ints(seeds, what=SEEDS_WHAT)
+    except InputError as exc:
+        raise EvaluationError(str(exc)) from None
 
 
 class ExperimentSpec(BaseModel):
@@ -53,7 +69,7 @@ class ExperimentSpec(BaseModel):
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise EvaluationError(f"Condition names must be unique: {', '.join(map(str, duplicates))}.")
-        seeds = data.get("seeds", [0])
+        seeds = data["seeds"] = parse_seeds(data.get("seeds", [0]))
         if not seeds or any(isinstance(s, bool) or not isinstance(s, int) for s in seeds):
             raise EvaluationError("seeds must be a non-empty list of integers.")
         if len(set(seeds)) != len(seeds):
@@ -93,4 +109,4 @@ class ExperimentSpec(BaseModel):
         return jobs
 
 
-__all__ = ["ExperimentSpec", "JudgmentJob"]
+__all__ = ["ExperimentSpec", "JudgmentJob", "parse_seeds"]
