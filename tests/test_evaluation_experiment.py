@@ -265,6 +265,31 @@ def test_experiment_with_claims_reports_per_condition_metrics():
     assert all(a.claims is not None for a in result.answers)
 
 
+def test_claims_that_cannot_be_listed_are_recorded_kept_and_reported(tmp_path: Path):
+    """A claims reply that is not JSON leaves its answer out of the metrics, never silently."""
+    from graphrag_core.evaluation.report import to_markdown
+
+    def judge(request: ChatRequest) -> str:
+        if request.purpose == "claims":
+            return "no claims here" if "detail detail" in request.prompt_text else '{"claims": ["one", "two"]}'
+        return '{"winner": 0}'
+
+    store = EvaluationStore(tmp_path / "e.sqlite")
+    result = run(run_experiment(small_index(), _spec(seeds=[1], claims=True), ScriptedChatModel(_answers_by_level), ScriptedChatModel(judge), store=store))
+    unlisted = result.claim_failures()
+    assert unlisted and {a.condition for a in unlisted} == {"C2"}  # level 2's answers repeat "detail"
+    assert all(a.claims is None and a.claims_error == "LLM output is not valid JSON: no claims here..." for a in unlisted)
+    assert [c.condition for c in result.claims] == ["C0"]
+    kept = store.get_experiment(result.id)
+    assert kept is not None and kept.claim_failures() == unlisted
+    markdown = to_markdown(result)
+    assert "## Claims not listed" in markdown
+    assert "| C2 | q1 | 1 | LLM output is not valid JSON: no claims here... |" in markdown
+    again = ScriptedChatModel(judge)
+    run(run_experiment(small_index(), _spec(seeds=[1], claims=True), ScriptedChatModel(_answers_by_level), again, store=store))
+    assert len(again.calls_for("claims")) == 2 * len(unlisted)  # the listed ones are kept; the others asked again (two attempts each)
+
+
 # -- question generation ----------------------------------------------------------------------------
 
 

@@ -9,6 +9,9 @@ Invariants of :func:`run_experiment`:
   every question and seed; with two seeds or more each condition is also judged against itself
   (A/A: seed k's answer against seed k+1's), the sanity check that should come out near 50;
 - a pair whose answer failed is not judged; the failure is kept in the result;
+- claims that could not be listed are recorded on their answer (``claims_error``), so the
+  result, the experiment the store keeps and the report show them; that answer is left out of
+  the claim metrics;
 - answers, judge calls and claims go to the :class:`EvaluationStore` as soon as they are made,
   so a rerun makes only what is missing; failures are not stored, so a rerun tries them again;
 - once ``should_stop`` has returned true, no model is asked anything more;
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import GraphRAGError
+from ..errors import GraphRAGError, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
 from ..history.records import RunRecord
@@ -228,15 +231,15 @@ class _Run:
         return listed
 
     async def claims_of(self, record: AnswerRecord) -> AnswerRecord:
-        """One answer with its claims, from the store or the judge (``None`` when they could not be listed)."""
+        """One answer with its claims, from the store or the judge; a failure is recorded on it."""
         key = claims_key(self.judge, record.answer)
         kept = self.store.get_claims(key) if self.store is not None else None
         if kept is not None:
             return record.model_copy(update={"claims": kept})
         try:
             claims, _ = await extract_claims(record.answer, self.judge)
-        except GraphRAGError:
-            return record.model_copy(update={"claims": None})
+        except GraphRAGError as exc:
+            return record.model_copy(update={"claims": None, "claims_error": describe_error(exc)})
         if self.store is not None:
             self.store.put_claims(key, claims)
         return record.model_copy(update={"claims": claims})

@@ -41,7 +41,11 @@ AnswerStatus = Literal["completed", "partial", "no_results", "failed"]
 
 
 class AnswerRecord(BaseModel):
-    """One condition's answer to one question with one seed, and what it cost."""
+    """One condition's answer to one question with one seed, and what it cost.
+
+    ``error`` says why a failed answer failed; ``claims`` are the answer's claims when they were
+    asked for and listed, and ``claims_error`` says why they could not be listed (then ``claims``
+    is ``None``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -54,6 +58,7 @@ class AnswerRecord(BaseModel):
     cost: AnswerCost = Field(default_factory=AnswerCost)
     error: str | None = None
     claims: list[str] | None = None
+    claims_error: str | None = None
 
 
 class JudgmentRecord(BaseModel):
@@ -157,6 +162,10 @@ class ExperimentResult(BaseModel):
             elif row != col and (j.row, j.col) == (col, row):
                 found.append((j, True))
         return found
+
+    def claim_failures(self) -> list[AnswerRecord]:
+        """The answers whose claims were asked for but could not be listed."""
+        return [a for a in self.answers if a.claims_error is not None]
 
 
 __all__ = [

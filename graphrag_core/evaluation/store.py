@@ -4,7 +4,8 @@ Answers are keyed by what determines them (the index's content, the answering mo
 request with its question and seed), judge calls by the judge and the exact prompt
 (:func:`~graphrag_core.evaluation.judge.judge_call_key`), claims by the model and the answer.
 So a rerun of an interrupted experiment, or of one that shares conditions with an earlier one,
-redoes only what is missing. Failures are not stored: a rerun tries them again.
+redoes only what is missing. Failures are not stored as answers, judge calls or claims: a rerun
+tries them again; a finished experiment keeps its own (failed answers, claims not listed).
 """
 
 from __future__ import annotations
