@@ -151,7 +151,7 @@ def cmd_eval(args: argparse.Namespace, io: _Io) -> int:
     index, path = load_index_at(args.index)
     if args.estimate:
         estimate = estimate_experiment(index, spec)
-        for key, value in estimate.items():
+        for key, value in estimate.model_dump().items():
             io.out.write(f"{key}: {value}\n")
         return EXIT_OK
     model, judge = _answer_model(args, io), _judge(args, io)
@@ -165,8 +165,8 @@ def cmd_eval(args: argparse.Namespace, io: _Io) -> int:
     if not args.quiet:
         io.note(
             f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
-            f"up to {estimate['total']} model calls ({estimate['answer_calls']} answering, {estimate['judge_calls']} judging"
-            f"{', ' + str(estimate['claims_calls']) + ' claims' if estimate['claims_calls'] else ''}); judge: {judge_label_of(judge)}; store: {db}"
+            f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging"
+            f"{', ' + str(estimate.claims_calls) + ' claims' if estimate.claims_calls else ''}); judge: {judge_label_of(judge)}; store: {db}"
         )
     result = asyncio.run(
         run_experiment(

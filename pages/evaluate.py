@@ -382,12 +382,12 @@ if spec is not None:
         st.session_state[ESTIMATE_KEY] = (estimate_key, estimate_experiment(index, spec, every_question=False))
     estimate = st.session_state[ESTIMATE_KEY][1]
     st.caption(
-        f"About **{estimate['total']:,}** model calls at most: {estimate['answer_calls']:,} to answer ({estimate['answers']} answers), "
-        f"{estimate['judge_calls']:,} to judge ({estimate['judgments']} judgments)"
-        + (f", {estimate['claims_calls']:,} to list claims" if estimate["claims_calls"] else "")
+        f"About **{estimate.total:,}** model calls at most: {estimate.answer_calls:,} to answer ({estimate.answers} answers), "
+        f"{estimate.judge_calls:,} to judge ({estimate.judgments} judgments)"
+        + (f", {estimate.claims_calls:,} to list claims" if estimate.claims_calls else "")
         + ". Answers and judgments kept from earlier runs are not asked again."
     )
-    if estimate["total"] > MAX_CALLS_FROM_PAGE:
+    if estimate.total > MAX_CALLS_FROM_PAGE:
         problem = f"That is more than {MAX_CALLS_FROM_PAGE:,} calls: use the command line (graphrag-explorer eval) for an experiment this size."
 if problem:
     st.warning(escape_markdown(problem), icon=":material/warning:")

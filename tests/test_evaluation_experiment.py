@@ -208,13 +208,13 @@ def test_answers_go_to_the_run_store_with_a_label(tmp_path: Path):
 def test_the_estimate_counts_answer_judge_and_claims_calls():
     spec = _spec(seeds=[1, 2], claims=True)
     estimate = estimate_experiment(small_index(), spec)
-    assert estimate["judge_calls"] == (1 * 2 + 2 * 1) * 4 * 2 * 4
-    assert estimate["claims_calls"] == 2 * 4 * 2
+    assert estimate.judge_calls == (1 * 2 + 2 * 1) * 4 * 2 * 4
+    assert estimate.claims_calls == 2 * 4 * 2
     answerer = ScriptedChatModel(_answers_by_level)
     run(run_experiment(small_index(), spec, answerer, OfflineChatModel()))
-    assert estimate["answer_calls"] == answerer.calls
+    assert estimate.answer_calls == answerer.calls
     quick = estimate_experiment(small_index(), spec, every_question=False)
-    assert quick["judge_calls"] == estimate["judge_calls"] and quick["answer_calls"] == estimate["answer_calls"]  # same-length questions
+    assert quick.judge_calls == estimate.judge_calls and quick.answer_calls == estimate.answer_calls  # same-length questions
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -288,6 +288,14 @@ def test_claims_that_cannot_be_listed_are_recorded_kept_and_reported(tmp_path: P
     again = ScriptedChatModel(judge)
     run(run_experiment(small_index(), _spec(seeds=[1], claims=True), ScriptedChatModel(_answers_by_level), again, store=store))
     assert len(again.calls_for("claims")) == 2 * len(unlisted)  # the listed ones are kept; the others asked again (two attempts each)
+
+
+def test_the_estimate_is_a_typed_model_whose_total_is_its_calls():
+    estimate = estimate_experiment(small_index(), _spec(seeds=[1, 2], claims=True))
+    assert estimate.total == estimate.answer_calls + estimate.judge_calls + estimate.claims_calls
+    assert (estimate.answers, estimate.judgments) == (2 * 4 * 2, (1 * 2 + 2 * 1) * 4)
+    assert list(estimate.model_dump()) == ["answers", "answer_calls", "judgments", "judge_calls", "claims_calls", "total"]
+    assert estimate_experiment(small_index(), _spec(seeds=[1])).claims_calls == 0
 
 
 # -- question generation ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from .conditions import Condition, parse_conditions
 from .experiment import EvalProgress, estimate_experiment, run_experiment
 from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
 from .questions import EvalQuestion, generate_questions, load_questions, parse_questions
-from .results import AnswerRecord, ExperimentResult, JudgmentRecord, WinRate
+from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
 from .spec import ExperimentSpec
 from .statistics import holm, wilcoxon_p
 from .store import EvaluationStore
@@ -32,6 +32,7 @@ __all__ = [
     "EvalProgress",
     "EvalQuestion",
     "EvaluationStore",
+    "ExperimentEstimate",
     "ExperimentResult",
     "ExperimentSpec",
     "JudgeCall",

@@ -42,7 +42,7 @@ from .conditions import Condition
 from .judge import is_heuristic, judge_pair, judge_request_count
 from .keys import answer_key, claims_key, experiment_id, index_fingerprint
 from .questions import EvalQuestion
-from .results import AnswerCost, AnswerRecord, ExperimentResult, JudgmentRecord
+from .results import AnswerCost, AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord
 from .spec import ExperimentSpec, JudgmentJob
 from .statistics import compute_claim_summaries, compute_costs, compute_win_rates
 from .store import EvaluationStore
@@ -67,10 +67,8 @@ class EvalProgress(BaseModel):
 ProgressSink = Callable[[EvalProgress], None]
 
 
-def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: bool = True) -> dict[str, int]:
-    """The model calls an experiment needs before retries and before anything is reused:
-    ``answer_calls`` (map batches, plus a reduce per answer), ``judge_calls``, ``claims_calls``
-    and their ``total``; ``answers`` and ``judgments`` are how many of each it makes.
+def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: bool = True) -> ExperimentEstimate:
+    """The model calls an experiment needs before retries and before anything is reused.
 
     Map batches are planned for each question with the first seed, or, with
     ``every_question=False``, for the first question only and counted for every question (a
@@ -78,18 +76,15 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
     scale = len(spec.seeds) * (1 if every_question else len(spec.questions))
-    answer_calls = sum(_answer_calls(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned) * scale
+    answer_calls = sum(_answer_calls(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned)
     judgments = len(spec.judgment_jobs())
-    judge_calls = judge_request_count(spec.criteria, spec.repeats) * judgments
-    claims_calls = spec.answer_count() if spec.claims else 0
-    return {
-        "answers": spec.answer_count(),
-        "answer_calls": answer_calls,
-        "judgments": judgments,
-        "judge_calls": judge_calls,
-        "claims_calls": claims_calls,
-        "total": answer_calls + judge_calls + claims_calls,
-    }
+    return ExperimentEstimate(
+        answers=spec.answer_count(),
+        answer_calls=answer_calls * scale,
+        judgments=judgments,
+        judge_calls=judge_request_count(spec.criteria, spec.repeats) * judgments,
+        claims_calls=spec.answer_count() if spec.claims else 0,
+    )
 
 
 def _answer_calls(index: Index, request: GlobalSearchRequest, seed: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from .judge import PairJudgment
 from .questions import EvalQuestion
@@ -121,6 +121,25 @@ class ClaimSummary(BaseModel):
     diversity: float
 
 
+class ExperimentEstimate(BaseModel):
+    """The model calls an experiment needs before retries and before anything is reused:
+    ``answer_calls`` (map batches, plus a reduce per answer), ``judge_calls`` and
+    ``claims_calls``; ``answers`` and ``judgments`` are how many of each it makes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answers: int
+    answer_calls: int
+    judgments: int
+    judge_calls: int
+    claims_calls: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.answer_calls + self.judge_calls + self.claims_calls
+
+
 class ExperimentResult(BaseModel):
     """Everything an experiment made and the figures computed from it."""
 
@@ -174,6 +193,7 @@ __all__ = [
     "AnswerStatus",
     "ClaimSummary",
     "ConditionCost",
+    "ExperimentEstimate",
     "ExperimentResult",
     "JudgmentRecord",
     "WinRate",
