@@ -36,7 +36,7 @@ from .evaluation.experiment import Condition, EvalProgress, ExperimentSpec, esti
 from .evaluation.judge import DEFAULT_CRITERIA
 from .evaluation.questions import load_questions
 from .evaluation.report import costs_csv, judgments_csv, to_markdown, win_rates_csv
-from .evaluation.store import EVAL_DB_FILE_NAME, EvaluationStore
+from .evaluation.store import EVAL_DB_FILE_NAME, EvaluationStore, evaluation_store_path
 from .locations import store_path_from
 
 
@@ -155,7 +155,7 @@ def cmd_eval(args: argparse.Namespace, io: _Io) -> int:
             io.out.write(f"{key}: {value}\n")
         return EXIT_OK
     model, judge = _answer_model(args, io), _judge(args, io)
-    db = args.eval_db if args.eval_db is not None else store_path_from(io.environ).with_name(EVAL_DB_FILE_NAME)
+    db = args.eval_db if args.eval_db is not None else evaluation_store_path(store_path_from(io.environ))
     try:
         store = EvaluationStore(db)
     except OSError as exc:

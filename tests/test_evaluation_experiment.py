@@ -298,6 +298,13 @@ def test_the_estimate_is_a_typed_model_whose_total_is_its_calls():
     assert estimate_experiment(small_index(), _spec(seeds=[1])).claims_calls == 0
 
 
+def test_the_evaluation_store_lives_beside_the_run_history(tmp_path: Path):
+    from graphrag_core.evaluation import evaluation_store_path
+
+    assert evaluation_store_path(tmp_path / "runs.sqlite3") == tmp_path / "evaluations.sqlite3"
+    assert evaluation_store_path(str(tmp_path / "deeper" / "history.db")) == tmp_path / "deeper" / "evaluations.sqlite3"
+
+
 # -- question generation ----------------------------------------------------------------------------
 
 

@@ -21,7 +21,7 @@ from .questions import EvalQuestion, generate_questions, load_questions, parse_q
 from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
 from .spec import ExperimentSpec
 from .statistics import holm, wilcoxon_p
-from .store import EvaluationStore
+from .store import EvaluationStore, evaluation_store_path
 
 __all__ = [
     "CRITERIA",
@@ -42,6 +42,7 @@ __all__ = [
     "claim_metrics",
     "cluster_claims",
     "estimate_experiment",
+    "evaluation_store_path",
     "extract_claims",
     "generate_questions",
     "holm",

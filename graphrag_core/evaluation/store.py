@@ -6,6 +6,7 @@ request with its question and seed), judge calls by the judge and the exact prom
 So a rerun of an interrupted experiment, or of one that shares conditions with an earlier one,
 redoes only what is missing. Failures are not stored as answers, judge calls or claims: a rerun
 tries them again; a finished experiment keeps its own (failed answers, claims not listed).
+The store lives beside the run history (:func:`evaluation_store_path`) unless told otherwise.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ from .results import AnswerRecord, ExperimentResult
 SQLITE_TIMEOUT_S = 30.0
 EVAL_DB_FILE_NAME = "evaluations.sqlite3"
 """The default evaluation store lives next to the run store."""
+
+
+def evaluation_store_path(run_store_path: str | Path) -> Path:
+    """Where the evaluation store lives by default: :data:`EVAL_DB_FILE_NAME` in the run history's folder."""
+    return Path(run_store_path).with_name(EVAL_DB_FILE_NAME)
 
 
 _SCHEMA = (
@@ -125,4 +131,4 @@ class EvaluationStore:
             }
 
 
-__all__ = ["EVAL_DB_FILE_NAME", "EvaluationStore"]
+__all__ = ["EVAL_DB_FILE_NAME", "EvaluationStore", "evaluation_store_path"]
