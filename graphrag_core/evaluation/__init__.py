@@ -8,6 +8,7 @@
 - :mod:`.results`: what an experiment makes (answers, judgments, win rates, costs);
 - :mod:`.statistics`: win rates, Wilcoxon p-values, Holm correction, costs, claim summaries;
 - :mod:`.keys`: the stable keys of answers and claims, and an experiment's id;
+- :mod:`.drilldown`: one question's two answers and their judgments, scored from one side;
 - :mod:`.claims`: claim-based comprehensiveness and diversity;
 - :mod:`.store`: what an experiment made, kept as it is made so a rerun resumes;
 - :mod:`.report`: an experiment as Markdown and CSV.
@@ -15,6 +16,7 @@
 
 from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims, rouge_l_f1
 from .conditions import Condition, parse_conditions
+from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
 from .experiment import EvalProgress, estimate_experiment, run_experiment
 from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
 from .questions import EvalQuestion, generate_questions, load_questions, parse_questions
@@ -29,6 +31,9 @@ __all__ = [
     "AnswerRecord",
     "ClaimMetrics",
     "Condition",
+    "Drilldown",
+    "DrilldownCall",
+    "DrilldownSide",
     "EvalProgress",
     "EvalQuestion",
     "EvaluationStore",
@@ -41,6 +46,8 @@ __all__ = [
     "WinRate",
     "claim_metrics",
     "cluster_claims",
+    "drilldown",
+    "drilldown_choices",
     "estimate_experiment",
     "evaluation_store_path",
     "extract_claims",
