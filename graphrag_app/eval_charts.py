@@ -12,7 +12,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from graphrag_core.evaluation.experiment import ExperimentResult
+from graphrag_core.evaluation.results import ExperimentResult
 from graphrag_core.evaluation.report import significance_mark, win_rate_matrix
 
 HEATMAP_COLORS = [[0.0, "#b2182b"], [0.5, "#f7f7f7"], [1.0, "#2166ac"]]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from graphrag_core.cache import SqliteMapCache
 from graphrag_core.errors import IndexValidationError
-from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME, EvaluationStore
+from graphrag_core.evaluation.store import EvaluationStore, evaluation_store_path
 from graphrag_core.figures import Price
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name, load_index
@@ -183,7 +183,7 @@ def open_cache(context: CliContext, path: Path | None, *, off: bool) -> SqliteMa
 
 def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
     """The evaluation store at ``path`` (default: beside the run history)."""
-    where = path if path is not None else store_path_from(context.environ).with_name(EVAL_DB_FILE_NAME)
+    where = path if path is not None else evaluation_store_path(store_path_from(context.environ))
     try:
         return EvaluationStore(where)
     except OSError as exc:

@@ -17,9 +17,10 @@ Invariants of :func:`select_dynamic`:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -112,17 +113,35 @@ class RatingCost:
     max_prompt_tokens: int
 
 
-def first_frontier(index: Index) -> list[Community]:
-    """Round 0's frontier: the roots, each blank one replaced by its children (recursively), in index order."""
-    chosen: set[str] = set()
-    stack = [c.id for c in index.communities if c.parent_id is None]
+def expand_blanks(index: Index, community_ids: Iterable[str]) -> tuple[list[str], list[str]]:
+    """``community_ids`` with every blank community replaced by its children, recursively: the
+    non-blank communities reached and the blank ones passed over, each in index order, once."""
+    reached: set[str] = set()
+    passed: set[str] = set()
+    stack = list(community_ids)
     while stack:
         community = index.community(stack.pop())
         if community.summary.strip():
-            chosen.add(community.id)
+            reached.add(community.id)
         else:
+            passed.add(community.id)
             stack.extend(child.id for child in index.children(community.id))
-    return [c for c in index.communities if c.id in chosen]
+    return _in_index_order(index, reached), _in_index_order(index, passed)
+
+
+def _in_index_order(index: Index, community_ids: set[str]) -> list[str]:
+    return [c.id for c in index.communities if c.id in community_ids]
+
+
+def root_ids(index: Index) -> list[str]:
+    """The communities with no parent, in index order."""
+    return [c.id for c in index.communities if c.parent_id is None]
+
+
+def first_frontier(index: Index) -> list[Community]:
+    """Round 0's frontier: the roots, each blank one replaced by its children (recursively), in index order."""
+    reached, _ = expand_blanks(index, root_ids(index))
+    return [index.community(community_id) for community_id in reached]
 
 
 def estimate_rating_cost(index: Index, request: GlobalSearchRequest, *, tokenizer: Tokenizer) -> RatingCost:
@@ -215,189 +234,243 @@ async def select_dynamic(
     retry_policy: RetryPolicy = DEFAULT_RETRY_POLICY,
 ) -> SelectionOutcome:
     """Walk the hierarchy from the roots, rating each frontier (see the module docstring)."""
-    emit = on_event or (lambda event: None)
-    clock = clock or (lambda: 0.0)
-    order = {c.id: i for i, c in enumerate(index.communities)}
-    children: dict[str, list[str]] = {c.id: [] for c in index.communities}
-    for community in index.communities:
-        if community.parent_id is not None:
-            children[community.parent_id].append(community.id)  # index order, as communities are
+    emit, clock = on_event or (lambda event: None), clock or (lambda: 0.0)
+    walk = _Walk(index, request, model, tokenizer=tokenizer, emit=emit, cache=cache, clock=clock, retry_policy=retry_policy)
+    return await walk.run()
 
-    def blank(community_id: str) -> bool:
-        return not index.community(community_id).summary.strip()
 
-    def in_order(ids: Sequence[str]) -> list[str]:
-        return sorted(set(ids), key=order.__getitem__)
+@dataclass
+class _Round:
+    """One round of the walk: the rating call of each member of its frontier, and what it found.
 
-    def expand(ids: Sequence[str], skipped: list[str]) -> list[str]:
-        """``ids`` with every blank community replaced by its children, recursively."""
-        out: list[str] = []
-        stack = list(ids)
-        while stack:
-            community_id = stack.pop()
-            if blank(community_id):
-                skipped.append(community_id)
-                stack.extend(children[community_id])
-            else:
-                out.append(community_id)
-        return in_order(out)
+    ``next_ids`` collects the children of the round's relevant communities, in the order they
+    were settled (the next frontier puts them in index order)."""
 
-    def nearest_rated_ancestor(community_id: str) -> str | None:
-        parent = index.community(community_id).parent_id
-        while parent is not None and blank(parent):
-            parent = index.community(parent).parent_id
-        return parent
+    number: int
+    requests: dict[str, ChatRequest]
+    rated: dict[str, _Rated]
+    remaining: dict[str, int]
+    jobs: list[tuple[str, int]]
+    next_ids: list[str] = field(default_factory=list)
 
-    roots = [c.id for c in index.communities if c.parent_id is None]
-    for community in index.communities:  # a budget too small for any prompt fails before the first call
-        if community.summary.strip():
-            rating_request(
-                request.query,
-                community.model_copy(update={"summary": ""}),
-                budget=request.rating_prompt_budget,
-                output_reserve=request.rating_output_reserve,
-                tokenizer=tokenizer,
-            )
-    emit(
-        SelectionStarted(
-            at=clock(),
-            community_count=len(index.communities),
-            hierarchy=tuple(
-                HierarchyNode(id=c.id, parent_id=c.parent_id, level=c.level, title=c.title[:HIERARCHY_TITLE_CHARS], blank=not c.summary.strip())
-                for c in index.communities
-            ),
-            root_ids=tuple(roots),
-            rating_threshold=request.rating_threshold,
-            keep_parent=request.keep_parent,
-            rating_repeats=request.rating_repeats,
-            rating_prompt_budget=request.rating_prompt_budget,
-        )
-    )
 
-    records: dict[str, CommunityRating] = {}
-    kept: set[str] = set()
-    total = _Totals()
-    levels = {c.level for c in index.communities}
+class _Walk:
+    """One run of dynamic selection, from the first round to the finished outcome.
 
-    def next_frontier(ids: Sequence[str], round_number: int) -> tuple[list[str], tuple[str, ...]]:
-        skipped: list[str] = []
-        frontier = expand(ids, skipped)
-        for community_id in skipped:
-            records[community_id] = CommunityRating(
-                community_id=community_id, level=index.community(community_id).level, fate="skipped", round=round_number
-            )
-        return frontier, tuple(in_order(skipped))
+    Invariants between rounds: ``records`` holds the final record of every community already
+    rated or skipped; ``kept`` holds the relevant communities still selected (without
+    ``keep_parent``, none of them is the nearest rated ancestor of another relevant one);
+    ``totals`` counts every settled community's calls, cache hits and usage once.
+    """
 
-    frontier, skipped = next_frontier(roots, 0)
-    fallback = False
-    round_number = 0
-    while frontier:
-        emit(SelectionRound(at=clock(), round=round_number, community_ids=tuple(frontier), skipped_ids=skipped, fallback=fallback))
-        # Build every prompt first, so a budget error stops the walk before any call.
-        requests = {
-            cid: rating_request(
-                request.query,
-                index.community(cid),
-                budget=request.rating_prompt_budget,
-                output_reserve=request.rating_output_reserve,
-                tokenizer=tokenizer,
-            )
-            for cid in frontier
-        }
-        next_ids: list[str] = []
+    def __init__(
+        self,
+        index: Index,
+        request: GlobalSearchRequest,
+        model: ChatModel,
+        *,
+        tokenizer: Tokenizer,
+        emit: EventSink,
+        cache: MapCache | None,
+        clock: Clock,
+        retry_policy: RetryPolicy,
+    ) -> None:
+        self.index, self.request, self.model = index, request, model
+        self.tokenizer, self.emit, self.cache, self.clock, self.retry_policy = tokenizer, emit, cache, clock, retry_policy
+        self.records: dict[str, CommunityRating] = {}
+        self.kept: set[str] = set()
+        self.totals = _Totals()
+        self.levels = {c.level for c in index.communities}
 
-        def settle(community_id: str, rated: _Rated, this_round: int = round_number) -> None:
-            """Fold one community's ratings into the walk, as soon as its repeats are done."""
-            community = index.community(community_id)
-            rating = rated.rating
-            relevant = rated.failed or (rating is not None and rating >= request.rating_threshold)
-            superseded: str | None = None
-            if relevant:
-                kept.add(community_id)
-                next_ids.extend(children[community_id])
-                ancestor = nearest_rated_ancestor(community_id)
-                if not request.keep_parent and ancestor is not None and ancestor in kept:
-                    kept.discard(ancestor)
-                    records[ancestor] = records[ancestor].model_copy(update={"fate": "superseded"})
-                    superseded = ancestor
-            fate: CommunityFate = "failed" if rated.failed else "kept" if relevant else "pruned"
-            records[community_id] = CommunityRating(
-                community_id=community_id,
-                level=community.level,
-                fate=fate,
-                round=this_round,
-                rating=rating,
-                failed=rated.failed,
-                repeat_ratings=tuple(rated.ratings),
-                reason=rated.reason,
-                errors=tuple(rated.errors),
-                calls=rated.calls,
-                cache_hits=rated.cache_hits,
-                usage=rated.usage,
-            )
-            total.add(rated)
-            emit(
-                CommunityRated(
-                    at=clock(),
-                    community_id=community_id,
-                    level=community.level,
-                    round=this_round,
-                    rating=rating,
-                    failed=rated.failed,
-                    repeat_ratings=tuple(rated.ratings),
-                    reason=rated.reason,
-                    kept=relevant,
-                    superseded_id=superseded,
-                    errors=tuple(rated.errors),
-                    calls=rated.calls,
-                    cache_hits=rated.cache_hits,
-                    usage=rated.usage,
-                    cached_prompt_tokens=tokenizer.count(requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0,
-                )
-            )
-
-        await _rate_round(
-            frontier,
-            requests,
-            model,
-            repeats=request.rating_repeats,
-            concurrency=request.map_concurrency,
-            cache=cache,
-            policy=retry_policy,
-            settle=settle,
-        )
-        next_level = round_number + 1
-        frontier, skipped = next_frontier(next_ids, next_level)
+    async def run(self) -> SelectionOutcome:
+        """Check the budget, announce the hierarchy, rate round after round, then finish."""
+        self.check_budget()
+        roots = root_ids(self.index)
+        self.start(roots)
+        frontier, skipped = self.next_frontier(roots, 0)
         fallback = False
-        if not frontier and not kept and next_level in levels and next_level <= request.fallback_max_level:
-            frontier = [c.id for c in index.communities if c.level == next_level and c.summary.strip()]
-            fallback = True
-        round_number = next_level
+        number = 0
+        while frontier:
+            next_ids = await self.rate_round(number, frontier, skipped=skipped, fallback=fallback)
+            number += 1
+            frontier, skipped = self.next_frontier(next_ids, number)
+            fallback = not frontier and self.falls_back(number)
+            if fallback:
+                frontier = [c.id for c in self.index.communities if c.level == number and c.summary.strip()]
+        return self.finish(rounds=number)
 
-    for community in index.communities:
-        records.setdefault(community.id, CommunityRating(community_id=community.id, level=community.level, fate="unreached"))
-    outcome = SelectionOutcome(
-        communities=[c for c in index.communities if c.id in kept],
-        ratings=[records[c.id] for c in index.communities],
-        calls=total.calls,
-        cache_hits=total.cache_hits,
-        usage=total.usage,
-        rounds=round_number,
-    )
-    emit(
-        SelectionFinished(
-            at=clock(),
-            kept_ids=tuple(c.id for c in outcome.communities),
-            fates={r.community_id: r.fate for r in outcome.ratings},
-            rated_count=total.rated,
-            rounds=outcome.rounds,
-            calls=outcome.calls,
-            cache_hits=outcome.cache_hits,
-            failed_count=outcome.failed_count,
-            usage=outcome.usage,
+    def prompt_for(self, community: Community) -> ChatRequest:
+        return rating_request(
+            self.request.query,
+            community,
+            budget=self.request.rating_prompt_budget,
+            output_reserve=self.request.rating_output_reserve,
+            tokenizer=self.tokenizer,
         )
-    )
-    return outcome
+
+    def check_budget(self) -> None:
+        """A budget too small for any rating prompt fails before the first event and call."""
+        for community in self.index.communities:
+            if community.summary.strip():
+                self.prompt_for(community.model_copy(update={"summary": ""}))
+
+    def start(self, roots: Sequence[str]) -> None:
+        self.emit(
+            SelectionStarted(
+                at=self.clock(),
+                community_count=len(self.index.communities),
+                hierarchy=tuple(
+                    HierarchyNode(id=c.id, parent_id=c.parent_id, level=c.level, title=c.title[:HIERARCHY_TITLE_CHARS], blank=not c.summary.strip())
+                    for c in self.index.communities
+                ),
+                root_ids=tuple(roots),
+                rating_threshold=self.request.rating_threshold,
+                keep_parent=self.request.keep_parent,
+                rating_repeats=self.request.rating_repeats,
+                rating_prompt_budget=self.request.rating_prompt_budget,
+            )
+        )
+
+    def next_frontier(self, community_ids: Sequence[str], number: int) -> tuple[list[str], tuple[str, ...]]:
+        """Round ``number``'s frontier from ``community_ids``; the blank ones passed over are
+        recorded as skipped in that round."""
+        frontier, skipped = expand_blanks(self.index, community_ids)
+        for community_id in skipped:
+            level = self.index.community(community_id).level
+            self.records[community_id] = CommunityRating(community_id=community_id, level=level, fate="skipped", round=number)
+        return frontier, tuple(skipped)
+
+    def falls_back(self, number: int) -> bool:
+        """The fallback rule: with an empty frontier and nothing kept, round ``number`` rates every
+        non-blank community of level ``number`` when that level exists and is allowed."""
+        return not self.kept and number in self.levels and number <= self.request.fallback_max_level
+
+    async def rate_round(self, number: int, frontier: list[str], *, skipped: tuple[str, ...], fallback: bool) -> list[str]:
+        """Rate every member of the frontier (every prompt is built before any call, so a budget
+        error stops the walk first); the children to visit next, as the members settled."""
+        self.emit(SelectionRound(at=self.clock(), round=number, community_ids=tuple(frontier), skipped_ids=skipped, fallback=fallback))
+        repeats = self.request.rating_repeats
+        this = _Round(
+            number=number,
+            requests={cid: self.prompt_for(self.index.community(cid)) for cid in frontier},
+            rated={cid: _Rated(ratings=[None] * repeats, reasons=[None] * repeats) for cid in frontier},
+            remaining={cid: repeats for cid in frontier},
+            jobs=[(cid, repeat) for cid in frontier for repeat in range(repeats)],
+        )
+        await run_pool(len(this.jobs), self.request.map_concurrency, functools.partial(self.rate_once, this))
+        return this.next_ids
+
+    async def rate_once(self, this: _Round, job: int) -> None:
+        """One repeat of one community, from the cache or from the model through the map's retry
+        loop (:func:`~graphrag_core.map.complete_with_retry`: every attempt's usage counts, and a
+        retry after an unusable reply tells the model what was wrong); the community settles as
+        soon as its last repeat is done."""
+        community_id, repeat = this.jobs[job]
+        rated, chat_request = this.rated[community_id], this.requests[community_id]
+        key = rating_cache_key(self.model, chat_request, repeat) if self.cache is not None else None
+        output = await self.from_cache(key) if key is not None else None
+        if output is not None:
+            rated.cache_hits += 1
+        else:
+            tally = Attempts()
+            try:
+                reply = await complete_with_retry(self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally)
+            except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
+                rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
+            else:
+                output = reply.value
+                if key is not None:
+                    await asyncio.to_thread(self.cache.put, key, reply.text)  # type: ignore[union-attr]
+            finally:
+                rated.calls += tally.calls
+                rated.usage = rated.usage + tally.usage
+        if output is not None:
+            rated.ratings[repeat], rated.reasons[repeat] = output.rating, output.reason
+        this.remaining[community_id] -= 1
+        if this.remaining[community_id] == 0:
+            this.next_ids.extend(self.settle(this, community_id))
+
+    async def from_cache(self, key: str) -> RatingOutput | None:
+        assert self.cache is not None
+        text = await asyncio.to_thread(self.cache.get, key)
+        if text is None:
+            return None
+        try:
+            return parse_rating_output(text)
+        except ModelOutputError:
+            return None  # an entry that is not a valid rating: ask the model again
+
+    def settle(self, this: _Round, community_id: str) -> list[str]:
+        """Fold one community's repeats into the walk: its record, the totals, its event; the
+        children to visit next when it is relevant."""
+        community, rated = self.index.community(community_id), this.rated[community_id]
+        rating = rated.rating
+        relevant = rated.failed or (rating is not None and rating >= self.request.rating_threshold)
+        superseded = self.keep(community_id) if relevant else None
+        fate: CommunityFate = "failed" if rated.failed else "kept" if relevant else "pruned"
+        self.records[community_id] = CommunityRating(
+            community_id=community_id,
+            level=community.level,
+            fate=fate,
+            round=this.number,
+            rating=rating,
+            failed=rated.failed,
+            repeat_ratings=tuple(rated.ratings),
+            reason=rated.reason,
+            errors=tuple(rated.errors),
+            calls=rated.calls,
+            cache_hits=rated.cache_hits,
+            usage=rated.usage,
+        )
+        self.totals.add(rated)
+        cached_tokens = self.tokenizer.count(this.requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0
+        shared = {name: value for name, value in self.records[community_id] if name != "fate"}
+        self.emit(CommunityRated(at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens))
+        return [child.id for child in self.index.children(community_id)] if relevant else []
+
+    def keep(self, community_id: str) -> str | None:
+        """Keep a relevant community and apply the supersede rule: without ``keep_parent``, its
+        nearest rated ancestor (blank ones passed over) leaves the kept set. The superseded id, if any."""
+        self.kept.add(community_id)
+        ancestor = self.nearest_rated_ancestor(community_id)
+        if self.request.keep_parent or ancestor is None or ancestor not in self.kept:
+            return None
+        self.kept.discard(ancestor)
+        self.records[ancestor] = self.records[ancestor].model_copy(update={"fate": "superseded"})
+        return ancestor
+
+    def nearest_rated_ancestor(self, community_id: str) -> str | None:
+        parent = self.index.parent(community_id)
+        while parent is not None and not parent.summary.strip():
+            parent = self.index.parent(parent.id)
+        return None if parent is None else parent.id
+
+    def finish(self, *, rounds: int) -> SelectionOutcome:
+        """Every community not reached is recorded as unreached; the outcome and its event."""
+        for community in self.index.communities:
+            self.records.setdefault(community.id, CommunityRating(community_id=community.id, level=community.level, fate="unreached"))
+        outcome = SelectionOutcome(
+            communities=[c for c in self.index.communities if c.id in self.kept],
+            ratings=[self.records[c.id] for c in self.index.communities],
+            calls=self.totals.calls,
+            cache_hits=self.totals.cache_hits,
+            usage=self.totals.usage,
+            rounds=rounds,
+        )
+        self.emit(
+            SelectionFinished(
+                at=self.clock(),
+                kept_ids=tuple(c.id for c in outcome.communities),
+                fates={r.community_id: r.fate for r in outcome.ratings},
+                rated_count=self.totals.rated,
+                rounds=outcome.rounds,
+                calls=outcome.calls,
+                cache_hits=outcome.cache_hits,
+                failed_count=outcome.failed_count,
+                usage=outcome.usage,
+            )
+        )
+        return outcome
 
 
 @dataclass
@@ -414,65 +487,7 @@ class _Totals:
         self.usage = self.usage + rated.usage
 
 
-async def _rate_round(
-    frontier: Sequence[str],
-    requests: dict[str, ChatRequest],
-    model: ChatModel,
-    *,
-    repeats: int,
-    concurrency: int,
-    cache: MapCache | None,
-    policy: RetryPolicy,
-    settle: Callable[[str, _Rated], None],
-) -> None:
-    """Every repeat of every frontier community, at most ``concurrency`` in flight; ``settle``
-    runs once per community, as soon as its last repeat is done.
-
-    A repeat is read from the cache, or else asked of the model through the map's retry loop
-    (:func:`~graphrag_core.map.complete_with_retry`): every attempt's usage counts, and a retry
-    after an unusable reply tells the model what was wrong with it."""
-    results = {cid: _Rated(ratings=[None] * repeats, reasons=[None] * repeats) for cid in frontier}
-    remaining = {cid: repeats for cid in frontier}
-    jobs = [(cid, repeat) for cid in frontier for repeat in range(repeats)]
-
-    async def from_cache(key: str) -> RatingOutput | None:
-        assert cache is not None
-        text = await asyncio.to_thread(cache.get, key)
-        if text is None:
-            return None
-        try:
-            return parse_rating_output(text)
-        except ModelOutputError:
-            return None  # an entry written by an older, laxer version: ask the model again
-
-    async def rate_once(job: int) -> None:
-        community_id, repeat = jobs[job]
-        rated = results[community_id]
-        chat_request = requests[community_id]
-        key = rating_cache_key(model, chat_request, repeat) if cache is not None else None
-        output = await from_cache(key) if key is not None else None
-        if output is not None:
-            rated.cache_hits += 1
-        else:
-            tally = Attempts()
-            try:
-                reply = await complete_with_retry(model, chat_request, parse_rating_output, policy=policy, attempts=tally)
-            except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
-                rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
-            else:
-                output = reply.value
-                if key is not None:
-                    await asyncio.to_thread(cache.put, key, reply.text)  # type: ignore[union-attr]
-            finally:
-                rated.calls += tally.calls
-                rated.usage = rated.usage + tally.usage
-        if output is not None:
-            rated.ratings[repeat], rated.reasons[repeat] = output.rating, output.reason
-        remaining[community_id] -= 1
-        if remaining[community_id] == 0:
-            settle(community_id, rated)
-
-    await run_pool(len(jobs), concurrency, rate_once)
-
-
-__all__ = ["RatingCost", "estimate_rating_cost", "first_frontier", "SelectionOutcome", "majority_rating", "rating_cache_key", "rating_request", "select_dynamic"]
+__all__ = [
+    "RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier",
+    "majority_rating", "rating_cache_key", "rating_request", "root_ids", "select_dynamic",
+]

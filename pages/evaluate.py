@@ -40,7 +40,7 @@ from graphrag_core.evaluation import (
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
 from graphrag_core.evaluation.report import HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
-from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
+from graphrag_core.evaluation.store import evaluation_store_path
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.settings import ModelSettings, build_chat_model
@@ -65,7 +65,7 @@ SOURCES = {"bundled": "Bundled set", "upload": "Upload JSONL or CSV", "generate"
 
 def eval_store_path(app: AppSettings) -> Path:
     """The evaluation store lives beside the run history."""
-    return app.store_path.parent / EVAL_DB_FILE_NAME
+    return evaluation_store_path(app.store_path)
 
 
 def chat_model(choice: str, configured: ModelSettings) -> ChatModel:
@@ -382,12 +382,12 @@ if spec is not None:
         st.session_state[ESTIMATE_KEY] = (estimate_key, estimate_experiment(index, spec, every_question=False))
     estimate = st.session_state[ESTIMATE_KEY][1]
     st.caption(
-        f"About **{estimate['total']:,}** model calls at most: {estimate['answer_calls']:,} to answer ({estimate['answers']} answers), "
-        f"{estimate['judge_calls']:,} to judge ({estimate['judgments']} judgments)"
-        + (f", {estimate['claims_calls']:,} to list claims" if estimate["claims_calls"] else "")
+        f"About **{estimate.total:,}** model calls at most: {estimate.answer_calls:,} to answer ({estimate.answers} answers), "
+        f"{estimate.judge_calls:,} to judge ({estimate.judgments} judgments)"
+        + (f", {estimate.claims_calls:,} to list claims" if estimate.claims_calls else "")
         + ". Answers and judgments kept from earlier runs are not asked again."
     )
-    if estimate["total"] > MAX_CALLS_FROM_PAGE:
+    if estimate.total > MAX_CALLS_FROM_PAGE:
         problem = f"That is more than {MAX_CALLS_FROM_PAGE:,} calls: use the command line (graphrag-explorer eval) for an experiment this size."
 if problem:
     st.warning(escape_markdown(problem), icon=":material/warning:")

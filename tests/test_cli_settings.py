@@ -7,7 +7,7 @@ from graphrag_app.urls import PARAM_NAMES
 from graphrag_cli.commands.query import build_request
 from graphrag_cli.main import build_parser
 from graphrag_cli.options import GRID_SETTINGS, SHARED_SETTING_OPTIONS, setting_option
-from graphrag_core.evaluation.experiment import CONDITION_ALIASES
+from graphrag_core.evaluation.conditions import CONDITION_ALIASES
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
 
 SETTINGS = [name for name in GlobalSearchRequest.model_fields if name != "query"]

@@ -24,7 +24,6 @@ from graphrag_core.evaluation import (
     load_questions,
     rouge_l_f1,
     run_experiment,
-    wilcoxon_p,
 )
 from graphrag_core.evaluation.claims import extract_claims, parse_claims_output
 from graphrag_core.evaluation.questions import EvalQuestion, parse_string_list
@@ -95,72 +94,6 @@ def test_the_bundled_question_sets_load():
         assert len(questions) >= 8
     assert any("\u4e00" <= ch <= "\u9fff" for ch in load_questions(bundled_question_set("zh-tea"))[0].question)
     assert bundled_question_set("nope") is None
-
-
-# -- conditions -------------------------------------------------------------------------------------
-
-
-def test_conditions_parse_aliases_and_validate_through_the_request():
-    condition = Condition.parse("C0:level=0,map_budget=3000,strategy=stop,claims=false")
-    assert condition.name == "C0"
-    assert condition.overrides == {"community_level": 0, "map_token_budget": 3000, "reduce_strategy": "stop", "include_claims": False}
-    assert Condition.parse("leafy:level=leaf").overrides == {"community_level": "leaf"}
-    with pytest.raises(EvaluationError, match=r"Condition bad: community_level must be \"leaf\" or a non-negative integer\."):
-        Condition.parse("bad:level=-1")
-    with pytest.raises(EvaluationError, match="Condition x: unknown request field colour"):
-        Condition.parse("x:colour=red")
-    with pytest.raises(EvaluationError, match="Condition x: expected key=value"):
-        Condition.parse("x:level")
-
-
-def test_spec_validation():
-    questions = [EvalQuestion(id="1", question="q")]
-    with pytest.raises(EvaluationError, match="unique"):
-        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="a")])
-    with pytest.raises(EvaluationError, match="two conditions"):
-        ExperimentSpec(questions=questions, conditions=[Condition(name="a")], seeds=[1])
-    with pytest.raises(EvaluationError, match=r"^Unknown evaluation criterion: x\.$"):
-        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="b")], criteria=["x"])
-    with pytest.raises(EvaluationError, match=r"^repeats must be a positive integer\.$"):
-        ExperimentSpec(questions=questions, conditions=[Condition(name="a"), Condition(name="b")], repeats=0)
-
-
-# -- statistics -------------------------------------------------------------------------------------
-
-
-def test_holm_matches_the_textbook_example():
-    adjusted = holm([0.01, 0.04, 0.03, None])
-    assert adjusted[3] is None
-    assert adjusted[0] == pytest.approx(0.03)  # 3 * 0.01
-    assert adjusted[2] == pytest.approx(0.06)  # 2 * 0.03
-    assert adjusted[1] == pytest.approx(0.06)  # max(1 * 0.04, 0.06): monotone
-    assert holm([0.5, 0.9]) == pytest.approx([1.0, 1.0])
-
-
-def test_wilcoxon_against_50():
-    from scipy.stats import wilcoxon
-
-    tied = [100, 100, 75, 100, 50, 100, 0, 100]  # ties and a zero: scipy's default is its exact permutation test
-    assert wilcoxon_p(tied) == pytest.approx(wilcoxon([s - 50 for s in tied]).pvalue)
-    many_tied = [100] * 10 + [0] * 3 + [75] * 4 + [50]  # more than 13: the normal approximation, as scipy's default
-    assert wilcoxon_p(many_tied) == pytest.approx(wilcoxon([s - 50 for s in many_tied], method="approx").pvalue)
-    distinct = [100, 90, 75, 60, 45, 20]
-    assert wilcoxon_p(distinct) == pytest.approx(wilcoxon([s - 50 for s in distinct], method="exact").pvalue)
-    assert wilcoxon_p([100] * 10) < 0.01
-    assert wilcoxon_p([50, 50]) == 1.0
-    assert wilcoxon_p([]) is None
-
-
-def test_small_tied_samples_get_the_exact_p_value():
-    # n questions all won: only 2 of the 2**n sign assignments are as extreme, so p = 2 / 2**n
-    # (the normal approximation said 0.046 for four questions: "significant" where no four-question
-    # experiment can be)
-    assert wilcoxon_p([100] * 4) == 0.125
-    assert wilcoxon_p([100] * 6) == 0.03125
-    assert wilcoxon_p([100, 100, 100, 50, 50, 50]) == 0.25  # the three ties at 50 are dropped
-    assert wilcoxon_p([100, 0]) == 1.0
-    # tied ranks: |d| = 50, 50, 25 have midranks 2.5, 2.5, 1; T+ = 5 of 6
-    assert wilcoxon_p([100, 100, 25]) == pytest.approx(2 * 2 / 8)
 
 
 # -- experiments ------------------------------------------------------------------------------------
@@ -275,13 +208,13 @@ def test_answers_go_to_the_run_store_with_a_label(tmp_path: Path):
 def test_the_estimate_counts_answer_judge_and_claims_calls():
     spec = _spec(seeds=[1, 2], claims=True)
     estimate = estimate_experiment(small_index(), spec)
-    assert estimate["judge_calls"] == (1 * 2 + 2 * 1) * 4 * 2 * 4
-    assert estimate["claims_calls"] == 2 * 4 * 2
+    assert estimate.judge_calls == (1 * 2 + 2 * 1) * 4 * 2 * 4
+    assert estimate.claims_calls == 2 * 4 * 2
     answerer = ScriptedChatModel(_answers_by_level)
     run(run_experiment(small_index(), spec, answerer, OfflineChatModel()))
-    assert estimate["answer_calls"] == answerer.calls
+    assert estimate.answer_calls == answerer.calls
     quick = estimate_experiment(small_index(), spec, every_question=False)
-    assert quick["judge_calls"] == estimate["judge_calls"] and quick["answer_calls"] == estimate["answer_calls"]  # same-length questions
+    assert quick.judge_calls == estimate.judge_calls and quick.answer_calls == estimate.answer_calls  # same-length questions
 
 
 # -- claims -----------------------------------------------------------------------------------------
@@ -330,6 +263,46 @@ def test_experiment_with_claims_reports_per_condition_metrics():
     result = run(run_experiment(small_index(), _spec(seeds=[1], claims=True), OfflineChatModel(), OfflineChatModel()))
     assert {c.condition for c in result.claims} == {"C0", "C2"}
     assert all(a.claims is not None for a in result.answers)
+
+
+def test_claims_that_cannot_be_listed_are_recorded_kept_and_reported(tmp_path: Path):
+    """A claims reply that is not JSON leaves its answer out of the metrics, never silently."""
+    from graphrag_core.evaluation.report import to_markdown
+
+    def judge(request: ChatRequest) -> str:
+        if request.purpose == "claims":
+            return "no claims here" if "detail detail" in request.prompt_text else '{"claims": ["one", "two"]}'
+        return '{"winner": 0}'
+
+    store = EvaluationStore(tmp_path / "e.sqlite")
+    result = run(run_experiment(small_index(), _spec(seeds=[1], claims=True), ScriptedChatModel(_answers_by_level), ScriptedChatModel(judge), store=store))
+    unlisted = result.claim_failures()
+    assert unlisted and {a.condition for a in unlisted} == {"C2"}  # level 2's answers repeat "detail"
+    assert all(a.claims is None and a.claims_error == "LLM output is not valid JSON: no claims here..." for a in unlisted)
+    assert [c.condition for c in result.claims] == ["C0"]
+    kept = store.get_experiment(result.id)
+    assert kept is not None and kept.claim_failures() == unlisted
+    markdown = to_markdown(result)
+    assert "## Claims not listed" in markdown
+    assert "| C2 | q1 | 1 | LLM output is not valid JSON: no claims here... |" in markdown
+    again = ScriptedChatModel(judge)
+    run(run_experiment(small_index(), _spec(seeds=[1], claims=True), ScriptedChatModel(_answers_by_level), again, store=store))
+    assert len(again.calls_for("claims")) == 2 * len(unlisted)  # the listed ones are kept; the others asked again (two attempts each)
+
+
+def test_the_estimate_is_a_typed_model_whose_total_is_its_calls():
+    estimate = estimate_experiment(small_index(), _spec(seeds=[1, 2], claims=True))
+    assert estimate.total == estimate.answer_calls + estimate.judge_calls + estimate.claims_calls
+    assert (estimate.answers, estimate.judgments) == (2 * 4 * 2, (1 * 2 + 2 * 1) * 4)
+    assert list(estimate.model_dump()) == ["answers", "answer_calls", "judgments", "judge_calls", "claims_calls", "total"]
+    assert estimate_experiment(small_index(), _spec(seeds=[1])).claims_calls == 0
+
+
+def test_the_evaluation_store_lives_beside_the_run_history(tmp_path: Path):
+    from graphrag_core.evaluation import evaluation_store_path
+
+    assert evaluation_store_path(tmp_path / "runs.sqlite3") == tmp_path / "evaluations.sqlite3"
+    assert evaluation_store_path(str(tmp_path / "deeper" / "history.db")) == tmp_path / "deeper" / "evaluations.sqlite3"
 
 
 # -- question generation ----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from graphrag_core import (
 from graphrag_core.cache import MemoryMapCache
 from graphrag_core.events import CommunityRated, SelectionFinished, SelectionRound, SelectionStarted
 from graphrag_core.llm.offline import OfflineChatModel
-from graphrag_core.selection import majority_rating, rating_request
+from graphrag_core.selection import expand_blanks, first_frontier, majority_rating, rating_request
 from graphrag_core.tokens import get_tokenizer
 
 from .factories import small_index
@@ -309,6 +309,13 @@ def test_blank_summaries_are_skipped_and_their_children_take_their_place_in_inde
     assert fates(result) == {"A": "skipped", "F": "pruned", "C": "pruned", "B": "superseded", "D": "skipped", "E": "kept"}
     assert all(rated_id(r) not in ("A", "D") for r in model.calls_for("rate"))
     assert mapped_ids(model) == ["E"]
+
+
+def test_the_first_frontier_and_the_cost_estimate_pass_over_blanks_as_the_walk_does():
+    index = blank_middle_index()
+    assert expand_blanks(index, ["A", "F"]) == (["F", "C", "B"], ["A"])  # index order, not visiting order
+    assert expand_blanks(index, ["D", "B", "D"]) == (["B", "E"], ["D"])  # each once
+    assert [c.id for c in first_frontier(index)] == ["F", "C", "B"]
 
 
 def test_fallback_rates_the_next_level_when_nothing_was_kept():

@@ -159,7 +159,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     spec = _spec(args)
     loaded = load_index_at(args.index)
     if args.estimate:
-        for key, value in estimate_experiment(loaded.index, spec).items():
+        for key, value in estimate_experiment(loaded.index, spec).model_dump().items():
             context.write(f"{key}: {value}\n")
         return EXIT_OK
     options = ModelOptions.from_args(args)
@@ -170,10 +170,10 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     runs = open_store(context, args.store, off=args.no_store)
     if not args.quiet:
         estimate = estimate_experiment(loaded.index, spec)
-        claims = f", {estimate['claims_calls']} claims" if estimate["claims_calls"] else ""
+        claims = f", {estimate.claims_calls} claims" if estimate.claims_calls else ""
         context.note(
             f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
-            f"up to {estimate['total']} model calls ({estimate['answer_calls']} answering, {estimate['judge_calls']} judging{claims}); "
+            f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
             f"judge: {_model_label(judge)}; store: {store.path}"
         )
     progress = ProgressPrinter(context.err, enabled=not args.quiet)

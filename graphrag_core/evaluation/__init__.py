@@ -1,32 +1,29 @@
 """Judging answers the way the GraphRAG paper does (``shared/spec/evaluation.md``).
 
+- :mod:`.conditions`: a condition (a name and request overrides) and its parser;
+- :mod:`.spec`: what an experiment runs (questions x conditions x seeds, how to judge);
 - :mod:`.judge`: one head-to-head comparison (:func:`judge_pair`), the four criteria;
 - :mod:`.questions`: question sets (JSON Lines, CSV) and :func:`generate_questions`;
-- :mod:`.experiment`: questions x conditions x seeds, win rates, significance, cost;
+- :mod:`.experiment`: running an experiment (answers, claims, judgments) and its estimate;
+- :mod:`.results`: what an experiment makes (answers, judgments, win rates, costs);
+- :mod:`.statistics`: win rates, Wilcoxon p-values, Holm correction, costs, claim summaries;
+- :mod:`.keys`: the stable keys of answers and claims, and an experiment's id;
+- :mod:`.drilldown`: one question's two answers and their judgments, scored from one side;
 - :mod:`.claims`: claim-based comprehensiveness and diversity;
 - :mod:`.store`: what an experiment made, kept as it is made so a rerun resumes;
 - :mod:`.report`: an experiment as Markdown and CSV.
 """
 
 from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims, rouge_l_f1
-from .experiment import (
-    AnswerRecord,
-    Condition,
-    EvalProgress,
-    ExperimentResult,
-    ExperimentSpec,
-    JudgmentRecord,
-    WinRate,
-    estimate_experiment,
-    holm,
-    is_heuristic,
-    parse_conditions,
-    run_experiment,
-    wilcoxon_p,
-)
-from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, judge_pair, parse_judge_output, validate_criteria
+from .conditions import Condition, parse_conditions
+from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
+from .experiment import EvalProgress, estimate_experiment, run_experiment
+from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
 from .questions import EvalQuestion, generate_questions, load_questions, parse_questions
-from .store import EvaluationStore
+from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
+from .spec import ExperimentSpec
+from .statistics import holm, wilcoxon_p
+from .store import EvaluationStore, evaluation_store_path
 
 __all__ = [
     "CRITERIA",
@@ -34,9 +31,13 @@ __all__ = [
     "AnswerRecord",
     "ClaimMetrics",
     "Condition",
+    "Drilldown",
+    "DrilldownCall",
+    "DrilldownSide",
     "EvalProgress",
     "EvalQuestion",
     "EvaluationStore",
+    "ExperimentEstimate",
     "ExperimentResult",
     "ExperimentSpec",
     "JudgeCall",
@@ -45,7 +46,10 @@ __all__ = [
     "WinRate",
     "claim_metrics",
     "cluster_claims",
+    "drilldown",
+    "drilldown_choices",
     "estimate_experiment",
+    "evaluation_store_path",
     "extract_claims",
     "generate_questions",
     "holm",

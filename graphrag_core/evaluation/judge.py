@@ -295,6 +295,11 @@ def judge_request_count(criteria: Sequence[str], repeats: int) -> int:
     return 2 * len(criteria) * repeats
 
 
+def is_heuristic(model: object) -> bool:
+    """Whether a judge is the offline heuristic rather than an LLM."""
+    return model_identity(model).startswith("offline")
+
+
 __all__ = [
     "CRITERIA",
     "DEFAULT_CRITERIA",
@@ -304,6 +309,7 @@ __all__ = [
     "JudgeVerdict",
     "PairJudgment",
     "criterion_scores",
+    "is_heuristic",
     "judge_call_key",
     "judge_pair",
     "judge_request_count",

@@ -1,6 +1,8 @@
 """An experiment as a Markdown report and as CSV tables (pure functions of the result).
 
 Scores made by the offline heuristic are labelled as heuristic, never as an LLM's judgement.
+Nothing that failed is left out silently: failed answers and answers whose claims could not be
+listed each get a section naming the condition, question, seed and error.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from .experiment import ExperimentResult, WinRate
+from .results import ExperimentResult, WinRate
 
 HEURISTIC_NOTE = (
     "Judged by the offline **heuristic** (text statistics, position-blind), not by an LLM: "
@@ -121,6 +123,16 @@ def to_markdown(result: ExperimentResult) -> str:
     failed = [a for a in result.answers if a.status == "failed"]
     if failed:
         lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+    unlisted = result.claim_failures()
+    if unlisted:
+        lines += [
+            "## Claims not listed",
+            "",
+            "These answers are left out of the claim metrics.",
+            "",
+            *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
+            "",
+        ]
     lines += ["## Questions", "", *_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
     return "\n".join(lines)
 

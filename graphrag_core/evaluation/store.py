@@ -4,7 +4,9 @@ Answers are keyed by what determines them (the index's content, the answering mo
 request with its question and seed), judge calls by the judge and the exact prompt
 (:func:`~graphrag_core.evaluation.judge.judge_call_key`), claims by the model and the answer.
 So a rerun of an interrupted experiment, or of one that shares conditions with an earlier one,
-redoes only what is missing. Failures are not stored: a rerun tries them again.
+redoes only what is missing. Failures are not stored as answers, judge calls or claims: a rerun
+tries them again; a finished experiment keeps its own (failed answers, claims not listed).
+The store lives beside the run history (:func:`evaluation_store_path`) unless told otherwise.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .judge import JudgeCall
-
-if TYPE_CHECKING:
-    from .experiment import AnswerRecord, ExperimentResult
+from .results import AnswerRecord, ExperimentResult
 
 SQLITE_TIMEOUT_S = 30.0
 EVAL_DB_FILE_NAME = "evaluations.sqlite3"
 """The default evaluation store lives next to the run store."""
+
+
+def evaluation_store_path(run_store_path: str | Path) -> Path:
+    """Where the evaluation store lives by default: :data:`EVAL_DB_FILE_NAME` in the run history's folder."""
+    return Path(run_store_path).with_name(EVAL_DB_FILE_NAME)
+
 
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, record TEXT NOT NULL, created_at REAL NOT NULL)",
@@ -77,8 +82,6 @@ class EvaluationStore:
 
     # answers
     def get_answer(self, key: str) -> AnswerRecord | None:
-        from .experiment import AnswerRecord
-
         text = self._get("answers", "record", key)
         return None if text is None else AnswerRecord.model_validate_json(text)
 
@@ -110,8 +113,6 @@ class EvaluationStore:
             )
 
     def get_experiment(self, experiment_id: str) -> ExperimentResult | None:
-        from .experiment import ExperimentResult
-
         with self._connect() as connection:
             row = connection.execute("SELECT result FROM experiments WHERE id = ?", (experiment_id,)).fetchone()
         return None if row is None else ExperimentResult.model_validate_json(row[0])
@@ -130,4 +131,4 @@ class EvaluationStore:
             }
 
 
-__all__ = ["EVAL_DB_FILE_NAME", "EvaluationStore"]
+__all__ = ["EVAL_DB_FILE_NAME", "EvaluationStore", "evaluation_store_path"]

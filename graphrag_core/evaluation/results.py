@@ -1,0 +1,200 @@
+"""What an experiment makes: answers, judgments, win rates, costs and claim summaries (pure models).
+
+Invariants: every model is frozen; an :class:`AnswerRecord` is one condition's answer to one
+question with one seed, failed or not; a :class:`JudgmentRecord` holds a judgment or says why
+the pair was skipped, never both; win rates are the row's mean score against the column
+(100 = always won, 50 = even).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from .judge import PairJudgment
+from .questions import EvalQuestion
+from .spec import ExperimentSpec
+
+
+class AnswerCost(BaseModel):
+    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose."""
+
+    model_config = ConfigDict(frozen=True)
+
+    summaries: int = 0
+    batches: int = 0
+    calls: dict[str, int] = Field(default_factory=dict)
+    prompt_tokens: dict[str, int] = Field(default_factory=dict)
+
+    @property
+    def total_calls(self) -> int:
+        return sum(self.calls.values())
+
+    @property
+    def total_prompt_tokens(self) -> int:
+        return sum(self.prompt_tokens.values())
+
+
+AnswerStatus = Literal["completed", "partial", "no_results", "failed"]
+
+
+class AnswerRecord(BaseModel):
+    """One condition's answer to one question with one seed, and what it cost.
+
+    ``error`` says why a failed answer failed; ``claims`` are the answer's claims when they were
+    asked for and listed, and ``claims_error`` says why they could not be listed (then ``claims``
+    is ``None``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    condition: str
+    question_id: str
+    seed: int
+    status: AnswerStatus
+    answer: str = ""
+    run_id: str | None = None
+    cost: AnswerCost = Field(default_factory=AnswerCost)
+    error: str | None = None
+    claims: list[str] | None = None
+    claims_error: str | None = None
+
+
+class JudgmentRecord(BaseModel):
+    """One judged pair: ``row`` (A) against ``col`` (B) on one question, with their seeds."""
+
+    model_config = ConfigDict(frozen=True)
+
+    row: str
+    col: str
+    question_id: str
+    seed_a: int
+    seed_b: int
+    judgment: PairJudgment | None = None
+    skipped: str | None = None
+
+    @property
+    def aa(self) -> bool:
+        return self.row == self.col
+
+
+class WinRate(BaseModel):
+    """How often ``row`` beat ``col`` on a criterion: its mean score over their judgments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    criterion: str
+    row: str
+    col: str
+    win_rate: float | None
+    judgments: int
+    questions: int
+    p_value: float | None = None
+    p_holm: float | None = None
+
+
+class ConditionCost(BaseModel):
+    """A condition's mean cost per answer, and its prompt tokens as a share of the most expensive."""
+
+    model_config = ConfigDict(frozen=True)
+
+    condition: str
+    answers: int
+    failed: int
+    summaries: float
+    batches: float
+    calls: dict[str, float]
+    prompt_tokens: dict[str, float]
+    total_prompt_tokens: float
+    share: float | None
+
+
+class ClaimSummary(BaseModel):
+    """A condition's mean claim metrics over the answers whose claims were listed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    condition: str
+    answers: int
+    comprehensiveness: float
+    diversity: float
+
+
+class ExperimentEstimate(BaseModel):
+    """The model calls an experiment needs before retries and before anything is reused:
+    ``answer_calls`` (map batches, plus a reduce per answer), ``judge_calls`` and
+    ``claims_calls``; ``answers`` and ``judgments`` are how many of each it makes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    answers: int
+    answer_calls: int
+    judgments: int
+    judge_calls: int
+    claims_calls: int
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def total(self) -> int:
+        return self.answer_calls + self.judge_calls + self.claims_calls
+
+
+class ExperimentResult(BaseModel):
+    """Everything an experiment made and the figures computed from it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    created_at: float = Field(default_factory=time.time)
+    index_name: str
+    index_path: str | None = None
+    model: str
+    judge: str
+    heuristic_judge: bool
+    spec: ExperimentSpec
+    answers: list[AnswerRecord]
+    judgments: list[JudgmentRecord]
+    win_rates: list[WinRate]
+    costs: list[ConditionCost]
+    claims: list[ClaimSummary] = Field(default_factory=list)
+    judge_calls: int = 0
+    judge_calls_failed: int = 0
+    duration_s: float = 0.0
+    stopped: bool = False
+
+    def answer(self, condition: str, question_id: str, seed: int) -> AnswerRecord | None:
+        return next((a for a in self.answers if (a.condition, a.question_id, a.seed) == (condition, question_id, seed)), None)
+
+    def question(self, question_id: str) -> EvalQuestion | None:
+        return next((q for q in self.spec.questions if q.id == question_id), None)
+
+    def win_rate(self, criterion: str, row: str, col: str) -> WinRate | None:
+        return next((w for w in self.win_rates if (w.criterion, w.row, w.col) == (criterion, row, col)), None)
+
+    def judgments_between(self, row: str, col: str) -> list[tuple[JudgmentRecord, bool]]:
+        """The judgments of ``row`` against ``col`` and whether ``row`` was B (scores flipped)."""
+        found: list[tuple[JudgmentRecord, bool]] = []
+        for j in self.judgments:
+            if (j.row, j.col) == (row, col):
+                found.append((j, False))
+            elif row != col and (j.row, j.col) == (col, row):
+                found.append((j, True))
+        return found
+
+    def claim_failures(self) -> list[AnswerRecord]:
+        """The answers whose claims were asked for but could not be listed."""
+        return [a for a in self.answers if a.claims_error is not None]
+
+
+__all__ = [
+    "AnswerCost",
+    "AnswerRecord",
+    "AnswerStatus",
+    "ClaimSummary",
+    "ConditionCost",
+    "ExperimentEstimate",
+    "ExperimentResult",
+    "JudgmentRecord",
+    "WinRate",
+]
