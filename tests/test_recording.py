@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.runner import start_run
+from graphrag_app.jobs import start_run
 from graphrag_core.cli import EXIT_INTERRUPTED, main
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
