@@ -25,7 +25,7 @@ from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, HEURISTIC, TOKENIZER_NAMES
 
-from .controls import OpenedIndex, cache_factory, level_picker_label, level_sections_for
+from .controls import OpenedIndex, cache_factory, level_sections_for, short_count
 from .escaping import escape_markdown
 from .jobs import check_model, follow, start_sweep
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
@@ -99,10 +99,12 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     sections = level_sections_for(opened, tokenizer=HEURISTIC)
 
     def label(option: str) -> str:
-        if option == DYNAMIC:
-            return f"{level_label(DYNAMIC)} (rated from the roots down)"
-        section = sections.get(option) if sections else None
-        return level_picker_label(option, counts, tokens=None if section is None else sum(section))
+        """``leaf · ≈496k tokens · 262 summaries``: what each level costs with claims and excerpts in."""
+        level = parse_level(option)
+        if level == DYNAMIC:
+            return f"{level_label(level)} (rated from the roots down)"
+        tokens = f" · ≈{short_count(sum(sections[option]))} tokens" if sections and option in sections else ""
+        return f"{level_label(level)}{tokens} · {counts.get(level, 0):,} summaries"
 
     configured = configured_model_name(app)
     model_words = {"offline": "Offline (no network)", "configured": f"Configured model ({configured})" if configured else "Configured model (offline: nothing configured)"}
