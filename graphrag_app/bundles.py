@@ -19,7 +19,7 @@ from graphrag_core.history import RunRecord, RunStore, StoreError
 
 from .loaders import IndexAccessError, resolve_source
 from .settings import AppSettings
-from .views import escape_markdown
+from .escaping import escape_markdown
 
 MAX_BUNDLE_MB = 200
 

@@ -14,16 +14,16 @@ from __future__ import annotations
 import string
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import plotly.graph_objects as go
 
 from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
+from graphrag_app.urls import index_param
 from graphrag_core.citations import CommunitySets, SetName, community_sets
-from graphrag_core.samples import SAMPLES
 from graphrag_core.figures import Price, RunSpend, money
-from graphrag_core.history import RunRecord, status_word
+from graphrag_core.history import RunRecord
+from graphrag_core.status import RunStatus
 from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340
@@ -95,18 +95,8 @@ def run_color(position: int) -> str:
 
 
 def index_key_for(record: RunRecord) -> str:
-    """The ``index`` URL value that reopens a run's index: a bundled sample's name when the run
-    used a sample (by path, or by name when no path was stored), else the stored folder path."""
-    if record.index_path:
-        try:
-            path = Path(record.index_path).expanduser().resolve()
-        except (OSError, RuntimeError):
-            return record.index_path
-        for name, sample in SAMPLES.items():
-            if path == sample.resolve():
-                return name
-        return record.index_path
-    return record.index_name
+    """The ``index`` URL value that reopens a run's index (see :func:`~graphrag_app.urls.index_param`)."""
+    return index_param(record.index_path, name=record.index_name)
 
 
 # -- tables ---------------------------------------------------------------------------------
@@ -214,7 +204,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
     not a model call, and a failed or stopped run counts what its events show."""
     figures = record.figures
     return RunMetrics(
-        status=status_word(record.status),
+        status=RunStatus(record.status).word,
         summaries=figures.summaries or 0,
         batches=figures.batches,
         model_calls=figures.model_calls,

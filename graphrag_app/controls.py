@@ -1,9 +1,9 @@
-"""The Explore page's settings widgets (sidebar) and the buttons' callbacks.
+"""The index picker every page shares, and Explore's sidebar with its buttons' callbacks.
 
-Widgets take their values from ``st.session_state`` (seeded from the session's
-``RunSettings``), never from ``value=``, so a reopened run or a URL can set them.
-Callbacks run before the script, so a click on Run starts the worker before the page draws
-(and the page then draws Stop enabled); errors are queued on the session and shown on the page.
+The search settings' widgets are generated (:mod:`graphrag_app.widgets`); this module lays them
+out in the sidebar's sections and draws what depends on the opened index (the level picker).
+Callbacks run before the script, so a click on Run starts the worker before the page draws (and
+the page then draws Stop enabled); errors are queued on :class:`ExploreState` and shown on the page.
 """
 
 from __future__ import annotations
@@ -16,34 +16,25 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError, PreflightError
+from graphrag_core.history import RunStore
 from graphrag_core.index import index_display_name
-from graphrag_core.llm.settings import ModelSettings, build_chat_model
-from graphrag_core.preflight import preflight_sync
+from graphrag_core.levels import LEAF, level_label, level_text, parse_level
+from graphrag_core.llm.settings import ModelSettings, build_chat_model, resolve_model_settings
 from graphrag_core.models import Index
-from graphrag_core.request import COMMUNITY_SELECTIONS, MAX_RATING, REDUCE_STRATEGIES, SearchSettings
+from graphrag_core.request import DYNAMIC_SETTING_NAMES
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
-from graphrag_core.history import RunStore
-from graphrag_core.tokens import TOKENIZER_NAMES
 
-from .compare_charts import index_key_for
+from . import widgets
 from .escaping import escape_markdown
-from .loaders import (
-    IndexAccessError,
-    IndexSource,
-    default_index_key,
-    folder_signature,
-    level_sections,
-    load_source,
-    resolve_source,
-    sample_names,
-)
-from .runner import start_run
-from .session import FOLDER_CHOICE, ExplorerSession, Keys, RunView, get_session, level_option, seed_widgets, settings_from_widgets
-from .settings import AppSettings, load_settings, model_settings_for
-from .urls import LEAF, MAX_LATENCY_S, MAX_SEED, RunSettings
+from .jobs import check_model, start_run
+from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
+from .settings import AppSettings, load_settings
+from .state import ExploreState, RunView
+from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
+from .widgets import FOLDER_CHOICE, Keys
 
-MAX_FALLBACK_LEVEL = 99
+Sections = dict[str, tuple[int, int, int]]
 
 
 @dataclass
@@ -84,19 +75,6 @@ def open_index(key: str, app: AppSettings) -> OpenedIndex:
         return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
 
 
-def _level_label(level: str, counts: dict[int | str, int], sections: dict[str, tuple[int, int, int]] | None = None) -> str:
-    """``leaf · ≈496k tokens · 262 summaries``: the tokens of the level's map texts with the
-    claims and excerpts the page includes now (first, so the narrow sidebar still shows them),
-    so a costly level shows before it is run."""
-    value: int | str = level if level == LEAF else int(level)
-    count = counts.get(value, 0)
-    name = "leaf" if level == LEAF else f"level {level}"
-    if sections is None or level not in sections:
-        return f"{name} ({count:,} summaries)"
-    tokens = included_tokens(sections[level], claims=bool(st.session_state.get(Keys.CLAIMS, True)), sources=bool(st.session_state.get(Keys.SOURCES, True)))
-    return f"{name} · ≈{short_count(tokens)} tokens · {count:,} summaries"
-
-
 def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
     summaries, claim_tokens, source_tokens = section
     return summaries + (claim_tokens if claims else 0) + (source_tokens if sources else 0)
@@ -111,29 +89,27 @@ def short_count(n: int) -> str:
     return f"{n:,}"
 
 
-def level_sections_for(opened: "OpenedIndex") -> dict[str, tuple[int, int, int]] | None:
+def level_picker_label(option: str, counts: dict[int | str, int], *, tokens: int | None = None) -> str:
+    """A level picker's label: ``leaf · ≈496k tokens · 262 summaries`` (the tokens first, so a
+    narrow sidebar still shows them), or ``level 1 (70 summaries)`` before the tokens are
+    counted. The level's words are :func:`~graphrag_core.levels.level_label`'s; the rest is the
+    picker's (:func:`~graphrag_app.urls.level_option` reads a stale label back)."""
+    level = parse_level(option)
+    count = counts.get(level, 0)  # type: ignore[call-overload]
+    if tokens is None:
+        return f"{level_label(level)} ({count:,} summaries)"
+    return f"{level_label(level)} · ≈{short_count(tokens)} tokens · {count:,} summaries"
+
+
+def level_sections_for(opened: OpenedIndex, *, tokenizer: str) -> Sections | None:
     """The index's tokens per level and section, or None when they cannot be counted (e.g. an
     exact tokenizer whose package is missing: the preview reports that)."""
     if opened.index is None or opened.source is None:
         return None
     try:
-        return level_sections(opened.index, opened.source.key, folder_signature(opened.source.path), str(st.session_state.get(Keys.TOKENIZER) or "heuristic"))
+        return cost_previews().level_sections(opened.index, opened.source.key, folder_signature(opened.source.path), tokenizer)
     except (ImportError, ValueError):
         return None
-
-
-HELP: dict[str, str] = {
-    "level": "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). "
-    "Each shows the tokens of its map texts (summaries plus the claims and source excerpts included) "
-    "and its number of summaries.",
-    "map_budget": "The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit.",
-    "map_reserve": "Tokens kept free in each map call for its answer (taken from the map budget).",
-    "reduce_budget": "The largest prompt of the final reduce call: the most useful map answers that fit.",
-    "reduce_reserve": "Tokens kept free in the reduce call for the final answer (taken from the reduce budget).",
-    "concurrency": "How many map calls may be in flight at once.",
-    "tokenizer": "How tokens are counted for the budgets: heuristic (fast, no download) or an exact OpenAI encoding.",
-}
-"""One line of help for each setting a new user asks about."""
 
 
 def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str) -> OpenedIndex:
@@ -179,60 +155,55 @@ def pick_index(
     return open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
 
 
-def draw_settings(app: AppSettings) -> OpenedIndex:
-    """Draw the sidebar's settings; return the index they name."""
+def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
+    """On a page's first drawing, the index a URL names goes into its picker (a sample, else a folder)."""
+    if index_key in st.session_state:
+        return
+    if wanted in sample_names():
+        st.session_state[index_key] = wanted
+    else:
+        st.session_state[index_key], st.session_state[folder_key] = FOLDER_CHOICE, wanted
+
+
+# -- Explore's sidebar -------------------------------------------------------------------------
+
+
+def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: DeltaGenerator | None = None) -> None:
+    """The Community level selectbox: the opened index's levels, each with its tokens (with the
+    claims and excerpts the page includes now) and its number of summaries."""
+    counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
+    options = [level_text(level) for level in counts]  # type: ignore[arg-type]
+    chosen = level_option(str(st.session_state.get("community_level", LEAF)))  # a stale label names its level
+    st.session_state["community_level"] = chosen if chosen in options else LEAF
+    setting = next(f for f in base.fields if f.name == "community_level")
+    sections = level_sections_for(opened, tokenizer=str(st.session_state.get("tokenizer") or base.search.tokenizer))
+    claims = bool(st.session_state.get("include_claims", base.search.include_claims))
+    sources = bool(st.session_state.get("include_sources", base.search.include_sources))
+
+    def label(option: str) -> str:
+        section = sections.get(option) if sections else None
+        return level_picker_label(option, counts, tokens=None if section is None else included_tokens(section, claims=claims, sources=sources))
+
+    (container or st).selectbox(widgets.label_of(setting), options, key=setting.name, format_func=label, help=widgets.help_of(setting))
+
+
+def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
+    """Draw the sidebar's settings (``base`` names the settings model); return the index they name."""
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
-
-    counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
-    levels = [str(level) for level in counts]
-    chosen_level = level_option(str(st.session_state.get(Keys.LEVEL, LEAF)))  # a stale label names its level
-    if st.session_state.get(Keys.LEVEL) != chosen_level or chosen_level not in levels:
-        st.session_state[Keys.LEVEL] = chosen_level if chosen_level in levels else LEAF
-    if st.session_state.get(Keys.SELECTION) not in COMMUNITY_SELECTIONS:
-        st.session_state[Keys.SELECTION] = "level"
-    st.radio(
-        "Community selection",
-        list(COMMUNITY_SELECTIONS),
-        key=Keys.SELECTION,
-        horizontal=True,
-        format_func=lambda v: {"level": "Fixed level", "dynamic": "Dynamic"}[v],
-        help="Fixed level: map every summary of one level. Dynamic: the model rates communities from "
-        "the roots down (0-5) and the map reads the most specific relevant ones.",
-    )
-    if st.session_state.get(Keys.SELECTION) == "dynamic":
-        _draw_dynamic_settings()
+    widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+    if st.session_state.get("community_selection") == "dynamic":
+        widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
     else:
-        sections = level_sections_for(opened)
-        st.selectbox(
-            "Community level",
-            levels,
-            key=Keys.LEVEL,
-            format_func=lambda v: _level_label(v, counts, sections),
-            help=HELP["level"],
-        )
+        draw_level_picker(opened, base)
 
     st.header("Budgets")
-    top = SearchSettings.ui_max  # the same ranges the URL accepts
-    st.number_input("Map token budget", min_value=1, max_value=top("map_token_budget"), step=500, key=Keys.MAP_BUDGET, help=HELP["map_budget"])
-    st.number_input("Map output reserve", min_value=0, max_value=top("map_output_reserve"), step=128, key=Keys.MAP_RESERVE, help=HELP["map_reserve"])
-    st.number_input("Reduce token budget", min_value=1, max_value=top("reduce_token_budget"), step=500, key=Keys.REDUCE_BUDGET, help=HELP["reduce_budget"])
-    st.number_input("Reduce output reserve", min_value=0, max_value=top("reduce_output_reserve"), step=128, key=Keys.REDUCE_RESERVE, help=HELP["reduce_reserve"])
-    st.number_input("Map concurrency", min_value=1, max_value=top("map_concurrency"), step=1, key=Keys.CONCURRENCY, help=HELP["concurrency"])
+    widgets.draw_settings(widgets.fields_of(base, widgets.BUDGETS))
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
     st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
-    st.radio(
-        "Reduce strategy",
-        list(REDUCE_STRATEGIES),
-        key=Keys.STRATEGY,
-        horizontal=True,
-        format_func=lambda v: {"skip": "skip (try shorter ones)", "stop": "stop (first that does not fit)"}[v],
-    )
-    st.checkbox("Include claims", key=Keys.CLAIMS, help="Add the leaf claims to each summary's map text.")
-    st.checkbox("Include source excerpts", key=Keys.SOURCES, help="Add the source chunks those claims cite.")
-    st.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=Keys.TOKENIZER, help=HELP["tokenizer"])
+    widgets.draw_settings(widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS))
 
     st.header("Model")
     st.radio(
@@ -274,38 +245,27 @@ def draw_settings(app: AppSettings) -> OpenedIndex:
     return opened
 
 
-def _draw_dynamic_settings() -> None:
-    """The rating settings of dynamic selection."""
-    st.slider("Rating threshold", min_value=0, max_value=MAX_RATING, step=1, key=Keys.RATING_THRESHOLD, help="A community rated at least this (0-5) is kept and its children rated next.")
-    st.checkbox("Keep parents", key=Keys.KEEP_PARENT, help="Keep a relevant community even when one of its children is relevant too.")
-    st.number_input("Rating repeats", min_value=1, max_value=SearchSettings.ui_max("rating_repeats"), step=1, key=Keys.RATING_REPEATS, help="Rating calls per community; the most frequent rating wins (ties: the lowest).")
-    st.number_input("Fallback max level", min_value=0, max_value=MAX_FALLBACK_LEVEL, step=1, key=Keys.FALLBACK_LEVEL, help="When a round keeps nothing, rate every community of the next level, down to this one.")
-    st.number_input("Rating output reserve", min_value=0, max_value=SearchSettings.ui_max("rating_output_reserve"), step=64, key=Keys.RATING_RESERVE)
-
-
 def _new_seed() -> None:
     st.session_state[Keys.SEED] = draw_seed()
 
 
-def _model_settings(app: AppSettings, current: RunSettings) -> ModelSettings:
-    """The model a run with these settings calls (with the key typed in this browser session)."""
-    return model_settings_for(
-        app,
-        provider=current.model,
-        model_name=current.model_name,
-        base_url=current.base_url,
-        api_key=str(st.session_state.get(Keys.API_KEY) or ""),
-        latency_s=current.latency_s,
-    )
+def _typed_key() -> str:
+    return str(st.session_state.get(Keys.API_KEY) or "")
+
+
+def model_settings(app: AppSettings, current: RunSettings) -> ModelSettings:
+    """The model a run with these settings calls (with the key typed in this browser session);
+    raises ``ValueError`` naming the field when the choice cannot be used."""
+    return resolve_model_settings(app.model, current.model.model_copy(update={"api_key": _typed_key()}))
 
 
 def run_target(app: AppSettings, current: RunSettings) -> str:
     """One sentence naming the model and endpoint the next run calls, and which key it sends."""
     try:
-        settings = _model_settings(app, current)
+        settings = model_settings(app, current)
     except ValueError as exc:
         return f"The model settings cannot be used: {exc}"
-    return describe_target(settings, typed_key=bool(str(st.session_state.get(Keys.API_KEY) or "").strip()))
+    return describe_target(settings, typed_key=bool(_typed_key().strip()))
 
 
 def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
@@ -321,95 +281,120 @@ def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
     return f"Runs call model {settings.model} at {settings.base_url} {key}."
 
 
-def start_clicked() -> None:
-    """Callback of "Run global search": start the run in its worker, or queue why not."""
-    session = get_session()
-    if session.running or session.settings is None:
-        return
-    app = load_settings()
-    current = settings_from_widgets(session.settings)
-    try:
-        request = current.to_request()
-    except ValueError as exc:
-        session.errors.append(str(exc))
-        return
-    opened = open_index(current.index, app)
-    if opened.problem is not None:
-        session.errors.append(opened.problem)
-        return
-    try:
-        model_settings = _model_settings(app, current)
-    except ValueError as exc:
-        session.errors.append(f"The model settings cannot be used: {exc}")
-        return
-    try:
-        preflight_sync(build_chat_model(model_settings))
-    except PreflightError as exc:
-        session.errors.append(str(exc))
-        return
-    handle = start_run(
-        opened.index,
-        request,
-        lambda: build_chat_model(model_settings),
-        store_path=app.store_path,
-        index_name=index_display_name(opened.source.path, opened.index),
-        index_path=str(opened.source.path),
-        cache_factory=_cache_factory(app),
-    )
-    session.settings = current
-    session.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
-
-
-def _cache_factory(app: AppSettings) -> Callable[[], MapCache] | None:
-    """The map cache of a run, or None when it is off (by setting or by the page's checkbox)."""
+def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCache] | None:
+    """The map cache of a job, or None when it is off (by setting, or ``use=False``)."""
     path = app.cache_path
-    if path is None or not st.session_state.get(Keys.USE_CACHE, True):
+    if path is None or not use:
         return None
     return lambda: SqliteMapCache(path)
 
 
+def start_clicked() -> None:
+    """Callback of "Run global search": start the run in its worker, or queue why not."""
+    page = ExploreState.get()
+    if page.running or page.settings is None:
+        return
+    app = load_settings()
+    try:
+        current = widgets.settings_from_widgets(page.settings)
+        request = current.to_request()
+    except ValueError as exc:
+        page.errors.append(str(exc).splitlines()[0])
+        return
+    opened = open_index(current.index, app)
+    if opened.problem is not None or opened.index is None or opened.source is None:
+        page.errors.append(opened.problem or "The index could not be opened.")
+        return
+    try:
+        chosen = model_settings(app, current)
+    except ValueError as exc:
+        page.errors.append(f"The model settings cannot be used: {exc}")
+        return
+    try:
+        check_model(build_chat_model(chosen))
+    except PreflightError as exc:
+        page.errors.append(str(exc))
+        return
+    handle = start_run(
+        opened.index,
+        request,
+        lambda: build_chat_model(chosen),
+        store_path=app.store_path,
+        index_name=index_display_name(opened.source.path, opened.index),
+        index_path=str(opened.source.path),
+        cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True))),
+    )
+    page.settings = current
+    page.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
+
+
 def stop_clicked() -> None:
     """Callback of "Stop": cancel the running search (the page then shows it stopped)."""
-    view = get_session().view
+    view = ExploreState.get().view
     if view is not None and view.handle is not None:
         view.handle.request_stop()
 
 
-def open_run(session: ExplorerSession, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
+def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
     """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
     try:
         record = RunStore(app.store_path).get(run_id)
     except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
-        session.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
+        page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
         return False
     if record is None:
-        session.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
+        page.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
         return False
-    key = index_key_for(record)
-    session.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
-    base = session.settings or RunSettings()
-    session.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=base)
+    key = index_param(record.index_path, name=record.index_name)
+    page.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
+    page.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=page.settings or RunSettings())
     if set_widgets:
-        seed_widgets(session.settings, index_options=sample_names(), overwrite=True)
+        widgets.seed_widgets(page.settings, index_options=sample_names(), overwrite=True)
     return True
 
 
-def bundle_opened(session: ExplorerSession, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
+def bundle_opened(page: ExploreState, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
     """A run bundle was opened (and put in the history): show its run, unless a run is going."""
-    session.errors.extend(errors)
-    session.notices.extend(notices)
+    page.errors.extend(errors)
+    page.notices.extend(notices)
     run_id = getattr(bundle, "run_id", None)
-    if run_id is not None and not session.running:
-        open_run(session, run_id, app=app)
+    if run_id is not None and not page.running:
+        open_run(page, run_id, app=app)
 
 
 def open_clicked(run_id: str) -> None:
-    session = get_session()
-    if not session.running:
-        open_run(session, run_id, app=load_settings())
+    page = ExploreState.get()
+    if not page.running:
+        open_run(page, run_id, app=load_settings())
 
 
 def close_clicked() -> None:
-    session = get_session()
-    if not session.running:
-        session.view = None
+    page = ExploreState.get()
+    if not page.running:
+        page.view = None
+
+
+__all__ = [
+    "OpenedIndex",
+    "bundle_opened",
+    "cache_factory",
+    "close_clicked",
+    "describe_target",
+    "draw_level_picker",
+    "draw_settings",
+    "included_tokens",
+    "level_picker_label",
+    "level_sections_for",
+    "model_settings",
+    "open_clicked",
+    "open_index",
+    "open_picked_index",
+    "open_run",
+    "pick_index",
+    "run_target",
+    "seed_from_url",
+    "short_count",
+    "show_index_problem",
+    "start_clicked",
+    "stop_clicked",
+]

@@ -18,7 +18,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
-from graphrag_core.models import LEAF, Community, Index
+from graphrag_core.levels import level_label
+from graphrag_core.models import Community, Index
 from graphrag_core.statistics import LevelStats, level_statistics
 from graphrag_core.tokens import estimate_tokens
 
@@ -153,7 +154,7 @@ def level_stats(index: Index) -> list[LevelStats]:
 
 def level_figure(stats: Sequence[LevelStats]) -> go.Figure:
     """Communities per level (left) and their tokens per level (right)."""
-    names = [f"level {s.level}" if s.level != LEAF else "leaf" for s in stats]
+    names = [level_label(s.level) for s in stats]
     fig = make_subplots(rows=1, cols=2, subplot_titles=("Communities", "Tokens a search would map"), horizontal_spacing=0.12)
     fig.add_trace(go.Bar(name="communities", x=names, y=[s.communities for s in stats], marker={"color": "#9aa0aa"}), row=1, col=1)
     fig.add_trace(go.Bar(name="with summary", x=names, y=[s.summaries for s in stats], marker={"color": "#4c8bf5"}), row=1, col=1)

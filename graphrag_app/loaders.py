@@ -1,8 +1,9 @@
-"""Opening indexes for the pages: which folders may be opened, and cached loading.
+"""Opening indexes for the pages (which folders may be opened, and cached loading) and the cost
+previews, both objects the app holds once (``st.cache_resource``, shared by every session).
 
-An index is cached (``st.cache_resource``, shared by every session; ``Index`` is frozen) by its
-folder and a signature of the folder's file times, so an index rewritten on disk is read again.
-The cost preview is cached per index and request.
+An index is cached (``Index`` is frozen) by its folder and a signature of the folder's file
+times, so an index rewritten on disk is read again. The cost preview is kept per index and
+request, computed off the script thread (:class:`CostPreviews`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import streamlit as st
 
 from graphrag_core.index import load_index
 from graphrag_core.cost import section_tokens
-from graphrag_core.models import LEAF, Index
+from graphrag_core.levels import LEAF, level_text
+from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
@@ -131,36 +133,16 @@ class CostPreview:
 
 SECTIONS_WAIT_S = 1.0
 """How long a page waits for each level's token counts before drawing without them."""
-_sections: OrderedDict[tuple[str, int, str], Future[dict[str, tuple[int, int, int]]]] = OrderedDict()
+PREVIEW_WAIT_S = 2.0
+"""How long a page waits for a cost preview before it says "still computing" and polls."""
+
+Sections = dict[str, tuple[int, int, int]]
 
 
-def _compute_sections(index: Index, tokenizer: str) -> dict[str, tuple[int, int, int]]:
+def _compute_sections(index: Index, tokenizer: str) -> Sections:
     counter = get_tokenizer(tokenizer)
     levels: list[int | str] = [LEAF, *index.levels()]
-    return {str(level): section_tokens(index, level, counter) for level in levels}
-
-
-def sections_future(index: Index, index_key: str, signature: int, tokenizer: str) -> Future[dict[str, tuple[int, int, int]]]:
-    """Per level (``"leaf"``, ``"0"``, ...): the tokens of its summaries, claims and source
-    excerpts (see ``graphrag_core.cost.section_tokens``), computed off the script thread like
-    the cost preview; independent of budgets, so kept per index and tokenizer."""
-    key = (index_key, signature, tokenizer)
-    with _previews_lock:
-        future = _sections.get(key)
-        if future is None:
-            future = _preview_pool.submit(_compute_sections, index, tokenizer)
-            _sections[key] = future
-            while len(_sections) > INDEX_CACHE_ENTRIES:
-                _sections.popitem(last=False)
-        return future
-
-
-def level_sections(index: Index, index_key: str, signature: int, tokenizer: str) -> dict[str, tuple[int, int, int]] | None:
-    """The counts of :func:`sections_future` when ready within ``SECTIONS_WAIT_S``, else None
-    (the page draws without them and has them on a later rerun)."""
-    future = sections_future(index, index_key, signature, tokenizer)
-    futures.wait([future], timeout=SECTIONS_WAIT_S)
-    return future.result() if future.done() else None
+    return {level_text(level): section_tokens(index, level, counter) for level in levels}
 
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
@@ -170,7 +152,7 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
-        bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities("leaf")
+        bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
     communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(
         summaries=len(communities),
@@ -182,32 +164,76 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     )
 
 
-PREVIEW_WAIT_S = 2.0
-"""How long a page waits for a cost preview before it says "still computing" and polls."""
+class CostPreviews:
+    """What runs would cost before any call, computed off the script thread by one worker
+    shared by every session: the cost preview of a request (the newest ``preview_entries``
+    requests kept, least recently asked dropped first) and each level's tokens per section (the
+    newest ``section_entries`` index and tokenizer pairs kept, oldest dropped first). The app
+    holds one (:func:`cost_previews`)."""
 
-_preview_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cost-preview")
-_previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
-_previews_lock = threading.Lock()
+    def __init__(self, *, preview_entries: int = PREVIEW_CACHE_ENTRIES, section_entries: int = INDEX_CACHE_ENTRIES) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="cost-preview")
+        self._lock = threading.Lock()
+        self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
+        self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
+        self._preview_entries = preview_entries
+        self._section_entries = section_entries
+
+    def sections_future(self, index: Index, index_key: str, signature: int, tokenizer: str) -> Future[Sections]:
+        """Per level (``"leaf"``, ``"0"``, ...): the tokens of its summaries, claims and source
+        excerpts (see ``graphrag_core.cost.section_tokens``); independent of budgets, so kept
+        per index and tokenizer."""
+        key = (index_key, signature, tokenizer)
+        with self._lock:
+            future = self._sections.get(key)
+            if future is None:
+                future = self._pool.submit(_compute_sections, index, tokenizer)
+                self._sections[key] = future
+                while len(self._sections) > self._section_entries:
+                    self._sections.popitem(last=False)
+            return future
+
+    def level_sections(self, index: Index, index_key: str, signature: int, tokenizer: str) -> Sections | None:
+        """The counts of :meth:`sections_future` when ready within ``SECTIONS_WAIT_S``, else None
+        (the page draws without them and has them on a later rerun)."""
+        future = self.sections_future(index, index_key, signature, tokenizer)
+        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        return future.result() if future.done() else None
+
+    def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
+        """The cost preview of a request. The future raises ``BudgetError`` (or a request's
+        ``ValueError``) when the request cannot run."""
+        key = (index_key, signature, request_json, seed)
+        with self._lock:
+            future = self._previews.get(key)
+            if future is None:
+                future = self._pool.submit(_compute_preview, index, request_json, seed)
+                self._previews[key] = future
+                while len(self._previews) > self._preview_entries:
+                    self._previews.popitem(last=False)
+            else:
+                self._previews.move_to_end(key)
+            return future
+
+    def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
+        """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``);
+        waits for the computation (see :meth:`preview_future` for a page that must not wait)."""
+        return self.preview_future(index, index_key, signature, request_json, seed).result()
+
+    def settle(self, timeout: float | None = None) -> bool:
+        """Wait until every preview and count asked for so far is computed; False on timeout."""
+        with self._lock:
+            pending = [*self._previews.values(), *self._sections.values()]
+        _done, not_done = futures.wait(pending, timeout=timeout)
+        return not not_done
 
 
-def preview_future(index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
-    """The cost preview of a request, computed off the script thread (one worker, shared by
-    every session) and kept for the newest ``PREVIEW_CACHE_ENTRIES`` requests. The future
-    raises ``BudgetError`` (or a request's ``ValueError``) when the request cannot run."""
-    key = (index_key, signature, request_json, seed)
-    with _previews_lock:
-        future = _previews.get(key)
-        if future is None:
-            future = _preview_pool.submit(_compute_preview, index, request_json, seed)
-            _previews[key] = future
-            while len(_previews) > PREVIEW_CACHE_ENTRIES:
-                _previews.popitem(last=False)
-        else:
-            _previews.move_to_end(key)
-        return future
+@st.cache_resource(show_spinner=False)
+def cost_previews() -> CostPreviews:
+    """The app's one :class:`CostPreviews` (shared by every session)."""
+    return CostPreviews()
 
 
-def cost_preview(index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
-    """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``);
-    waits for the computation (see :func:`preview_future` for a page that must not wait)."""
-    return preview_future(index, index_key, signature, request_json, seed).result()
+def wait_for_preview(future: Future[CostPreview]) -> None:
+    """Give a preview ``PREVIEW_WAIT_S`` to finish before the page draws without it."""
+    futures.wait([future], timeout=PREVIEW_WAIT_S)

@@ -1,13 +1,23 @@
-"""The app's pages, in one place. Pages whose file is not there (yet) are left out."""
+"""The app's pages, in one place, and deep links through ``app.py``'s navigation.
+
+With a folder named ``pages/`` beside ``app.py``, Streamlit starts in its legacy pages-directory
+mode: until ``st.navigation`` has been called in the process, a deep link such as
+``/compare?runs=...`` on a freshly started server runs the page file alone (no page config, no
+navigation). ``st.navigation`` (public API) ends that mode for the process. So ``app.py`` runs
+:meth:`AppNavigation.run`, and every page starts with :func:`ensure_app_navigation`: a page run
+before any navigation was declared declares it, then reruns, and ``app.py`` serves the same URL.
+"""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
 
 APP_ROOT = Path(__file__).resolve().parents[1]
+PAGE_CONFIG: dict[str, str] = {"page_title": "GraphRAG Global Explorer", "page_icon": ":material/hub:", "layout": "wide"}
 
 
 @dataclass(frozen=True)
@@ -34,26 +44,56 @@ def available_specs(root: Path = APP_ROOT) -> list[PageSpec]:
 
 
 def build_pages(root: Path = APP_ROOT) -> list[st.Page]:
-    """The ``st.Page`` of every page whose file exists; Explore is the default (served at ``/``)."""
+    """The ``st.Page`` of every page whose file exists; Explore is the default (served at ``/``).
+    Paths are absolute, so a page file run as the main script (a test harness) declares them too."""
     return [
-        st.Page(spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
+        st.Page(root / spec.path, title=spec.title, icon=spec.icon, url_path=spec.url_path, default=spec.default)
         for spec in available_specs(root)
     ]
 
 
-def ensure_app_navigation() -> None:
-    """Make a page file that Streamlit ran on its own rerun through ``app.py``'s navigation.
+class AppNavigation:
+    """The app's navigation, and whether it has been declared in this process (after which
+    Streamlit serves every URL through ``app.py``). The app holds one (:func:`app_navigation`)."""
 
-    With a folder named ``pages/`` beside ``app.py``, Streamlit starts in its legacy
-    pages-directory mode and, until some session has run ``app.py`` (whose ``st.navigation``
-    turns that mode off for the process), serves a deep link such as ``/compare?runs=...`` by
-    running the page file alone: no page config, no navigation. Each page calls this first;
-    in that mode it turns the legacy mode off and reruns, so ``app.py`` serves the same URL.
-    """
-    try:  # an internal of Streamlit (1.36+); without it there is nothing to switch off
-        from streamlit.runtime.pages_manager import PagesManager
-    except ImportError:
-        return
-    if getattr(PagesManager, "uses_pages_directory", None):
-        PagesManager.uses_pages_directory = False
+    def __init__(self, root: Path = APP_ROOT) -> None:
+        self.root = root
+        self._declared = threading.Event()
+
+    @property
+    def declared(self) -> bool:
+        return self._declared.is_set()
+
+    def declare(self) -> st.Page:
+        """Set the page config and declare the pages (``st.navigation``); the page for this URL."""
+        st.set_page_config(**PAGE_CONFIG)  # type: ignore[arg-type]
+        page = st.navigation(build_pages(self.root))
+        self._declared.set()
+        return page
+
+    def run(self) -> None:
+        """What ``app.py`` does: declare the navigation and run the page the URL names."""
+        self.declare().run()
+
+    def ensure(self) -> None:
+        """At the top of a page: when no navigation was declared yet in this process (a cold
+        deep link runs the page file alone), declare it and rerun, so ``app.py`` serves this URL.
+        A page file run on its own once navigation is declared (a test harness) draws as it is."""
+        if self.declared:
+            return
+        self.declare()
         st.rerun()
+
+
+@st.cache_resource(show_spinner=False)
+def app_navigation() -> AppNavigation:
+    """The app's one :class:`AppNavigation`."""
+    return AppNavigation()
+
+
+def ensure_app_navigation() -> None:
+    """Each page calls this first: see :meth:`AppNavigation.ensure`."""
+    app_navigation().ensure()
+
+
+__all__ = ["APP_ROOT", "PAGE_CONFIG", "PAGE_SPECS", "AppNavigation", "PageSpec", "app_navigation", "available_specs", "build_pages", "ensure_app_navigation"]

@@ -16,35 +16,32 @@ from graphrag_core.models import Claim, Community, Entity, Index, Relationship, 
 from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import RunState
 from graphrag_core.history import RunStore
+from graphrag_core.levels import level_label
 
 from . import charts, record_views, selection_charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown
-from .compare_charts import index_key_for
 from .controls import open_index, open_run, show_index_problem
 from .evidence import sets_of
 from .loaders import default_index_key
-from .session import ExplorerSession
+from .state import ExploreState, ProvenanceState
 from .settings import AppSettings
-from .urls import COMMUNITY_PARAM, RUN_PARAM, provenance_params, provenance_url, record_url, to_query_params
-from .views import escape_markdown
+from .urls import COMMUNITY_PARAM, INDEX_PARAM, RUN_PARAM, index_param, provenance_params, provenance_url, record_url, to_query_params
+from .escaping import escape_markdown
 
 EXPLORE_PAGE = "pages/explore.py"
 PROVENANCE_PAGE = "pages/provenance.py"
 CLAIMS_PER_PAGE = 20
 COMMUNITY_KEY = "provenance_community"
-URL_SYNC_KEY = "provenance_url_community"
-"""The (index, community) of the URL as this page last read or wrote it."""
 CLAIM_FILTER_KEY = "provenance_claim_filter"
 BACK_KEY = "provenance_back"
 RECORDS_ANCHOR = "records-of-this-community"
 """Where a report's ``+more`` leads: the list of the community's entities and relationships."""
 REPORT_HEADING_SHIFT = 3
 """A report's ``#`` becomes ``####``: below the page's Summary heading."""
-BACK_TARGET_KEY = "provenance_back_to"
 CLAIM_PAGE_KEY = "provenance_claim_page"
 
 
-def _run_state(run_id: str, *, app: AppSettings, session: ExplorerSession) -> tuple[RunState | None, str | None, str | None]:
+def _run_state(run_id: str, *, app: AppSettings, session: ExploreState) -> tuple[RunState | None, str | None, str | None]:
     """The run's state (from this session when it shows it, else from the history), its index, and an error."""
     view = session.view
     if view is not None and view.run_id == run_id:
@@ -55,7 +52,7 @@ def _run_state(run_id: str, *, app: AppSettings, session: ExplorerSession) -> tu
         return None, None, f"The run history could not be read ({type(exc).__name__}): {exc}"
     if record is None:
         return None, None, f"Run {run_id} is not in this app's run history."
-    return record.replay(), index_key_for(record), None
+    return record.replay(), index_param(record.index_path, name=record.index_name), None
 
 
 def go_to(community_id: str) -> None:
@@ -86,14 +83,14 @@ def draw_hierarchy(container: DeltaGenerator, index: Index, community: Community
         if len(path) > 1:
             st.markdown("**Path to the root**")
             for depth, ancestor in enumerate(reversed(path[1:])):
-                _link(st.container(), ancestor, index_key=index_key, run_id=run_id, prefix=f"{'  ' * depth}level {ancestor.level}: ")
+                _link(st.container(), ancestor, index_key=index_key, run_id=run_id, prefix=f"{'  ' * depth}{level_label(ancestor.level)}: ")
         else:
             st.caption("A root community.")
         children = index.children(community.id)
         if children:
             with st.expander(f"Sub-communities ({len(children)})"):
                 for child in children:
-                    _link(st.container(), child, index_key=index_key, run_id=run_id, prefix=f"level {child.level}: ")
+                    _link(st.container(), child, index_key=index_key, run_id=run_id, prefix=f"{level_label(child.level)}: ")
 
 
 def draw_summary(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
@@ -266,7 +263,7 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
         cited = set(sets.cited) if sets is not None else set()
         for batch, cid in carried:
             with st.container(border=True):
-                relation = "this community" if cid == community.id else f"its ancestor {cid} (level {lineage[cid].level})"
+                relation = "this community" if cid == community.id else f"its ancestor {cid} ({level_label(lineage[cid].level)})"
                 score = "-" if batch.usefulness is None else f"{batch.usefulness:g}"
                 st.markdown(
                     f"**Batch {batch.index}** carried {escape_markdown(relation)} · status: {batch.status} · "
@@ -294,15 +291,15 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     st.text(f"error: {error}")
 
 
-def back_clicked(app: AppSettings, session: ExplorerSession, run_id: str | None) -> None:
+def back_clicked(app: AppSettings, session: ExploreState, run_id: str | None) -> None:
     """Runs before the script: open this page's run for Explore (from the history when this
     browser session has not seen it, e.g. a link opened in a new tab)."""
-    st.session_state[BACK_TARGET_KEY] = run_id or ""
+    ProvenanceState.get().back_to = run_id or ""
     if session.settings is not None and run_id and not session.running and (session.view is None or session.view.run_id != run_id):
         open_run(session, run_id, app=app)
 
 
-def back_to_explore(session: ExplorerSession, run_id: str | None) -> None:
+def back_to_explore(session: ExploreState, run_id: str | None) -> None:
     """Switch to Explore with the URL of the run it shows."""
     if session.settings is None:  # a fresh session: Explore's first run opens the run from its URL
         st.switch_page(EXPLORE_PAGE, query_params={RUN_PARAM: run_id} if run_id else None)
@@ -310,15 +307,17 @@ def back_to_explore(session: ExplorerSession, run_id: str | None) -> None:
     st.switch_page(EXPLORE_PAGE, query_params=to_query_params(session.settings, run_id=session.view.run_id if session.view else None))
 
 
-def draw_page(app: AppSettings, session: ExplorerSession) -> None:
+def draw_page(app: AppSettings, session: ExploreState) -> None:
     params = st.query_params
+    page = ProvenanceState.get()
     run_id = params.get(RUN_PARAM) or None
     state, run_index, run_error = _run_state(run_id, app=app, session=session) if run_id else (None, None, None)
-    index_key = params.get("index") or run_index or (session.settings.index if session.settings else "") or default_index_key()
+    index_key = params.get(INDEX_PARAM) or run_index or (session.settings.index if session.settings else "") or default_index_key()
 
     st.title("Provenance")
     st.button("Back to Explore", key=BACK_KEY, icon=":material/arrow_back:", type="tertiary", on_click=back_clicked, args=(app, session, run_id))
-    if st.session_state.pop(BACK_TARGET_KEY, None) is not None:
+    if page.back_to is not None:
+        page.back_to = None
         back_to_explore(session, run_id)
     if run_error:
         st.warning(escape_markdown(run_error), icon=":material/history:")
@@ -329,7 +328,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     index = opened.index
 
     if (record := record_views.wanted_record(params)) is not None:  # an entity, relationship, claim or source
-        st.session_state[URL_SYNC_KEY] = (index_key, None)  # a community link from here is a URL change
+        page.url_community = (index_key, None)  # a community link from here is a URL change
         st.caption(f"Index: {escape_markdown(opened.source.label if opened.source else index_key)}")
         record_views.draw_record(index, *record, index_key=index_key, run_id=run_id, state=state)
         return
@@ -338,10 +337,10 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     ids = [c.id for c in index.communities]
     # The URL wins only when it changed since this page last wrote it (a link, Back, Reload);
     # otherwise the picker (or a hierarchy link) has just chosen and the URL follows below.
-    url_changed = st.session_state.get(URL_SYNC_KEY) != (index_key, wanted)
+    url_changed = page.url_community != (index_key, wanted)
     if wanted and wanted in ids and (url_changed or st.session_state.get(COMMUNITY_KEY) is None):
         st.session_state[COMMUNITY_KEY] = wanted
-    st.session_state[URL_SYNC_KEY] = (index_key, wanted)
+    page.url_community = (index_key, wanted)
     if wanted and wanted not in ids:
         st.error(f"No community {escape_markdown(wanted)} in the index {escape_markdown(index_key)}.", icon=":material/search_off:")
     st.session_state.setdefault(COMMUNITY_KEY, None)
@@ -350,7 +349,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
         ids,
         key=COMMUNITY_KEY,
         placeholder="Choose a community",
-        format_func=lambda cid: f"{cid} · level {index.community(cid).level} · {index.community(cid).title or 'untitled'}",
+        format_func=lambda cid: f"{cid} · {level_label(index.community(cid).level)} · {index.community(cid).title or 'untitled'}",
     )
     if chosen is None:
         st.info("Choose a community, or follow a community link from an answer on the Explore page.")
@@ -358,7 +357,7 @@ def draw_page(app: AppSettings, session: ExplorerSession) -> None:
     wanted_params = provenance_params(index_key, chosen, run_id)
     if params.to_dict() != wanted_params:
         params.from_dict(wanted_params)  # the browser pushes a history entry: Back returns
-        st.session_state[URL_SYNC_KEY] = (index_key, chosen)
+        page.url_community = (index_key, chosen)
 
     community = index.community(chosen)
     st.header(f"Community {escape_markdown(community.id)}: {escape_markdown(community.title or 'untitled')}")

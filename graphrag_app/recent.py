@@ -7,12 +7,13 @@ from functools import partial
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.history import RunStore, RunSummary, settings_text, status_word
+from graphrag_core.history import RunStore, RunSummary, settings_text
+from graphrag_core.status import RunStatus
 
 from . import controls
-from .session import ExplorerSession
+from .state import ExploreState
 from .settings import AppSettings
-from .views import escape_markdown
+from .escaping import escape_markdown
 
 RECENT_LIMIT = 15
 QUERY_SHOWN_CHARS = 90
@@ -25,11 +26,11 @@ def _line(summary: RunSummary) -> str:
     return (
         f"**{escape_markdown(query)}**  \n"
         f"{escape_markdown(when)} · {escape_markdown(summary.index_name)} · {escape_markdown(settings)} · "
-        f"{summary.batch_count:,} batches · {summary.duration_s:.1f}s · status: {status_word(summary.status)}"
+        f"{summary.batch_count:,} batches · {summary.duration_s:.1f}s · status: {RunStatus(summary.status).word}"
     )
 
 
-def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, session: ExplorerSession) -> None:
+def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: ExploreState) -> None:
     """The newest runs with an Open button each; the shown run can be closed or exported."""
     with container:
         try:
@@ -38,8 +39,8 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, session: Ex
         except Exception as exc:  # noqa: BLE001 - page boundary: a broken history must not break the page
             st.error(f"The run history at {escape_markdown(str(app.store_path))} could not be read ({type(exc).__name__}): {escape_markdown(str(exc))}")
             return
-        view = session.view
-        if view is not None and not session.running and view.run_id in store:
+        view = page.view
+        if view is not None and not page.running and view.run_id in store:
             cols = st.columns([1, 1, 1, 3])
             cols[0].button("Close run", key="close_run", on_click=controls.close_clicked, icon=":material/close:")
             cols[1].download_button(
@@ -60,5 +61,5 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, session: Ex
                 key=f"open-{summary.run_id}",
                 on_click=controls.open_clicked,
                 args=(summary.run_id,),
-                disabled=session.running or shown,
+                disabled=page.running or shown,
             )

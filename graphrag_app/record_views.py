@@ -16,12 +16,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.citations import CommunitySets
+from graphrag_core.levels import level_label
 from graphrag_core.models import Claim, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, RecordKind, mention_excerpt, record_ref
 from graphrag_core.state import RunState
 
 from .escaping import escape_markdown
-from .urls import RECORD_PARAMS, provenance_params, record_params, record_url
+from .urls import RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
 
 EXCERPT_CHARS = 320
 SOURCE_TEXT_HEIGHT_PX = 420
@@ -67,8 +68,6 @@ def draw_communities(
     sets: CommunitySets | None, empty: str,
 ) -> None:
     """The communities holding a record, each a link to its view, with the run's use of it."""
-    from .urls import provenance_url
-
     known = [cid for cid in dict.fromkeys(community_ids) if index.has_community(cid)]  # once each: an id is a widget key
     with container:
         st.subheader(f"Communities ({len(known)})")
@@ -77,7 +76,7 @@ def draw_communities(
             return
         for cid in known:
             community = index.community(cid)
-            label = f"level {community.level}: {cid} · {community.title or 'untitled'}{run_mark(cid, sets)}"
+            label = f"{level_label(community.level)}: {cid} · {community.title or 'untitled'}{run_mark(cid, sets)}"
             _button(st.container(), label, provenance_params(index_key, cid, run_id), key=f"record-community-{cid}",
                     icon=":material/account_tree:", url=provenance_url(index_key, cid, run_id))
 

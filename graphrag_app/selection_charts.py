@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
+from graphrag_core.levels import level_label
 from graphrag_core.state import RunState, SelectionState
 
 from .index_charts import hover_paragraph, plot_text
@@ -99,7 +100,7 @@ def hierarchy_figure(state: RunState) -> go.Figure:
     for node, fate in zip(nodes, fates):
         title = f" · {hover_paragraph(node.title, limit=TITLE_CHARS)}" if node.title else ""
         hover.append(
-            f"<b>community {plot_text(node.id)}</b>{title}<br>level {node.level} · {WALK_LABELS[fate]}<br>{_rating_text(selection, node.id)}"
+            f"<b>community {plot_text(node.id)}</b>{title}<br>{level_label(node.level)} · {WALK_LABELS[fate]}<br>{_rating_text(selection, node.id)}"
         )
     fig.add_trace(
         go.Sunburst(

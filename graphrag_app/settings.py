@@ -27,7 +27,8 @@ from typing import Any
 
 import streamlit as st
 
-from graphrag_core.llm.settings import ModelSettings, SettingsError
+from graphrag_core.evaluation.store import evaluation_store_path
+from graphrag_core.llm.settings import ModelChoice, ModelSettings, SettingsError
 from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from  # noqa: F401 - re-exported
 
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
@@ -47,6 +48,11 @@ class AppSettings:
     model: ModelSettings
     model_error: str | None = None
     cache_path: Path | None = None
+
+    @property
+    def eval_store_path(self) -> Path:
+        """The evaluation store: beside the run history."""
+        return evaluation_store_path(self.store_path)
 
 
 def _secrets() -> dict[str, Any]:
@@ -105,27 +111,23 @@ def offline_latency_s(app: AppSettings) -> float:
     return round(sum(configured) / 2, 3)
 
 
-OFFLINE_LATENCY_SPREAD = 0.5
-"""A simulated latency of ``x`` seconds draws each call's delay from ``[x/2, 3x/2]``."""
+MODEL_PICKS: dict[str, ModelChoice] = {
+    "offline": ModelChoice(provider="offline", offline_latency_s=0.0),
+    "configured": ModelChoice(),
+}
+"""The model choices of Sweeps and Evaluate: the offline model at full speed, or the configured model."""
 
 
-def model_settings_for(
-    app: AppSettings,
-    *,
-    provider: str,
-    model_name: str = "",
-    base_url: str = "",
-    api_key: str = "",
-    latency_s: float = 0.0,
-) -> ModelSettings:
-    """The configured model settings with the page's choices applied; raises ``ValueError``
-    (pydantic's) with a message naming the field when a choice cannot be used.
+def configured_model_name(app: AppSettings) -> str | None:
+    """The configured OpenAI-compatible model's name, or None when the configured model is offline."""
+    if app.model.provider != "openai":
+        return None
+    return str(app.model.describe().get("model", app.model.provider))
 
-    The configured key goes only to the configured (or an allow-listed) endpoint: a base URL
-    from a link or typed in the page is called with ``api_key`` (typed in this browser
-    session) or with none (see ``ModelSettings.for_endpoint``)."""
-    if provider == "openai":
-        return app.model.for_endpoint(base_url=base_url, api_key=api_key, model=model_name)
-    spread = OFFLINE_LATENCY_SPREAD
-    latency = (latency_s * (1 - spread), latency_s * (1 + spread)) if latency_s > 0 else None
-    return ModelSettings(**{**app.model.model_dump(), "provider": provider, "offline_latency": latency})
+
+def initial_model(app: AppSettings) -> ModelChoice:
+    """Explore's model before anyone chose: the configured model, with the app's offline pace."""
+    configured = app.model
+    if configured.provider == "openai":
+        return ModelChoice(provider="openai", model=configured.model, base_url=configured.base_url or "", offline_latency_s=offline_latency_s(app))
+    return ModelChoice(provider=configured.provider, offline_latency_s=offline_latency_s(app))

@@ -13,21 +13,19 @@ from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 
-from graphrag_core.sweep import Level, SweepPoint, SweepResult
+from graphrag_core.levels import level_label
+from graphrag_core.status import RunStatus
+from graphrag_core.sweep import SweepPoint, SweepResult
 
 from .chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
 
-STATUS_COLORS: dict[str, str] = {
-    "completed": "#2ca05a",
-    "partial": "#f0a030",
-    "no_results": "#9aa0aa",
-    "failed": "#d63b3b",
+STATUS_COLORS: dict[RunStatus, str] = {
+    RunStatus.COMPLETED: "#2ca05a",
+    RunStatus.PARTIAL: "#f0a030",
+    RunStatus.NO_RESULTS: "#9aa0aa",
+    RunStatus.FAILED: "#d63b3b",
 }
 CHART_HEIGHT = 320
-
-
-def _level_label(level: Level) -> str:
-    return str(level) if level in ("leaf", "dynamic") else f"level {level}"
 
 
 def _budget_label(point: SweepPoint) -> str:
@@ -46,7 +44,7 @@ def _layout(figure: go.Figure, title: str, *, y_title: str, height: int = CHART_
 
 
 def _categories(result: SweepResult) -> list[str]:
-    return [_level_label(level) for level in result.spec.levels]
+    return [level_label(level) for level in result.spec.levels]
 
 
 def stability_figure(result: SweepResult) -> go.Figure:
@@ -58,13 +56,13 @@ def stability_figure(result: SweepResult) -> go.Figure:
     values = [stability.get(level) for level in levels]
     figure = go.Figure(
         go.Bar(
-            x=[_level_label(level) for level in levels],
+            x=[level_label(level) for level in levels],
             y=[v if v is not None else 0 for v in values],
             text=[f"{v:.2f}" if v is not None else "n/a" for v in values],
             textposition="outside",
             marker_color=["#4c8bf5" if v is not None else "#d0d4dc" for v in values],
             hovertext=[
-                f"{_level_label(level)}: {v:.3f}" if v is not None else f"{_level_label(level)}: fewer than two comparable points"
+                f"{level_label(level)}: {v:.3f}" if v is not None else f"{level_label(level)}: fewer than two comparable points"
                 for level, v in zip(levels, values)
             ],
             hoverinfo="text",
@@ -89,7 +87,7 @@ def _strip_figure(result: SweepResult, value: Callable[[SweepPoint], float], tit
     for label, points in _by_budget(succeeded).items():
         figure.add_trace(
             go.Box(
-                x=[_level_label(p.level) for p in points],
+                x=[level_label(p.level) for p in points],
                 y=[value(p) for p in points],
                 name=label,
                 boxpoints="all",
@@ -121,7 +119,7 @@ def status_figure(result: SweepResult) -> go.Figure:
     for status, color in STATUS_COLORS.items():
         counts = [sum(1 for p in result.points_at(level) if p.status == status) for level in result.spec.levels]
         if any(counts):
-            figure.add_trace(go.Bar(x=categories, y=counts, name=status, marker_color=color))
+            figure.add_trace(go.Bar(x=categories, y=counts, name=status.word, marker_color=color))
     figure.update_layout(barmode="stack")
     return _layout(figure, "Outcome of each grid point", y_title="points")
 
@@ -129,7 +127,7 @@ def status_figure(result: SweepResult) -> go.Figure:
 def cost_figure(result: SweepResult) -> go.Figure:
     """Mean batches and model calls per point for each level, and mean prompt tokens (right axis)."""
     levels = list(dict.fromkeys(point.level for point in result.points))
-    names = [_level_label(level) for level in levels]
+    names = [level_label(level) for level in levels]
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
@@ -154,7 +152,7 @@ def points_figure(result: SweepResult) -> go.Figure:
     each saying how many communities stood behind its answer and what it cost, so the grid reads without hovering."""
     seeds = list(dict.fromkeys(point.seed for point in result.points))
     rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
-    row_names = [f"{_level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
+    row_names = [f"{level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
     statuses = list(STATUS_COLORS)
     z: list[list[float | None]] = [[None] * len(seeds) for _ in rows]
     text: list[list[str]] = [[""] * len(seeds) for _ in rows]
@@ -163,9 +161,9 @@ def points_figure(result: SweepResult) -> go.Figure:
         r, c = rows.index((p.level, p.map_token_budget, p.reduce_token_budget)), seeds.index(p.seed)
         z[r][c] = statuses.index(p.status) if p.status in statuses else None
         if p.failed:
-            text[r][c] = f"failed<br>{html.escape(p.error_type or 'error')}"
+            text[r][c] = f"{RunStatus.FAILED.word}<br>{html.escape(p.error_type or 'error')}"
         else:
-            text[r][c] = f"{p.status}<br>{len(p.community_ids):,} behind · {p.model_calls:,} calls"
+            text[r][c] = f"{RunStatus(p.status).word}<br>{len(p.community_ids):,} behind · {p.model_calls:,} calls"
         hover[r][c] = html.escape(_short_error(p.error)) or f"{p.cache_hits:,} cache hits · {p.prompt_tokens:,} prompt tokens (est.)"
     n = max(len(statuses) - 1, 1)
     colorscale = []

@@ -1,125 +1,260 @@
-"""The settings of a run <-> URL query parameters, and links to the provenance page.
+"""The settings of a run <-> URL query parameters, and every link the app makes.
+
+:class:`RunSettings` is every choice of the Explore page: a
+:class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
+(the index, the question, the seed, the model). Each search setting's URL parameter, type,
+bounds and help come from its field's metadata (:func:`setting_fields`), so a field added to
+``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
 A link carrying these parameters reproduces a run: same index, same request, same seed, same
-model. Decoding is forgiving: a value that cannot be used falls back to its default and is
-reported, so a hand-edited URL still opens the page. No streamlit import here.
+model. Decoding is forgiving: a value that cannot be used keeps its default and is reported, so a
+hand-edited URL still opens the page. No streamlit import here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Literal
+import functools
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
 from urllib.parse import urlencode
 
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.llm.settings import PROVIDERS, Provider
-from graphrag_core.models import LEAF
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, SEARCH_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting
+from graphrag_core.levels import DYNAMIC, LevelError, level_text, parse_level
+from graphrag_core.llm.settings import PROVIDERS, ModelChoice
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting
+from graphrag_core.samples import SAMPLES
 
-ModelChoice = Provider
-MODEL_CHOICES: tuple[ModelChoice, ...] = PROVIDERS
 MAX_SEED = 2**31 - 1
+"""The largest seed the page offers and a link may carry."""
 MAX_LATENCY_S = 30.0
-PROVENANCE_PATH = "provenance"
+OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
+"""The model of a page that has chosen nothing: the offline model, at full speed."""
 
-DYNAMIC_FIELDS = DYNAMIC_SETTING_NAMES
-"""Dynamic selection's settings: in the URL only when the selection is dynamic."""
+INDEX_PARAM = "index"
 RUN_PARAM = "run"
 COMMUNITY_PARAM = "community"
+RUNS_PARAM = "runs"
+"""Compare's runs: ``compare?runs=<id1>,<id2>``."""
+EXPERIMENT_PARAM = "experiment"
+"""Evaluate's finished experiment: ``evaluate?experiment=<id>``."""
+PROVENANCE_PATH = "provenance"
+COMPARE_PATH = "compare"
+EXPLORE_PATH = "./"
+RECORD_PARAMS: tuple[str, ...] = ("entity", "relationship", "claim", "source")
+"""The provenance page's query parameter of each record kind (``?entity=5``), named as the kind."""
 
-_DEFAULTS = SearchSettings()
+OWN_PARAMS: dict[str, str] = {
+    "index": INDEX_PARAM,
+    "query": "q",
+    "seed": "seed",
+    "model": "model",
+    "model_name": "llm",
+    "base_url": "base_url",
+    "latency_s": "latency",
+}
+"""The query parameter of each choice that is not a search setting."""
+LINK_NAMES: dict[str, str] = {"fallback_max_level": "fallback_level"}
+"""Search settings whose parameter is not their short name: links made before short names."""
+
+Kind = Literal["level", "bool", "int", "float", "choice", "text"]
+
+
+class _Ignored(ValueError):
+    """A URL value that cannot be used; the message says why (or is empty)."""
+
+
+@dataclass(frozen=True)
+class SettingField:
+    """One search setting as the app draws and links it, read from its field's metadata: its
+    name (also its widget's key), URL parameter, kind, default, bounds (the rule's, else the
+    page's ``ui_max`` above), accepted values and description (its help line)."""
+
+    name: str
+    param: str
+    kind: Kind
+    default: Any
+    low: int | None
+    high: int | None
+    choices: tuple[str, ...] | None
+    description: str
+    scale: bool = False
+    """The rule bounds the value on both sides (a rating, say), not only the page."""
+
+    def cast(self, value: Any) -> Any:
+        """A widget's value as the setting's type (a number input may hand back either number
+        type; the level picker hands back an option's text, or a label grown stale)."""
+        if value is None:
+            return None
+        if self.kind == "level":
+            return parse_level(level_option(str(value)))
+        if self.kind == "int":
+            return int(value)
+        if self.kind == "float":
+            return float(value)
+        if self.kind == "bool":
+            return bool(value)
+        return str(value)
+
+    def encode(self, value: Any) -> str:
+        """The value as a URL writes it."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, float):
+            return f"{value:g}"
+        return level_text(value) if self.kind == "level" else str(value)
+
+    def decode(self, raw: str) -> Any:
+        """The value ``raw`` writes; ``_Ignored`` when it breaks the setting's rule (the spec's
+        message) or lies outside the page's range."""
+        if self.kind == "level":
+            try:
+                level = parse_level(raw)
+            except LevelError:
+                raise _Ignored("") from None
+            if level == DYNAMIC:
+                raise _Ignored("")
+            return self._checked(level)
+        if self.kind == "bool":
+            if raw.lower() not in ("1", "0", "true", "false"):
+                raise _Ignored("")
+            return raw.lower() in ("1", "true")
+        if self.kind in ("int", "float"):
+            try:
+                number: int | float = int(raw.strip()) if self.kind == "int" else float(raw)
+            except ValueError:
+                raise _Ignored("") from None
+            return self._checked(number)
+        return self._checked(raw)
+
+    def _checked(self, value: Any) -> Any:
+        try:
+            check_setting(self.name, value)
+        except GraphRAGError as exc:
+            raise _Ignored(str(exc).rstrip(".")) from None
+        if self.choices is not None and value not in self.choices:
+            raise _Ignored(f"{self.name} must be one of {', '.join(self.choices)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if self.low is not None and value < self.low:
+                raise _Ignored(f"{self.name} must be at least {self.low}")
+            if self.high is not None and value > self.high:
+                raise _Ignored(f"{self.name} must be at most {self.high}")
+        return value
+
+
+def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = get_args(annotation)
+        if int in args and any(get_origin(arg) is Literal for arg in args):
+            return "level"  # an integer or a word: "leaf"
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    return "choice" if choices is not None else "text"
+
+
+@functools.cache
+def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[SettingField, ...]:
+    """Every search setting of ``model``, in declaration order, as :class:`SettingField`."""
+    found = []
+    for name, info in model.model_fields.items():
+        choices = model.choices(name)
+        kind = _kind(info.annotation, choices)
+        low, high = model.bounds(name)
+        found.append(
+            SettingField(
+                name=name,
+                param=LINK_NAMES.get(name) or model.short_name(name),
+                kind=kind,
+                default=info.default,
+                low=low,
+                high=high if high is not None else model.ui_max(name),
+                choices=None if kind == "level" else choices,
+                description=info.description or name.replace("_", " "),
+                scale=low is not None and high is not None,
+            )
+        )
+    return tuple(found)
+
+
+def level_option(value: str) -> str:
+    """The Community level picker's option (``"leaf"``, ``"2"``) for ``value``: the option itself,
+    or the one a stale label names. Streamlit (1.67) hands back a selectbox's *label* when its
+    text changed since it was drawn (``leaf (262 summaries)`` became ``leaf · ≈496k tokens · 262
+    summaries`` once the token counts were ready), and a click in between would otherwise send
+    that label on. The picker's extra text follows ``" · "`` or ``" ("``."""
+    head = value.split(" · ", 1)[0].split(" (", 1)[0]
+    try:
+        return level_text(parse_level(head))
+    except LevelError:
+        return value
 
 
 @dataclass(frozen=True)
 class RunSettings:
-    """Every choice of the Explore page, as plain values: the search settings
-    (:class:`~graphrag_core.request.SearchSettings`, whose defaults and rules they take) plus the
-    index, the question, the seed and the model. ``community_level`` is ``"leaf"`` or the decimal
-    text of a level; ``index`` is a sample name or a folder path."""
+    """Every choice of the Explore page: the search settings (``search``, validated, with the
+    engine's defaults and rules) plus the index (a sample's name or a folder path), the
+    question, the seed and the model. Frozen; ``model`` never holds a key."""
 
     index: str = ""
     query: str = ""
-    community_level: str = str(_DEFAULTS.community_level)
-    map_token_budget: int = _DEFAULTS.map_token_budget
-    reduce_token_budget: int = _DEFAULTS.reduce_token_budget
-    map_output_reserve: int = _DEFAULTS.map_output_reserve
-    reduce_output_reserve: int = _DEFAULTS.reduce_output_reserve
-    map_concurrency: int = _DEFAULTS.map_concurrency
     seed: int = 0
-    reduce_strategy: str = _DEFAULTS.reduce_strategy
-    include_claims: bool = _DEFAULTS.include_claims
-    include_sources: bool = _DEFAULTS.include_sources
-    tokenizer: str = _DEFAULTS.tokenizer
-    model: ModelChoice = "offline"
-    model_name: str = ""
-    base_url: str = ""
-    latency_s: float = 0.0
-    community_selection: str = _DEFAULTS.community_selection
-    rating_threshold: int = _DEFAULTS.rating_threshold
-    keep_parent: bool = _DEFAULTS.keep_parent
-    rating_repeats: int = _DEFAULTS.rating_repeats
-    fallback_max_level: int = _DEFAULTS.fallback_max_level
-    rating_output_reserve: int = _DEFAULTS.rating_output_reserve
+    model: ModelChoice = field(default_factory=lambda: OFFLINE)
+    search: SearchSettings = field(default_factory=SearchSettings)
 
     @property
-    def level_value(self) -> int | Literal["leaf"]:
-        return LEAF if self.community_level == LEAF else int(self.community_level)
+    def fields(self) -> tuple[SettingField, ...]:
+        return setting_fields(type(self.search))
 
-    def search_settings(self) -> dict[str, Any]:
-        """The engine's search settings these choices hold, by name (the level as a value)."""
-        values = {name: getattr(self, name) for name in SEARCH_SETTING_NAMES}
-        values["community_level"] = self.level_value
-        return values
+    @property
+    def dynamic(self) -> bool:
+        return self.search.community_selection == DYNAMIC
 
     def to_request(self, *, query: str | None = None) -> GlobalSearchRequest:
         """The engine request; raises the engine's validation errors (spec messages)."""
-        return GlobalSearchRequest(query=self.query if query is None else query, seed=self.seed, **self.search_settings())
+        return GlobalSearchRequest(query=self.query if query is None else query, seed=self.seed, **self.search.model_dump())
 
     @classmethod
-    def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: "RunSettings") -> "RunSettings":
-        """The settings that repeat ``request`` on ``index`` (model choices kept from ``base``)."""
-        values: dict[str, Any] = {name: getattr(request, name) for name in SEARCH_SETTING_NAMES}
-        values["community_level"] = str(request.community_level)
-        return replace(
-            base,
-            index=index,
-            query=request.query,
-            seed=seed if seed is not None else (request.seed if request.seed is not None else base.seed),
-            **values,
-        )
+    def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: RunSettings) -> RunSettings:
+        """The settings that repeat ``request`` on ``index`` (the model kept from ``base``)."""
+        model = type(base.search)
+        search = model(**{name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields})
+        seed = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
+        return replace(base, index=index, query=request.query, seed=seed, search=search)
 
 
-_OWN_PARAMS: dict[str, str] = {"query": "q", "model_name": "llm", "latency_s": "latency", "fallback_max_level": "fallback_level"}
-"""The query parameters not named by a setting's short name (``fallback_level``: links made before short names)."""
-
-PARAM_NAMES: dict[str, str] = {
-    field.name: _OWN_PARAMS.get(field.name) or (SearchSettings.short_name(field.name) if field.name in SEARCH_SETTING_NAMES else field.name)
-    for field in fields(RunSettings)
-}
-"""Query parameter name of each RunSettings field (a search setting's is its short name)."""
+PARAM_NAMES: dict[str, str] = {**OWN_PARAMS, **{f.name: f.param for f in setting_fields()}}
+"""The query parameter of every choice of :class:`RunSettings`, by name (a search setting's is its short name)."""
 
 
-def _format(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+def _linked(settings: RunSettings, name: str) -> bool:
+    """Dynamic selection's settings are in a link only when the selection is dynamic."""
+    return name not in DYNAMIC_SETTING_NAMES or settings.dynamic
 
 
 def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict[str, str]:
-    """The query parameters of ``settings`` (OpenAI-only fields only for the OpenAI model)."""
-    params: dict[str, str] = {}
-    for name, param in PARAM_NAMES.items():
-        value = getattr(settings, name)
-        if name in ("model_name", "base_url") and (settings.model != "openai" or not value):
-            continue
-        if name == "latency_s" and settings.model != "offline":
-            continue
-        if name in DYNAMIC_FIELDS and settings.community_selection != "dynamic":
-            continue
-        params[param] = _format(value)
+    """The query parameters of ``settings`` (the endpoint only for the OpenAI model, the
+    simulated latency only for the offline one)."""
+    params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
+    for setting in settings.fields:
+        if _linked(settings, setting.name):
+            params[setting.param] = setting.encode(getattr(settings.search, setting.name))
+    params[OWN_PARAMS["seed"]] = str(settings.seed)
+    model = settings.model
+    if model.provider:
+        params[OWN_PARAMS["model"]] = model.provider
+    if model.provider == "openai":
+        if model.model:
+            params[OWN_PARAMS["model_name"]] = model.model
+        if model.base_url:
+            params[OWN_PARAMS["base_url"]] = model.base_url
+    elif model.offline_latency_s is not None:
+        params[OWN_PARAMS["latency_s"]] = f"{model.offline_latency_s:g}"
     if run_id:
         params[RUN_PARAM] = run_id
     return params
@@ -131,109 +266,138 @@ def _one(value: str | list[str] | None) -> str | None:
     return value
 
 
-class _Ignored(ValueError):
-    """A URL value that cannot be used; the message says why (or is empty)."""
+def _notice(param: str, name: str, raw: str, reason: str) -> str:
+    because = f" ({reason})" if reason else ""
+    return f"Ignored the URL parameter {param}={raw[:40]!r}: not a valid {name.replace('_', ' ')}{because}."
 
 
-def _int(text: str) -> int:
+def ignored_notice(name: str, raw: str, reason: str = "") -> str:
+    """The notice for a URL value of :class:`RunSettings` choice ``name`` that the page could not use."""
+    return _notice(PARAM_NAMES[name], name, raw, reason)
+
+
+def _seed(raw: str) -> int:
     try:
-        return int(text.strip())
+        seed = int(raw.strip())
     except ValueError:
         raise _Ignored("") from None
+    if seed < 0:
+        raise _Ignored("seed must be a non-negative integer")
+    if seed > MAX_SEED:
+        raise _Ignored(f"seed must be at most {MAX_SEED}")
+    return seed
 
 
-def _in_range(name: str, value: int, *, high: int | None) -> int:
-    if high is not None and value > high:
-        raise _Ignored(f"{name} must be at most {high}")
-    return value
+def _provider(raw: str) -> str:
+    if raw not in PROVIDERS:
+        raise _Ignored(f"model must be one of {', '.join(PROVIDERS)}")
+    return raw
 
 
-def _setting(name: str, value: Any) -> Any:
-    """``value`` under the engine's rule for setting ``name`` and the page's maximum for it."""
+def _latency(raw: str) -> float:
     try:
-        check_setting(name, value)
-    except GraphRAGError as exc:
-        raise _Ignored(str(exc).rstrip(".")) from None
-    return _in_range(name, value, high=SearchSettings.ui_max(name)) if isinstance(value, int) else value
+        latency = float(raw)
+    except ValueError:
+        raise _Ignored("") from None
+    if not 0 <= latency <= MAX_LATENCY_S:
+        raise _Ignored(f"latency must be between 0 and {MAX_LATENCY_S:g} seconds")
+    return latency
 
 
-def _decode(name: str, raw: str) -> Any:
-    """The value of RunSettings field ``name`` written as ``raw`` in a URL; ``_Ignored`` when it
-    cannot be used (the engine's rules, then the page's ranges)."""
-    if name in ("index", "query", "model_name", "base_url"):
-        return raw
-    if name == "community_level":
-        if raw.strip().lower() == LEAF:
-            return LEAF
-        return str(_setting(name, _int(raw)))
-    if name == "seed":
-        seed = _setting(name, _int(raw))
-        if seed < 0:
-            raise _Ignored("seed must be a non-negative integer")
-        return _in_range(name, seed, high=MAX_SEED)
-    if name in ("include_claims", "include_sources", "keep_parent"):
-        if raw.lower() not in ("1", "0", "true", "false"):
-            raise _Ignored("")
-        return raw.lower() in ("1", "true")
-    if name in SEARCH_SETTING_NAMES:
-        field_type = SearchSettings.model_fields[name].annotation
-        return _setting(name, _int(raw) if field_type is int else raw)
-    if name == "model":
-        if raw not in MODEL_CHOICES:
-            raise _Ignored(f"model must be one of {', '.join(MODEL_CHOICES)}")
-        return raw
-    if name == "latency_s":
+_OWN_DECODERS: dict[str, Callable[[str], Any]] = {
+    "index": str,
+    "query": str,
+    "seed": _seed,
+    "model": _provider,
+    "model_name": str,
+    "base_url": str,
+    "latency_s": _latency,
+}
+
+
+def _held_together(
+    base: SearchSettings, values: dict[str, Any], given: list[tuple[SettingField, str]], problems: list[str]
+) -> SearchSettings:
+    """The search settings ``values`` hold; when they break a rule between settings (a budget
+    not above its reserve), the URL's values are dropped last first, each with a notice, until
+    the rest hold together (``base`` always does)."""
+    while True:
         try:
-            latency = float(raw)
-        except ValueError:
-            raise _Ignored("") from None
-        if not 0 <= latency <= MAX_LATENCY_S:
-            raise _Ignored(f"latency must be between 0 and {MAX_LATENCY_S:g} seconds")
-        return latency
-    raise _Ignored("")
+            return type(base)(**values)
+        except (GraphRAGError, ValueError) as exc:
+            if not given:
+                raise
+            setting, raw = given.pop()
+            values[setting.name] = getattr(base, setting.name)
+            problems.append(_notice(setting.param, setting.name, raw, str(exc).splitlines()[0].rstrip(".")))
 
 
 def from_query_params(params: Mapping[str, str | list[str]], *, base: RunSettings) -> tuple[RunSettings, list[str]]:
     """Settings from query parameters over ``base``; plus a note for each value ignored (one
     that breaks a setting's rule or is outside the page's range keeps ``base``'s value)."""
-    values = asdict(base)
     problems: list[str] = []
-    for name, param in PARAM_NAMES.items():
+    own: dict[str, Any] = {}
+    for name, param in OWN_PARAMS.items():
         raw = _one(params.get(param))
         if raw is None:
             continue
         try:
-            values[name] = _decode(name, raw)
+            own[name] = _OWN_DECODERS[name](raw)
         except _Ignored as why:
             problems.append(ignored_notice(name, raw, str(why)))
-    return RunSettings(**values), problems
+    values = base.search.model_dump()
+    given: list[tuple[SettingField, str]] = []
+    for setting in base.fields:
+        raw = _one(params.get(setting.param))
+        if raw is None:
+            continue
+        try:
+            values[setting.name] = setting.decode(raw)
+            given.append((setting, raw))
+        except _Ignored as why:
+            problems.append(_notice(setting.param, setting.name, raw, str(why)))
+    search = _held_together(base.search, values, given, problems)
+    model = base.model.model_copy(
+        update={
+            key: own[name]
+            for name, key in (("model", "provider"), ("model_name", "model"), ("base_url", "base_url"), ("latency_s", "offline_latency_s"))
+            if name in own
+        }
+    )
+    settings = replace(
+        base,
+        index=own.get("index", base.index),
+        query=own.get("query", base.query),
+        seed=own.get("seed", base.seed),
+        model=model,
+        search=search,
+    )
+    return settings, problems
 
 
-def ignored_notice(name: str, raw: str, reason: str = "") -> str:
-    """The notice for a URL value of RunSettings field ``name`` that the page could not use."""
-    because = f" ({reason})" if reason else ""
-    return f"Ignored the URL parameter {PARAM_NAMES[name]}={raw[:40]!r}: not a valid {name.replace('_', ' ')}{because}."
-
-
-def level_notice(params: Mapping[str, str | list[str]], levels: list[int | str]) -> str | None:
+def level_notice(params: Mapping[str, str | list[str]], levels: Sequence[int | str]) -> str | None:
     """The "ignored" notice when the URL names a community level the opened index does not have
     (``levels``: the index's levels, ``"leaf"`` included); None when it has it or names none."""
-    raw = _one(params.get(PARAM_NAMES["community_level"]))
+    level = next(f for f in setting_fields() if f.name == "community_level")
+    raw = _one(params.get(level.param))
     if raw is None:
         return None
     try:
-        level = _decode("community_level", raw)
+        value = level.decode(raw)
     except _Ignored:
         return None  # already reported by from_query_params
-    if level in {str(value) for value in levels}:
+    if value in levels:
         return None
-    names = ", ".join(str(value) for value in levels)
-    return ignored_notice("community_level", raw, f"this index has the levels {names}")
+    names = ", ".join(level_text(v) for v in levels)  # type: ignore[arg-type]
+    return _notice(level.param, level.name, raw, f"this index has the levels {names}")
+
+
+# -- links -----------------------------------------------------------------------------------
 
 
 def provenance_params(index: str, community_id: str, run_id: str | None = None) -> dict[str, str]:
     """The query parameters of the provenance page for one community (and run)."""
-    params = {"index": index, COMMUNITY_PARAM: community_id}
+    params = {INDEX_PARAM: index, COMMUNITY_PARAM: community_id}
     if run_id:
         params[RUN_PARAM] = run_id
     return params
@@ -244,16 +408,12 @@ def provenance_url(index: str, community_id: str, run_id: str | None = None) -> 
     return f"{PROVENANCE_PATH}?{urlencode(provenance_params(index, community_id, run_id))}"
 
 
-RECORD_PARAMS: tuple[str, ...] = ("entity", "relationship", "claim", "source")
-"""The provenance page's query parameter of each record kind (``?entity=5``), named as the kind."""
-
-
 def record_params(index: str, kind: str, ref: str, run_id: str | None = None) -> dict[str, str]:
     """The query parameters of the provenance page for one entity, relationship, claim or source
     (``ref`` is the id a report cites it by), and the run it is seen from."""
     if kind not in RECORD_PARAMS:
         raise ValueError(f"not a record kind: {kind!r} (one of {', '.join(RECORD_PARAMS)})")
-    params = {"index": index, kind: ref}
+    params = {INDEX_PARAM: index, kind: ref}
     if run_id:
         params[RUN_PARAM] = run_id
     return params
@@ -263,3 +423,62 @@ def record_url(index: str, kind: str, ref: str, run_id: str | None = None) -> st
     """A relative link to a record's provenance view, e.g. ``provenance?index=...&entity=5``."""
     return f"{PROVENANCE_PATH}?{urlencode(record_params(index, kind, ref, run_id))}"
 
+
+def run_url(run_id: str) -> str:
+    """A relative link that opens a stored run on Explore: ``./?run=<id>``."""
+    return f"{EXPLORE_PATH}?{urlencode({RUN_PARAM: run_id})}"
+
+
+def compare_url(run_ids: Sequence[str]) -> str:
+    """A relative link to Compare with these runs chosen: ``compare?runs=<id1>,<id2>``."""
+    return f"{COMPARE_PATH}?{urlencode({RUNS_PARAM: ','.join(run_ids)})}"
+
+
+def run_ids_param(raw: str | None) -> list[str]:
+    """The run ids of a ``runs`` parameter (comma-separated; blanks dropped)."""
+    return [part.strip() for part in str(raw or "").split(",") if part.strip()]
+
+
+def index_param(index_path: str | Path | None, *, name: str) -> str:
+    """The ``index`` value that reopens an index stored as ``index_path`` (named ``name``): a
+    bundled sample's name when the path is a sample's, else the path; ``name`` with no path."""
+    if not index_path:
+        return name
+    try:
+        path = Path(index_path).expanduser().resolve()
+    except (OSError, RuntimeError):
+        return str(index_path)
+    for sample, sample_path in SAMPLES.items():
+        if path == Path(sample_path).resolve():
+            return sample
+    return str(index_path)
+
+
+__all__ = [
+    "COMMUNITY_PARAM",
+    "EXPERIMENT_PARAM",
+    "INDEX_PARAM",
+    "MAX_LATENCY_S",
+    "MAX_SEED",
+    "OFFLINE",
+    "PARAM_NAMES",
+    "RECORD_PARAMS",
+    "RUNS_PARAM",
+    "RUN_PARAM",
+    "RunSettings",
+    "SettingField",
+    "compare_url",
+    "from_query_params",
+    "ignored_notice",
+    "index_param",
+    "level_notice",
+    "level_option",
+    "provenance_params",
+    "provenance_url",
+    "record_params",
+    "record_url",
+    "run_ids_param",
+    "run_url",
+    "setting_fields",
+    "to_query_params",
+]

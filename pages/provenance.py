@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from graphrag_app import provenance
 from graphrag_app.navigation import ensure_app_navigation
-from graphrag_app.session import get_session
 from graphrag_app.settings import load_settings
+from graphrag_app.state import ExploreState
 
 ensure_app_navigation()
 
-provenance.draw_page(load_settings(), get_session())
+provenance.draw_page(load_settings(), ExploreState.get())

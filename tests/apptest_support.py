@@ -7,7 +7,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from graphrag_app.runner import run_blocking
+from graphrag_app.jobs import run_blocking
 from graphrag_core.index import load_index
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.request import GlobalSearchRequest

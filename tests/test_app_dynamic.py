@@ -11,6 +11,7 @@ from graphrag_app.selection_charts import WALK_COLORS, hierarchy_figure, walk_ta
 from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core import GlobalSearchRequest, RunState, ScriptedChatModel, retrieve_global
 from graphrag_core.events import CommunityRated, SelectionRound
+from graphrag_core.request import SearchSettings
 
 from .apptest_support import app, metrics, page, provenance, run_question, texts
 from .factories import sample_run, small_index
@@ -52,12 +53,16 @@ def test_url_parameters_set_the_dynamic_widgets(run_db: Path) -> None:
 
 
 def test_dynamic_settings_round_trip_through_query_params() -> None:
-    settings = RunSettings(index="jargon", query="q", community_selection="dynamic", rating_threshold=2, keep_parent=True, rating_repeats=3, fallback_max_level=0, rating_output_reserve=100)
+    settings = RunSettings(
+        index="jargon",
+        query="q",
+        search=SearchSettings(community_selection="dynamic", rating_threshold=2, keep_parent=True, rating_repeats=3, fallback_max_level=0, rating_output_reserve=100),
+    )
     decoded, problems = from_query_params(to_query_params(settings), base=RunSettings())
     assert decoded == settings and not problems
     request = settings.to_request()
     assert (request.community_selection, request.rating_threshold, request.keep_parent, request.rating_repeats) == ("dynamic", 2, True, 3)
-    assert RunSettings.from_request(request, index="jargon", seed=1, base=RunSettings()).rating_repeats == 3
+    assert RunSettings.from_request(request, index="jargon", seed=1, base=RunSettings()).search.rating_repeats == 3
 
 
 def test_a_dynamic_run_draws_the_hierarchy_and_splits_the_tokens(run_db: Path) -> None:
@@ -172,7 +177,7 @@ def test_sweeps_page_runs_dynamic_beside_a_level(run_db: Path) -> None:
 
 
 def test_live_redraws_slow_down_while_the_selection_rates() -> None:
-    from graphrag_app.runner import MAX_REDRAW_INTERVAL_S, redraw_interval
+    from graphrag_app.jobs import MAX_REDRAW_INTERVAL_S, redraw_interval
     from graphrag_core.events import RunStarted, SelectionStarted
 
     state = RunState().apply(RunStarted(run_id="r", request=GlobalSearchRequest(query="q", community_selection="dynamic"), seed=1, model="m", tokenizer="heuristic"))
@@ -182,7 +187,7 @@ def test_live_redraws_slow_down_while_the_selection_rates() -> None:
 
 
 def test_provenance_shows_a_communitys_rating_in_a_dynamic_run(run_db: Path) -> None:
-    from graphrag_app.runner import run_blocking
+    from graphrag_app.jobs import run_blocking
     from graphrag_core.index import load_index
     from graphrag_core.llm.offline import OfflineChatModel
     from graphrag_core.samples import sample_path

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from graphrag_app import charts
-from graphrag_app.runner import follow, start_run
+from graphrag_app.jobs import fold_new, follow, start_run
 from graphrag_app.settings import PRESENTATION_LATENCY_S, offline_latency_s, settings_from_mapping
 from graphrag_app.urls import (
     RunSettings,
@@ -29,6 +29,7 @@ from graphrag_core.events import (
     RunStarted,
 )
 from graphrag_core.index import load_index, save_index
+from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
@@ -100,7 +101,7 @@ def test_the_app_paces_the_offline_model_unless_configured(run_db: Path, monkeyp
     at = app().run()
     assert at.number_input(key="latency_s").value == PRESENTATION_LATENCY_S
     assert at.query_params["latency"] == f"{PRESENTATION_LATENCY_S:g}"
-    assert to_query_params(RunSettings(index="jargon", latency_s=0.0))["latency"] == "0"  # a link keeps "no pace"
+    assert to_query_params(RunSettings(index="jargon", model=ModelChoice(provider="offline", offline_latency_s=0.0)))["latency"] == "0"  # a link keeps "no pace"
 
 
 def test_new_seed_draws_another_seed_and_the_preview_follows_the_settings(run_db: Path) -> None:
@@ -319,7 +320,13 @@ def test_index_text_is_shown_as_text_not_html(run_db: Path, tmp_path: Path) -> N
 
 
 def test_settings_round_trip_through_query_params() -> None:
-    settings = RunSettings(index="jargon", query="a & b?", community_level="2", seed=11, reduce_strategy="stop", include_sources=False, latency_s=0.5)
+    settings = RunSettings(
+        index="jargon",
+        query="a & b?",
+        seed=11,
+        model=ModelChoice(provider="offline", offline_latency_s=0.5),
+        search=SearchSettings(community_level=2, reduce_strategy="stop", include_sources=False),
+    )
     params = to_query_params(settings, run_id="abc")
     assert params["run"] == "abc"
     decoded, problems = from_query_params(params, base=RunSettings())
@@ -385,6 +392,9 @@ class _DripHandle:
     def elapsed(self) -> float:
         return self.events[self.released - 1].at if self.released else 0.0
 
+    def progress(self, state: RunState) -> RunState:
+        return fold_new(self, state)
+
 
 def _thousand_batch_events() -> list:
     request = GlobalSearchRequest(query="q", seed=1)
@@ -449,7 +459,7 @@ def test_a_thousand_batch_run_completes(run_db: Path) -> None:
 
 
 def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
-    base = RunSettings(map_token_budget=7000)
+    base = RunSettings(search=SearchSettings(map_token_budget=7000))
     decoded, problems = from_query_params(
         {"map_budget": "99999999999999999999", "concurrency": "1000000", "seed": str(2**40), "map_reserve": "x"}, base=base
     )
@@ -458,14 +468,14 @@ def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
     assert any("map_budget='99999999999999999999'" in p and "at most" in p for p in problems)
     assert any("concurrency='1000000'" in p for p in problems)
     decoded, problems = from_query_params({"level": "2", "tokenizer": "nope", "strategy": "stop"}, base=base)
-    assert decoded.community_level == "2" and decoded.reduce_strategy == "stop" and decoded.tokenizer == base.tokenizer
+    assert decoded.search.community_level == 2 and decoded.search.reduce_strategy == "stop" and decoded.search.tokenizer == base.search.tokenizer
     assert problems == [ignored_notice("tokenizer", "nope", "tokenizer must be one of " + ", ".join(TOKENIZER_NAMES))]
 
 
 def test_run_settings_are_a_view_of_the_search_settings() -> None:
     defaults = SearchSettings()
     settings = RunSettings()
-    assert settings.search_settings() == defaults.model_dump()
+    assert settings.search.model_dump() == defaults.model_dump()
     request = GlobalSearchRequest(query="q", community_level=2, map_concurrency=3, include_sources=False, seed=5)
     again = RunSettings.from_request(request, index="jargon", seed=None, base=settings).to_request()
     assert again == request
@@ -481,7 +491,7 @@ def test_a_url_level_the_index_lacks_is_ignored_with_a_notice() -> None:
 
 
 def test_a_sweep_runs_as_a_background_job_and_stop_keeps_the_finished_points(tmp_path: Path) -> None:
-    from graphrag_app.runner import SweepHandle, start_sweep
+    from graphrag_app.jobs import SweepHandle, start_sweep
     from graphrag_core.llm.base import ChatRequest, ChatResponse
     from graphrag_core.sweep import SweepSpec
 

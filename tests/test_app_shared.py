@@ -3,8 +3,7 @@ one job runner under evaluations, the cost charts' prompt-token axis."""
 
 from graphrag_app.chart_parts import PROMPT_TOKENS_NAME, add_prompt_tokens_axis
 from graphrag_app.controls import OpenedIndex
-from graphrag_app.eval_job import EvalJob, start_evaluation
-from graphrag_app.runner import JobHandle
+from graphrag_app.jobs import EvalJob, JobHandle, start_evaluation
 from graphrag_core.evaluation import Condition, ExperimentSpec
 from graphrag_core.evaluation.questions import EvalQuestion
 from tests.factories import small_index

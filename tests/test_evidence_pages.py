@@ -345,7 +345,7 @@ def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
     and failed with "invalid literal for int()" (seen in test_browser_evidence on a cold server)."""
     from streamlit.testing.v1 import AppTest
 
-    from graphrag_app.session import level_option
+    from graphrag_app.urls import level_option
 
     assert level_option("leaf (262 summaries)") == "leaf" and level_option("level 1 · ≈50k tokens · 70 summaries") == "1"
     assert level_option("2") == "2" and level_option("leaf") == "leaf"
@@ -353,10 +353,10 @@ def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
     def script() -> None:  # what Run's callback does before the page draws its widgets again
         import streamlit as st
 
-        from graphrag_app.session import Keys, settings_from_widgets
         from graphrag_app.urls import RunSettings
+        from graphrag_app.widgets import settings_from_widgets
 
-        st.session_state[Keys.LEVEL] = "level 1 (70 summaries)"
+        st.session_state["community_level"] = "level 1 (70 summaries)"
         st.text(str(settings_from_widgets(RunSettings(index="jargon")).to_request(query="What is a hacker?").community_level))
 
     at = AppTest.from_function(script).run()

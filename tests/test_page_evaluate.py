@@ -138,7 +138,7 @@ def test_the_background_job_stops_between_items_and_keeps_what_it_made(tmp_path:
     import json
     import threading
 
-    from graphrag_app.eval_job import start_evaluation
+    from graphrag_app.jobs import start_evaluation
     from graphrag_core.evaluation import Condition, ExperimentSpec
     from graphrag_core.evaluation.questions import EvalQuestion
     from graphrag_core.llm.scripted import ScriptedChatModel

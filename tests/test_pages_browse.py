@@ -5,6 +5,7 @@ import pytest
 from graphrag_core import GlobalSearchRequest
 from graphrag_core.locations import ENV_DB
 from graphrag_core.history import RunStore
+from graphrag_app.state import SweepsState
 
 from .apptest_support import page
 from .factories import sample_run
@@ -213,6 +214,8 @@ def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypat
     refused = [t for t in shown if "The model endpoint http://127.0.0.1:9/v1 cannot be reached" in t.replace("\\", "")]
     assert len(refused) == 1, shown
     assert "sweep_job" not in at.session_state and "sweep_result" not in at.session_state
+    sweeps = at.session_state[SweepsState.KEY]
+    assert sweeps.job is None and sweeps.result is None
     assert not plotly_charts(at)
     assert not db.exists() or len(RunStore(db)) == 0
     assert not at.button(key="sweep_run").disabled  # fix the endpoint, then run again

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.runner import start_run
+from graphrag_app.jobs import start_run
 from graphrag_cli.context import EXIT_INTERRUPTED
 from graphrag_cli.main import main
 from graphrag_core.llm.base import ChatRequest

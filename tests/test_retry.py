@@ -318,7 +318,7 @@ def test_a_failed_reduce_reports_the_reply_start_in_its_events():
 
 def test_a_run_stopped_in_the_app_records_the_tokens_it_spent(tmp_path):
 
-    from graphrag_app.runner import start_run
+    from graphrag_app.jobs import start_run
     from graphrag_core.history import RunStore
 
     calls = {"n": 0}

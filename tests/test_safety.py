@@ -7,9 +7,9 @@ import asyncio
 
 import pytest
 
-from graphrag_app.settings import model_settings_for, settings_from_mapping
+from graphrag_app.settings import settings_from_mapping
 from graphrag_core.errors import RetryableModelError
-from graphrag_core.llm.settings import ModelSettings, build_chat_model
+from graphrag_core.llm.settings import ModelChoice, ModelSettings, build_chat_model, resolve_model_settings
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 from graphrag_core.history import RunRecord, RunStore
@@ -32,7 +32,7 @@ def test_configured_key_goes_only_to_the_configured_endpoint(two_servers: tuple[
     app = configured(home.base_url)
     for server, base_url in ((home, ""), (home, home.base_url + "/"), (other, other.base_url)):
         server.script(Reply(body=completion_body()))
-        run(build_chat_model(model_settings_for(app, provider="openai", base_url=base_url, model_name="x")))
+        run(build_chat_model(resolve_model_settings(app.model, ModelChoice(provider="openai", base_url=base_url, model="x"))))
     assert [authorization(home)] * 2 == [r["headers"]["authorization"] for r in home.requests] == [f"Bearer {SECRET}"] * 2
     assert SECRET not in authorization(other)
     assert all(SECRET not in str(r) for r in other.requests)
@@ -41,7 +41,7 @@ def test_configured_key_goes_only_to_the_configured_endpoint(two_servers: tuple[
 def test_a_key_typed_for_another_endpoint_is_sent_there(two_servers: tuple[Server, Server]) -> None:
     home, other = two_servers
     other.script(Reply(body=completion_body()))
-    run(build_chat_model(model_settings_for(configured(home.base_url), provider="openai", base_url=other.base_url, api_key="sk-typed")))
+    run(build_chat_model(resolve_model_settings(configured(home.base_url).model, ModelChoice(provider="openai", base_url=other.base_url, api_key="sk-typed"))))
     assert authorization(other) == "Bearer sk-typed"
 
 
@@ -49,7 +49,7 @@ def test_allow_listed_endpoints_receive_the_configured_key(two_servers: tuple[Se
     home, other = two_servers
     app = configured(home.base_url, GRAPHRAG_LLM_ALLOWED_BASE_URLS=f"https://example.org/v1, {other.base_url}")
     other.script(Reply(body=completion_body()))
-    run(build_chat_model(model_settings_for(app, provider="openai", base_url=other.base_url)))
+    run(build_chat_model(resolve_model_settings(app.model, ModelChoice(provider="openai", base_url=other.base_url))))
     assert authorization(other) == f"Bearer {SECRET}"
     assert app.model.key_may_go_to("https://example.org:443/v1/")
     assert not app.model.key_may_go_to("https://example.org/v2")

@@ -35,9 +35,7 @@ def test_a_slow_cost_preview_says_still_computing_and_the_page_stays_usable(run_
         assert "Batches" not in {m.label for m in at.metric}
     finally:
         gate.set()
-    with loaders._previews_lock:
-        newest = next(reversed(loaders._previews.values()))
-    newest.result(TIMEOUT)
+    assert loaders.cost_previews().settle(TIMEOUT)
     at.run()
     assert "Batches" in {m.label for m in at.metric}
     assert not any("still computing" in c.value for c in at.caption)
