@@ -209,9 +209,10 @@ def test_explore_runs_against_a_local_openai_compatible_server_and_stores_the_st
 def test_the_offline_demo_model_streams_its_answer_when_it_simulates_latency():
     from graphrag_core.llm.base import StreamingChatModel
     from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.llm.settings import ModelSettings, build_chat_model
 
     assert not isinstance(OfflineChatModel(), StreamingChatModel)  # nothing to watch without latency
-    model = OfflineChatModel(latency=(0.0, 0.02))
+    model = build_chat_model(ModelSettings(offline_latency=(0.0, 0.02)))
     assert isinstance(model, StreamingChatModel)
     events: list = []
     result = asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="What is a hacker?", seed=1), model, on_event=events.append))

@@ -387,9 +387,12 @@ def build_chat_model(settings: ModelSettings) -> ChatModel:
         from .openai_model import OpenAIChatModel  # the vendor SDK is imported only when used
 
         return OpenAIChatModel(settings)
-    from .offline import OfflineChatModel
+    from .offline.model import OfflineChatModel, PacedOfflineChatModel
 
-    return OfflineChatModel(latency=settings.offline_latency, seed=settings.offline_seed)
+    latency = settings.offline_latency
+    paced = latency is not None and latency[1] > 0  # a delay to watch: the reply is streamed over it
+    model_class = PacedOfflineChatModel if paced else OfflineChatModel
+    return model_class(latency=latency, seed=settings.offline_seed)
 
 
 __all__ = [
