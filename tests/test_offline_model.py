@@ -279,3 +279,20 @@ def test_the_class_decides_whether_the_model_streams_not_its_latency() -> None:
     streamed = asyncio.run(paced.complete_streaming(request, pieces.append))
     assert "".join(pieces) == streamed.text == asyncio.run(OfflineChatModel().complete(request)).text
     assert model_identity(paced) == model_identity(OfflineChatModel()) == "offline:bm25/v3"  # one cache for both
+
+
+def test_centrality_does_not_depend_on_the_order_a_set_iterates_in() -> None:
+    # Twins: documents whose terms differ only in name, so each term of one has the document
+    # frequency of its twin's. Summed in a set's order (which the string hash seed decides), the
+    # same six numbers round differently, and a broad question's answer changed its sentence
+    # order from one process to the next.
+    from graphrag_core.llm.offline.retrieval import Terms, centrality
+
+    frequencies = (25, 27, 3, 17, 33, 32)
+    twins = [Terms(tuple(f"t{i}x{p}" for p in range(len(frequencies))), ()) for i in range(60)]
+    fillers = [
+        Terms(tuple(f"t{i}x{p}" for i in range(len(twins)) for p, df in enumerate(frequencies) if j < df - 1), ())
+        for j in range(max(frequencies))
+    ]
+    scores = centrality([*twins, *fillers])[: len(twins)]
+    assert len(set(scores)) == 1

@@ -245,7 +245,10 @@ def bm25(query: Counter[str], docs: Sequence[Terms]) -> list[float]:
 
 
 def centrality(docs: Sequence[Terms]) -> list[float]:
-    """How typical each doc is of the whole set: the mean document frequency of its terms."""
+    """How typical each doc is of the whole set: the mean document frequency of its terms.
+
+    Each score is exactly rounded (``math.fsum``), so it does not depend on the order its
+    distinct terms iterate in (a set's order changes with the process's hash seed)."""
     df: Counter[str] = Counter()
     for doc in docs:
         df.update(set(doc.all))
@@ -255,7 +258,7 @@ def centrality(docs: Sequence[Terms]) -> list[float]:
         if not distinct:
             scores.append(0.0)
             continue
-        scores.append(sum(math.log1p(df[t]) for t in distinct) / math.sqrt(len(distinct)))
+        scores.append(math.fsum(math.log1p(df[t]) for t in distinct) / math.sqrt(len(distinct)))
     return scores
 
 
