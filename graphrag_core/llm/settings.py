@@ -40,6 +40,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, Vali
 from pydantic_settings import BaseSettings, InitSettingsSource, SettingsConfigDict
 
 from .base import ChatModel
+from .endpoints import Endpoints
 
 if TYPE_CHECKING:
     from ..figures import Price
@@ -381,12 +382,17 @@ def _describe(exc: ValidationError) -> str:
     return f"{key} must be {expected}, not {str(value)[:40]!r}."
 
 
-def build_chat_model(settings: ModelSettings) -> ChatModel:
-    """The chat model the settings describe: :class:`OfflineChatModel` or :class:`OpenAIChatModel`."""
+def build_chat_model(settings: ModelSettings, *, endpoints: Endpoints | None = None) -> ChatModel:
+    """The chat model the settings describe: :class:`OpenAIChatModel`, else the offline model
+    (:class:`PacedOfflineChatModel`, which streams, when a simulated latency is set).
+
+    ``endpoints`` remembers what each endpoint accepted; a front end passes the one it holds for
+    the process, so every model it builds shares one negotiation per endpoint (default: a
+    fresh one for this model)."""
     if settings.provider == "openai":
         from .openai_model import OpenAIChatModel  # the vendor SDK is imported only when used
 
-        return OpenAIChatModel(settings)
+        return OpenAIChatModel(settings, endpoints=endpoints)
     from .offline.model import OfflineChatModel, PacedOfflineChatModel
 
     latency = settings.offline_latency
