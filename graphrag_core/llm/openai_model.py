@@ -235,6 +235,13 @@ class OpenAIChatModel:
         host = urlsplit(self.settings.base_url or "").hostname or ""
         return bool(self.settings.api_version) or host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com"))
 
+    @property
+    def preflight_key(self) -> str:
+        """What a passed :meth:`preflight` holds for: the identity, and whether a key is set
+        where the endpoint needs one (a check without the key fails, one with it may pass)."""
+        keyed = self.needs_key() and self.settings.api_key is not None
+        return f"{self.identity} (key set)" if keyed else self.identity
+
     async def preflight(self, *, timeout_s: float) -> None:
         """Check without spending tokens that calls can work: a key where the endpoint needs
         one, and an endpoint that accepts a connection (skipped behind a proxy or with an
