@@ -1,4 +1,4 @@
-"""The app's pages, in one place. Pages whose file is not there (yet) are left out."""
+"""The app's pages, in one place. A page whose file is missing is left out."""
 
 from __future__ import annotations
 

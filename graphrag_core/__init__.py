@@ -54,7 +54,7 @@ _LAZY = {
     "build_chat_model": "llm.settings",
     "SqliteMapCache": "cache",
 }
-"""Public names (issues 3 and 5) whose module is imported on first use: pyarrow, the openai SDK
+"""Public names whose module is imported on first use: pyarrow, the openai SDK
 and the offline model's tables cost time that a run with a scripted model does not need."""
 
 

@@ -238,8 +238,6 @@ def _extra(model: type[BaseModel], name: str) -> dict[str, Any]:
     return extra if isinstance(extra, dict) else {}
 
 
-_SearchSettings = SearchSettings  # the former private name
-
 SEARCH_SETTING_NAMES: tuple[str, ...] = tuple(SearchSettings.model_fields)
 """The names of the search settings, in declaration order."""
 

@@ -1,4 +1,4 @@
-"""Every kind of call sends its own JSON Schema (issue 16): rating, judge, claims, each
+"""Every kind of call sends its own JSON Schema: rating, judge, claims, each
 question-generation step and community summaries, as map and reduce do. Checked through the
 engine functions that make each call, against a local chat-completions server."""
 

@@ -1,4 +1,4 @@
-"""The tokenizer setting can count with the model server's own /tokenize (issue 16)."""
+"""The tokenizer setting can count with the model server's own /tokenize."""
 
 from __future__ import annotations
 

@@ -173,8 +173,8 @@ REPLIES = {
 
 
 def test_every_kind_of_call_sends_its_own_schema_and_the_schema_fits_its_parser():
-    # issue 16: "send each call's output JSON Schema (map, reduce, and every later kind of call)";
-    # rating, judging, claims, question generation and model-written summaries sent none
+    # every kind of call (map, reduce, rating, judging, claims, question generation and
+    # model-written summaries) sends its own output JSON Schema
     from graphrag_core import retrieve_global
     from graphrag_core.evaluation.claims import extract_claims
     from graphrag_core.evaluation.judge import judge_pair
