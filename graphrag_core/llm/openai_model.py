@@ -57,8 +57,8 @@ from ..errors import (
 from ..parsing import quote_reply
 from ..tokens import ENDPOINT
 from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
+from .config import ModelSettings
 from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm
-from .settings import ModelSettings
 
 logger = logging.getLogger(__name__)
 
