@@ -7,7 +7,8 @@ endpoint, so the app and the command line refuse up front instead of spending ev
 attempts waiting.
 
 :func:`preflight` checks now. A :class:`Preflight` object remembers passes: a front end holds
-one for the process, so each click of Run does not check a reachable endpoint again.
+one for the process and awaits ``check`` on its own event loop, so each click of Run does not
+check a reachable endpoint again.
 """
 
 from __future__ import annotations
@@ -15,9 +16,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
 
 from .llm.base import ChatModel, CheckableChatModel
 
@@ -36,8 +36,12 @@ async def preflight(model: ChatModel, *, timeout_s: float = PREFLIGHT_TIMEOUT_S)
 
 
 def preflight_sync(model: ChatModel, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None:
-    """:func:`preflight` for callers without an event loop (the command line, a page script)."""
-    _run_on_own_thread(preflight(model, timeout_s=timeout_s))
+    """:func:`preflight` for callers without an event loop (the command line, a page script).
+
+    It runs on a thread of its own: ``asyncio.run`` on the caller's thread would reset that
+    thread's event loop (a Streamlit script thread's runs then stop working)."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-preflight") as pool:
+        pool.submit(asyncio.run, preflight(model, timeout_s=timeout_s)).result()
 
 
 class Preflight:
@@ -72,16 +76,6 @@ class Preflight:
         with self._lock:
             self._passed[key] = self._clock()
 
-    def check_sync(self, model: ChatModel, *, timeout_s: float = PREFLIGHT_TIMEOUT_S) -> None:
-        """:meth:`check` for callers without an event loop (the command line, a page script)."""
-        _run_on_own_thread(self.check(model, timeout_s=timeout_s))
-
-
-def _run_on_own_thread(check: Coroutine[Any, Any, None]) -> None:
-    """Run ``check`` to its end on a thread of its own: ``asyncio.run`` on the caller's thread
-    would reset that thread's event loop (a Streamlit script thread's runs then stop working)."""
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphrag-preflight") as pool:
-        pool.submit(asyncio.run, check).result()
 
 
 __all__ = ["PREFLIGHT_MEMORY_S", "PREFLIGHT_TIMEOUT_S", "Preflight", "preflight", "preflight_sync"]

@@ -96,22 +96,26 @@ def test_a_pass_is_remembered_so_each_run_does_not_check_again():
     assert len(checks) == 2
 
 
+def check_with(memory: Preflight, model) -> None:
+    asyncio.run(memory.check(model))
+
+
 def test_a_pass_is_remembered_for_a_while_per_key_and_only_by_its_owner():
     checks, now = [], [0.0]
     memory = Preflight(memory_s=300.0, clock=lambda: now[0])
-    memory.check_sync(CountedModel(checks))
+    check_with(memory, CountedModel(checks))
     now[0] = 299.0
-    memory.check_sync(CountedModel(checks))
+    check_with(memory, CountedModel(checks))
     assert len(checks) == 1
-    memory.check_sync(CountedModel(checks, key="counted@127.0.0.1:1 (key set)"))  # another key presence
+    check_with(memory, CountedModel(checks, key="counted@127.0.0.1:1 (key set)"))  # another key presence
     assert len(checks) == 2
     now[0] = 301.0  # the pass has expired
-    memory.check_sync(CountedModel(checks))
+    check_with(memory, CountedModel(checks))
     assert len(checks) == 3
     asyncio.run(preflight(CountedModel(checks)))  # the function checks every time, remembering nothing
     asyncio.run(preflight(CountedModel(checks)))
     assert len(checks) == 5
-    memory.check_sync(ScriptedChatModel("{}"))  # nothing to check
+    check_with(memory, ScriptedChatModel("{}"))  # nothing to check
     assert len(checks) == 5
 
 
