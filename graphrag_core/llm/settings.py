@@ -8,21 +8,9 @@ adapter) and reading settings (which an adapter does) then form no import cycle.
 from __future__ import annotations
 
 from .base import ChatModel
-from .config import (
-    DEFAULT_MODEL,
-    DEFAULT_OPENAI_BASE_URL,
-    DEFAULT_TEMPERATURE,
-    DEFAULT_TIMEOUT_S,
-    OFFLINE_LATENCY_SPREAD,
-    PROVIDERS,
-    ModelChoice,
-    ModelEnvironment,
-    ModelSettings,
-    Provider,
-    SettingsError,
-    endpoint_key,
-    resolve_model_settings,
-)
+from .config import *  # the settings' names (config.__all__), importable from here
+from .config import ModelSettings
+from .config import __all__ as _CONFIG_NAMES
 from .endpoints import Endpoints
 
 
@@ -45,19 +33,4 @@ def build_chat_model(settings: ModelSettings, *, endpoints: Endpoints | None = N
     return model_class(latency=latency, seed=settings.offline_seed)
 
 
-__all__ = [
-    "DEFAULT_MODEL",
-    "DEFAULT_OPENAI_BASE_URL",
-    "DEFAULT_TEMPERATURE",
-    "DEFAULT_TIMEOUT_S",
-    "OFFLINE_LATENCY_SPREAD",
-    "PROVIDERS",
-    "ModelChoice",
-    "ModelEnvironment",
-    "ModelSettings",
-    "Provider",
-    "SettingsError",
-    "endpoint_key",
-    "resolve_model_settings",
-    "build_chat_model",
-]
+__all__ = [*_CONFIG_NAMES, "build_chat_model"]
