@@ -19,7 +19,7 @@ from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.history import RunStore
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
-from graphrag_core.llm.settings import ModelSettings, build_chat_model, resolve_model_settings
+from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.request import DYNAMIC_SETTING_NAMES
 from graphrag_core.search import draw_seed
@@ -27,6 +27,7 @@ from graphrag_core.state import RunState
 
 from . import widgets
 from .escaping import escape_markdown
+from .llm import build_model, shared_preflight
 from .jobs import check_model, start_run
 from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
 from .settings import AppSettings, load_settings
@@ -311,14 +312,14 @@ def start_clicked() -> None:
         page.errors.append(f"The model settings cannot be used: {exc}")
         return
     try:
-        check_model(build_chat_model(chosen))
+        check_model(build_model(chosen), checks=shared_preflight())
     except PreflightError as exc:
         page.errors.append(str(exc))
         return
     handle = start_run(
         opened.index,
         request,
-        lambda: build_chat_model(chosen),
+        lambda: build_model(chosen),
         store_path=app.store_path,
         index_name=index_display_name(opened.source.path, opened.index),
         index_path=str(opened.source.path),

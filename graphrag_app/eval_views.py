@@ -34,12 +34,13 @@ from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_se
 from graphrag_core.evaluation.report import HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
-from graphrag_core.llm.settings import build_chat_model, resolve_model_settings
+from graphrag_core.llm.settings import resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
 
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
+from .llm import build_model
 from .eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
 from .jobs import EvalJob, follow, start_evaluation, start_question_generation
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
@@ -103,7 +104,7 @@ def judge_is_offline() -> bool:
 
 def _model_factory(app: AppSettings, key: str):  # noqa: ANN202 - a model factory
     settings = resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(key, "offline"))])
-    return lambda: build_chat_model(settings)
+    return lambda: build_model(settings)
 
 
 def bundled_questions(index_key: str) -> list[EvalQuestion] | None:

@@ -37,7 +37,7 @@ from graphrag_core.history import RunRecorder, RunStore
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.models import Index
-from graphrag_core.preflight import preflight
+from graphrag_core.preflight import Preflight
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import stream_global
 from graphrag_core.state import RunState
@@ -478,13 +478,14 @@ def start_question_generation(index: Index, model_factory: ModelFactory, *, pers
 # -- a model check -----------------------------------------------------------------------------
 
 
-def check_model(model: ChatModel) -> None:
-    """The engine's preflight of ``model`` (no tokens spent), run as a job and waited for:
-    raises its ``PreflightError`` naming the endpoint when the model cannot be called."""
+def check_model(model: ChatModel, *, checks: Preflight) -> None:
+    """The engine's preflight of ``model`` through ``checks`` (no tokens spent; skipped when the
+    endpoint passed lately), run as a job and waited for: raises its ``PreflightError`` naming
+    the endpoint when the model cannot be called."""
     job = JobHandle()
 
     async def work() -> None:
-        await preflight(model)
+        await checks.check(model)
 
     start_job(job, work, name="graphrag-preflight")
     job.wait()

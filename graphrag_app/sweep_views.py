@@ -17,7 +17,7 @@ from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.figures import Price, spend_line
 from graphrag_core.inputs import parse_ints
 from graphrag_core.levels import DYNAMIC, LEAF, Level, level_label, level_text, parse_level
-from graphrag_core.llm.settings import ModelSettings, build_chat_model, resolve_model_settings
+from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, MAX_RATING, SearchDefaults
 from graphrag_core.samples import sample_question
@@ -27,6 +27,7 @@ from graphrag_core.tokens import ENDPOINT, HEURISTIC, TOKENIZER_NAMES
 
 from .controls import OpenedIndex, cache_factory, level_sections_for, short_count
 from .escaping import escape_markdown
+from .llm import build_model, shared_preflight
 from .jobs import check_model, follow, start_sweep
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
 from .state import SweepsState
@@ -181,7 +182,7 @@ def start_clicked(index: Index, spec: SweepSpec, *, app: AppSettings, index_path
         return
     settings = chosen_model(app)
     try:
-        check_model(build_chat_model(settings))
+        check_model(build_model(settings), checks=shared_preflight())
     except PreflightError as exc:
         page.refused = str(exc)
         return
@@ -189,7 +190,7 @@ def start_clicked(index: Index, spec: SweepSpec, *, app: AppSettings, index_path
     page.job = start_sweep(
         index,
         spec,
-        lambda: build_chat_model(settings),
+        lambda: build_model(settings),
         store_path=app.store_path if st.session_state.get(SAVE_KEY) else None,
         index_path=index_path,
         cache_factory=cache_factory(app),

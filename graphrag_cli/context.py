@@ -19,10 +19,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TextIO
 
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.endpoints import Endpoints
 
 PROG = "graphrag-explorer"
 
@@ -55,6 +56,8 @@ class CliContext:
     err: TextIO
     environ: Mapping[str, str]
     model: ChatModel | None = None
+    endpoints: Endpoints = field(default_factory=Endpoints)
+    """What each endpoint accepted, learned once for every model this invocation builds."""
 
     @classmethod
     def create(

@@ -22,13 +22,13 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name, load_index
 from graphrag_core.levels import LEAF, Level, is_fixed, level_text
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.factory import build_chat_model
 from graphrag_core.llm.settings import (
     KEY_PRICE_COMPLETION,
     KEY_PRICE_PROMPT,
     ModelChoice,
     ModelSettings,
     SettingsError,
-    build_chat_model,
     resolve_model_settings,
 )
 from graphrag_core.locations import cache_path_from, store_path_from
@@ -135,7 +135,7 @@ def build_model(context: CliContext, options: ModelOptions) -> ChatModel:
         return context.model
     settings = model_settings(context, options)
     try:
-        return build_chat_model(settings)
+        return build_chat_model(settings, endpoints=context.endpoints)
     except ImportError as exc:
         raise CliError(f"The {settings.provider} model is not available in this installation: {exc}", EXIT_USAGE) from None
 

@@ -51,10 +51,10 @@ _LAZY = {
     "OpenAIChatModel": "llm.openai_model",
     "OfflineChatModel": "llm.offline",
     "ModelSettings": "llm.settings",
-    "build_chat_model": "llm.settings",
+    "build_chat_model": "llm.factory",
     "SqliteMapCache": "cache",
 }
-"""Public names (issues 3 and 5) whose module is imported on first use: pyarrow, the openai SDK
+"""Public names whose module is imported on first use: pyarrow, the openai SDK
 and the offline model's tables cost time that a run with a scripted model does not need."""
 
 

@@ -39,8 +39,6 @@ class SummaryBatch(BaseModel):
     community_ids: tuple[str, ...]
 
 
-part_header = format_part_header  # the former name
-
 def shuffle_in_place(items: list[Any], rng: random.Random) -> None:
     """Fisher-Yates from the end: for i = n-1..1, j = floor(r * (i + 1)), swap i and j."""
     for i in range(len(items) - 1, 0, -1):
@@ -95,7 +93,7 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     tokenizer the spec's binary search runs as written, except that probes longer than any
     fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
-    header = part_header(text.community_id, PART_HEADER_PLACEHOLDER)
+    header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER)
     body = text.text
     if not body.strip():
         return []
@@ -202,7 +200,7 @@ def build_summary_batches(
 
     for item in items:
         for number, run in enumerate(_split_parts(item, fitter), start=1):
-            part = part_header(item.community_id, number) + run
+            part = format_part_header(item.community_id, number) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
                 joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)

@@ -17,6 +17,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr,
 
 from .context import format_claim_line, format_map_text
 from .errors import IndexValidationError
+from .levels import LEAF
 from .validation import check_structure, locate
 
 if TYPE_CHECKING:
@@ -111,10 +112,6 @@ class Relationship(_Record):
     """The communities that hold the relationship (Microsoft GraphRAG's ``relationship_ids`` of a community)."""
     chunk_ids: tuple[Id, ...] = ()
     """The source chunks (text units) the relationship was extracted from."""
-
-
-LEAF = "leaf"
-
 
 
 class Index(_Record):

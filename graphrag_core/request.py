@@ -12,9 +12,10 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
+from .levels import DYNAMIC, LEAF, FixedLevel, Level
 from .tokens import HEURISTIC, TOKENIZER_NAMES
 
-DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = "leaf"
+DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
 DEFAULT_MAP_TOKEN_BUDGET = 8000
 DEFAULT_REDUCE_TOKEN_BUDGET = 8000
 DEFAULT_MAP_OUTPUT_RESERVE = 512
@@ -39,7 +40,6 @@ MAX_RATING_REPEATS = 15
 
 CommunitySelection = Literal["level", "dynamic"]
 COMMUNITY_SELECTIONS: tuple[str, ...] = ("level", "dynamic")
-DYNAMIC = "dynamic"
 
 ReduceStrategy = Literal["skip", "stop"]
 REDUCE_STRATEGIES: tuple[str, ...] = ("skip", "stop")
@@ -77,7 +77,7 @@ def check_setting(name: str, value: Any) -> Any:
     """``value`` when it follows the rule of the search setting ``name`` (spec section 1);
     else :class:`RequestValidationError` with the spec's exact message."""
     if name == "community_level":
-        if not (value == "leaf" or (_is_int(value) and value >= 0)):
+        if not (value == LEAF or (_is_int(value) and value >= 0)):
             raise RequestValidationError('community_level must be "leaf" or a non-negative integer.')
     elif name in _BOUNDED_INT_SETTINGS:
         low, high = SearchSettings.bounds(name)
@@ -165,7 +165,7 @@ class SearchSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    community_level: int | Literal["leaf"] = _setting(
+    community_level: FixedLevel = _setting(
         DEFAULT_COMMUNITY_LEVEL, 'community level: "leaf" or an integer >= 0', short="level"
     )
     map_token_budget: int = _budget(DEFAULT_MAP_TOKEN_BUDGET, "map token budget", "map_budget", ge=1)
@@ -238,8 +238,6 @@ def _extra(model: type[BaseModel], name: str) -> dict[str, Any]:
     return extra if isinstance(extra, dict) else {}
 
 
-_SearchSettings = SearchSettings  # the former private name
-
 SEARCH_SETTING_NAMES: tuple[str, ...] = tuple(SearchSettings.model_fields)
 """The names of the search settings, in declaration order."""
 
@@ -304,7 +302,7 @@ class GlobalSearchRequest(SearchSettings):
         return self.community_selection == DYNAMIC
 
     @property
-    def reported_level(self) -> int | Literal["leaf", "dynamic"]:
+    def reported_level(self) -> Level:
         """The level a run reports: ``"dynamic"`` under dynamic selection, else ``community_level``."""
         return DYNAMIC if self.dynamic else self.community_level
 

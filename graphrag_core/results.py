@@ -6,13 +6,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .levels import Level
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 
 Status = Literal["completed", "partial", "no_results"]
 CandidateFate = Literal["selected", "skipped", "not_tried", "dropped"]
-Level = int | Literal["leaf", "dynamic"]
-"""The level a run reports: a level number, ``"leaf"``, or ``"dynamic"`` (dynamic selection)."""
 CommunityFate = Literal["kept", "pruned", "superseded", "skipped", "failed", "unreached"]
 """What dynamic selection did with a community (dynamic-selection.md section 4)."""
 COMMUNITY_FATES: tuple[str, ...] = ("kept", "pruned", "superseded", "skipped", "failed", "unreached")

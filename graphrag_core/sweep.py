@@ -35,6 +35,7 @@ from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
 from .index import index_display_name
+from .levels import LEAF, Level
 from .llm.base import ChatModel, TokenUsage, model_identity
 from .models import Index
 from .pool import run_pool
@@ -48,9 +49,6 @@ from .tokens import ENDPOINT, tokenizer_for
 if TYPE_CHECKING:
     from .cache import MapCache
 
-Level = int | Literal["leaf", "dynamic"]
-"""A grid point's selection: a level, ``"leaf"``, or ``"dynamic"`` (dynamic community selection,
-with the rating settings of the spec's ``base``), so the selection mode is a sweep dimension."""
 PointStatus = Literal["completed", "partial", "no_results", "failed"]
 
 DEFAULT_POINT_CONCURRENCY = 1
@@ -98,7 +96,9 @@ class SweepSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     query: str
-    levels: list[Level] = Field(default_factory=lambda: ["leaf"])
+    levels: list[Level] = Field(default_factory=lambda: [LEAF])
+    """Each grid point's selection: a level, ``"leaf"``, or ``"dynamic"`` (dynamic community
+    selection, with the rating settings of ``base``), so the selection mode is a sweep dimension."""
     seeds: list[int] = Field(default_factory=lambda: [0])
     map_token_budgets: list[int] = Field(default_factory=list)
     reduce_token_budgets: list[int] = Field(default_factory=list)

@@ -199,12 +199,14 @@ def test_evaluate_generates_its_questions_in_a_job_not_on_the_script_thread(run_
 
 def test_a_model_check_runs_as_a_job_and_raises_what_the_preflight_found() -> None:
     from graphrag_core.errors import PreflightError
-    from graphrag_core.llm.settings import ModelSettings, build_chat_model
+    from graphrag_core.preflight import Preflight
+    from graphrag_core.llm.settings import ModelSettings
+    from graphrag_core.llm.factory import build_chat_model
 
-    jobs.check_model(OfflineChatModel())  # nothing to check
+    jobs.check_model(OfflineChatModel(), checks=Preflight())  # nothing to check
     unreachable = build_chat_model(ModelSettings.from_mapping({"GRAPHRAG_LLM_PROVIDER": "openai", "GRAPHRAG_LLM_BASE_URL": "http://127.0.0.1:9/v1"}))
     with pytest.raises(PreflightError, match="127.0.0.1:9"):
-        jobs.check_model(unreachable)
+        jobs.check_model(unreachable, checks=Preflight())
 
 
 # -- the drill-down, seen from the row -----------------------------------------------------------

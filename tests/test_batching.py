@@ -9,7 +9,8 @@ from graphrag_core import (
     estimate_tokens,
     get_tokenizer,
 )
-from graphrag_core.batching import part_header, shuffle_in_place
+from graphrag_core.batching import shuffle_in_place
+from graphrag_core.context import format_part_header
 
 SKELETON = "Answer the question using the data.\n---Data---\n"
 
@@ -66,7 +67,7 @@ def test_split_takes_the_largest_fitting_run():
     text = "x" * 5000
     batches = build_summary_batches([("7", text)], SKELETON, 100, rng=random.Random(0))
     first_part = _parts(batches[:1])[0][2]
-    header = part_header("7", "9999999")
+    header = format_part_header("7", "9999999")
     assert _fits(header + first_part, 100)
     assert not _fits(header + text[: len(first_part) + 1], 100)
 
@@ -125,7 +126,7 @@ def test_greedy_packing_and_first_seen_ids():
 
 def test_packing_flushes_when_the_next_part_does_not_fit():
     texts = [(str(i), "word " * 40) for i in range(10)]
-    budget = estimate_tokens(SKELETON + "\n" + part_header("0", 1) + "word " * 40) * 2
+    budget = estimate_tokens(SKELETON + "\n" + format_part_header("0", 1) + "word " * 40) * 2
     batches = build_summary_batches(texts, SKELETON, budget, rng=random.Random(0))
     for batch in batches:
         assert _fits(batch.content, budget)

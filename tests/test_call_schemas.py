@@ -1,4 +1,4 @@
-"""Every kind of call sends its own JSON Schema (issue 16): rating, judge, claims, each
+"""Every kind of call sends its own JSON Schema: rating, judge, claims, each
 question-generation step and community summaries, as map and reduce do. Checked through the
 engine functions that make each call, against a local chat-completions server."""
 
@@ -17,7 +17,7 @@ from graphrag_core.evaluation.questions import generate_questions
 from graphrag_core.evaluation.store import EvaluationStore
 from graphrag_core.llm.base import ChatModel, ChatRequest
 from graphrag_core.llm.offline import OfflineChatModel
-from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms
+from graphrag_core.llm.openai_model import OpenAIChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
 from graphrag_core.llm.settings import ModelSettings
 from graphrag_core.prompts import (
@@ -85,13 +85,6 @@ def call_kind(kind: str, model: ChatModel) -> object:
 
 def model_for(base_url: str) -> OpenAIChatModel:
     return OpenAIChatModel(ModelSettings(provider="openai", base_url=base_url, model="tiny", timeout=5))
-
-
-@pytest.fixture(autouse=True)
-def fresh_memory():
-    forget_output_forms()
-    yield
-    forget_output_forms()
 
 
 def only(form: str):

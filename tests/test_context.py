@@ -2,7 +2,6 @@
 
 from graphrag_core import format_reduce_candidate
 from graphrag_core import context
-from graphrag_core.batching import part_header
 from graphrag_core.models import Claim
 from graphrag_core.prompts import render_map_messages, render_reduce_messages
 from graphrag_core.results import MapAnswer
@@ -14,7 +13,6 @@ def test_part_header_round_trips():
     assert header == "[Community ID: c-7 | x | summary part 12]\n"
     assert context.parse_part_header(header) == context.PartHeader("c-7 | x", 12)
     assert context.parse_part_header("[Community summary]") is None
-    assert part_header is context.format_part_header
 
 
 def test_reduce_candidate_round_trips():

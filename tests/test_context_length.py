@@ -1,4 +1,4 @@
-"""A prompt longer than the model's context becomes advice on what to change (issue 16)."""
+"""A prompt longer than the model's context becomes advice on what to change."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The tokenizer setting can count with the model server's own /tokenize (issue 16)."""
+"""The tokenizer setting can count with the model server's own /tokenize."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from graphrag_core import ScriptedChatModel, retrieve_global
 from graphrag_core.errors import RequestValidationError
 from graphrag_core.events import BatchesPlanned, RunStarted
-from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms
+from graphrag_core.llm.openai_model import OpenAIChatModel
 from graphrag_core.llm.settings import ModelSettings
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import plan_batches
@@ -35,12 +35,6 @@ def vllm(path, body):
 
 def model_at(url: str) -> OpenAIChatModel:
     return OpenAIChatModel(ModelSettings(provider="openai", base_url=url, model="m"))
-
-
-@pytest.fixture(autouse=True)
-def fresh_forms():
-    forget_output_forms()
-    yield
 
 
 def test_a_run_counts_with_the_servers_own_tokenizer():

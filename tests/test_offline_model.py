@@ -253,3 +253,47 @@ def test_calls_do_not_block_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> N
 
     first, second = asyncio.run(two())
     assert first.text == second.text
+
+
+def test_the_class_decides_whether_the_model_streams_not_its_latency() -> None:
+    from typing import get_args
+
+    from graphrag_core.llm.base import Purpose, StreamingChatModel
+    from graphrag_core.llm.offline import PacedOfflineChatModel
+    from graphrag_core.llm.offline.model import ANSWERERS
+    from graphrag_core.llm.settings import ModelSettings
+    from graphrag_core.llm.factory import build_chat_model
+
+    assert not isinstance(OfflineChatModel(latency=(0.0, 0.02), seed=1), StreamingChatModel)
+    assert isinstance(PacedOfflineChatModel(), StreamingChatModel)  # even with nothing to wait for
+    for model in (OfflineChatModel(latency=(0.0, 0.02)), PacedOfflineChatModel(latency=(0.0, 0.02))):
+        assert "complete_streaming" not in vars(model)  # a method of the class, never of one instance
+    # what a front end builds: the paced class when there is a delay to watch, else the plain one
+    assert type(build_chat_model(ModelSettings(offline_latency=(0.0, 0.02), offline_seed=4))) is PacedOfflineChatModel
+    assert type(build_chat_model(ModelSettings())) is OfflineChatModel
+    assert type(build_chat_model(ModelSettings(offline_latency=(0.0, 0.0)))) is OfflineChatModel
+    assert set(ANSWERERS) == set(get_args(Purpose))  # one answerer for every purpose
+
+    request = ChatRequest(purpose="reduce", messages=render_reduce_messages("How do floods affect farms?", "[Usefulness: 85; Community IDs: 3]\n- The river floods. [Communities: 3]"))
+    pieces: list[str] = []
+    paced = PacedOfflineChatModel(latency=(0.0, 0.01), seed=2)
+    streamed = asyncio.run(paced.complete_streaming(request, pieces.append))
+    assert "".join(pieces) == streamed.text == asyncio.run(OfflineChatModel().complete(request)).text
+    assert model_identity(paced) == model_identity(OfflineChatModel()) == "offline:bm25/v3"  # one cache for both
+
+
+def test_centrality_does_not_depend_on_the_order_a_set_iterates_in() -> None:
+    # Twins: documents whose terms differ only in name, so each term of one has the document
+    # frequency of its twin's. Summed in a set's order (which the string hash seed decides), the
+    # same six numbers round differently, and a broad question's answer changed its sentence
+    # order from one process to the next.
+    from graphrag_core.llm.offline.retrieval import Terms, centrality
+
+    frequencies = (25, 27, 3, 17, 33, 32)
+    twins = [Terms(tuple(f"t{i}x{p}" for p in range(len(frequencies))), ()) for i in range(60)]
+    fillers = [
+        Terms(tuple(f"t{i}x{p}" for i in range(len(twins)) for p, df in enumerate(frequencies) if j < df - 1), ())
+        for j in range(max(frequencies))
+    ]
+    scores = centrality([*twins, *fillers])[: len(twins)]
+    assert len(set(scores)) == 1

@@ -194,9 +194,6 @@ def test_switching_index_resets_the_entity_graph_community(run_db):
 def test_sweeps_refuses_an_unreachable_model_before_any_call(tmp_path, monkeypatch):
     # issue 16: a sweep with the configured model checks the endpoint first, like Explore and the
     # command line: one message naming the endpoint, no job, no point run, nothing recorded
-    from graphrag_core.preflight import forget_preflights
-
-    forget_preflights()
     db = tmp_path / "runs.sqlite3"
     monkeypatch.setenv(ENV_DB, str(db))
     monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
@@ -232,8 +229,6 @@ def test_sweeps_explains_why_the_endpoint_tokenizer_needs_the_configured_model(t
 
 def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
     # issue 16: the endpoint tokenizer works in sweeps too (the server's /tokenize is asked)
-    from graphrag_core.preflight import forget_preflights
-
     from .openai_server import completion_body, openai_server
 
     def llama_cpp(path, body):
@@ -244,7 +239,6 @@ def test_sweeps_counts_with_the_servers_own_tokenizer(tmp_path, monkeypatch):
             return 200, [chunk]
         return 200, completion_body('{"answer": "points", "usefulness": 50}')
 
-    forget_preflights()
     monkeypatch.setenv(ENV_DB, str(tmp_path / "runs.sqlite3"))
     monkeypatch.setenv("GRAPHRAG_LLM_PROVIDER", "openai")
     monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "m")

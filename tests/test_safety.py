@@ -9,7 +9,8 @@ import pytest
 
 from graphrag_app.settings import settings_from_mapping
 from graphrag_core.errors import RetryableModelError
-from graphrag_core.llm.settings import ModelChoice, ModelSettings, build_chat_model, resolve_model_settings
+from graphrag_core.llm.settings import ModelChoice, ModelSettings, resolve_model_settings
+from graphrag_core.llm.factory import build_chat_model
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 from graphrag_core.history import RunRecord, RunStore

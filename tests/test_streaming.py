@@ -13,7 +13,7 @@ from graphrag_core import retrieve_global
 from graphrag_cli.progress import ProgressPrinter
 from graphrag_core.events import ReduceAnswerDelta, ReduceRetried, events_from_json, events_to_json
 from graphrag_core.llm.base import ChatResponse, TokenUsage
-from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms
+from graphrag_core.llm.openai_model import OpenAIChatModel
 from graphrag_core.llm.settings import ModelSettings
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
@@ -42,13 +42,6 @@ def handler(path, body):
         reply = json.dumps({"answer": FINAL})
         return 200, [chunk(p) for p in split(reply, 5)] + [chunk(usage={"prompt_tokens": 300, "completion_tokens": 25, "total_tokens": 325})]
     return 200, completion_body('{"answer": "points", "usefulness": 60}', prompt_tokens=100, completion_tokens=10)
-
-
-@pytest.fixture(autouse=True)
-def fresh_forms():
-    forget_output_forms()
-    yield
-    forget_output_forms()
 
 
 def test_the_reduce_streams_pieces_that_replay_to_the_answer():
@@ -209,9 +202,11 @@ def test_explore_runs_against_a_local_openai_compatible_server_and_stores_the_st
 def test_the_offline_demo_model_streams_its_answer_when_it_simulates_latency():
     from graphrag_core.llm.base import StreamingChatModel
     from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.llm.settings import ModelSettings
+    from graphrag_core.llm.factory import build_chat_model
 
     assert not isinstance(OfflineChatModel(), StreamingChatModel)  # nothing to watch without latency
-    model = OfflineChatModel(latency=(0.0, 0.02))
+    model = build_chat_model(ModelSettings(offline_latency=(0.0, 0.02)))
     assert isinstance(model, StreamingChatModel)
     events: list = []
     result = asyncio.run(retrieve_global(small_index(), GlobalSearchRequest(query="What is a hacker?", seed=1), model, on_event=events.append))

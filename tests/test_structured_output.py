@@ -1,4 +1,4 @@
-"""Structured output (issue 16): each call's JSON Schema is sent in the strongest form the
+"""Structured output: each call's JSON Schema is sent in the strongest form the
 endpoint accepts, against local servers that each accept only one form."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from graphrag_core import SummaryBatch, run_global_map
 from graphrag_core.errors import RetryableModelError
 from graphrag_core.events import ModelNotice
 from graphrag_core.llm.base import ChatMessage, ChatRequest, OutputSchema
-from graphrag_core.llm.openai_model import OpenAIChatModel, forget_output_forms
+from graphrag_core.llm.openai_model import OpenAIChatModel
 from graphrag_core.llm.settings import ModelSettings
 from graphrag_core.map import map_request
 from graphrag_core.prompts import MAP_OUTPUT_SCHEMA
@@ -20,13 +20,6 @@ from graphrag_core.prompts import MAP_OUTPUT_SCHEMA
 from .openai_server import completion_body, openai_server
 
 ANSWER = '{"answer": "Tea is grown on hills.", "usefulness": 70}'
-
-
-@pytest.fixture(autouse=True)
-def fresh_memory():
-    forget_output_forms()
-    yield
-    forget_output_forms()
 
 
 def form_of(body: dict) -> str:
@@ -83,6 +76,28 @@ def test_each_endpoint_gets_the_strongest_form_it_accepts_and_it_is_remembered(a
     # the run's events say it too, once per refused form, so a stored run shows it
     notices = [e.message for e in events if isinstance(e, ModelNotice)]
     assert notices == warnings
+
+
+def test_models_built_with_one_endpoints_object_negotiate_once_and_announce_once(caplog):
+    from graphrag_core.llm.endpoints import Endpoints
+    from graphrag_core.llm.factory import build_chat_model
+
+    caplog.set_level(logging.WARNING, logger="graphrag_core.llm.openai_model")
+    shared = Endpoints()
+    with openai_server(only("json_object")) as server:
+        settings = ModelSettings(provider="openai", base_url=server.base_url, model="tiny", timeout=5)
+        first, second = build_chat_model(settings, endpoints=shared), build_chat_model(settings, endpoints=shared)
+        replies = [asyncio.run(model.complete(map_request("q", "x"))) for model in (first, second)]
+        negotiated = [form_of(b) for b in server.bodies()]
+        alone = OpenAIChatModel(settings)  # its own Endpoints: it knows nothing yet
+        asyncio.run(alone.complete(map_request("q", "x")))
+        again = [form_of(b) for b in server.bodies()][len(negotiated):]
+    assert negotiated == ["json_schema", "json_object_schema", "json_object", "json_object"]  # the second model knew
+    assert first.output_form == second.output_form == "json_object" and shared.accepted_form(first.endpoint) == "json_object"
+    assert len(replies[0].notices) == 2 and replies[1].notices == ()  # each refusal said once, by the model that met it
+    assert again == ["json_schema", "json_object_schema", "json_object"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 4  # two for the shared object, two for the model on its own
 
 
 def test_the_schema_sent_is_the_calls_own():
@@ -158,8 +173,8 @@ REPLIES = {
 
 
 def test_every_kind_of_call_sends_its_own_schema_and_the_schema_fits_its_parser():
-    # issue 16: "send each call's output JSON Schema (map, reduce, and every later kind of call)";
-    # rating, judging, claims, question generation and model-written summaries sent none
+    # every kind of call (map, reduce, rating, judging, claims, question generation and
+    # model-written summaries) sends its own output JSON Schema
     from graphrag_core import retrieve_global
     from graphrag_core.evaluation.claims import extract_claims
     from graphrag_core.evaluation.judge import judge_pair

@@ -104,10 +104,26 @@ class StreamingChatModel(ChatModel, Protocol):
     async def complete_streaming(self, request: ChatRequest, on_text: Callable[[str], None]) -> ChatResponse: ...
 
 
+@runtime_checkable
+class CheckableChatModel(ChatModel, Protocol):
+    """A chat model that can check, without spending tokens, that its calls can work (an adapter
+    that talks to a network; offline and scripted models have nothing to check).
+
+    ``preflight`` raises :class:`~graphrag_core.errors.PreflightError` naming the endpoint.
+    ``preflight_key`` names what a passed check holds for: the endpoint and model, and whether
+    a key is set where the endpoint needs one (never the key itself); two models with one
+    ``preflight_key`` pass or fail alike."""
+
+    @property
+    def preflight_key(self) -> str: ...
+
+    async def preflight(self, *, timeout_s: float) -> None: ...
+
+
 def model_identity(model: object) -> str:
     """A stable, secret-free name for a model: its ``identity`` attribute, else its class name."""
     identity = getattr(model, "identity", None)
     return str(identity) if identity else type(model).__name__
 
 
-__all__ = ["ChatMessage", "ChatModel", "ChatRequest", "ChatResponse", "OutputSchema", "Purpose", "StreamingChatModel", "TokenUsage", "model_identity"]
+__all__ = ["ChatMessage", "ChatModel", "CheckableChatModel", "ChatRequest", "ChatResponse", "OutputSchema", "Purpose", "StreamingChatModel", "TokenUsage", "model_identity"]

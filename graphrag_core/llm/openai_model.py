@@ -20,8 +20,10 @@ Structured output: a request with an ``output_schema`` is sent with the stronges
 (strict: OpenAI, Azure, vLLM, Ollama, llama.cpp's server), ``json_object`` with a ``schema``
 (llama-cpp-python's server), plain ``json_object``, then none. A refusal is recognised by its
 status (400, 422, 500: llama-cpp-python answers 500) and its content (it names the response
-format or schema); the next form is tried at once, the endpoint's accepted form is remembered
-for the process, and a warning is logged once per endpoint and form.
+format or schema); the next form is tried at once. What the endpoint settled on is remembered
+by the model's :class:`~graphrag_core.llm.endpoints.Endpoints`, which a front end shares between
+the models it builds: each endpoint is then negotiated once, and a refusal is logged (and handed
+to the run as a notice) once per endpoint and form.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import urllib.request
 import weakref
 from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import urlsplit
 
 import openai
@@ -56,6 +58,7 @@ from ..parsing import quote_reply
 from ..tokens import ENDPOINT
 from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
 from .settings import ModelSettings
+from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm
 
 logger = logging.getLogger(__name__)
 
@@ -65,23 +68,9 @@ reading ``OPENAI_API_KEY`` from the environment by itself."""
 ERROR_BODY_EXCERPT = 300
 REDACTED = "[redacted]"
 
-OutputForm = Literal["json_schema", "json_object_schema", "json_object", "none"]
-OUTPUT_FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object_schema", "json_object", "none")
-"""The ``response_format`` forms, strongest first (see the module docstring)."""
 _SCHEMA_FORMS = frozenset({"json_schema", "json_object_schema"})
 _REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
 _REFUSAL_WORDS = ("response_format", "json_schema", "schema", "json_object", "grammar", "structured output")
-
-_accepted_forms: dict[str, OutputForm] = {}
-"""Per endpoint and model: the strongest form it accepted (or the form after its last refusal)."""
-_announced: set[tuple[str, str]] = set()
-
-
-def forget_output_forms() -> None:
-    """Forget what every endpoint accepted (tests; a changed server)."""
-    _accepted_forms.clear()
-    _announced.clear()
-
 
 def _refuses_format(status: int, detail: str) -> bool:
     """Whether an error answer is the endpoint refusing the ``response_format`` it was sent."""
@@ -208,16 +197,18 @@ class OpenAIChatModel:
     strongest accepted structured-output form (module docstring), one without with
     ``response_format={"type": "json_object"}``; ``max_tokens`` comes from the request. The
     reply text is returned as sent, even when it is not JSON: parsing and validation are the
-    engine's. ``complete_streaming`` delivers the reply as it is written.
+    engine's. ``complete_streaming`` delivers the reply as it is written. ``endpoints`` is where
+    the negotiated output form is remembered (a fresh :class:`Endpoints` when none is given).
     """
 
-    def __init__(self, settings: ModelSettings, *, http_client: Any | None = None) -> None:
+    def __init__(self, settings: ModelSettings, *, http_client: Any | None = None, endpoints: Endpoints | None = None) -> None:
         if settings.provider != "openai":
             raise FatalModelError("OpenAIChatModel needs settings with provider 'openai'.")
         self.settings = settings
         kind = "azure" if settings.api_version else "openai"
         self.identity = f"{kind}:{settings.model}@{settings.host}"
         self._http_client = http_client
+        self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
 
@@ -229,7 +220,7 @@ class OpenAIChatModel:
     @property
     def output_form(self) -> OutputForm | None:
         """The form this endpoint is known to accept, ``None`` before its first call."""
-        return _accepted_forms.get(self.endpoint)
+        return self.endpoints.accepted_form(self.endpoint)
 
     def endpoint_tokenizer(self) -> EndpointTokenizer:
         """The server's own token count (the ``"endpoint"`` tokenizer setting)."""
@@ -243,6 +234,13 @@ class OpenAIChatModel:
         """Hosted OpenAI and Azure OpenAI refuse calls without a key; local servers need none."""
         host = urlsplit(self.settings.base_url or "").hostname or ""
         return bool(self.settings.api_version) or host == "api.openai.com" or host.endswith((".openai.com", ".openai.azure.com"))
+
+    @property
+    def preflight_key(self) -> str:
+        """What a passed :meth:`preflight` holds for: the identity, and whether a key is set
+        where the endpoint needs one (a check without the key fails, one with it may pass)."""
+        keyed = self.needs_key() and self.settings.api_key is not None
+        return f"{self.identity} (key set)" if keyed else self.identity
 
     async def preflight(self, *, timeout_s: float) -> None:
         """Check without spending tokens that calls can work: a key where the endpoint needs
@@ -315,7 +313,7 @@ class OpenAIChatModel:
         wanted = list(OUTPUT_FORMS)
         if request.output_schema is None or not self.settings.structured_output:
             wanted = [f for f in wanted if f not in _SCHEMA_FORMS]
-        known = _accepted_forms.get(self.endpoint)
+        known = self.endpoints.accepted_form(self.endpoint)
         if known is not None:
             wanted = [f for f in wanted if OUTPUT_FORMS.index(f) >= OUTPUT_FORMS.index(known)]
         return wanted or ["none"]
@@ -342,9 +340,7 @@ class OpenAIChatModel:
 
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
-        _accepted_forms[self.endpoint] = following
-        if (self.endpoint, form) not in _announced:
-            _announced.add((self.endpoint, form))
+        if self.endpoints.refused(self.endpoint, form, following=following):
             notice = f"Model endpoint {self.identity} does not accept response_format {form} ({detail[:120]}); using {following} from now on."
             logger.warning("%s", notice)
             self._notices.append(notice)
@@ -375,7 +371,7 @@ class OpenAIChatModel:
                         continue
                     raise
                 if forms[0] in _SCHEMA_FORMS:  # a schema call: what it settled on holds for the endpoint
-                    _accepted_forms[self.endpoint] = form
+                    self.endpoints.settle(self.endpoint, form)
                 break
             if on_text is not None:
                 return self._with_notices(await self._read_stream(completion, on_text))
@@ -500,4 +496,4 @@ def _error_detail(exc: openai.APIStatusError) -> str:
     return ""
 
 
-__all__ = ["OUTPUT_FORMS", "EndpointTokenizer", "OpenAIChatModel", "forget_output_forms", "parse_retry_after"]
+__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after"]

@@ -1,6 +1,10 @@
 """Model settings: one validated object, read with pydantic-settings (:class:`ModelEnvironment`)
 from the environment (:meth:`ModelSettings.from_env`) or any mapping (``st.secrets`` overlaid
-by the environment, tests: :meth:`ModelSettings.from_mapping`).
+by the environment, tests: :meth:`ModelSettings.from_mapping`), and a front end's choice over
+them (:class:`ModelChoice`, :func:`resolve_model_settings`).
+
+Building a model from settings is :func:`graphrag_core.llm.factory.build_chat_model`: the
+adapters import this module, so it imports no adapter.
 
 The engine never reads the environment itself; the app and the command line choose the source. The API key is a ``SecretStr``: ``repr``, ``str``,
 ``model_dump`` and ``model_dump_json`` of the settings show it as ``**********``, and no error
@@ -38,8 +42,6 @@ from urllib.parse import urlsplit
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, InitSettingsSource, SettingsConfigDict
-
-from .base import ChatModel
 
 if TYPE_CHECKING:
     from ..figures import Price
@@ -381,30 +383,34 @@ def _describe(exc: ValidationError) -> str:
     return f"{key} must be {expected}, not {str(value)[:40]!r}."
 
 
-def build_chat_model(settings: ModelSettings) -> ChatModel:
-    """The chat model the settings describe: :class:`OfflineChatModel` or :class:`OpenAIChatModel`."""
-    if settings.provider == "openai":
-        from .openai_model import OpenAIChatModel  # the vendor SDK is imported only when used
-
-        return OpenAIChatModel(settings)
-    from .offline import OfflineChatModel
-
-    return OfflineChatModel(latency=settings.offline_latency, seed=settings.offline_seed)
-
-
 __all__ = [
     "DEFAULT_MODEL",
     "DEFAULT_OPENAI_BASE_URL",
     "DEFAULT_TEMPERATURE",
     "DEFAULT_TIMEOUT_S",
-    "ModelEnvironment",
-    "ModelChoice",
-    "ModelSettings",
+    "ENV_PREFIX",
+    "KEY_ALLOWED_BASE_URLS",
+    "KEY_API_KEY",
+    "KEY_API_KEY_FALLBACK",
+    "KEY_API_VERSION",
+    "KEY_BASE_URL",
+    "KEY_JSON_MODE",
+    "KEY_MODEL",
+    "KEY_OFFLINE_LATENCY",
+    "KEY_OFFLINE_SEED",
+    "KEY_PRICE_COMPLETION",
+    "KEY_PRICE_PROMPT",
+    "KEY_PROVIDER",
+    "KEY_STRUCTURED_OUTPUT",
+    "KEY_TEMPERATURE",
+    "KEY_TIMEOUT",
     "OFFLINE_LATENCY_SPREAD",
     "PROVIDERS",
+    "ModelChoice",
+    "ModelEnvironment",
+    "ModelSettings",
     "Provider",
     "SettingsError",
-    "build_chat_model",
     "endpoint_key",
     "resolve_model_settings",
 ]

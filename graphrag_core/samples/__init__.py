@@ -14,7 +14,7 @@ from pathlib import Path
 SAMPLE_DATA = Path(str(files("graphrag_core") / "sample_data"))
 """The bundled samples' folder: package data of ``graphrag_core``, found wherever it is installed."""
 REPO_ROOT = SAMPLE_DATA.parents[1]
-"""The folder holding ``graphrag_core/``: the repository root in a checkout (kept for callers)."""
+"""The folder holding ``graphrag_core/``: the repository root in a checkout."""
 
 SAMPLES: dict[str, Path] = {
     "jargon": SAMPLE_DATA / "jargon",

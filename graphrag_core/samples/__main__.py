@@ -40,7 +40,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _configured_model() -> ChatModel:
-    from ..llm.settings import ModelSettings, build_chat_model
+    from ..llm.settings import ModelSettings
+    from ..llm.factory import build_chat_model
 
     return build_chat_model(ModelSettings.from_env())
 

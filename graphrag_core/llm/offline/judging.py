@@ -18,11 +18,10 @@ Figures per criterion (ties broken by nothing: equal figures are a tie):
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 
-from ..prompts import (
+from ...prompts import (
     ANSWER_1_MARKER,
     ANSWER_2_MARKER,
     ANSWER_MARKER,
@@ -32,18 +31,15 @@ from ..prompts import (
     STEP_MARKER,
     TASK_MARKER,
 )
-from .base import ChatRequest
+from .retrieval import BULLET_RE, CJK_RANGES
 
-EVAL_PURPOSES = frozenset({"judge", "claims", "questions"})
 HEURISTIC_LABEL = "heuristic"
 
-_CJK = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_TERM_RE = re.compile(rf"[{_CJK}]{{2}}|[A-Za-z][A-Za-z0-9'-]{{2,}}")
+_TERM_RE = re.compile(rf"[{CJK_RANGES}]{{2}}|[A-Za-z][A-Za-z0-9'-]{{2,}}")
 _CRITERION_RE = re.compile(r"^\[Criterion: (?P<name>[a-z]+)\]$", re.MULTILINE)
 _CITATION_RE = re.compile(r"[ \t]*\[(?:Communities|Community|Data)[^\]]*\]")
 _CITED_IDS_RE = re.compile(r"\[Communities?: (?P<ids>[^\]]*)\]")
 _POINT_SPLIT_RE = re.compile(r"(?<=[.!?。！？；])\s*|\n+")
-_BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
 _EXPLAIN_RE = re.compile(r"\b(because|therefore|so that|which means|for example|for instance|such as|in short)\b|因为|所以|例如|因此|比如", re.IGNORECASE)
 _STOP = frozenset(
     """the and for with that this from are was were been have has had not but its into onto over under
@@ -61,7 +57,7 @@ def _points(text: str) -> list[str]:
     cleaned = _CITATION_RE.sub("", text)
     points = []
     for part in _POINT_SPLIT_RE.split(cleaned):
-        part = _BULLET_RE.sub("", part).strip(" \t-*#")
+        part = BULLET_RE.sub("", part).strip(" \t-*#")
         if len(_terms(part)) >= 1:
             points.append(part)
     return points
@@ -77,7 +73,7 @@ def _figure(criterion: str, question: str, answer: str) -> tuple[float, str]:
     points = list(dict.fromkeys(p.casefold() for p in _points(answer)))
     asked = set(_terms(question))
     covered = len(asked & terms)
-    words = len(_terms(answer)) + len(re.findall(rf"[{_CJK}]", answer)) // 2
+    words = len(_terms(answer)) + len(re.findall(rf"[{CJK_RANGES}]", answer)) // 2
     if criterion == "comprehensiveness":
         return len(terms) + 2 * len(points), f"{len(terms)} distinct terms, {len(points)} points"
     if criterion == "diversity":
@@ -193,7 +189,7 @@ def questions_reply(system: str, user: str) -> dict[str, object]:
     task = _section(user, TASK_MARKER, DATA_MARKER).strip()
     found = _COUNT_RE.search(system)
     count = int(found.group(1)) if found else 5
-    chinese = len(re.findall(rf"[{_CJK}]", description)) > len(description) / 4
+    chinese = len(re.findall(rf"[{CJK_RANGES}]", description)) > len(description) / 4
     top = _topics(description)
     anchor = task if step == "questions" else persona if step == "tasks" else ""
     own = sorted((t for t in top if t in anchor), key=anchor.find)
@@ -211,17 +207,4 @@ def questions_reply(system: str, user: str) -> dict[str, object]:
     return {step: items}
 
 
-def eval_reply(request: ChatRequest) -> str:
-    """The offline reply text for a ``judge``, ``claims`` or ``questions`` request."""
-    system = next((m.content for m in request.messages if m.role == "system"), "")
-    user = next((m.content for m in reversed(request.messages) if m.role == "user"), "")
-    if request.purpose == "judge":
-        payload = judge_reply(user)
-    elif request.purpose == "claims":
-        payload = claims_reply(user)
-    else:
-        payload = questions_reply(system, user)
-    return json.dumps(payload, ensure_ascii=False)
-
-
-__all__ = ["EVAL_PURPOSES", "HEURISTIC_LABEL", "claims_reply", "eval_reply", "judge_reply", "questions_reply"]
+__all__ = ["HEURISTIC_LABEL", "claims_reply", "judge_reply", "questions_reply"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .offline import BM25_K1, _terms
+from .retrieval import BM25_K1, terms
 
 BROAD_QUESTION_RATING = 3
 _HEADER_PREFIX = "[Community ID: "
@@ -28,10 +28,10 @@ def _summary_of(data: str) -> str:
 def answer_rating(question: str, data: str) -> dict[str, object]:
     """The rating reply ``{"rating", "reason"}`` for one community summary."""
     summary = _summary_of(data)
-    summary_terms = _terms(summary)
+    summary_terms = terms(summary)
     if not summary_terms.all:
         return {"rating": 0, "reason": "The summary is empty."}
-    query = _terms(question, keep_generic=False)
+    query = terms(question, keep_generic=False)
     if not query.all:
         return {"rating": BROAD_QUESTION_RATING, "reason": "A broad question: every community is partly relevant."}
     weights = query.weights()

@@ -1,0 +1,284 @@
+"""The offline model's answers to the search prompts: map, reduce and community summaries.
+
+- ``map``: the batch's complete sentences (fragments cut off by a chunk boundary, headings
+  without a full stop and sentences with unbalanced quotes are left out; ``{cross-reference}``
+  braces are removed) are scored against the question with BM25 (English words and Chinese
+  characters plus character bigrams); the answer is the most relevant sentences, each cited
+  ``[Communities: id, ...]``. ``usefulness`` is the BM25 mass of the best three sentences
+  mapped to 0-100 (``1 - exp(-mass / 15)``), weighted by how much of the question the batch
+  covers, so it spreads with relevance. Nothing relevant gives ``{"answer": "", "usefulness": 0}``.
+  A broad question with no content words left ("What are the main themes?") is answered from
+  the batch's most central sentences instead; its usefulness grows with the batch's share of
+  summary text and with the terms its communities' summaries share (themes).
+- ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
+  deduplicated (their citations merged), under a one-line overview in the question's language
+  (Chinese for a question written in Chinese).
+- ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
+
+Invariant: each answer is a function of its arguments alone.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from ...context import (
+    MAP_SECTION_SUMMARY,
+    format_citation,
+    parse_candidate_header,
+    parse_citations,
+    parse_map_section,
+    parse_part_header,
+)
+from ...samples.text import strip_reference_braces
+from .retrieval import (
+    BULLET_RE,
+    CJK_RUN_RE,
+    SENTENCE_END_RE,
+    TOKEN_RE,
+    Sentence,
+    bm25,
+    centrality,
+    is_chinese,
+    is_complete_sentence,
+    pick,
+    split_sentences,
+    stem,
+    terms,
+    truncate_words,
+    word_count,
+)
+
+MAP_ANSWER_MAX_WORDS = 120
+MAP_ANSWER_MAX_SENTENCES = 5
+REDUCE_MAX_POINTS = 8
+REDUCE_MAX_WORDS = 260
+SUMMARY_MAX_SENTENCES = 4
+NO_ANSWER = "The intermediate answers do not contain enough information to answer the question."
+NO_ANSWER_ZH = "中间回答中没有足够的信息来回答这个问题。"
+USEFULNESS_MASS_SCALE = 15.0
+"""BM25 mass (sum of the best three sentence scores) at which usefulness reaches 63% of its ceiling."""
+BROAD_THEMES_SCALE = 20.0
+"""Shared summary terms at which a broad question's theme bonus reaches 63% of its ceiling."""
+
+
+def _bullets(sentences: Iterable[Sentence]) -> str:
+    return "\n".join(f"- {s.text} {format_citation(s.community_ids)}" for s in sentences)
+
+
+def _map_sentences(data: str) -> list[Sentence]:
+    """The batch's sentences, each with the community id of the part it came from."""
+    sentences: list[Sentence] = []
+    community: str | None = None
+    section = ""
+    lines: list[str] = []
+
+    def flush() -> None:
+        if community is None:
+            return
+        for position, raw in enumerate(split_sentences("\n".join(lines))):
+            text = strip_reference_braces(raw)
+            if is_complete_sentence(text):
+                sentences.append(Sentence(text, [community], len(sentences), section, terms(text), opens_section=position == 0))
+
+    for line in data.splitlines():
+        header = parse_part_header(line)
+        marker = parse_map_section(line)
+        if header:
+            flush()
+            community, lines = header.community_id, []
+            section = MAP_SECTION_SUMMARY if header.part == 1 else ""
+        elif marker:
+            flush()
+            lines, section = [], marker
+        else:
+            lines.append(line)
+    flush()
+    return sentences
+
+
+def answer_map(question: str, data: str) -> dict[str, object]:
+    """The map reply ``{"answer", "usefulness"}`` for one batch (see the module docstring)."""
+    sentences = _map_sentences(data)
+    if not sentences:
+        return {"answer": "", "usefulness": 0}
+    query = terms(question, keep_generic=False)
+    if not query.all:
+        return _answer_broad(sentences)
+
+    weights = query.weights()
+    scores = bm25(weights, [s.terms for s in sentences])
+    # Single CJK characters alone make a sentence relevant only when the question has no
+    # stronger term; otherwise every Chinese text would share a character with the question.
+    strong_query = set(query.strong)
+    relevant = [
+        _shape(s, score, set(weights)) if (strong_query & set(s.terms.strong)) or not strong_query else 0.0
+        for s, score in zip(sentences, scores)
+    ]
+    if not any(score > 0 for score in relevant):
+        return {"answer": "", "usefulness": 0}
+    chosen = pick(sentences, relevant, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
+
+    batch_terms = {t for s in sentences for t in s.terms.all}
+    total_weight = sum(weights.values())
+    coverage = sum(w for t, w in weights.items() if t in batch_terms) / total_weight
+    mass = sum(sorted(relevant, reverse=True)[:3])
+    usefulness = 100.0 * (1.0 - math.exp(-mass / USEFULNESS_MASS_SCALE)) * (0.4 + 0.6 * coverage)
+    return {"answer": _bullets(chosen), "usefulness": max(1, min(100, round(usefulness)))}
+
+
+def _shape(sentence: Sentence, score: float, query: set[str]) -> float:
+    """BM25 adjusted for the shape of the sentence: a query term among its first three terms
+    (the subject of a claim line, a glossary headword) counts more; a fragment counts less."""
+    if any(term in query for term in sentence.terms.strong[:3]):
+        score *= 1.5
+    if word_count(sentence.text) < 5:
+        score *= 0.5
+    return score
+
+
+def _answer_broad(sentences: Sequence[Sentence]) -> dict[str, object]:
+    """A question with no content terms: the batch's most central sentences, summaries first."""
+    scores = centrality([s.terms for s in sentences])
+    # Summary sentences say what a community is about, its first one most of all: they come
+    # first, then the most central of the rest.
+    top = max(scores, default=0.0) + 1.0
+    scores = [
+        (score + (top * (1 + s.opens_section) if s.section == MAP_SECTION_SUMMARY else 0.0))
+        * (0.5 if word_count(s.text) < 5 else 1.0)
+        for s, score in zip(sentences, scores)
+    ]
+    chosen = pick(sentences, scores, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
+    if not chosen:
+        return {"answer": "", "usefulness": 0}
+    return {"answer": _bullets(chosen), "usefulness": _broad_usefulness(sentences)}
+
+
+def _broad_usefulness(sentences: Sequence[Sentence]) -> int:
+    """How much a batch says about themes: 20, plus up to 40 for its share of summary text
+    (summaries describe what communities are about; claims and excerpts are details), plus
+    up to 30 for the terms that two or more of its communities' summaries share."""
+    summary = [s for s in sentences if s.section == MAP_SECTION_SUMMARY]
+    total_words = sum(word_count(s.text) for s in sentences) or 1
+    share = sum(word_count(s.text) for s in summary) / total_words
+    holders: dict[str, set[str]] = {}
+    for sentence in summary:
+        for term in sentence.terms.strong:
+            if len(term) > 2 or CJK_RUN_RE.match(term):
+                holders.setdefault(term, set()).update(sentence.community_ids)
+    shared = sum(1 for ids in holders.values() if len(ids) >= 2)
+    return max(1, min(100, round(20 + 40 * math.sqrt(share) + 30 * (1 - math.exp(-shared / BROAD_THEMES_SCALE)))))
+
+
+def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[Sentence]:
+    """The cited sentences of one intermediate answer, in its order.
+
+    A citation ``[Communities: ...]`` applies to the text before it on its line (back to the
+    previous citation); text with no citation after it gets the candidate's community ids.
+    """
+    points: list[Sentence] = []
+    for line in answer.splitlines():
+        line = BULLET_RE.sub("", line.strip())
+        if not line or parse_map_section(line):
+            continue
+        for text, ids in parse_citations(line):
+            for sentence in SENTENCE_END_RE.split(text):
+                sentence = strip_reference_braces(sentence.strip())
+                if sentence and TOKEN_RE.search(sentence):
+                    points.append(
+                        Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=terms(sentence))
+                    )
+    return points
+
+
+def answer_reduce(question: str, data: str) -> dict[str, object]:
+    """The reduce reply ``{"answer"}``: an overview line and the merged, cited points.
+
+    A point's rank blends its candidate's usefulness, its relevance to the question (BM25 over
+    every candidate's points, scaled to 0-1) and its place in its candidate's answer (earlier
+    is better); ties keep a round-robin order over the candidates.
+    """
+    candidates: list[tuple[float, list[str], list[str]]] = []  # (usefulness, ids, answer lines)
+    for line in data.splitlines():
+        header = parse_candidate_header(line)
+        if header:
+            candidates.append((header.usefulness, header.community_ids, []))
+        elif candidates:
+            candidates[-1][2].append(line)
+    per_candidate = [
+        (usefulness, points)
+        for rank, (usefulness, ids, lines) in enumerate(candidates)
+        if (points := _candidate_points("\n".join(lines), ids, rank))
+    ]
+    chinese = is_chinese(question)
+    if not per_candidate:
+        return {"answer": NO_ANSWER_ZH if chinese else NO_ANSWER}
+
+    merged: list[tuple[float, int, Sentence]] = []  # (usefulness, depth, point), round-robin
+    for depth in range(max(len(points) for _, points in per_candidate)):
+        merged.extend((u, depth, points[depth]) for u, points in per_candidate if depth < len(points))
+    query = terms(question, keep_generic=False)
+    weights = Counter({**{t: 0.5 for t in query.weak}, **{t: 1.0 for t in query.strong}})
+    relevance = bm25(weights, [point.terms for _, _, point in merged])
+    relevance = [_shape(point, score, set(weights)) for (_, _, point), score in zip(merged, relevance)]
+    top_relevance = max(relevance, default=0.0) or 1.0
+    scores = [
+        2.0 * u / 100.0 + relevance[i] / top_relevance - 0.25 * depth + _length_factor(point.text) + 1e-6 * (len(merged) - i)
+        for i, (u, depth, point) in enumerate(merged)
+    ]
+    floor = min(scores)
+    points = [Sentence(p.text, p.community_ids, i, terms=p.terms) for i, (_, _, p) in enumerate(merged)]
+    chosen = pick(points, [score - floor + 1.0 for score in scores], max_words=REDUCE_MAX_WORDS, max_count=REDUCE_MAX_POINTS)
+    communities: list[str] = []
+    for sentence in chosen:
+        communities.extend(c for c in sentence.community_ids if c not in communities)
+    if chinese:
+        return {"answer": f"{_overview_zh(question, len(chosen), len(per_candidate), len(communities))}\n\n{_bullets(chosen)}"}
+    topic = f' on "{question}"' if question else ""
+    overview = (
+        f"Overview{topic}: {len(chosen)} key point{'s' if len(chosen) != 1 else ''} drawn from "
+        f"{len(per_candidate)} intermediate answer{'s' if len(per_candidate) != 1 else ''} "
+        f"covering {len(communities)} communit{'ies' if len(communities) != 1 else 'y'}."
+    )
+    return {"answer": f"{overview}\n\n{_bullets(chosen)}"}
+
+
+def _overview_zh(question: str, points: int, answers: int, communities: int) -> str:
+    topic = f"关于“{question.strip()}”：" if question.strip() else ""
+    return f"{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {communities} 个社区。"
+
+
+def _length_factor(text: str) -> float:
+    """A penalty for fragments (fewer than five words): they rarely make a point on their own."""
+    return -0.5 if word_count(text) < 5 else 0.0
+
+
+def answer_summary(data: str) -> dict[str, object]:
+    """An extractive ``{"title", "summary"}``: the most frequent terms and most central sentences."""
+    sentences = [Sentence(text, [], i, terms=terms(text)) for i, text in enumerate(split_sentences(data))]
+    if not sentences:
+        return {"title": "Untitled community", "summary": "No description is available for this community."}
+    surface: dict[str, str] = {}
+    for token in TOKEN_RE.findall(data):
+        if not CJK_RUN_RE.match(token):
+            surface.setdefault(stem(token.lower()), token)
+    frequency: Counter[str] = Counter(t for s in sentences for t in s.terms.strong if len(t) > 2 or CJK_RUN_RE.match(t))
+    top = [term for term, _ in sorted(frequency.items(), key=lambda item: (-item[1], item[0]))[:3]]
+    names = [surface.get(term, term) for term in top]
+    names = [name[:1].upper() + name[1:] for name in names]
+    if not names:
+        title = truncate_words(sentences[0].text, 8)
+    elif len(names) == 1:
+        title = names[0]
+    else:
+        title = ", ".join(names[:-1]) + " and " + names[-1]
+    scores = centrality([s.terms for s in sentences])
+    chosen = pick(sentences, [score + 1e-9 for score in scores], max_words=MAP_ANSWER_MAX_WORDS, max_count=SUMMARY_MAX_SENTENCES)
+    chosen.sort(key=lambda s: s.order)
+    summary = " ".join(s.text if s.text.endswith((".", "!", "?", "。", "！", "？")) else s.text + "." for s in chosen)
+    return {"title": title, "summary": summary}
+
+
+__all__ = ["NO_ANSWER", "NO_ANSWER_ZH", "answer_map", "answer_reduce", "answer_summary"]

@@ -1,0 +1,320 @@
+"""A small text-retrieval kit for the offline model: terms, stemming, sentences, BM25.
+
+Terms are lowercase English words minus stopwords, stemmed for plurals, plus Chinese
+characters (weak terms) and character bigrams (strong terms). Sentences are split at end
+punctuation; :func:`is_complete_sentence` tells a sentence that can stand on its own from a
+fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
+:func:`centrality` scores how typical each document is of its set, and :func:`pick` takes the
+best sentences within word and count limits.
+
+Invariant: every function here is pure (a function of its arguments alone).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from ...context import parse_map_section
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+_STOPWORDS = frozenset(
+    """a an the and or nor of to in on for with by at from as is are was were be been being it its
+    this that these those which who whom whose when where why how do does did done has have had
+    not no but if then than so such can could would should will shall may might must there their
+    theirs they them he she his her hers we our ours you your yours i me my mine about into onto
+    over under between also more most other others some any all each both only very just own same
+    s t here out up down off again further once while during before after above below own too
+    per via among within without""".split()
+)
+# Words a question uses to ask, not to say what it is about: alone they must not make a
+# sentence relevant.
+_GENERIC_WORDS = frozenset(
+    """what which main key major primary principal central core important notable significant
+    theme themes topic topics subject subjects corpus dataset data document documents text texts
+    collection overall general summarize summarise summary summaries describe description overview
+    tell give list explain discuss discussed mention mentioned cover covered covers top highlight
+    highlights thing things aspect aspects point points idea ideas issue issues content contents
+    question questions answer find show mean means meaning meant define defined definition refer
+    refers""".split()
+)
+_CJK_STOP_CHARS = frozenset("的了是在和与及或有也都就而之其这那个一些哪什么吗呢吧啊着被把对于为从等我你他她它们")
+_CJK_GENERIC_CHARS = frozenset("主要题怎样如何语料档内容总结概述请问")
+_CJK_GENERIC_BIGRAMS = frozenset(
+    "什么 哪些 主要 主题 语料 文档 内容 总结 概述 数据 资料 问题 哪个 如何 为什么 怎么 关于 有关 哪里 请问 介绍".split()
+)
+
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+TOKEN_RE = re.compile(rf"[{CJK_RANGES}]+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
+CJK_RUN_RE = re.compile(rf"^[{CJK_RANGES}]+$")
+# A sentence ends at . ! ? before a capital, a digit or a quote, after a citation's "]", or
+# at Chinese end punctuation; "x. [Communities: 3]" stays one sentence with its citation.
+SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(A-Z0-9])|(?<=[。！？；])")
+BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
+
+
+# -- terms -----------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1 << 16)
+def stem(word: str) -> str:
+    """Light English stemming: plural endings only (``studies`` -> ``study``, ``rivers`` -> ``river``)."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith("sses"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class Terms:
+    """The terms of a text: ``strong`` terms (English words, CJK bigrams) can make a sentence
+    relevant on their own; ``weak`` ones (single CJK characters) only add to its score."""
+
+    strong: tuple[str, ...]
+    weak: tuple[str, ...]
+
+    @property
+    def all(self) -> tuple[str, ...]:
+        return self.strong + self.weak
+
+    def weights(self) -> Counter[str]:
+        """Each term's weight as a query: 1 per strong occurrence, 0.5 per weak one."""
+        weights: Counter[str] = Counter()
+        for term in self.strong:
+            weights[term] += 1.0
+        for term in self.weak:
+            weights[term] += 0.5
+        return weights
+
+
+def terms(text: str, *, keep_generic: bool = True) -> Terms:
+    """Lowercase English words minus stopwords, stemmed; CJK characters and bigrams.
+
+    With ``keep_generic=False`` the question words of ``_GENERIC_WORDS`` are dropped too (used
+    for questions, so that "what are the main themes" has no content terms).
+    """
+    strong: list[str] = []
+    weak: list[str] = []
+    for token in TOKEN_RE.findall(text):
+        if CJK_RUN_RE.match(token):
+            for char in token:
+                if char not in _CJK_STOP_CHARS and (keep_generic or char not in _CJK_GENERIC_CHARS):
+                    weak.append(char)
+            for first, second in zip(token, token[1:]):
+                bigram = first + second
+                if first in _CJK_STOP_CHARS or second in _CJK_STOP_CHARS:
+                    continue
+                if not keep_generic and (
+                    bigram in _CJK_GENERIC_BIGRAMS or (first in _CJK_GENERIC_CHARS and second in _CJK_GENERIC_CHARS)
+                ):
+                    continue
+                strong.append(bigram)
+            continue
+        word = token.lower()
+        if word in _STOPWORDS or (not keep_generic and word in _GENERIC_WORDS):
+            continue
+        stemmed = stem(word)
+        if not keep_generic and stemmed in _GENERIC_WORDS:
+            continue
+        strong.append(stemmed)
+    return Terms(tuple(strong), tuple(weak))
+
+
+def word_count(text: str) -> int:
+    """Words for answer length limits: English words, plus one per two CJK characters."""
+    words = 0
+    cjk = 0
+    for token in TOKEN_RE.findall(text):
+        if CJK_RUN_RE.match(token):
+            cjk += len(token)
+        else:
+            words += 1
+    return words + (cjk + 1) // 2
+
+
+def truncate_words(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` words (whitespace-separated), with an ellipsis when cut."""
+    pieces = text.split()
+    if len(pieces) > 1:
+        if len(pieces) <= limit:
+            return text
+        return " ".join(pieces[:limit]).rstrip(",;:") + " …"
+    # One unbroken run (e.g. Chinese): cut by characters, two per word.
+    return text if len(text) <= 2 * limit else text[: 2 * limit] + "…"
+
+
+# -- sentences -------------------------------------------------------------------------------
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text``: each line, split at sentence ends; bullets, Markdown heading marks
+    and blanks removed."""
+    sentences: list[str] = []
+    for line in text.splitlines():
+        line = BULLET_RE.sub("", line.strip())
+        if not line or parse_map_section(line):
+            continue
+        sentences.extend(s.strip() for s in SENTENCE_END_RE.split(line) if s.strip())
+    return sentences
+
+
+_HEADWORD_RE = re.compile(r"^[^:：。.!?]{1,40}[:：]\s*")
+_DATA_REFERENCE_RE = re.compile(r"\s*\[Data:[^\]]*\]")
+_COMPLETE_END_RE = re.compile(r"[.!?。！？…][\"'”’)\]）」』]*$")
+_COMPLETE_START_RE = re.compile(rf"^[\"'“‘(（「『]?[A-Z0-9{CJK_RANGES}]")
+_HEADWORD_START_RE = re.compile(r"^[A-Za-z0-9][^:：。.!?]{0,39}[:：]\s+\S")
+_PAIRS = (("“", "”"), ("(", ")"), ("（", "）"), ("「", "」"))
+
+
+def is_complete_sentence(text: str) -> bool:
+    """A sentence that can stand on its own in an answer: it starts like a sentence (a capital,
+    a digit, a Chinese character, an opening quote, or ``headword: ...``), ends with end
+    punctuation, and its quotes and brackets are balanced. Chunk boundaries cut sentences
+    ("Scrooge was not a man to be"); report headings have no full stop."""
+    body = _DATA_REFERENCE_RE.sub("", text).strip()
+    if not body or not _COMPLETE_END_RE.search(body):
+        return False
+    if not (_COMPLETE_START_RE.match(body) or _HEADWORD_START_RE.match(body)):
+        return False
+    if body.count('"') % 2:
+        return False
+    return all(body.count(open_) == body.count(close) for open_, close in _PAIRS)
+
+
+def is_chinese(text: str) -> bool:
+    """Whether a question is written in Chinese (more CJK characters than Latin letters)."""
+    cjk = sum(1 for char in text if "\u3400" <= char <= "\u9fff" or "\uf900" <= char <= "\ufaff")
+    latin = sum(1 for char in text if char.isascii() and char.isalpha())
+    return cjk > 0 and cjk >= latin
+
+
+def point_key(sentence: str) -> str:
+    """What makes two sentences the same point: their words, lowercased, without a leading
+    ``headword:`` (a claim line and the summary sentence it repeats are one point)."""
+    body = _HEADWORD_RE.sub("", sentence.strip()) or sentence
+    return "".join(t.lower() for t in TOKEN_RE.findall(body))
+
+
+# -- scoring ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Sentence:
+    """A sentence of a prompt with the communities that say it, its place, its section (the
+    map data's section marker it came under) and its terms."""
+
+    text: str
+    community_ids: list[str]
+    order: int
+    section: str = ""
+    terms: Terms = field(default_factory=lambda: Terms((), ()))
+    opens_section: bool = False
+
+
+def bm25(query: Counter[str], docs: Sequence[Terms]) -> list[float]:
+    """BM25 of each doc against the query terms (weights: the query counts), over ``docs``."""
+    n = len(docs)
+    if n == 0 or not query:
+        return [0.0] * n
+    counts = [Counter(doc.all) for doc in docs]
+    lengths = [len(doc.all) for doc in docs]
+    average = (sum(lengths) / n) or 1.0
+    df: Counter[str] = Counter()
+    for count in counts:
+        df.update(set(count) & set(query))
+    scores: list[float] = []
+    for count, length in zip(counts, lengths):
+        score = 0.0
+        for term, weight in query.items():
+            tf = count.get(term, 0)
+            if not tf:
+                continue
+            idf = math.log(1.0 + (n - df[term] + 0.5) / (df[term] + 0.5))
+            score += weight * idf * tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+        scores.append(score)
+    return scores
+
+
+def centrality(docs: Sequence[Terms]) -> list[float]:
+    """How typical each doc is of the whole set: the mean document frequency of its terms.
+
+    Each score is exactly rounded (``math.fsum``), so it does not depend on the order its
+    distinct terms iterate in (a set's order changes with the process's hash seed)."""
+    df: Counter[str] = Counter()
+    for doc in docs:
+        df.update(set(doc.all))
+    scores: list[float] = []
+    for doc in docs:
+        distinct = set(doc.all)
+        if not distinct:
+            scores.append(0.0)
+            continue
+        scores.append(math.fsum(math.log1p(df[t]) for t in distinct) / math.sqrt(len(distinct)))
+    return scores
+
+
+def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: int, max_count: int) -> list[Sentence]:
+    """The best-scoring sentences (ties: earlier first) within the word and count limits.
+
+    Repeated sentences are kept once, with the community ids of every copy merged; the
+    sentences given are never changed (the chosen ones are copies).
+    """
+    ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].order))
+    chosen: list[Sentence] = []
+    by_key: dict[str, Sentence] = {}
+    words = 0
+    for i in ranked:
+        if scores[i] <= 0:
+            break
+        sentence = sentences[i]
+        key = point_key(sentence.text)
+        if key in by_key:
+            kept = by_key[key]
+            kept.community_ids.extend(c for c in sentence.community_ids if c not in kept.community_ids)
+            continue
+        length = word_count(sentence.text)
+        if chosen and words + length > max_words:
+            continue
+        if not chosen and length > max_words:
+            sentence = Sentence(truncate_words(sentence.text, max_words), list(sentence.community_ids), sentence.order)
+            length = max_words
+        copy = Sentence(sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms)
+        chosen.append(copy)
+        by_key[key] = copy
+        words += length
+        if len(chosen) >= max_count:
+            break
+    return chosen
+
+
+__all__ = [
+    "BM25_B",
+    "BM25_K1",
+    "BULLET_RE",
+    "CJK_RANGES",
+    "CJK_RUN_RE",
+    "SENTENCE_END_RE",
+    "TOKEN_RE",
+    "Sentence",
+    "Terms",
+    "bm25",
+    "centrality",
+    "is_chinese",
+    "is_complete_sentence",
+    "pick",
+    "point_key",
+    "split_sentences",
+    "stem",
+    "terms",
+    "truncate_words",
+    "word_count",
+]
