@@ -31,7 +31,7 @@ from typing import Protocol
 from pathlib import Path
 
 from graphrag_core.cache import MapCache
-from graphrag_core.errors import STOPPED_MESSAGE
+from graphrag_core.errors import STOPPED_MESSAGE, RunCancelled
 from graphrag_core.events import Event, RunFailed, RunFinished
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.base import ChatModel, model_identity
@@ -75,7 +75,7 @@ class JobHandle:
     @property
     def stopped(self) -> bool:
         """The job ended because Stop was pressed."""
-        return self.done and self.error_type == "RunCancelled"
+        return self.done and self.error_type == RunCancelled.__name__
 
     def request_stop(self) -> None:
         """Cancel the job's task (thread-safe; a no-op once the job ended)."""
@@ -117,7 +117,7 @@ def start_job(
         try:
             await handle._task
         except asyncio.CancelledError:
-            handle.error, handle.error_type = STOPPED_MESSAGE, "RunCancelled"
+            handle.error, handle.error_type = STOPPED_MESSAGE, RunCancelled.__name__
             on_stopped()
         except Exception as exc:  # noqa: BLE001 - the app boundary: any failure becomes a shown error
             handle.error, handle.error_type = str(exc) or type(exc).__name__, type(exc).__name__
@@ -284,8 +284,8 @@ def _end_stopped(handle: RunHandle) -> None:
     events = handle.events_since(0)
     if events and not _terminal(events):
         at = max(_elapsed(handle), events[-1].at)
-        handle._append(RunState.replay(events).failure(at=at, error=STOPPED_MESSAGE, error_type="RunCancelled", cancelled=True))
-    handle.error, handle.error_type = STOPPED_MESSAGE, "RunCancelled"
+        handle._append(RunState.replay(events).stopped(at=at))
+    handle.error, handle.error_type = STOPPED_MESSAGE, RunCancelled.__name__
 
 
 def _end_failed(handle: RunHandle, exc: BaseException) -> None:

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from .events import (
     BatchesPlanned,
     Event,
+    MapBatchCached,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchStarted,
@@ -25,11 +26,13 @@ from .events import (
     ReduceStarted,
     RunFailed,
     RunFinished,
+    with_cache_hits,
 )
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
 
 AttemptOutcome = Literal["ok", "cached", "error", "running", "cancelled"]
+"""How an attempt ended; ``cached``: the map cache answered the batch (the one attempt, no call)."""
 
 
 class _Value(BaseModel):
@@ -91,11 +94,17 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
     candidate: ReduceCandidate | None = None
     ended_at: float | None = None
     cancelled = False
-    for event in events:
+    for event in with_cache_hits(events):
         if isinstance(event, MapBatchStarted) and event.batch_index == batch_index:
             if event.messages is not None and messages is None:
                 messages = event.messages
             attempts[event.attempt] = {"attempt": event.attempt, "started_at": event.at}
+        elif isinstance(event, MapBatchCached) and event.batch_index == batch_index:
+            messages = event.messages
+            attempts[1] = {
+                "attempt": 1, "started_at": event.at - event.duration_s, "duration_s": event.duration_s, "outcome": "cached",
+                "raw_reply": event.raw_reply, "answer": event.answer, "usefulness": event.usefulness,
+            }
         elif isinstance(event, MapBatchRetried) and event.batch_index == batch_index:
             failed = attempts.setdefault(event.attempt - 1, {"attempt": event.attempt - 1})
             failed.update(outcome="error", error=event.error, raw_reply=event.raw_reply)
@@ -104,7 +113,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
         elif isinstance(event, MapBatchSucceeded) and event.batch_index == batch_index:
             done = attempts.setdefault(event.attempt, {"attempt": event.attempt})
             done.update(
-                outcome="cached" if event.cached else "ok",
+                outcome="ok",
                 raw_reply=event.raw_reply,
                 answer=event.answer,
                 usefulness=event.usefulness,

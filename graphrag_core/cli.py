@@ -56,6 +56,7 @@ from .events import (
     MapBatchFailed,
     MapBatchRetried,
     MapBatchSucceeded,
+    MapBatchCached,
     ModelNotice,
     ReduceAnswerDelta,
     ReduceRetried,
@@ -544,7 +545,7 @@ class ProgressPrinter:
                 self._line(self._map_line(), transient=True)
             case MapBatchRetried():
                 self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
-            case MapBatchSucceeded():
+            case MapBatchSucceeded() | MapBatchCached():
                 self.done += 1
                 self._map_progress()
             case MapBatchFailed():

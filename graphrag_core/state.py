@@ -18,6 +18,7 @@ from .events import (
     CommunityRated,
     Event,
     HierarchyNode,
+    MapBatchCached,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchStarted,
@@ -35,18 +36,18 @@ from .events import (
     SelectionRound,
     SelectionStarted,
     SummariesSelected,
+    with_cache_hits,
 )
+from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE, RunCancelled
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
+from .status import RunStatus
 
 _SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated)
 """The events that report an attempt's token usage (a failed attempt's tokens were spent too)."""
 
 BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
-LiveStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
-"""Where a run being folded stands; how a run *ended* (a result's status, or failed/cancelled)
-is :data:`graphrag_core.figures.RunOutcome`."""
 
 
 @dataclass
@@ -73,6 +74,7 @@ class BatchState:
     error_type: str | None = None
     """Set when the batch failed every attempt (``MapBatchFailed``); its last error is ``errors[-1]``."""
     cached: bool = False
+    """Answered from the map cache (``MapBatchCached``): no model call, no tokens."""
     duration_s: float | None = None
     usage: TokenUsage | None = None
     """The succeeding attempt's reported usage (a cached answer has none)."""
@@ -167,7 +169,9 @@ class RunState:
     seed: int | None = None
     model: str | None = None
     tokenizer: str | None = None
-    status: LiveStatus = "idle"
+    status: RunStatus | None = None
+    """``None`` before ``RunStarted``, then ``RUNNING``; once the run ended, its result's status
+    (``RunFinished``), or ``CANCELLED``, ``INTERRUPTED`` or ``FAILED`` (``RunFailed``)."""
     phase: Literal["idle", "selecting", "map", "reduce", "done"] = "idle"
     community_level: int | Literal["leaf", "dynamic"] | None = None
     """The request's level, then the level the summaries were selected at (``dynamic`` too)."""
@@ -192,7 +196,7 @@ class RunState:
     """Every token reported by the run's model calls so far (rating, map and reduce), failed
     attempts included; the result's total once it finished, the ``RunFailed`` figure once it failed."""
     map_calls: int = 0
-    """Map attempts that reached the model so far (cache hits excluded)."""
+    """Map attempts that reached the model so far (a cache hit is no attempt: ``MapBatchCached``)."""
     reduce_calls: int = 0
     """Reduce attempts started so far."""
     result: GlobalSearchResult | None = None
@@ -203,8 +207,10 @@ class RunState:
 
     @classmethod
     def replay(cls, events: Iterable[Event]) -> "RunState":
+        """The state of a whole event list, stored or live (a cache hit recorded the old way, as
+        a start and a cached success, is read as the ``MapBatchCached`` it stands for)."""
         state = cls()
-        for event in events:
+        for event in with_cache_hits(events):
             state.apply(event)
         return state
 
@@ -220,7 +226,7 @@ class RunState:
     @property
     def progress(self) -> float:
         """Share of the work done, 0-1: map batches, with the reduce as the last step."""
-        if self.status in ("finished",):
+        if self.result is not None:
             return 1.0
         if not self.batches:
             return 0.0
@@ -239,7 +245,8 @@ class RunState:
             span.outcome = outcome
 
     def failure(self, *, at: float, error: str, error_type: str, cancelled: bool = False) -> RunFailed:
-        """The ``RunFailed`` that ends this run now, with the figures of what it did and spent."""
+        """The ``RunFailed`` that ends this run now, with the figures of what it did and spent
+        (:meth:`stopped` for a run its user stopped)."""
         return RunFailed(
             at=at,
             error=error,
@@ -250,6 +257,11 @@ class RunState:
             batches_done=sum(1 for b in self.batches if b.status in ("done", "retried")),
             batches_failed=sum(1 for b in self.batches if b.status == "failed"),
         )
+
+    def stopped(self, *, at: float) -> RunFailed:
+        """The ``RunFailed`` that ends this run now because its user stopped it: the one spelling
+        of a stopped run (``cancelled``, error type :class:`~graphrag_core.errors.RunCancelled`)."""
+        return self.failure(at=at, error=STOPPED_MESSAGE, error_type=RunCancelled.__name__, cancelled=True)
 
     def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns self so folds chain."""
@@ -263,7 +275,7 @@ class RunState:
                 self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
                 self.community_level = event.request.community_level
                 self.model, self.tokenizer = event.model, event.tokenizer
-                self.status, self.phase = "running", "selecting"
+                self.status, self.phase = RunStatus.RUNNING, "selecting"
             case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
                 self.selection.apply(event)
             case SummariesSelected():
@@ -285,14 +297,17 @@ class RunState:
                 batch.errors.append(event.error)
                 batch.status = "running"
                 self._close_call(event.batch_index, _call_end(event), "error")
+            case MapBatchCached():
+                batch = self.batches[event.batch_index]
+                batch.status, batch.attempts, batch.cached = "done", 1, True
+                batch.usefulness, batch.answer, batch.duration_s = event.usefulness, event.answer, event.duration_s
+                self.calls.append(CallSpan(event.batch_index, 1, event.at - event.duration_s, event.at, "cached"))
             case MapBatchSucceeded():
                 batch = self.batches[event.batch_index]
                 batch.status = "retried" if event.attempt > 1 else "done"
                 batch.usefulness, batch.answer = event.usefulness, event.answer
-                batch.cached, batch.duration_s, batch.usage = event.cached, event.duration_s, event.usage
-                if event.cached:
-                    self.map_calls -= 1  # its start (emitted just before) was a cache read, not a call
-                self._close_call(event.batch_index, _call_end(event), "cached" if event.cached else "ok")
+                batch.duration_s, batch.usage = event.duration_s, event.usage
+                self._close_call(event.batch_index, _call_end(event), "ok")
             case MapBatchFailed():
                 batch = self.batches[event.batch_index]
                 batch.status, batch.error_type = "failed", event.error_type
@@ -322,7 +337,7 @@ class RunState:
                 self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
                 self.summary_count = event.result.diagnostics.summary_count
                 self.community_level = event.result.diagnostics.community_level
-                self.status, self.phase = "finished", "done"
+                self.status, self.phase = RunStatus(event.result.status), "done"
                 if not self.candidates:
                     self.candidates = list(event.result.reduce_candidates)
             case RunFailed():
@@ -333,7 +348,12 @@ class RunState:
                 for batch in self.batches:
                     if batch.status == "running":
                         batch.status = "cancelled" if event.cancelled else "failed"
-                self.status = "cancelled" if event.cancelled else "failed"
+                if event.cancelled:
+                    self.status = RunStatus.CANCELLED
+                elif event.error_type == INTERRUPTED_ERROR_TYPE:
+                    self.status = RunStatus.INTERRUPTED
+                else:
+                    self.status = RunStatus.FAILED
                 self.error, self.error_type = event.error, event.error_type
                 if event.usage is not None:  # the engine's own count of what the run spent
                     self.usage = event.usage
