@@ -23,7 +23,8 @@ from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from h
 from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.samples import SAMPLES
 from graphrag_core.figures import Price, RunSpend, money
-from graphrag_core.history import RunRecord, status_word
+from graphrag_core.history import RunRecord
+from graphrag_core.status import RunStatus
 from graphrag_core.sweep import jaccard
 
 CHART_HEIGHT = 340
@@ -214,7 +215,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
     not a model call, and a failed or stopped run counts what its events show."""
     figures = record.figures
     return RunMetrics(
-        status=status_word(record.status),
+        status=RunStatus(record.status).word,
         summaries=figures.summaries or 0,
         batches=figures.batches,
         model_calls=figures.model_calls,

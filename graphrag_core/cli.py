@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO, TypeVar
 
 from .bundle import BundleError, bundle_to_json, index_mismatch, make_bundle, read_bundle
-from .report import record_to_markdown
+from .report import record_to_markdown, settings_text
+from .status import RunStatus
 from .citations import community_sets
 from .errors import (
     AllMapBatchesFailed,
@@ -78,7 +79,7 @@ from .figures import Price, run_figures, spend_line
 from .state import RunState
 from .locations import DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from
 from .statistics import index_statistics
-from .history import RunRecord, RunStore, StoreError, run_label
+from .history import RunRecord, RunStore, RunSummary, StoreError
 from .sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 from .tokens import Tokenizer, tokenizer_for
 
@@ -824,8 +825,15 @@ def cmd_runs_list(args: argparse.Namespace, io: _Io) -> int:
     store = open_store(args, io.environ)
     assert store is not None
     for s in store.list_runs(args.limit, index_name=args.index_name):
-        io.out.write(f"{s.run_id}  {run_label(s)}\n")
+        io.out.write(_run_line(s) + "\n")
     return EXIT_OK
+
+
+def _run_line(s: RunSummary) -> str:
+    """A run in ``runs list``: id, when, index, question, settings, status [label]."""
+    tag = f" [{s.label}]" if s.label else ""
+    settings = settings_text(s.request, seed=s.seed, level=s.community_level)
+    return f"{s.run_id}  {s.created_at.replace('T', ' ')[:16]} · {s.index_name} · {s.query} · {settings} · {RunStatus(s.status).word}{tag}"
 
 
 def cmd_runs_show(args: argparse.Namespace, io: _Io) -> int:

@@ -17,8 +17,10 @@ from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.urls import provenance_url
 from graphrag_app.views import escape_markdown
-from graphrag_core.report import record_to_markdown
-from graphrag_core.history import RunRecord, RunStore, RunSummary, StoreError, run_label, settings_text, status_word
+from graphrag_app.labels import run_label
+from graphrag_core.history import RunRecord, RunStore, RunSummary, StoreError
+from graphrag_core.report import record_to_markdown, settings_text
+from graphrag_core.status import RunStatus
 
 ensure_app_navigation()
 
@@ -180,7 +182,7 @@ def markdown_report(store: RunStore, run_id: str) -> str:
     """The run's Markdown report, its citations checked against its index when it opens here."""
     record = store.get(run_id)
     if record is None:
-        return store.export_markdown(run_id)  # raises: the run is gone
+        raise KeyError(f"No run {run_id!r} in {store.path}.")
     index = evidence.index_for(cc.index_key_for(record))
     return record_to_markdown(record, index_ids={c.id for c in index.communities} if index is not None else None)
 
@@ -198,7 +200,7 @@ def draw_history(store: RunStore, runs: list[RunSummary]) -> None:
                 "index": s.index_name,
                 "question": s.query,
                 "settings": settings_text(s.request, seed=s.seed, level=s.community_level),
-                "status": status_word(s.status),
+                "status": RunStatus(s.status).word,
                 "batches": s.batch_count,
                 "failed": s.failed_batch_count,
                 "duration (s)": round(s.duration_s, 2),

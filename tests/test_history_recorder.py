@@ -1,5 +1,6 @@
-"""Issue 10: nothing computed is lost. A run is in the history from its start, its events are
-written as they stream, and a killed process leaves it there as ``interrupted``."""
+"""Nothing computed is lost: a run is in the history from its start, its events are written as
+they stream (each write appends only the new ones), and a killed process leaves it there as
+``interrupted``."""
 
 from __future__ import annotations
 
@@ -17,11 +18,12 @@ from graphrag_app.runner import start_run
 from graphrag_core.cli import EXIT_INTERRUPTED, main
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
-from graphrag_core.history import RunRecorder
+from graphrag_core.history.recorder import RunRecorder
+from graphrag_core.history.store import RunStore
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
-from graphrag_core.history import RunStore
 from graphrag_core.report import record_to_markdown
+from graphrag_core.status import RunStatus
 
 from . import APP_ROOT, wait_until
 from .factories import small_index
@@ -34,9 +36,9 @@ def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None
     store = RunStore(tmp_path / "runs.sqlite3")
     now = [0.0]
     recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
-    writes: list[int] = []
-    original = store.save
-    store.save = lambda record: (writes.append(len(record.events)), original(record))[1]  # type: ignore[method-assign]
+    writes: list[int] = []  # how many events the store holds after each write
+    original = store.append
+    store.append = lambda summary, events, **kw: (writes.append(len(events)), original(summary, events, **kw))[1]  # type: ignore[method-assign]
     request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
 
     def on_event(event):  # type: ignore[no-untyped-def]
@@ -50,6 +52,27 @@ def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None
     assert writes[-1] == len(recorder.events)
     record = store.get(recorder.saved_run_id or "")
     assert record is not None and record.status == "completed" and len(record.events) == len(recorder.events)
+
+
+def test_each_write_appends_only_the_events_not_written_yet(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs.sqlite3")
+    now = [0.0]
+    recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
+    appended: list[tuple[int, int]] = []  # (events held by the recorder, events written) per write
+    original = store.append
+    store.append = lambda summary, events, **kw: appended.append((len(events), written := original(summary, events, **kw))) or written  # type: ignore[method-assign]
+    request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
+
+    def on_event(event):  # type: ignore[no-untyped-def]
+        now[0] += 0.3
+        recorder(event)
+
+    asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(MAP), on_event=on_event))
+    recorder.close()
+    assert len(appended) > 2
+    assert sum(written for _, written in appended) == len(recorder.events)  # no event is written twice
+    assert [written for _, written in appended] == [held - before for (held, _), before in zip(appended, [0] + [h for h, _ in appended])]
+    assert store.get(recorder.saved_run_id or "").events == recorder.events  # type: ignore[union-attr]
 
 
 def test_a_running_run_is_in_the_history_before_it_ends(tmp_path: Path) -> None:
@@ -106,7 +129,7 @@ def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tm
     assert record is not None and record.status == "interrupted"
     state = record.replay()
     assert 2 <= state.finished_batches < len(state.batches)
-    assert state.status == "failed" and state.error_type == "RunInterrupted"
+    assert state.status is RunStatus.INTERRUPTED and state.error_type == "RunInterrupted"
     assert "interrupted" in (state.error or "")
     assert "**interrupted**" in record_to_markdown(record)
 
