@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import EvaluationError, GraphRAGError, RequestValidationError
 from ..events import Event
 from ..figures import RunFigures, run_figures
+from ..index.fingerprint import index_fingerprint
 from ..llm.base import ChatModel, model_identity
 from ..models import Index
 from ..request import GlobalSearchRequest
@@ -501,15 +502,6 @@ def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord
 
 
 # -- running ----------------------------------------------------------------------------------------
-
-
-def index_fingerprint(index: Index) -> str:
-    """sha256 over the communities (id, level, parent, summary) and the claims' count."""
-    digest = hashlib.sha256()
-    for c in index.communities:
-        digest.update(f"{c.id}\x00{c.level}\x00{c.parent_id}\x00{c.summary}\x00".encode())
-    digest.update(str(len(index.claims)).encode())
-    return digest.hexdigest()
 
 
 def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest) -> str:
