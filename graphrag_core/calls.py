@@ -30,6 +30,7 @@ from .events import (
 )
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
+from .status import RunStatus
 
 AttemptOutcome = Literal["ok", "cached", "error", "running", "cancelled"]
 """How an attempt ended; ``cached``: the map cache answered the batch (the one attempt, no call)."""
@@ -217,7 +218,7 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     events = list(events)
     finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
     failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
-    if finished is not None and finished.result.status == "completed":
+    if finished is not None and finished.result.status == RunStatus.COMPLETED:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []

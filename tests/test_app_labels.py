@@ -2,13 +2,12 @@
 (graphrag_core.report.settings_text)."""
 
 from graphrag_app.labels import run_label
-from graphrag_core.events import RunFailed
 from graphrag_core.history.records import RunRecord
 from graphrag_core.history.store import RunStore
 from graphrag_core.report import settings_text
 from graphrag_core.request import GlobalSearchRequest
 
-from .test_history_store import run_events
+from .test_history_store import run_events, stopped_run
 
 
 def test_runs_that_differ_only_in_budgets_have_different_labels(tmp_path):
@@ -25,12 +24,7 @@ def test_runs_that_differ_only_in_budgets_have_different_labels(tmp_path):
 
 
 def test_a_stopped_run_reads_stopped_and_its_stored_status_stays_cancelled(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite3")
-    stopped = RunRecord.from_events(
-        [*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"
-    )
-    store.save(stopped)
-    (summary,) = store.list_runs()
+    summary = stopped_run(RunStore(tmp_path / "runs.sqlite3"))
     assert summary.status == "cancelled" and summary.status.word == "stopped"
     assert run_label(summary).endswith("· stopped") and "cancelled" not in run_label(summary)
 

@@ -32,13 +32,21 @@ DEADLINE_S = 120
 MAP = '{"answer": "A point.", "usefulness": 50}'
 
 
-def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
+def record_a_run(tmp_path: Path) -> tuple[RunStore, RunRecorder, list[tuple[int, int]]]:
+    """A run recorded on a clock that advances 0.3 s an event (a write every few events), with
+    each write's (events the recorder held, events it wrote)."""
     store = RunStore(tmp_path / "runs.sqlite3")
     now = [0.0]
     recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
-    writes: list[int] = []  # how many events the store holds after each write
+    appended: list[tuple[int, int]] = []
     original = store.append
-    store.append = lambda summary, events, **kw: (writes.append(len(events)), original(summary, events, **kw))[1]  # type: ignore[method-assign]
+
+    def spied(summary, events, **kw):  # type: ignore[no-untyped-def]
+        written = original(summary, events, **kw)
+        appended.append((len(events), written))
+        return written
+
+    store.append = spied  # type: ignore[method-assign]
     request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
 
     def on_event(event):  # type: ignore[no-untyped-def]
@@ -47,6 +55,12 @@ def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None
 
     asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(MAP), on_event=on_event))
     recorder.close()
+    return store, recorder, appended
+
+
+def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
+    store, recorder, appended = record_a_run(tmp_path)
+    writes = [held for held, _ in appended]  # how many events the store holds after each write
     assert writes[0] == 1  # RunStarted is written at once
     assert len(writes) < len(recorder.events)  # batched
     assert writes[-1] == len(recorder.events)
@@ -55,20 +69,7 @@ def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None
 
 
 def test_each_write_appends_only_the_events_not_written_yet(tmp_path: Path) -> None:
-    store = RunStore(tmp_path / "runs.sqlite3")
-    now = [0.0]
-    recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
-    appended: list[tuple[int, int]] = []  # (events held by the recorder, events written) per write
-    original = store.append
-    store.append = lambda summary, events, **kw: appended.append((len(events), written := original(summary, events, **kw))) or written  # type: ignore[method-assign]
-    request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
-
-    def on_event(event):  # type: ignore[no-untyped-def]
-        now[0] += 0.3
-        recorder(event)
-
-    asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(MAP), on_event=on_event))
-    recorder.close()
+    store, recorder, appended = record_a_run(tmp_path)
     assert len(appended) > 2
     assert sum(written for _, written in appended) == len(recorder.events)  # no event is written twice
     assert [written for _, written in appended] == [held - before for (held, _), before in zip(appended, [0] + [h for h, _ in appended])]

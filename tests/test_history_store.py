@@ -250,13 +250,16 @@ def test_concurrent_threads_share_one_file(tmp_path):
     assert len(RunStore(path)) == 8
 
 
+def stopped_run(store: RunStore) -> RunSummary:
+    """A run its user stopped after three events, as stored and listed."""
+    store.save(RunRecord.from_events([*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"))
+    (summary,) = store.list_runs()
+    return summary
+
+
 def test_a_stopped_run_is_stored_cancelled_and_reads_stopped(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
-    stopped = RunRecord.from_events(
-        [*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"
-    )
-    store.save(stopped)
-    (summary,) = store.list_runs()
+    summary = stopped_run(store)
     assert summary.status == "cancelled" and summary.status is RunStatus.CANCELLED and summary.status.word == "stopped"
     with store._connect() as conn:
         assert conn.execute("SELECT status FROM runs").fetchone()[0] == "cancelled"  # old records keep reading
