@@ -165,3 +165,19 @@ def test_a_file_of_a_newer_schema_is_refused_and_left_alone(tmp_path: Path) -> N
         RunStore(path)
     with sqlite3.connect(path) as conn:
         assert file_version(conn) == SCHEMA_VERSION + 1 and conn.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+
+
+def test_an_upgraded_file_gives_back_the_space_of_its_old_tables(tmp_path: Path) -> None:
+    events = run_events()
+    runs = [
+        RunRecord.from_events([events[0].model_copy(update={"run_id": f"run-{n:03d}"}), *events[1:]], index_name="tiny")
+        for n in range(200)
+    ]
+    path = tmp_path / "runs.sqlite3"
+    write_version_1_file(path, runs, writer_column=True)
+    before = path.stat().st_size
+    store = RunStore(path)
+    assert len(store) == 200 and store.get("run-007") == runs[7]
+    with sqlite3.connect(path) as conn:
+        free_pages = conn.execute("PRAGMA freelist_count").fetchone()[0]
+    assert free_pages == 0 and path.stat().st_size < 1.5 * before  # the copy's old pages were given back

@@ -101,7 +101,8 @@ class RunStore:
     def _migrate(self) -> None:
         """Bring the file to :data:`SCHEMA_VERSION` (:func:`.migrations.upgrade`) in one
         immediate transaction, so that several threads or processes opening a file at once
-        agree; a file of a newer schema is refused and left as it is."""
+        agree; a file of a newer schema is refused and left as it is. An upgraded file that was
+        not new gives back the pages its old tables held (:meth:`reclaim`)."""
         try:
             conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
@@ -133,6 +134,11 @@ class RunStore:
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
+        if 0 < version < SCHEMA_VERSION:
+            try:
+                self.reclaim(min_bytes=RECLAIM_MIN_BYTES)
+            except sqlite3.OperationalError:  # another connection is busy: a later delete reclaims the space
+                pass
 
     @property
     def schema_version(self) -> int:
