@@ -35,7 +35,7 @@ from .errors import STOPPED_MESSAGE
 from .events import Event
 from .llm.base import TokenUsage
 from .results import BatchFailure, ReduceCandidate
-from .state import RunState
+from .state import BatchStatus, RunState
 from .status import RunStatus
 
 
@@ -235,7 +235,7 @@ def figures_of(state: RunState) -> RunFigures:
     else:  # a record made from a result alone
         community_ids, estimates = list(d.batch_community_ids), list(d.batch_token_estimates)
         failed = {f.batch_index for f in result.failed_batches}  # type: ignore[union-attr]
-        fates = ["failed" if i in failed else "done" for i, u in enumerate(d.batch_usefulness) if u is not None or i in failed]
+        fates = [BatchStatus.FAILED if i in failed else BatchStatus.DONE for i, u in enumerate(d.batch_usefulness) if u is not None or i in failed]
         cached, map_calls, hits = [], d.map_calls, d.cache_hits
     failures = [
         BatchFailure(batch_index=b.index, community_ids=b.community_ids, attempts=b.attempts, error=b.errors[-1], error_type=b.error_type)
@@ -244,7 +244,7 @@ def figures_of(state: RunState) -> RunFigures:
     ]
     if not failures and result is not None:
         failures = list(result.failed_batches)
-    completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status in ("done", "retried")]
+    completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status.succeeded]
     mean_completion = round(sum(completions) / len(completions)) if completions else 0
     selection = state.selection
     rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
@@ -258,9 +258,9 @@ def figures_of(state: RunState) -> RunFigures:
         batches=len(community_ids),
         batch_community_ids=tuple(community_ids),
         batch_token_estimates=tuple(estimates),
-        succeeded_batches=sum(1 for f in fates if f in ("done", "retried")),
-        failed_batches=fates.count("failed"),
-        cancelled_batches=fates.count("cancelled"),
+        succeeded_batches=sum(1 for f in fates if f.succeeded),
+        failed_batches=fates.count(BatchStatus.FAILED),
+        cancelled_batches=fates.count(BatchStatus.CANCELLED),
         retried_batches=sum(1 for b in batches if b.attempts > 1),
         failures=tuple(failures),
         map_calls=map_calls,

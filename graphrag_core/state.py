@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 from .events import (
@@ -47,7 +48,40 @@ from .status import RunStatus
 _SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated)
 """The events that report an attempt's token usage (a failed attempt's tokens were spent too)."""
 
-BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
+class BatchStatus(StrEnum):
+    """Where one map batch stands in a run's fold."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    """Answered on the first attempt, by the model or the map cache."""
+    RETRIED = "retried"
+    """Answered after a failed attempt."""
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    """Still running when the run was stopped."""
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the batch has its answer (``DONE`` or ``RETRIED``)."""
+        return self in (BatchStatus.DONE, BatchStatus.RETRIED)
+
+    @property
+    def finished(self) -> bool:
+        return self not in (BatchStatus.PENDING, BatchStatus.RUNNING)
+
+
+class CallOutcome(StrEnum):
+    """How one call of a map batch (or the reduce) went, as far as the events tell."""
+
+    PENDING = "pending"
+    """No attempt yet (a batch's record before its first call)."""
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    CACHED = "cached"
+    """The map cache answered: no call reached the model."""
+    CANCELLED = "cancelled"
 
 
 @dataclass
@@ -58,7 +92,7 @@ class CallSpan:
     attempt: int
     start: float
     end: float | None = None
-    outcome: Literal["running", "ok", "error", "cached", "cancelled"] = "running"
+    outcome: CallOutcome = CallOutcome.RUNNING
 
 
 @dataclass
@@ -66,7 +100,7 @@ class BatchState:
     index: int
     community_ids: tuple[str, ...]
     token_estimate: int
-    status: BatchStatus = "pending"
+    status: BatchStatus = BatchStatus.PENDING
     attempts: int = 0
     usefulness: float | None = None
     answer: str | None = None
@@ -81,7 +115,7 @@ class BatchState:
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "retried", "failed", "cancelled")
+        return self.status.finished
 
 
 WalkFate = Literal["queued", "kept", "pruned", "superseded", "skipped", "failed", "unreached"]
@@ -238,7 +272,7 @@ class RunState:
                 return span
         return None
 
-    def _close_call(self, index: int, at: float, outcome: Literal["ok", "error", "cached", "cancelled"]) -> None:
+    def _close_call(self, index: int, at: float, outcome: CallOutcome) -> None:
         span = self._open_call(index)
         if span is not None:
             span.end = at
@@ -254,8 +288,8 @@ class RunState:
             cancelled=cancelled,
             usage=self.usage,
             model_calls=self.model_calls,
-            batches_done=sum(1 for b in self.batches if b.status in ("done", "retried")),
-            batches_failed=sum(1 for b in self.batches if b.status == "failed"),
+            batches_done=sum(1 for b in self.batches if b.status.succeeded),
+            batches_failed=sum(1 for b in self.batches if b.status is BatchStatus.FAILED),
         )
 
     def stopped(self, *, at: float) -> RunFailed:
@@ -289,32 +323,32 @@ class RunState:
                 batch = self.batches[event.batch_index]
                 batch.attempts = max(batch.attempts, event.attempt)
                 self.map_calls += 1
-                if batch.status == "pending":
-                    batch.status = "running"
+                if batch.status is BatchStatus.PENDING:
+                    batch.status = BatchStatus.RUNNING
                 self.calls.append(CallSpan(event.batch_index, event.attempt, event.at))
             case MapBatchRetried():
                 batch = self.batches[event.batch_index]
                 batch.errors.append(event.error)
-                batch.status = "running"
-                self._close_call(event.batch_index, _call_end(event), "error")
+                batch.status = BatchStatus.RUNNING
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
             case MapBatchCached():
                 batch = self.batches[event.batch_index]
-                batch.status, batch.attempts, batch.cached = "done", 1, True
+                batch.status, batch.attempts, batch.cached = BatchStatus.DONE, 1, True
                 batch.usefulness, batch.answer, batch.duration_s = event.usefulness, event.answer, event.duration_s
-                self.calls.append(CallSpan(event.batch_index, 1, event.at - event.duration_s, event.at, "cached"))
+                self.calls.append(CallSpan(event.batch_index, 1, event.at - event.duration_s, event.at, CallOutcome.CACHED))
             case MapBatchSucceeded():
                 batch = self.batches[event.batch_index]
-                batch.status = "retried" if event.attempt > 1 else "done"
+                batch.status = BatchStatus.RETRIED if event.attempt > 1 else BatchStatus.DONE
                 batch.usefulness, batch.answer = event.usefulness, event.answer
                 batch.duration_s, batch.usage = event.duration_s, event.usage
-                self._close_call(event.batch_index, _call_end(event), "ok")
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.OK)
             case MapBatchFailed():
                 batch = self.batches[event.batch_index]
-                batch.status, batch.error_type = "failed", event.error_type
+                batch.status, batch.error_type = BatchStatus.FAILED, event.error_type
                 batch.attempts = event.attempts
                 if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
                     batch.errors.append(event.error)
-                self._close_call(event.batch_index, _call_end(event), "error")
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
             case ReduceSelection():
                 self.candidates = list(event.candidates)
                 self.reduce_prompt_budget, self.reduce_strategy = event.reduce_prompt_budget, event.strategy
@@ -344,10 +378,10 @@ class RunState:
                 # calls still in flight end here; their batches never finished
                 for span in self.calls:
                     if span.end is None:
-                        span.end, span.outcome = event.at, "cancelled" if event.cancelled else "error"
+                        span.end, span.outcome = event.at, CallOutcome.CANCELLED if event.cancelled else CallOutcome.ERROR
                 for batch in self.batches:
-                    if batch.status == "running":
-                        batch.status = "cancelled" if event.cancelled else "failed"
+                    if batch.status is BatchStatus.RUNNING:
+                        batch.status = BatchStatus.CANCELLED if event.cancelled else BatchStatus.FAILED
                 if event.cancelled:
                     self.status = RunStatus.CANCELLED
                 elif event.error_type == INTERRUPTED_ERROR_TYPE:
