@@ -14,13 +14,14 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.figures import Price
-from graphrag_core.history import RunRecord, RunStore, RunSummary, run_label, settings_text
-from graphrag_core.report import record_to_markdown
+from graphrag_core.history import RunRecord, RunStore, RunSummary
+from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
 
 from . import bundles, evidence
 from . import compare_charts as cc
 from .escaping import escape_markdown
+from .labels import run_label
 from .settings import AppSettings
 from .state import CompareState
 from .urls import RUNS_PARAM, provenance_url, run_ids_param
@@ -217,7 +218,7 @@ def markdown_report(store: RunStore, run_id: str) -> str:
     """The run's Markdown report, its citations checked against its index when it opens here."""
     record = store.get(run_id)
     if record is None:
-        return store.export_markdown(run_id)  # raises: the run is gone
+        raise KeyError(f"No run {run_id!r} in {store.path}.")
     index = evidence.index_for(cc.index_key_for(record))
     return record_to_markdown(record, index_ids={c.id for c in index.communities} if index is not None else None)
 

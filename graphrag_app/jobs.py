@@ -270,20 +270,20 @@ def start_run(
         handle,
         consume,
         name=f"graphrag-run-{handle.run_id[:8]}",
-        on_stopped=lambda: _end(handle, error=STOPPED_MESSAGE, error_type=RunCancelled.__name__, cancelled=True),
-        on_failed=lambda exc: _end(handle, error=str(exc) or type(exc).__name__, error_type=type(exc).__name__),
+        on_stopped=lambda: _end(handle, lambda state, at: state.stopped(at=at)),
+        on_failed=lambda exc: _end(handle, lambda state, at: state.failure(at=at, error=str(exc) or type(exc).__name__, error_type=type(exc).__name__)),
         on_end=lambda: _save(handle, store_path),
     )
     return handle
 
 
-def _end(handle: RunHandle, *, error: str, error_type: str, cancelled: bool = False) -> None:
-    """End the run's events with a ``RunFailed`` when the engine could not (the consumer of
-    ``stream_global`` may not see the engine's own, and a model that cannot be built raises first)."""
+def _end(handle: RunHandle, ending: Callable[[RunState, float], RunFailed]) -> None:
+    """End the run's events with the ``RunFailed`` that ``ending`` makes of its state, when the
+    engine could not (the consumer of ``stream_global`` may not see the engine's own, and a model
+    that cannot be built raises first)."""
     events = handle.events_since(0)
     if events and not isinstance(events[-1], (RunFinished, RunFailed)):
-        at = max(handle.elapsed(), events[-1].at)
-        handle._append(RunState.replay(events).failure(at=at, error=error, error_type=error_type, cancelled=cancelled))
+        handle._append(ending(RunState.replay(events), max(handle.elapsed(), events[-1].at)))
 
 
 def _save(handle: RunHandle, store_path: Path | None) -> None:

@@ -7,7 +7,8 @@ from functools import partial
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.history import RunStore, RunSummary, settings_text
+from graphrag_core.history import RunStore, RunSummary
+from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
 
 from . import controls
@@ -30,6 +31,14 @@ def _line(summary: RunSummary) -> str:
     )
 
 
+def _markdown(store: RunStore, run_id: str) -> str:
+    """The run's Markdown report; raises ``KeyError`` when the run is gone."""
+    record = store.get(run_id)
+    if record is None:
+        raise KeyError(f"No run {run_id!r} in {store.path}.")
+    return record_to_markdown(record)
+
+
 def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: ExploreState) -> None:
     """The newest runs with an Open button each; the shown run can be closed or exported."""
     with container:
@@ -47,7 +56,7 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: Explo
                 "Export JSON", partial(store.export_json, view.run_id), file_name=f"run-{view.run_id}.json", mime="application/json", key="export_json", on_click="ignore"
             )
             cols[2].download_button(
-                "Export Markdown", partial(store.export_markdown, view.run_id), file_name=f"run-{view.run_id}.md", mime="text/markdown", key="export_md", on_click="ignore"
+                "Export Markdown", partial(_markdown, store, view.run_id), file_name=f"run-{view.run_id}.md", mime="text/markdown", key="export_md", on_click="ignore"
             )
         if not runs:
             st.caption("No runs yet. Runs are kept in " + escape_markdown(str(app.store_path)) + ".")

@@ -19,7 +19,7 @@ from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
-from graphrag_core.errors import INTERRUPTED_ERROR_TYPE
+from graphrag_core.status import RunStatus
 
 from . import charts, evidence, selection_charts
 from .escaping import escape_markdown
@@ -31,12 +31,10 @@ LINKS_PER_ROW = 6
 MAX_COMMUNITY_LINKS = 60
 
 def status_label(state: RunState) -> str:
-    """The run's status word: a result's status, or running / stopped / failed."""
-    if state.status == "finished" and state.result is not None:
+    """The run's status word: a result's status, or running / stopped / interrupted / failed."""
+    if state.result is not None:
         return state.result.status
-    if state.status == "failed" and state.error_type == INTERRUPTED_ERROR_TYPE:
-        return "interrupted"
-    return {"cancelled": "stopped", "failed": "failed", "running": "running", "idle": "idle"}[state.status]
+    return "idle" if state.status is None else state.status.word
 
 
 def phase_label(state: RunState) -> str:
@@ -109,13 +107,13 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
-        elif state.status in ("running", "finished"):
+        elif state.status is RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
             st.caption(f"Model: {escape_markdown(notice)}")
         if state.status == "cancelled":
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
-        elif state.status == "failed":
+        elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")
 
@@ -407,7 +405,7 @@ def render_run(
     interactive = state.status != "running" if interactive is None else interactive
     with container:
         status, why, selection, maps, calls, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
-        if state.status == "idle":
+        if state.status is None:
             status.text("Status: starting")
             return
         render_status(status.container(), state)

@@ -14,7 +14,8 @@ from graphrag_core.bundle import RunBundle
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.events import Event, RunFailed
-from graphrag_core.history import RunSummary, settings_text
+from graphrag_core.history import RunSummary
+from graphrag_core.report import settings_text
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.results import GlobalSearchResult
 from graphrag_core.state import BatchStatus, RunState
@@ -24,7 +25,7 @@ RUN_QUERY_CHARS = 60
 """How much of a run's question a line of the run history shows."""
 RUN_TAG_CHARS = 30
 """How much of a run's label a line of the run history shows."""
-FAILED_BATCH: BatchStatus = "failed"
+FAILED_BATCH = BatchStatus.FAILED
 """A batch that failed every attempt, or was in flight when its run failed."""
 
 

@@ -16,6 +16,7 @@ from graphrag_core.events import (
     BatchesPlanned,
     CommunityRated,
     Event,
+    MapBatchCached,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchSucceeded,
@@ -111,7 +112,7 @@ class ProgressPrinter:
                 self._line(self._map_line(), transient=True)
             case MapBatchRetried():
                 self._line(f"batch {event.batch_index}: attempt {event.attempt - 1} failed, retrying{_after(event.delay_s)}: {event.error}")
-            case MapBatchSucceeded():
+            case MapBatchSucceeded() | MapBatchCached():
                 self.done += 1
                 self._map_progress()
             case MapBatchFailed():

@@ -1,14 +1,17 @@
 """Run bundles: one JSON file that carries a whole run, to share it and redraw it with no model.
 
-A bundle holds the request, the model's identity (never a key), a fingerprint of the index (a
-hash of its files), every event (which carry every prompt sent and every raw reply, see
-:mod:`graphrag_core.events`) and the result. :func:`read_bundle` checks what it reads and names
-what is wrong; :func:`index_mismatch` says when the index at hand is not the one the run used.
+A bundle holds the request, the model's identity (never a key), the fingerprint of the index
+(:func:`~graphrag_core.index.fingerprint.index_fingerprint`, a hash of its records), every event
+(which carry every prompt sent and every raw reply, see :mod:`graphrag_core.events`) and the
+result. :func:`read_bundle` checks what it reads and names what is wrong; :func:`index_mismatch`
+says when the index at hand is not the one the run used.
+
+Format versions: 2 records the fingerprint of the index's records; 1 (still read) recorded a
+hash of the index folder's files, which cannot be compared with an index here, and says so.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Literal
@@ -16,14 +19,17 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import GraphRAGError
-from .events import Event
+from .events import EventList
+from .history.records import RunRecord, utc_now_iso
+from .index.fingerprint import index_fingerprint
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult
-from .history import RunRecord, RunStatus, utc_now_iso
+from .status import RunStatus
 
 BUNDLE_FORMAT = "graphrag-explorer-run-bundle"
-BUNDLE_VERSION = 1
-FINGERPRINT_CHUNK = 1 << 20
+BUNDLE_VERSION = 2
+CONTENT_FINGERPRINT_VERSION = 2
+"""The first format version whose fingerprint is :func:`index_fingerprint` (1 hashed files)."""
 
 
 class BundleError(GraphRAGError):
@@ -31,14 +37,15 @@ class BundleError(GraphRAGError):
 
 
 class IndexIdentity(BaseModel):
-    """Which index a run used: its name, where it was, and a hash of its files."""
+    """Which index a run used: its name, where it was, and its fingerprint."""
 
     model_config = ConfigDict(frozen=True)
 
     name: str
     path: str | None = None
     fingerprint: str | None = None
-    """``sha256:<hex>`` over the folder's files (relative path and bytes); None when unknown."""
+    """:func:`index_fingerprint` of the index (in a version 1 bundle: a hash of its folder's
+    files); None when the index could not be read where the bundle was made."""
 
 
 class RunBundle(BaseModel):
@@ -57,7 +64,7 @@ class RunBundle(BaseModel):
     request: GlobalSearchRequest
     model: str
     seed: int | None = None
-    events: list[Event]
+    events: EventList
     result: GlobalSearchResult | None = None
 
     def to_record(self) -> RunRecord:
@@ -65,32 +72,29 @@ class RunBundle(BaseModel):
         record = RunRecord.from_events(
             self.events, index_name=self.index.name, index_path=self.index.path, label=self.label, created_at=self.created_at
         )
-        if record.status == "running":  # cut short where it was recorded; nothing runs it here
-            record = record.model_copy(update={"status": "interrupted"})
+        if record.status == RunStatus.RUNNING:  # cut short where it was recorded; nothing runs it here
+            record = record.model_copy(update={"status": RunStatus.INTERRUPTED})
         return record
 
 
-def index_fingerprint(path: str | os.PathLike[str]) -> str:
-    """``sha256:<hex>`` of an index: every file under ``path`` (hidden ones excepted), by relative
-    path and content, in path order. The same files give the same fingerprint wherever they lie."""
-    root = Path(path)
-    digest = hashlib.sha256()
-    files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(root).parts))
-    for file in files:
-        name = file.name if file == root else file.relative_to(root).as_posix()
-        digest.update(name.encode() + b"\0")
-        with open(file, "rb") as handle:
-            while chunk := handle.read(FINGERPRINT_CHUNK):
-                digest.update(chunk)
-        digest.update(b"\0")
-    return f"sha256:{digest.hexdigest()}"
+def fingerprint_at(path: str | os.PathLike[str]) -> str:
+    """The fingerprint of the index at ``path``; raises ``IndexValidationError`` (or
+    ``IndexFormatError``) naming the path when no index can be read there."""
+    from .index import load_index  # pyarrow and the loaders, only when a bundle meets an index
+
+    return index_fingerprint(load_index(path))
 
 
 def make_bundle(record: RunRecord, *, index_path: str | os.PathLike[str] | None = None) -> RunBundle:
     """The bundle of a stored run; the index is fingerprinted at ``index_path`` (default: the
-    record's own index path) when that folder exists."""
+    record's own index path) when an index can be read there."""
     where = index_path if index_path is not None else record.index_path
-    fingerprint = index_fingerprint(where) if where is not None and Path(where).exists() else None
+    fingerprint = None
+    if where is not None and Path(where).exists():
+        try:
+            fingerprint = fingerprint_at(where)
+        except (GraphRAGError, ValueError, OSError):  # not an index (any more): the bundle says it is unknown
+            fingerprint = None
     return RunBundle(
         run_id=record.run_id,
         created_at=record.created_at,
@@ -131,12 +135,22 @@ def read_bundle(data: str | bytes, *, source: str = "the run bundle") -> RunBund
 def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> str | None:
     """Why the index at ``path`` is not the run's (a sentence), or None when it is the same index.
 
-    Unknown fingerprints (on either side) cannot be compared and are said as such."""
+    Fingerprints that cannot be compared (unknown on either side, or a version 1 bundle's hash
+    of files) are said as such."""
     if path is None or not Path(path).exists():
         return f"The run's index ({bundle.index.name}) is not available here: the run is drawn from the bundle alone; provenance needs the index."
     if bundle.index.fingerprint is None:
         return "The bundle does not record its index's fingerprint, so the index here could not be checked against it."
-    here = index_fingerprint(path)
+    if bundle.format_version < CONTENT_FINGERPRINT_VERSION:
+        return (
+            f"The bundle (format version {bundle.format_version}) records a hash of its index's files, which this version "
+            "does not compare, so the index here could not be checked against it: the run is drawn as recorded; titles and "
+            "provenance come from the index here."
+        )
+    try:
+        here = fingerprint_at(path)
+    except (GraphRAGError, ValueError, OSError) as exc:
+        return f"The index here ({path}) could not be read ({exc}), so it could not be checked against the run's: the run is drawn from the bundle alone."
     if here != bundle.index.fingerprint:
         return (
             f"The index here ({path}) is not the one this run used (fingerprint {here[:19]}… here, "
@@ -152,7 +166,7 @@ __all__ = [
     "IndexIdentity",
     "RunBundle",
     "bundle_to_json",
-    "index_fingerprint",
+    "fingerprint_at",
     "index_mismatch",
     "make_bundle",
     "read_bundle",

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict
 from .events import (
     BatchesPlanned,
     Event,
+    MapBatchCached,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchStarted,
@@ -25,11 +26,13 @@ from .events import (
     ReduceStarted,
     RunFailed,
     RunFinished,
+    with_cache_hits,
 )
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
+from .state import CallOutcome
+from .status import RunStatus
 
-AttemptOutcome = Literal["ok", "cached", "error", "running", "cancelled"]
 
 
 class _Value(BaseModel):
@@ -42,7 +45,7 @@ class CallAttempt(_Value):
     attempt: int
     started_at: float | None = None
     duration_s: float | None = None
-    outcome: AttemptOutcome = "running"
+    outcome: CallOutcome = CallOutcome.RUNNING
     raw_reply: str | None = None
     error: str | None = None
     answer: str | None = None
@@ -62,9 +65,9 @@ class BatchCall(_Value):
     """What the reduce selection did with this batch's answer (``None``: no answer reached it)."""
 
     @property
-    def status(self) -> str:
-        last = self.attempts[-1] if self.attempts else None
-        return "pending" if last is None else last.outcome
+    def status(self) -> CallOutcome:
+        """The last attempt's outcome (``PENDING`` before the first)."""
+        return self.attempts[-1].outcome if self.attempts else CallOutcome.PENDING
 
 
 class ReduceCall(_Value):
@@ -91,20 +94,26 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
     candidate: ReduceCandidate | None = None
     ended_at: float | None = None
     cancelled = False
-    for event in events:
+    for event in with_cache_hits(events):
         if isinstance(event, MapBatchStarted) and event.batch_index == batch_index:
             if event.messages is not None and messages is None:
                 messages = event.messages
             attempts[event.attempt] = {"attempt": event.attempt, "started_at": event.at}
+        elif isinstance(event, MapBatchCached) and event.batch_index == batch_index:
+            messages = event.messages
+            attempts[1] = {
+                "attempt": 1, "started_at": event.at - event.duration_s, "duration_s": event.duration_s, "outcome": CallOutcome.CACHED,
+                "raw_reply": event.raw_reply, "answer": event.answer, "usefulness": event.usefulness,
+            }
         elif isinstance(event, MapBatchRetried) and event.batch_index == batch_index:
             failed = attempts.setdefault(event.attempt - 1, {"attempt": event.attempt - 1})
-            failed.update(outcome="error", error=event.error, raw_reply=event.raw_reply)
+            failed.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
             if failed.get("started_at") is not None:
                 failed["duration_s"] = event.at - failed["started_at"]
         elif isinstance(event, MapBatchSucceeded) and event.batch_index == batch_index:
             done = attempts.setdefault(event.attempt, {"attempt": event.attempt})
             done.update(
-                outcome="cached" if event.cached else "ok",
+                outcome=CallOutcome.OK,
                 raw_reply=event.raw_reply,
                 answer=event.answer,
                 usefulness=event.usefulness,
@@ -113,7 +122,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
             )
         elif isinstance(event, MapBatchFailed) and event.batch_index == batch_index:
             last = attempts.setdefault(event.attempts, {"attempt": event.attempts})
-            last.update(outcome="error", error=event.error, raw_reply=event.raw_reply)
+            last.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
             if last.get("started_at") is not None:
                 last["duration_s"] = event.at - last["started_at"]
         elif isinstance(event, ReduceSelection):
@@ -126,7 +135,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
     for number in sorted(attempts):
         data = attempts[number]
         if "outcome" not in data and ended_at is not None:
-            data.update(outcome="cancelled" if cancelled else "error")
+            data.update(outcome=CallOutcome.CANCELLED if cancelled else CallOutcome.ERROR)
             if data.get("started_at") is not None:
                 data["duration_s"] = ended_at - data["started_at"]
         records.append(CallAttempt(**data))
@@ -174,7 +183,7 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
                     attempt=event.attempt,
                     started_at=event.at - event.duration_s,
                     duration_s=event.duration_s,
-                    outcome="error" if event.error else "ok",
+                    outcome=CallOutcome.ERROR if event.error else CallOutcome.OK,
                     raw_reply=event.raw_reply,
                     error=event.error,
                     usage=event.usage,
@@ -183,7 +192,9 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
         elif isinstance(event, RunFinished) and started is not None:
             answer = event.result.answer
         elif isinstance(event, RunFailed) and starts > len(attempts):  # the last attempt got no reply
-            attempts.append(CallAttempt(attempt=len(attempts) + 1, outcome="cancelled" if event.cancelled else "error", error=event.error))
+            attempts.append(
+                CallAttempt(attempt=len(attempts) + 1, outcome=CallOutcome.CANCELLED if event.cancelled else CallOutcome.ERROR, error=event.error)
+            )
     if started is None:
         return None
     return ReduceCall(
@@ -200,15 +211,12 @@ class WhyItem(_Value):
     texts: tuple[str, ...] = ()
 
 
-UNPARSED_ERROR_TYPES = ("MapOutputError", "ModelOutputError", "ReduceOutputError")
-
-
 def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     """Why a run has no (full) answer: for ``no_results``, ``partial`` and failed runs; else ``[]``."""
     events = list(events)
     finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
     failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
-    if finished is not None and finished.result.status == "completed":
+    if finished is not None and finished.result.status == RunStatus.COMPLETED:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
@@ -226,9 +234,9 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         for c in calls
         if c
         for a in c.attempts
-        if a.outcome == "error" and a.raw_reply is not None
+        if a.outcome is CallOutcome.ERROR and a.raw_reply is not None
     ]
-    hard_failed = [c.batch_index for c in calls if c and c.attempts and c.attempts[-1].outcome == "error"]
+    hard_failed = [c.batch_index for c in calls if c and c.attempts and c.attempts[-1].outcome is CallOutcome.ERROR]
     if scores and all(score <= 0 for score in scores.values()):
         items.append(
             WhyItem(

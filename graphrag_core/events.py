@@ -2,6 +2,13 @@
 
 A finished run's event list is enough to redraw it with no model: see ``state.RunState``.
 ``at`` is seconds since the run started.
+
+A map batch is answered either by the model (``MapBatchStarted`` per attempt, then
+``MapBatchSucceeded`` or ``MapBatchFailed``) or by the map cache (one ``MapBatchCached``, and no
+attempt). Event lists recorded before ``MapBatchCached`` existed report a cache hit as
+``MapBatchStarted`` then ``MapBatchSucceeded(cached=True)``; every reader of stored events
+(:data:`EventList`, :func:`events_from_json`) turns that pair into the ``MapBatchCached`` it
+stands for (:func:`with_cache_hits`), so old runs and bundles fold to the same figures.
 """
 
 from __future__ import annotations
@@ -9,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter
 
 from .llm.base import ChatMessage, TokenUsage
 from .request import GlobalSearchRequest
@@ -176,7 +183,23 @@ class MapBatchRetried(_Event):
     ``at``. ``None`` for a cache hit (and in runs recorded before it existed)."""
 
 
+class MapBatchCached(_Event):
+    """A map batch answered from the map cache: no model call, no tokens. ``messages`` are the
+    verbatim messages the cached reply answered (the cache's key), ``raw_reply`` that reply;
+    the cache read took ``duration_s`` and ended at ``at``."""
+
+    kind: Literal["map_batch_cached"] = "map_batch_cached"
+    batch_index: int
+    answer: str
+    usefulness: float
+    duration_s: float = 0.0
+    messages: tuple[ChatMessage, ...] | None = None
+    raw_reply: str | None = None
+
+
 class MapBatchSucceeded(_Event):
+    """A model call answered a map batch (attempt ``attempt``)."""
+
     kind: Literal["map_batch_succeeded"] = "map_batch_succeeded"
     batch_index: int
     answer: str
@@ -185,12 +208,14 @@ class MapBatchSucceeded(_Event):
     duration_s: float
     usage: TokenUsage | None = None
     cached: bool = False
+    """True only in event lists recorded before ``MapBatchCached`` existed (see the module's
+    docstring); readers of stored events turn such an event into a ``MapBatchCached``."""
     raw_reply: str | None = None
-    """The reply text as the model (or the cache) gave it, before parsing."""
+    """The reply text as the model gave it, before parsing."""
     call_ended_at: float | None = None
     """When the model call returned (run clock), read before its slot was released; the event
     itself is emitted later (after parsing), so the call timeline ends the call here, not at
-    ``at``. ``None`` for a cache hit (and in runs recorded before it existed)."""
+    ``at``. ``None`` in runs recorded before it existed."""
 
 
 class MapBatchFailed(_Event):
@@ -311,6 +336,7 @@ Event = Annotated[
         MapBatchStarted,
         MapBatchRetried,
         MapBatchSucceeded,
+        MapBatchCached,
         MapBatchFailed,
         ModelNotice,
         ReduceSelection,
@@ -325,15 +351,55 @@ Event = Annotated[
     Field(discriminator="kind"),
 ]
 
+def with_cache_hits(events: Iterable[Event]) -> list[Event]:
+    """The events with every cache hit as one ``MapBatchCached``.
+
+    A ``MapBatchSucceeded(cached=True)`` (recorded before ``MapBatchCached`` existed) and the
+    ``MapBatchStarted`` of its batch before it become one ``MapBatchCached`` in the success's
+    place, carrying the start's messages; the read took from the start to the success. Every
+    other event is kept as it is and in order, so a list with no such pair comes back equal."""
+    events = list(events)
+    legacy = [i for i, e in enumerate(events) if isinstance(e, MapBatchSucceeded) and e.cached]
+    if not legacy:
+        return events
+    replaced: dict[int, Event] = {}
+    dropped: set[int] = set()
+    for i in legacy:
+        hit = events[i]
+        assert isinstance(hit, MapBatchSucceeded)
+        start = next(
+            (j for j in range(i - 1, -1, -1) if isinstance(events[j], MapBatchStarted) and events[j].batch_index == hit.batch_index),  # type: ignore[union-attr]
+            None,
+        )
+        messages = None
+        if start is not None:
+            dropped.add(start)
+            messages = events[start].messages  # type: ignore[union-attr]
+        replaced[i] = MapBatchCached(
+            at=hit.at, batch_index=hit.batch_index, answer=hit.answer, usefulness=hit.usefulness,
+            duration_s=hit.duration_s, messages=messages, raw_reply=hit.raw_reply,
+        )
+    return [replaced.get(i, e) for i, e in enumerate(events) if i not in dropped]
+
+
+EventList = Annotated[list[Event], AfterValidator(with_cache_hits)]
+"""A run's events as stored models read them: validated, each cache hit one ``MapBatchCached``."""
+
 _EVENT: TypeAdapter[Event] = TypeAdapter(Event)
-_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(list[Event])
+_EVENTS: TypeAdapter[list[Event]] = TypeAdapter(EventList)
 
 
 def event_from_json(data: str | bytes | dict) -> Event:
-    """An event back from its JSON text or dict."""
+    """An event back from its JSON text or dict (one event: a cache hit recorded as a pair is
+    read back whole by :func:`events_from_json`)."""
     if isinstance(data, dict):
         return _EVENT.validate_python(data)
     return _EVENT.validate_json(data)
+
+
+def event_to_json(event: Event) -> str:
+    """One event as JSON text (:func:`event_from_json` reads it back)."""
+    return _EVENT.dump_json(event).decode()
 
 
 def events_to_json(events: Iterable[Event]) -> str:
@@ -341,4 +407,5 @@ def events_to_json(events: Iterable[Event]) -> str:
 
 
 def events_from_json(data: str | bytes) -> list[Event]:
+    """A run's events back from the JSON text of :func:`events_to_json` (see :func:`with_cache_hits`)."""
     return _EVENTS.validate_json(data)

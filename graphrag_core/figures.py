@@ -9,8 +9,9 @@ Invariants:
 
 - the figures are read off the engine's one fold of the events (:class:`~graphrag_core.state.RunState`,
   :func:`figures_of`), so a live view, a replay and the figures cannot disagree;
-- a model call is an attempt that reached the model; a cache hit is never counted as one
-  (``calls_if_uncached = model_calls + cache_hits + rating_cache_hits``);
+- a model call is an attempt that reached the model; a cache hit (``MapBatchCached``, a rating's
+  ``cache_hits``) is never counted as one (``calls_if_uncached = model_calls + cache_hits +
+  rating_cache_hits``);
 - figures the events carry (batches, attempts, cache hits, reported token usage of every
   attempt) are counted from the events; figures only the result carries (the reduce's usage)
   come from ``RunFinished``, and for a run cut short in its reduce ``reduce_calls`` counts the
@@ -30,15 +31,12 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .citations import cited_community_ids
-from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE
+from .errors import STOPPED_MESSAGE
 from .events import Event
 from .llm.base import TokenUsage
 from .results import BatchFailure, ReduceCandidate
-from .state import RunState
-
-RunOutcome = Literal["completed", "partial", "no_results", "failed", "cancelled", "running", "interrupted"]
-"""How a run ended: a result's status, or ``failed``/``cancelled``, ``interrupted`` (its process
-ended first), or ``running`` (cut short)."""
+from .state import BatchStatus, RunState
+from .status import RunStatus
 
 
 @dataclass(frozen=True)
@@ -100,7 +98,8 @@ class RunFigures(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    outcome: RunOutcome = "running"
+    outcome: RunStatus = RunStatus.RUNNING
+    """How the run ended (``RUNNING``: it had not, when these events were folded)."""
     run_id: str | None = None
     community_level: int | Literal["leaf", "dynamic"] | None = None
     seed: int | None = None
@@ -219,7 +218,7 @@ class RunFigures(BaseModel):
 
     @property
     def stopped(self) -> bool:
-        return self.outcome == "cancelled"
+        return self.outcome is RunStatus.CANCELLED
 
 
 def figures_of(state: RunState) -> RunFigures:
@@ -236,7 +235,7 @@ def figures_of(state: RunState) -> RunFigures:
     else:  # a record made from a result alone
         community_ids, estimates = list(d.batch_community_ids), list(d.batch_token_estimates)
         failed = {f.batch_index for f in result.failed_batches}  # type: ignore[union-attr]
-        fates = ["failed" if i in failed else "done" for i, u in enumerate(d.batch_usefulness) if u is not None or i in failed]
+        fates = [BatchStatus.FAILED if i in failed else BatchStatus.DONE for i, u in enumerate(d.batch_usefulness) if u is not None or i in failed]
         cached, map_calls, hits = [], d.map_calls, d.cache_hits
     failures = [
         BatchFailure(batch_index=b.index, community_ids=b.community_ids, attempts=b.attempts, error=b.errors[-1], error_type=b.error_type)
@@ -245,20 +244,13 @@ def figures_of(state: RunState) -> RunFigures:
     ]
     if not failures and result is not None:
         failures = list(result.failed_batches)
-    completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status in ("done", "retried")]
+    completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status.succeeded]
     mean_completion = round(sum(completions) / len(completions)) if completions else 0
     selection = state.selection
     rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
     mean_rating_completion = round(rating[2].completion_tokens / rating[0]) if rating[0] else 0
-    outcome: RunOutcome = "running"
-    if result is not None:
-        outcome = result.status
-    elif state.status == "cancelled":
-        outcome = "cancelled"
-    elif state.status == "failed":
-        outcome = "interrupted" if state.error_type == INTERRUPTED_ERROR_TYPE else "failed"
     return RunFigures(
-        outcome=outcome,
+        outcome=state.status or RunStatus.RUNNING,
         run_id=state.run_id,
         community_level=state.community_level,
         seed=d.seed if d is not None else state.seed,
@@ -266,9 +258,9 @@ def figures_of(state: RunState) -> RunFigures:
         batches=len(community_ids),
         batch_community_ids=tuple(community_ids),
         batch_token_estimates=tuple(estimates),
-        succeeded_batches=sum(1 for f in fates if f in ("done", "retried")),
-        failed_batches=fates.count("failed"),
-        cancelled_batches=fates.count("cancelled"),
+        succeeded_batches=sum(1 for f in fates if f.succeeded),
+        failed_batches=fates.count(BatchStatus.FAILED),
+        cancelled_batches=fates.count(BatchStatus.CANCELLED),
         retried_batches=sum(1 for b in batches if b.attempts > 1),
         failures=tuple(failures),
         map_calls=map_calls,
@@ -284,7 +276,7 @@ def figures_of(state: RunState) -> RunFigures:
         candidates=tuple(state.candidates),
         reduce_prompt_tokens=d.reduce_prompt_tokens if d is not None else state.reduce_prompt_tokens,
         communities_behind=tuple(result.community_ids) if result is not None else (),
-        communities_cited=tuple(cited_community_ids(result.answer)) if result is not None and result.status != "no_results" else (),
+        communities_cited=tuple(cited_community_ids(result.answer)) if result is not None and result.status != RunStatus.NO_RESULTS else (),
         unsupported_citations=d.unsupported_citation_count if d is not None else 0,
         duration_s=float(d.duration_s if d is not None else state.elapsed_s),
         error=state.error,
@@ -297,4 +289,4 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
     return figures_of(RunState.replay(events))
 
 
-__all__ = ["STOPPED_MESSAGE", "Price", "RunFigures", "RunOutcome", "RunSpend", "figures_of", "money", "run_figures", "spend_line"]
+__all__ = ["STOPPED_MESSAGE", "Price", "RunFigures", "RunSpend", "figures_of", "money", "run_figures", "spend_line"]

@@ -2,7 +2,7 @@
 
 ==============================  ===========================================================
 ``GRAPHRAG_EXPLORER_DB``        the run history (SQLite); default:
-                                :func:`graphrag_core.history.default_store_path`
+                                :func:`graphrag_core.history.store.default_store_path`
 ``GRAPHRAG_EXPLORER_CACHE``     the SQLite map cache; default: ``map-cache.sqlite3`` beside
                                 the run history; ``off`` (or none, 0, false, no) turns it off
 ==============================  ===========================================================
@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .history import default_store_path
+from .history.store import default_store_path
 
 ENV_DB = "GRAPHRAG_EXPLORER_DB"
 ENV_CACHE = "GRAPHRAG_EXPLORER_CACHE"

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
 from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyTooLongError, describe_error
-from .events import MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
+from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
 from .parsing import parse_map_output, quote_reply
 from .pool import run_pool
@@ -336,6 +336,7 @@ class _MapRun:
     async def _from_cache(self, index: int, key: str, request: ChatRequest) -> bool:
         """Answer batch ``index`` from the cache; False when it holds no usable reply."""
         assert self.cache is not None
+        started = self.clock()
         text = await asyncio.to_thread(self.cache.get, key)
         if text is None:
             return False
@@ -344,13 +345,12 @@ class _MapRun:
         except ModelOutputError:
             return False  # an entry written by an older, laxer version: ask the model again
         self.hits += 1
-        at = self.clock()
-        self.emit(MapBatchStarted(at=at, batch_index=index, attempt=1, messages=request.messages))
         self._accept(index, output.answer, output.usefulness)
+        at = self.clock()
         self.emit(
-            MapBatchSucceeded(
-                at=self.clock(), batch_index=index, answer=output.answer, usefulness=output.usefulness,
-                attempt=1, duration_s=self.clock() - at, cached=True, raw_reply=text,
+            MapBatchCached(
+                at=at, batch_index=index, answer=output.answer, usefulness=output.usefulness,
+                duration_s=at - started, messages=request.messages, raw_reply=text,
             )
         )
         return True

@@ -1,4 +1,5 @@
-"""A stored run as a readable Markdown report (:func:`record_to_markdown`).
+"""A stored run as readable text: the Markdown report (:func:`record_to_markdown`) and the
+one line of its settings (:func:`settings_text`). Pure: no store, no front end.
 
 Every figure comes from the run's :class:`~graphrag_core.figures.RunFigures`, so a completed,
 failed or stopped run reports the same rows; sections with nothing to show say so instead of
@@ -10,14 +11,39 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING
 
+from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
+from .levels import Level, level_text
+from .request import GlobalSearchRequest
 from .results import ReduceCandidate
+from .status import RunStatus
 
 if TYPE_CHECKING:
+    from .history.records import RunRecord
     from .state import RunState
-    from .history import RunRecord
 
 EXCERPT_CHARS = 160
 """A reduce candidate's answer is cut to this many characters in the report's table."""
+
+
+def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, level: Level | None = None) -> str:
+    """What tells two runs of one question apart: the level (``dynamic`` for a run whose
+    communities the model selected), map and reduce budgets, seed and the reduce strategy, plus
+    claims or excerpts left out, e.g. ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``.
+    ``level`` stands in for the request's when there is no request (a summary built by hand)."""
+    if request is None:
+        return f"level {level} · seed {seed}"
+    parts = [
+        "dynamic" if request.dynamic else f"level {level_text(request.community_level)}",
+        f"map {request.map_token_budget:,}",
+        f"reduce {request.reduce_token_budget:,}",
+        f"seed {seed if seed is not None else request.seed}",
+        request.reduce_strategy,
+    ]
+    if not request.include_claims:
+        parts.append("no claims")
+    if not request.include_sources:
+        parts.append("no excerpts")
+    return " · ".join(parts)
 
 
 def markdown_cell(value: object) -> str:
@@ -82,8 +108,6 @@ def _selection_markdown(state: RunState) -> list[str]:
 def _community_sets_markdown(record: RunRecord, *, index_ids: Collection[str] | None) -> list[str]:
     """The three community sets (cited, behind, read but unused with best score), each cited id
     checked: an unsupported citation is flagged in the cited table and counted."""
-    from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
-
     sets = community_sets(record.result, index_ids=index_ids) if record.result is not None else None
     if sets is None:
         return [f"## Communities {heading}\n\n_None: the run produced no answer._\n" for heading in _SET_HEADINGS.values()]
@@ -161,9 +185,7 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
         ]
     lines += markdown_table(["setting", "value"], settings) + [""]
 
-    from .history import status_word  # the one word for a stored status ("stopped", not "cancelled")
-
-    lines += ["## Status", "", f"**{status_word(record.status)}** in {record.duration_s:.2f} s", ""]
+    lines += ["## Status", "", f"**{RunStatus(record.status).word}** in {record.duration_s:.2f} s", ""]
     if record.error:
         lines += [f"Error: {record.error}", ""]
 
@@ -222,4 +244,4 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     return "\n".join(lines)
 
 
-__all__ = ["markdown_cell", "markdown_table", "record_to_markdown"]
+__all__ = ["markdown_cell", "markdown_table", "record_to_markdown", "settings_text"]

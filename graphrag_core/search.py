@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
-from .errors import STOPPED_MESSAGE
 from .events import (
     BatchesPlanned,
     Event,
@@ -54,9 +53,10 @@ from .parsing import AnswerStream, parse_reduce_output
 from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
 from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest
-from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult, Status
+from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
+from .status import RunStatus
 from .tokens import Tokenizer, tokenizer_for
 
 if TYPE_CHECKING:
@@ -145,7 +145,7 @@ class _Steps:
 
     def finish(
         self,
-        status: Status,
+        status: RunStatus,
         answer: str,
         *,
         mapped: MapPhaseResult | None = None,
@@ -305,27 +305,24 @@ class _Steps:
     async def run(self) -> GlobalSearchResult:
         await self.plan()
         if not self.batches:
-            return self.finish("no_results", NO_RESULTS_ANSWER)
+            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER)
         mapped = await self.map()
         plan = self.select(mapped)
         if not plan.selected:
-            return self.finish("no_results", NO_RESULTS_ANSWER, mapped=mapped, plan=plan)
+            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER, mapped=mapped, plan=plan)
         answer, attempts = await self.reduce(plan)
         return self.finish(
-            "partial" if mapped.failures or (self.selection is not None and self.selection.failed_count) else "completed", answer,
+            RunStatus.PARTIAL if mapped.failures or (self.selection is not None and self.selection.failed_count) else RunStatus.COMPLETED, answer,
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage,
         )
 
 
 def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
     """``RunFailed`` with the figures of what the run did and spent before it ended."""
-    cancelled = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
-    if cancelled:
-        error, error_type = STOPPED_MESSAGE, "RunCancelled"
-    else:
-        message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
-        error, error_type = message or type(exc).__name__, type(exc).__name__
-    return state.failure(at=at, error=error, error_type=error_type, cancelled=cancelled)
+    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
+        return state.stopped(at=at)
+    message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
+    return state.failure(at=at, error=message or type(exc).__name__, error_type=type(exc).__name__)
 
 
 async def _run(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Literal
 
 from .events import (
@@ -18,6 +19,7 @@ from .events import (
     CommunityRated,
     Event,
     HierarchyNode,
+    MapBatchCached,
     MapBatchFailed,
     MapBatchRetried,
     MapBatchStarted,
@@ -35,18 +37,51 @@ from .events import (
     SelectionRound,
     SelectionStarted,
     SummariesSelected,
+    with_cache_hits,
 )
+from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE, RunCancelled
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
+from .status import RunStatus
 
 _SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated)
 """The events that report an attempt's token usage (a failed attempt's tokens were spent too)."""
 
-BatchStatus = Literal["pending", "running", "done", "retried", "failed", "cancelled"]
-LiveStatus = Literal["idle", "running", "finished", "failed", "cancelled"]
-"""Where a run being folded stands; how a run *ended* (a result's status, or failed/cancelled)
-is :data:`graphrag_core.figures.RunOutcome`."""
+class BatchStatus(StrEnum):
+    """Where one map batch stands in a run's fold."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    """Answered on the first attempt, by the model or the map cache."""
+    RETRIED = "retried"
+    """Answered after a failed attempt."""
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    """Still running when the run was stopped."""
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the batch has its answer (``DONE`` or ``RETRIED``)."""
+        return self in (BatchStatus.DONE, BatchStatus.RETRIED)
+
+    @property
+    def finished(self) -> bool:
+        return self not in (BatchStatus.PENDING, BatchStatus.RUNNING)
+
+
+class CallOutcome(StrEnum):
+    """How one call of a map batch (or the reduce) went, as far as the events tell."""
+
+    PENDING = "pending"
+    """No attempt yet (a batch's record before its first call)."""
+    RUNNING = "running"
+    OK = "ok"
+    ERROR = "error"
+    CACHED = "cached"
+    """The map cache answered: no call reached the model."""
+    CANCELLED = "cancelled"
 
 
 @dataclass
@@ -57,7 +92,7 @@ class CallSpan:
     attempt: int
     start: float
     end: float | None = None
-    outcome: Literal["running", "ok", "error", "cached", "cancelled"] = "running"
+    outcome: CallOutcome = CallOutcome.RUNNING
 
 
 @dataclass
@@ -65,7 +100,7 @@ class BatchState:
     index: int
     community_ids: tuple[str, ...]
     token_estimate: int
-    status: BatchStatus = "pending"
+    status: BatchStatus = BatchStatus.PENDING
     attempts: int = 0
     usefulness: float | None = None
     answer: str | None = None
@@ -73,13 +108,14 @@ class BatchState:
     error_type: str | None = None
     """Set when the batch failed every attempt (``MapBatchFailed``); its last error is ``errors[-1]``."""
     cached: bool = False
+    """Answered from the map cache (``MapBatchCached``): no model call, no tokens."""
     duration_s: float | None = None
     usage: TokenUsage | None = None
     """The succeeding attempt's reported usage (a cached answer has none)."""
 
     @property
     def finished(self) -> bool:
-        return self.status in ("done", "retried", "failed", "cancelled")
+        return self.status.finished
 
 
 WalkFate = Literal["queued", "kept", "pruned", "superseded", "skipped", "failed", "unreached"]
@@ -167,7 +203,9 @@ class RunState:
     seed: int | None = None
     model: str | None = None
     tokenizer: str | None = None
-    status: LiveStatus = "idle"
+    status: RunStatus | None = None
+    """``None`` before ``RunStarted``, then ``RUNNING``; once the run ended, its result's status
+    (``RunFinished``), or ``CANCELLED``, ``INTERRUPTED`` or ``FAILED`` (``RunFailed``)."""
     phase: Literal["idle", "selecting", "map", "reduce", "done"] = "idle"
     community_level: int | Literal["leaf", "dynamic"] | None = None
     """The request's level, then the level the summaries were selected at (``dynamic`` too)."""
@@ -192,7 +230,7 @@ class RunState:
     """Every token reported by the run's model calls so far (rating, map and reduce), failed
     attempts included; the result's total once it finished, the ``RunFailed`` figure once it failed."""
     map_calls: int = 0
-    """Map attempts that reached the model so far (cache hits excluded)."""
+    """Map attempts that reached the model so far (a cache hit is no attempt: ``MapBatchCached``)."""
     reduce_calls: int = 0
     """Reduce attempts started so far."""
     result: GlobalSearchResult | None = None
@@ -203,8 +241,10 @@ class RunState:
 
     @classmethod
     def replay(cls, events: Iterable[Event]) -> "RunState":
+        """The state of a whole event list, stored or live (a cache hit recorded the old way, as
+        a start and a cached success, is read as the ``MapBatchCached`` it stands for)."""
         state = cls()
-        for event in events:
+        for event in with_cache_hits(events):
             state.apply(event)
         return state
 
@@ -220,7 +260,7 @@ class RunState:
     @property
     def progress(self) -> float:
         """Share of the work done, 0-1: map batches, with the reduce as the last step."""
-        if self.status in ("finished",):
+        if self.result is not None:
             return 1.0
         if not self.batches:
             return 0.0
@@ -232,14 +272,15 @@ class RunState:
                 return span
         return None
 
-    def _close_call(self, index: int, at: float, outcome: Literal["ok", "error", "cached", "cancelled"]) -> None:
+    def _close_call(self, index: int, at: float, outcome: CallOutcome) -> None:
         span = self._open_call(index)
         if span is not None:
             span.end = at
             span.outcome = outcome
 
     def failure(self, *, at: float, error: str, error_type: str, cancelled: bool = False) -> RunFailed:
-        """The ``RunFailed`` that ends this run now, with the figures of what it did and spent."""
+        """The ``RunFailed`` that ends this run now, with the figures of what it did and spent
+        (:meth:`stopped` for a run its user stopped)."""
         return RunFailed(
             at=at,
             error=error,
@@ -247,9 +288,14 @@ class RunState:
             cancelled=cancelled,
             usage=self.usage,
             model_calls=self.model_calls,
-            batches_done=sum(1 for b in self.batches if b.status in ("done", "retried")),
-            batches_failed=sum(1 for b in self.batches if b.status == "failed"),
+            batches_done=sum(1 for b in self.batches if b.status.succeeded),
+            batches_failed=sum(1 for b in self.batches if b.status is BatchStatus.FAILED),
         )
+
+    def stopped(self, *, at: float) -> RunFailed:
+        """The ``RunFailed`` that ends this run now because its user stopped it: the one spelling
+        of a stopped run (``cancelled``, error type :class:`~graphrag_core.errors.RunCancelled`)."""
+        return self.failure(at=at, error=STOPPED_MESSAGE, error_type=RunCancelled.__name__, cancelled=True)
 
     def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns self so folds chain."""
@@ -263,7 +309,7 @@ class RunState:
                 self.run_id, self.request, self.seed = event.run_id, event.request, event.seed
                 self.community_level = event.request.community_level
                 self.model, self.tokenizer = event.model, event.tokenizer
-                self.status, self.phase = "running", "selecting"
+                self.status, self.phase = RunStatus.RUNNING, "selecting"
             case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
                 self.selection.apply(event)
             case SummariesSelected():
@@ -277,29 +323,32 @@ class RunState:
                 batch = self.batches[event.batch_index]
                 batch.attempts = max(batch.attempts, event.attempt)
                 self.map_calls += 1
-                if batch.status == "pending":
-                    batch.status = "running"
+                if batch.status is BatchStatus.PENDING:
+                    batch.status = BatchStatus.RUNNING
                 self.calls.append(CallSpan(event.batch_index, event.attempt, event.at))
             case MapBatchRetried():
                 batch = self.batches[event.batch_index]
                 batch.errors.append(event.error)
-                batch.status = "running"
-                self._close_call(event.batch_index, _call_end(event), "error")
+                batch.status = BatchStatus.RUNNING
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
+            case MapBatchCached():
+                batch = self.batches[event.batch_index]
+                batch.status, batch.attempts, batch.cached = BatchStatus.DONE, 1, True
+                batch.usefulness, batch.answer, batch.duration_s = event.usefulness, event.answer, event.duration_s
+                self.calls.append(CallSpan(event.batch_index, 1, event.at - event.duration_s, event.at, CallOutcome.CACHED))
             case MapBatchSucceeded():
                 batch = self.batches[event.batch_index]
-                batch.status = "retried" if event.attempt > 1 else "done"
+                batch.status = BatchStatus.RETRIED if event.attempt > 1 else BatchStatus.DONE
                 batch.usefulness, batch.answer = event.usefulness, event.answer
-                batch.cached, batch.duration_s, batch.usage = event.cached, event.duration_s, event.usage
-                if event.cached:
-                    self.map_calls -= 1  # its start (emitted just before) was a cache read, not a call
-                self._close_call(event.batch_index, _call_end(event), "cached" if event.cached else "ok")
+                batch.duration_s, batch.usage = event.duration_s, event.usage
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.OK)
             case MapBatchFailed():
                 batch = self.batches[event.batch_index]
-                batch.status, batch.error_type = "failed", event.error_type
+                batch.status, batch.error_type = BatchStatus.FAILED, event.error_type
                 batch.attempts = event.attempts
                 if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
                     batch.errors.append(event.error)
-                self._close_call(event.batch_index, _call_end(event), "error")
+                self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
             case ReduceSelection():
                 self.candidates = list(event.candidates)
                 self.reduce_prompt_budget, self.reduce_strategy = event.reduce_prompt_budget, event.strategy
@@ -322,18 +371,23 @@ class RunState:
                 self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
                 self.summary_count = event.result.diagnostics.summary_count
                 self.community_level = event.result.diagnostics.community_level
-                self.status, self.phase = "finished", "done"
+                self.status, self.phase = RunStatus(event.result.status), "done"
                 if not self.candidates:
                     self.candidates = list(event.result.reduce_candidates)
             case RunFailed():
                 # calls still in flight end here; their batches never finished
                 for span in self.calls:
                     if span.end is None:
-                        span.end, span.outcome = event.at, "cancelled" if event.cancelled else "error"
+                        span.end, span.outcome = event.at, CallOutcome.CANCELLED if event.cancelled else CallOutcome.ERROR
                 for batch in self.batches:
-                    if batch.status == "running":
-                        batch.status = "cancelled" if event.cancelled else "failed"
-                self.status = "cancelled" if event.cancelled else "failed"
+                    if batch.status is BatchStatus.RUNNING:
+                        batch.status = BatchStatus.CANCELLED if event.cancelled else BatchStatus.FAILED
+                if event.cancelled:
+                    self.status = RunStatus.CANCELLED
+                elif event.error_type == INTERRUPTED_ERROR_TYPE:
+                    self.status = RunStatus.INTERRUPTED
+                else:
+                    self.status = RunStatus.FAILED
                 self.error, self.error_type = event.error, event.error_type
                 if event.usage is not None:  # the engine's own count of what the run spent
                     self.usage = event.usage

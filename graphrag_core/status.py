@@ -35,6 +35,12 @@ class RunStatus(StrEnum):
         return self is not RunStatus.RUNNING
 
     @property
+    def finished(self) -> bool:
+        """Whether a run with this status ended with a result (``COMPLETED``, ``PARTIAL``,
+        ``NO_RESULTS``): the statuses a ``RunFinished`` event carries."""
+        return self in (RunStatus.COMPLETED, RunStatus.PARTIAL, RunStatus.NO_RESULTS)
+
+    @property
     def answered(self) -> bool:
         """Whether a run with this status has an answer from the reduce (``PARTIAL`` included)."""
         return self in (RunStatus.COMPLETED, RunStatus.PARTIAL)

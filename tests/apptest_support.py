@@ -65,5 +65,5 @@ def stored_run(db: Path, *, index_name: str = "jargon", question: str = QUESTION
     index = load_index(sample_path(index_name))
     request = GlobalSearchRequest(query=question, seed=7, community_level=level)
     handle, state = run_blocking(index, request, OfflineChatModel(), store_path=db, index_name=index_name, timeout=TIMEOUT)
-    assert state.status == "finished", state.error
+    assert state.status is not None and state.status.finished, state.error
     return handle.run_id

@@ -14,6 +14,7 @@ from graphrag_core.llm.factory import build_chat_model
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
 from graphrag_core.history import RunRecord, RunStore
+from graphrag_core.report import record_to_markdown
 
 from .factories import small_index
 from .openai_server import Reply, Server, completion_body
@@ -69,7 +70,7 @@ def test_an_echoed_key_is_redacted_in_events_result_and_history(two_servers: tup
     store = RunStore(tmp_path / "runs.sqlite3")
     record = RunRecord.from_events(events, index_name="small")
     store.save(record)
-    for text in (result.model_dump_json(), *(e.model_dump_json() for e in events), store.export_json(record.run_id), store.export_markdown(record.run_id)):
+    for text in (result.model_dump_json(), *(e.model_dump_json() for e in events), store.export_json(record.run_id), record_to_markdown(store.get(record.run_id))):
         assert SECRET not in text
 
 

@@ -40,7 +40,8 @@ from ..search import plan_batches, retrieve_global
 from .claims import extract_claims
 from .conditions import Condition
 from .judge import is_heuristic, judge_pair, judge_request_count
-from .keys import answer_key, claims_key, experiment_id, index_fingerprint
+from ..index.fingerprint import index_fingerprint
+from .keys import answer_key, claims_key, experiment_id
 from .questions import EvalQuestion
 from .results import AnswerCost, AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord
 from .spec import ExperimentSpec, JudgmentJob

@@ -13,20 +13,10 @@ import hashlib
 import json
 
 from ..llm.base import model_identity
-from ..models import Index
 from ..request import GlobalSearchRequest
 from .spec import ExperimentSpec
 
 EXPERIMENT_ID_CHARS = 16
-
-
-def index_fingerprint(index: Index) -> str:
-    """sha256 over the communities (id, level, parent, summary) and the claims' count."""
-    digest = hashlib.sha256()
-    for c in index.communities:
-        digest.update(f"{c.id}\x00{c.level}\x00{c.parent_id}\x00{c.summary}\x00".encode())
-    digest.update(str(len(index.claims)).encode())
-    return digest.hexdigest()
 
 
 def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest) -> str:
@@ -47,4 +37,4 @@ def experiment_id(spec: ExperimentSpec, fingerprint: str, model: object, judge: 
     return hashlib.sha256(text.encode()).hexdigest()[:EXPERIMENT_ID_CHARS]
 
 
-__all__ = ["answer_key", "claims_key", "experiment_id", "index_fingerprint"]
+__all__ = ["answer_key", "claims_key", "experiment_id"]

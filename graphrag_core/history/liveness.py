@@ -12,6 +12,8 @@ import socket
 from datetime import datetime, timedelta, timezone
 
 from ..state import RunState
+from ..status import RunStatus
+
 
 def _process_start(pid: int) -> str:
     """The start time of a process (Linux ``/proc``), so a reused pid is not taken for it; ''
@@ -52,10 +54,11 @@ def writer_alive(token: str, *, last_event_at: datetime | None = None) -> bool:
     return not start or _process_start(pid) in ("", start)
 
 
-def live_status(status: str, writer: object, created_at: object = None, duration_s: object = None) -> str:
-    """A stored ``running`` status, or ``interrupted`` when its writer process is gone."""
-    if status != "running" or not isinstance(writer, str) or not writer:
-        return status
+def live_status(status: str, writer: object, created_at: object = None, duration_s: object = None) -> RunStatus:
+    """A stored status; ``running`` becomes ``interrupted`` when its writer process is gone."""
+    stored = RunStatus(status)
+    if stored is not RunStatus.RUNNING or not isinstance(writer, str) or not writer:
+        return stored
     last_event_at = None
     if isinstance(created_at, str) and isinstance(duration_s, (int, float)):
         try:
@@ -64,10 +67,11 @@ def live_status(status: str, writer: object, created_at: object = None, duration
             started = None
         if started is not None and started.tzinfo is not None:
             last_event_at = started + timedelta(seconds=float(duration_s))
-    return status if writer_alive(writer, last_event_at=last_event_at) else "interrupted"
+    return stored if writer_alive(writer, last_event_at=last_event_at) else RunStatus.INTERRUPTED
 
 
 def interrupted_message(state: RunState) -> str:
+    """The error of an interrupted run's closing ``RunFailed``: how far its map got."""
     done, total = state.finished_batches, len(state.batches)
     return f"The run was interrupted: its process ended before it finished ({done} of {total} map batches were done)."
 

@@ -1,17 +1,21 @@
 """Recording a run while it streams, so a killed process leaves it in the history.
 
-A :class:`RunRecorder` receives a run's events as they happen and writes the run to a
-:class:`~graphrag_core.store.RunStore`: as soon as ``RunStarted`` arrives, then at most every
-``interval`` seconds (writes are batched; a run of a thousand batches makes a few dozen writes,
-not a thousand), and once more at its end.
+A :class:`RunRecorder` receives a run's events as they happen, folds each into a
+:class:`~graphrag_core.state.RunState` (once), and writes the run to a
+:class:`~graphrag_core.history.store.RunStore`: as soon as ``RunStarted`` arrives, then at most
+every ``interval`` seconds, and once more at its end. Each write appends the events not written
+yet and updates the run's row (status, figures, result) from the folded state, so a run of a
+thousand batches makes a few dozen small writes, none of which rewrites what came before.
 
 Invariants:
 - after the first event, the store holds the run; until the run ends it is stored as
   ``running`` with this process as its writer, and reads of it after this process died say
   ``interrupted`` (see ``RunStore``), with every event written so far, redrawable like any run;
-- the final write holds every event, and ``close(interrupted=True)`` stores ``interrupted``;
+- after the final write the store holds every event, and ``close(interrupted=True)`` stores
+  ``interrupted``;
 - ``created_at`` is fixed at the first write, so the run keeps its place in the history;
-- a failed write never stops the run: it is kept in ``save_error`` and tried again later.
+- a failed write never stops the run: it is kept in ``save_error`` and tried again later (the
+  events it did not write are written by the next one).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..events import Event, RunFailed, RunFinished, RunStarted
-from .records import RunRecord, utc_now_iso
+from ..state import RunState
+from ..status import RunStatus
+from .records import RunSummary, utc_now_iso
 from .store import RunStore, StoreError
 
 FLUSH_INTERVAL_S = 1.0
@@ -48,7 +54,9 @@ class RunRecorder:
         self.index_name, self.index_path, self.label = index_name, index_path, label
         self.interval = interval
         self._clock = clock
-        self.events: list[Event] = []
+        self._state = RunState()
+        self.events: list[Event] = self._state.events
+        """Every event so far, in order (the folded state's own list)."""
         self.created_at: str | None = None
         self.save_error: str | None = None
         self.saved_run_id: str | None = None
@@ -63,14 +71,14 @@ class RunRecorder:
 
     def __call__(self, event: Event) -> None:
         """Add an event; write now when it starts or ends the run, or when a write is due."""
-        self.events.append(event)
+        self._state.apply(event)
         if isinstance(event, (RunStarted, RunFinished, RunFailed)):
             self.flush()
         elif self._last_write is not None and self._clock() - self._last_write >= self.interval:
             self.flush()
 
     def flush(self, *, interrupted: bool = False) -> None:
-        """Write the run with every event so far (nothing before ``RunStarted``)."""
+        """Write the events not written yet and the run's row (nothing before ``RunStarted``)."""
         if self._store_arg is None or not self.events or not isinstance(self.events[0], RunStarted):
             return
         if self._written == len(self.events) and not interrupted:
@@ -79,16 +87,16 @@ class RunRecorder:
         try:
             if self._store is None:
                 self._store = RunStore(self._store_arg)  # type: ignore[arg-type]
-            record = RunRecord.from_events(
-                self.events, index_name=self.index_name, index_path=self.index_path, label=self.label, created_at=self.created_at
+            summary = RunSummary.of_state(
+                self._state, index_name=self.index_name, index_path=self.index_path, label=self.label, created_at=self.created_at
             )
-            if interrupted and record.status == "running":
-                record = record.model_copy(update={"status": "interrupted"})
-            self._store.save(record)
+            if interrupted and summary.status == RunStatus.RUNNING:
+                summary = summary.model_copy(update={"status": RunStatus.INTERRUPTED})
+            self._store.append(summary, self.events, since=self._written, result=self._state.result)
         except (StoreError, OSError, ValueError, sqlite3.Error) as exc:
             self.save_error = f"The run could not be saved to {self.store_path}: {type(exc).__name__}: {exc}"
         else:
-            self.save_error, self.saved_run_id = None, record.run_id
+            self.save_error, self.saved_run_id = None, summary.run_id
             self._written = len(self.events)
         self._last_write = self._clock()
 

@@ -1,5 +1,5 @@
-"""A stored run, whole (:class:`RunRecord`) and as one line of a list (:class:`RunSummary`), and
-the words lists show for them. Pure models: no SQLite here."""
+"""A stored run, whole (:class:`RunRecord`) and as one line of a list (:class:`RunSummary`).
+Pure models: no SQLite and no display text here (the front ends name runs their own way)."""
 
 from __future__ import annotations
 
@@ -7,37 +7,30 @@ import os
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from functools import cached_property
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import INTERRUPTED_ERROR_TYPE
-from ..events import Event, RunFailed, RunFinished, RunStarted
-from ..figures import RunFigures, RunOutcome, figures_of, run_figures
+from ..events import Event, EventList, RunFailed, RunFinished, RunStarted
+from ..figures import RunFigures, figures_of, run_figures
+from ..levels import Level
 from ..request import GlobalSearchRequest
 from ..results import GlobalSearchResult
 from ..state import RunState
+from ..status import RunStatus
 from .liveness import interrupted_message
 
-RunStatus = RunOutcome
-"""The status of a stored run: a result's status, or how an unfinished run ended.
-``interrupted``: its process ended (killed, Ctrl-C) before the run did."""
 
 def utc_now_iso() -> str:
     """The current time as an ISO 8601 UTC string with seconds precision and a ``Z``-free offset."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def level_text(level: int | str) -> str:
-    return str(level)
-
-
-def level_value(text: str) -> int | Literal["leaf", "dynamic"]:
-    return text if text in ("leaf", "dynamic") else int(text)  # type: ignore[return-value]
-
-
 class RunSummary(BaseModel):
-    """One line of the run history: what a list shows, without the events or the result."""
+    """One line of the run history: what a list shows, without the events or the result.
+
+    The figures (``batch_count``, ``failed_batch_count``, ``selected_answer_count``,
+    ``duration_s``) are those of :class:`~graphrag_core.figures.RunFigures` for the run's events."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -46,7 +39,7 @@ class RunSummary(BaseModel):
     index_name: str
     query: str
     status: RunStatus
-    community_level: int | Literal["leaf", "dynamic"]
+    community_level: Level
     seed: int | None
     model: str
     duration_s: float
@@ -56,56 +49,50 @@ class RunSummary(BaseModel):
     label: str = ""
     request: GlobalSearchRequest | None = None
     """The run's settings (None only for a summary built by hand)."""
+    index_path: str | None = None
+    error: str | None = None
 
-
-STATUS_WORDS: dict[str, str] = {"cancelled": "stopped"}
-"""How a stored status reads: a run the user stopped is stored as ``cancelled`` (old records
-keep reading) and shown as "stopped" everywhere."""
-
-
-def status_word(status: str) -> str:
-    """The word shown for a stored run status (``cancelled`` -> ``stopped``)."""
-    return STATUS_WORDS.get(status, status)
-
-
-def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, level: int | str | None = None) -> str:
-    """What tells two runs of one question apart: level, map and reduce budgets, seed and the
-    reduce selection, plus claims or excerpts left out, e.g.
-    ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``."""
-    if request is None:
-        return f"level {level} · seed {seed}"
-    parts = [
-        f"level {request.community_level}",
-        f"map {request.map_token_budget:,}",
-        f"reduce {request.reduce_token_budget:,}",
-        f"seed {seed if seed is not None else request.seed}",
-        str(getattr(request, "selection", None) or request.reduce_strategy),
-    ]
-    if not request.include_claims:
-        parts.append("no claims")
-    if not request.include_sources:
-        parts.append("no excerpts")
-    return " · ".join(parts)
-
-
-def run_label(run: "RunSummary | RunRecord", *, query_chars: int = 60) -> str:
-    """The one label of a run in every list (Compare, History, Recent runs, ``runs list``):
-    ``id · when · index · question · settings · status [label]``."""
-    query = run.query if len(run.query) <= query_chars else run.query[: query_chars - 1] + "…"
-    when = run.created_at.replace("T", " ")[:16]
-    level = run.request.community_level if run.request is not None else getattr(run, "community_level", None)
-    tag = f" [{run.label[:30]}]" if run.label else ""
-    return (
-        f"{run.run_id[:8]} · {when} · {run.index_name} · {query} · "
-        f"{settings_text(run.request, seed=run.seed, level=level)} · {status_word(run.status)}{tag}"
-    )
+    @classmethod
+    def of_state(
+        cls,
+        state: RunState,
+        *,
+        index_name: str,
+        index_path: str | os.PathLike[str] | None = None,
+        label: str = "",
+        created_at: str,
+    ) -> "RunSummary":
+        """The summary of the run ``state`` has folded so far (it must have seen ``RunStarted``)."""
+        if state.request is None or state.run_id is None:
+            raise ValueError("A run summary needs the run's events, starting with run_started.")
+        figures = figures_of(state)
+        return cls(
+            run_id=state.run_id,
+            created_at=created_at,
+            index_name=index_name,
+            index_path=None if index_path is None else os.fspath(index_path),
+            query=state.request.query,
+            status=figures.outcome,
+            community_level=state.request.reported_level,
+            seed=state.seed,
+            model=state.model or "",
+            duration_s=figures.duration_s,
+            batch_count=figures.batches,
+            failed_batch_count=figures.failed_batches,
+            selected_answer_count=figures.selected_answers if state.result is not None else 0,
+            label=label,
+            request=state.request,
+            error=state.error,
+        )
 
 
 class RunRecord(BaseModel):
     """One run as stored: its request, every event it emitted, and its result when it finished.
 
     ``model`` is the model's identity string (never a secret). ``status`` is the result's status
-    for a finished run, else ``failed``, ``cancelled`` or ``running`` (an event list cut short).
+    for a finished run, else ``failed``, ``cancelled``, ``interrupted`` or ``running`` (an event
+    list cut short). ``events`` read from JSON hold each cache hit as one ``MapBatchCached``
+    (see :mod:`graphrag_core.events`).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -121,7 +108,7 @@ class RunRecord(BaseModel):
     status: RunStatus
     duration_s: float = 0.0
     error: str | None = None
-    events: list[Event] = Field(default_factory=list)
+    events: EventList = Field(default_factory=list)
     result: GlobalSearchResult | None = None
     label: str = ""
 
@@ -144,20 +131,20 @@ class RunRecord(BaseModel):
         if not events or not isinstance(events[0], RunStarted):
             raise ValueError("A run record needs the run's events, starting with run_started.")
         state = RunState.replay(events)
-        assert state.request is not None and state.run_id is not None  # set by RunStarted
-        figures = figures_of(state)
+        summary = RunSummary.of_state(state, index_name=index_name, index_path=index_path, label=label, created_at=created_at or utc_now_iso())
+        assert summary.request is not None  # set by RunStarted
         return cls(
-            run_id=state.run_id,
-            created_at=created_at or utc_now_iso(),
+            run_id=summary.run_id,
+            created_at=summary.created_at,
             index_name=index_name,
-            index_path=None if index_path is None else os.fspath(index_path),
-            query=state.request.query,
-            request=state.request,
-            model=state.model or "",
-            seed=state.seed,
-            status=figures.outcome,
-            duration_s=figures.duration_s,
-            error=state.error,
+            index_path=summary.index_path,
+            query=summary.query,
+            request=summary.request,
+            model=summary.model,
+            seed=summary.seed,
+            status=summary.status,
+            duration_s=summary.duration_s,
+            error=summary.error,
             events=events,
             result=state.result,
             label=label,
@@ -170,7 +157,7 @@ class RunRecord(BaseModel):
         if not self.events:
             return [RunFinished(result=self.result)] if self.result is not None else []
         events = list(self.events)
-        if self.status == "interrupted" and not isinstance(events[-1], (RunFinished, RunFailed)):
+        if self.status == RunStatus.INTERRUPTED and not isinstance(events[-1], (RunFinished, RunFailed)):
             state = RunState.replay(events)
             events.append(state.failure(at=events[-1].at, error=interrupted_message(state), error_type=INTERRUPTED_ERROR_TYPE))
         return events
@@ -212,7 +199,9 @@ class RunRecord(BaseModel):
             selected_answer_count=self.selected_answer_count,
             request=self.request,
             label=self.label,
+            index_path=self.index_path,
+            error=self.error,
         )
 
 
-__all__ = ["RunRecord", "RunStatus", "RunSummary", "level_text", "level_value", "run_label", "settings_text", "status_word", "STATUS_WORDS", "utc_now_iso"]
+__all__ = ["RunRecord", "RunSummary", "utc_now_iso"]

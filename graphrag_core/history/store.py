@@ -1,21 +1,25 @@
 """Run history in SQLite: every run's request, events and result, so it can be listed, replayed,
 compared and exported with no model.
 
-One file holds the history (``default_store_path()``: ``$XDG_DATA_HOME`` or
+One file holds the history (``default_store_path(environ)``: ``$XDG_DATA_HOME`` or
 ``~/.local/share``, then ``graphrag-explorer/runs.sqlite3``). The database runs in WAL mode and
 every operation opens and closes its own connection, so Streamlit reruns on other threads and
-several processes may share one file.
+several processes may share one file. Its schema is :mod:`.migrations`'; opening a file brings
+it to :data:`SCHEMA_VERSION` and refuses a newer one.
 
 Invariants:
 
-- a run is stored under its ``run_id``; ``save`` replaces an earlier record with the same id;
-- the events are stored as the JSON text of ``events_to_json``, so ``get`` returns a record
-  whose ``events`` replay (``RunState.replay``) to the same state as before it was saved;
+- a run is one row of ``runs`` (its summary columns, request and result) and its events, one
+  row each of ``run_events``, numbered from 0 in the order they happened;
+- ``get`` returns a record whose ``events`` replay (``RunState.replay``) to the same state as
+  the events saved or appended;
+- ``save`` writes a whole record (replacing one with the same ``run_id``, events included);
+  ``append`` writes a run's row and only the events the store does not hold yet, so a running
+  run's writes cost what is new, not what it has done so far;
 - the only model information stored is the model's *identity* string (``model_identity``),
   which by contract never holds a secret;
-- the columns shown by ``list_runs`` are derived from the record when it is saved, so listing
-  never parses event JSON;
-- a run saved as ``running`` names its writer process (host, pid, start time); once that
+- listing reads only the summary columns, never event JSON;
+- a run stored as ``running`` names its writer process (host, pid, start time); once that
   process is gone, ``get`` and ``list_runs`` report it as ``interrupted``.
 """
 
@@ -29,17 +33,16 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from ..errors import GraphRAGError
-from ..events import events_from_json, events_to_json
-from ..report import record_to_markdown
+from ..events import Event, event_to_json, events_from_json
+from ..levels import level_text, parse_level
 from ..request import GlobalSearchRequest
 from ..results import GlobalSearchResult
 from ..sqlite import connect as sqlite_connect
 from ..sqlite import enable_wal
+from ..status import RunStatus
 from .liveness import live_status, process_token
-from .records import RunRecord, RunSummary, level_text, level_value
-
-SCHEMA_VERSION = 1
-"""The newest schema this module writes and reads."""
+from .migrations import SCHEMA_VERSION, file_version, upgrade
+from .records import RunRecord, RunSummary
 
 STORE_DIR_NAME = "graphrag-explorer"
 STORE_FILE_NAME = "runs.sqlite3"
@@ -47,38 +50,20 @@ DEFAULT_LIST_LIMIT = 100
 CONNECT_TIMEOUT_S = 10.0
 """How long an operation waits for another writer's lock before failing."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS schema_version (
-    version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS runs (
-    run_id                TEXT PRIMARY KEY,
-    created_at            TEXT NOT NULL,
-    index_name            TEXT NOT NULL,
-    index_path            TEXT,
-    query                 TEXT NOT NULL,
-    community_level       TEXT NOT NULL,
-    seed                  INTEGER,
-    model                 TEXT NOT NULL,
-    status                TEXT NOT NULL,
-    duration_s            REAL NOT NULL,
-    batch_count           INTEGER NOT NULL,
-    failed_batch_count    INTEGER NOT NULL,
-    selected_answer_count INTEGER NOT NULL,
-    label                 TEXT NOT NULL DEFAULT '',
-    error                 TEXT,
-    request_json          TEXT NOT NULL,
-    result_json           TEXT,
-    events_json           TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS runs_by_index ON runs (index_name, created_at);
-CREATE INDEX IF NOT EXISTS runs_by_time ON runs (created_at);
-"""
-
 _SUMMARY_COLUMNS = (
     "run_id, created_at, index_name, query, status, community_level, seed, model, duration_s, "
-    "batch_count, failed_batch_count, selected_answer_count, label, request_json"
+    "batch_count, failed_batch_count, selected_answer_count, label, request_json, index_path, error"
 )
+
+_ROW_COLUMNS = (
+    "run_id", "created_at", "index_name", "index_path", "query", "community_level", "seed", "model", "status", "duration_s",
+    "batch_count", "failed_batch_count", "selected_answer_count", "label", "error", "request_json", "result_json", "writer",
+)
+_UPSERT_ROW = (
+    f"INSERT INTO runs ({', '.join(_ROW_COLUMNS)}) VALUES ({', '.join('?' for _ in _ROW_COLUMNS)}) "
+    f"ON CONFLICT (run_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _ROW_COLUMNS[1:])}"
+)
+_INSERT_EVENT = "INSERT INTO run_events (run_id, seq, event_json) VALUES (?, ?, ?)"
 
 
 RECLAIM_MIN_BYTES = 1 << 20
@@ -89,11 +74,10 @@ class StoreError(Exception):
     """The run store file cannot be used: it was written by a newer schema, or is not a run store."""
 
 
-def default_store_path(environ: Mapping[str, str] | None = None) -> Path:
-    """Where the run history lives by default: ``$XDG_DATA_HOME`` (else ``~/.local/share``),
-    then ``graphrag-explorer/runs.sqlite3``. The only place the store looks at the environment."""
-    env = os.environ if environ is None else environ
-    base = env.get("XDG_DATA_HOME") or ""
+def default_store_path(environ: Mapping[str, str]) -> Path:
+    """Where the run history lives by default, given the environment: ``$XDG_DATA_HOME`` (else
+    ``~/.local/share``), then ``graphrag-explorer/runs.sqlite3``."""
+    base = environ.get("XDG_DATA_HOME") or ""
     root = Path(base).expanduser() if base.strip() else Path.home() / ".local" / "share"
     return root / STORE_DIR_NAME / STORE_FILE_NAME
 
@@ -102,8 +86,8 @@ class RunStore:
     """The run history in one SQLite file. Thread- and process-safe: each call opens its own
     connection (WAL mode, a busy timeout), and nothing is held between calls."""
 
-    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
-        self.path = Path(path).expanduser() if path is not None else default_store_path()
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path).expanduser()
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._migrate()
 
@@ -115,8 +99,10 @@ class RunStore:
         return sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",))
 
     def _migrate(self) -> None:
-        """Create the tables when missing and check the schema version, in one immediate
-        transaction, so that several threads or processes opening a new file at once agree."""
+        """Bring the file to :data:`SCHEMA_VERSION` (:func:`.migrations.upgrade`) in one
+        immediate transaction, so that several threads or processes opening a file at once
+        agree; a file of a newer schema is refused and left as it is. An upgraded file that was
+        not new gives back the pages its old tables held (:meth:`reclaim`)."""
         try:
             conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
@@ -125,21 +111,19 @@ class RunStore:
             enable_wal(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                for statement in _SCHEMA.split(";"):
-                    if statement.strip():
-                        conn.execute(statement)
-                columns = {info[1] for info in conn.execute("PRAGMA table_info(runs)")}
-                if "writer" not in columns:  # added for interrupted runs; older readers ignore it
-                    conn.execute("ALTER TABLE runs ADD COLUMN writer TEXT")
-                row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-                version = row[0] if row else None
-                if version is None:
-                    conn.execute("INSERT INTO schema_version (version) VALUES (?)", (SCHEMA_VERSION,))
-                elif version > SCHEMA_VERSION:
+                version = file_version(conn)
+                if version > SCHEMA_VERSION:
                     raise StoreError(
                         f"{self.path}: the run store has schema version {version}, newer than this "
                         f"program's {SCHEMA_VERSION}; upgrade graphrag-explorer to read it."
                     )
+                try:
+                    upgrade(conn, from_version=version)
+                except ValueError as exc:  # a stored value the migration cannot read (e.g. broken event JSON)
+                    raise StoreError(
+                        f"{self.path}: cannot upgrade the run store from schema version {version} to "
+                        f"{SCHEMA_VERSION}: {exc}; the file is left as it was."
+                    ) from exc
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
@@ -150,58 +134,52 @@ class RunStore:
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
+        if 0 < version < SCHEMA_VERSION:
+            try:
+                self.reclaim(min_bytes=RECLAIM_MIN_BYTES)
+            except sqlite3.OperationalError:  # another connection is busy: a later delete reclaims the space
+                pass
 
     @property
     def schema_version(self) -> int:
         with self._connect() as conn:
-            return int(conn.execute("SELECT MAX(version) FROM schema_version").fetchone()[0])
+            return file_version(conn)
 
     # -- writing ------------------------------------------------------------------------------
 
     def save(self, record: RunRecord) -> None:
-        """Insert the record, or replace the one stored under the same ``run_id``."""
-        row = (
-            record.run_id,
-            record.created_at,
-            record.index_name,
-            record.index_path,
-            record.query,
-            level_text(record.request.reported_level),
-            record.seed,
-            record.model,
-            record.status,
-            record.duration_s,
-            record.batch_count,
-            record.failed_batch_count,
-            record.selected_answer_count,
-            record.label,
-            record.error,
-            record.request.model_dump_json(),
-            None if record.result is None else record.result.model_dump_json(),
-            events_to_json(record.events),
-            process_token() if record.status == "running" else None,
-        )
+        """Insert the record, or replace the one stored under the same ``run_id`` (its events too)."""
         with self._connect() as conn:
-            conn.execute(
-                "INSERT OR REPLACE INTO runs (run_id, created_at, index_name, index_path, query, "
-                "community_level, seed, model, status, duration_s, batch_count, failed_batch_count, "
-                "selected_answer_count, label, error, request_json, result_json, events_json, writer) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+            _write_row(conn, record.summary(), record.result)
+            conn.execute("DELETE FROM run_events WHERE run_id = ?", (record.run_id,))
+            conn.executemany(_INSERT_EVENT, ((record.run_id, seq, event_to_json(e)) for seq, e in enumerate(record.events)))
+
+    def append(self, summary: RunSummary, events: Sequence[Event], *, since: int, result: GlobalSearchResult | None = None) -> int:
+        """Bring a run up to date: its row from ``summary`` (and ``result`` once it finished),
+        and its events, of which the first ``since`` are stored already: only ``events[since:]``
+        are written. When the store holds another number of them (the run was deleted
+        meanwhile), every event is written again. Returns how many events were written."""
+        run_id = summary.run_id
+        with self._connect() as conn:
+            _write_row(conn, summary, result)
+            last = conn.execute("SELECT MAX(seq) FROM run_events WHERE run_id = ?", (run_id,)).fetchone()[0]
+            stored = 0 if last is None else int(last) + 1
+            if stored != since:
+                conn.execute("DELETE FROM run_events WHERE run_id = ?", (run_id,))
+                since = 0
+            conn.executemany(_INSERT_EVENT, ((run_id, seq, event_to_json(events[seq])) for seq in range(since, len(events))))
+        return len(events) - since
 
     def set_label(self, run_id: str, label: str) -> bool:
         """Change a stored run's label; False when there is no such run."""
-        record = self.get(run_id)
-        if record is None:
-            return False
-        self.save(record.model_copy(update={"label": label}))
-        return True
+        with self._connect() as conn:
+            return conn.execute("UPDATE runs SET label = ? WHERE run_id = ?", (label, run_id)).rowcount > 0
 
     def delete(self, run_id: str) -> bool:
-        """Remove a run; True when it existed. The space it took is given back to the file
-        system once the free pages amount to ``RECLAIM_MIN_BYTES`` (see :meth:`reclaim`)."""
+        """Remove a run and its events; True when it existed. The space it took is given back to
+        the file system once the free pages amount to ``RECLAIM_MIN_BYTES`` (see :meth:`reclaim`)."""
         with self._connect() as conn:
+            conn.execute("DELETE FROM run_events WHERE run_id = ?", (run_id,))
             deleted = conn.execute("DELETE FROM runs WHERE run_id = ?", (run_id,)).rowcount > 0
         if deleted:
             self.reclaim(min_bytes=RECLAIM_MIN_BYTES)
@@ -228,14 +206,14 @@ class RunStore:
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT run_id, created_at, index_name, index_path, query, seed, model, status, "
-                "duration_s, label, error, request_json, result_json, events_json, writer FROM runs WHERE run_id = ?",
+                "duration_s, label, error, request_json, result_json, writer FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
-        if row is None:
-            return None
+            if row is None:
+                return None
+            events = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,))]
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
-         request_json, result_json, events_json, writer) = row
-        status = live_status(status, writer, created_at, duration_s)
+         request_json, result_json, writer) = row
         return RunRecord(
             run_id=rid,
             created_at=created_at,
@@ -245,10 +223,10 @@ class RunStore:
             request=GlobalSearchRequest(**json.loads(request_json)),
             model=model,
             seed=seed,
-            status=status,
+            status=live_status(status, writer, created_at, duration_s),
             duration_s=duration_s,
             error=error,
-            events=events_from_json(events_json),
+            events=events_from_json("[" + ",".join(events) + "]"),
             result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
             label=label,
         )
@@ -279,24 +257,48 @@ class RunStore:
     # -- export -------------------------------------------------------------------------------
 
     def export_json(self, run_id: str) -> str:
-        """The whole record as JSON (``RunRecord.model_validate_json`` reads it back)."""
-        return self._require(run_id).model_dump_json(indent=2)
-
-    def export_markdown(self, run_id: str) -> str:
-        """A readable report of the run: see :func:`record_to_markdown`."""
-        return record_to_markdown(self._require(run_id))
-
-    def _require(self, run_id: str) -> RunRecord:
+        """The whole record as JSON (``RunRecord.model_validate_json`` reads it back); raises
+        ``KeyError`` naming the run and the file when there is no such run."""
         record = self.get(run_id)
         if record is None:
             raise KeyError(f"No run {run_id!r} in {self.path}.")
-        return record
+        return record.model_dump_json(indent=2)
+
+
+def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSearchResult | None) -> None:
+    """Insert or update a run's row (never its events: updating keeps them and the rowid)."""
+    if summary.request is None:
+        raise ValueError(f"Run {summary.run_id}: a stored run needs its request.")
+    running = summary.status == RunStatus.RUNNING
+    conn.execute(
+        _UPSERT_ROW,
+        (
+            summary.run_id,
+            summary.created_at,
+            summary.index_name,
+            summary.index_path,
+            summary.query,
+            level_text(summary.community_level),
+            summary.seed,
+            summary.model,
+            str(summary.status),
+            summary.duration_s,
+            summary.batch_count,
+            summary.failed_batch_count,
+            summary.selected_answer_count,
+            summary.label,
+            summary.error,
+            summary.request.model_dump_json(),
+            None if result is None else result.model_dump_json(),
+            process_token() if running else None,
+        ),
+    )
 
 
 def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
-    data["community_level"] = level_value(str(data["community_level"]))
+    data["community_level"] = parse_level(str(data["community_level"]))
     writer = row[len(names)] if len(row) > len(names) else None
     data["status"] = live_status(str(data["status"]), writer, data["created_at"], data["duration_s"])
     request_json = data.pop("request_json", None)

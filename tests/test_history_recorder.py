@@ -1,5 +1,6 @@
-"""Issue 10: nothing computed is lost. A run is in the history from its start, its events are
-written as they stream, and a killed process leaves it there as ``interrupted``."""
+"""Nothing computed is lost: a run is in the history from its start, its events are written as
+they stream (each write appends only the new ones), and a killed process leaves it there as
+``interrupted``."""
 
 from __future__ import annotations
 
@@ -18,11 +19,12 @@ from graphrag_cli.context import EXIT_INTERRUPTED
 from graphrag_cli.main import main
 from graphrag_core.llm.base import ChatRequest
 from graphrag_core.llm.scripted import ScriptedChatModel
-from graphrag_core.history import RunRecorder
+from graphrag_core.history.recorder import RunRecorder
+from graphrag_core.history.store import RunStore
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import retrieve_global
-from graphrag_core.history import RunStore
 from graphrag_core.report import record_to_markdown
+from graphrag_core.status import RunStatus
 
 from . import APP_ROOT, wait_until
 from .factories import small_index
@@ -31,13 +33,21 @@ DEADLINE_S = 120
 MAP = '{"answer": "A point.", "usefulness": 50}'
 
 
-def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
+def record_a_run(tmp_path: Path) -> tuple[RunStore, RunRecorder, list[tuple[int, int]]]:
+    """A run recorded on a clock that advances 0.3 s an event (a write every few events), with
+    each write's (events the recorder held, events it wrote)."""
     store = RunStore(tmp_path / "runs.sqlite3")
     now = [0.0]
     recorder = RunRecorder(store, index_name="small", interval=1.0, clock=lambda: now[0])
-    writes: list[int] = []
-    original = store.save
-    store.save = lambda record: (writes.append(len(record.events)), original(record))[1]  # type: ignore[method-assign]
+    appended: list[tuple[int, int]] = []
+    original = store.append
+
+    def spied(summary, events, **kw):  # type: ignore[no-untyped-def]
+        written = original(summary, events, **kw)
+        appended.append((len(events), written))
+        return written
+
+    store.append = spied  # type: ignore[method-assign]
     request = GlobalSearchRequest(query="What matters?", seed=1, map_token_budget=700, map_output_reserve=0)
 
     def on_event(event):  # type: ignore[no-untyped-def]
@@ -46,11 +56,25 @@ def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None
 
     asyncio.run(retrieve_global(small_index(), request, ScriptedChatModel(MAP), on_event=on_event))
     recorder.close()
+    return store, recorder, appended
+
+
+def test_recorder_writes_at_start_batched_and_at_the_end(tmp_path: Path) -> None:
+    store, recorder, appended = record_a_run(tmp_path)
+    writes = [held for held, _ in appended]  # how many events the store holds after each write
     assert writes[0] == 1  # RunStarted is written at once
     assert len(writes) < len(recorder.events)  # batched
     assert writes[-1] == len(recorder.events)
     record = store.get(recorder.saved_run_id or "")
     assert record is not None and record.status == "completed" and len(record.events) == len(recorder.events)
+
+
+def test_each_write_appends_only_the_events_not_written_yet(tmp_path: Path) -> None:
+    store, recorder, appended = record_a_run(tmp_path)
+    assert len(appended) > 2
+    assert sum(written for _, written in appended) == len(recorder.events)  # no event is written twice
+    assert [written for _, written in appended] == [held - before for (held, _), before in zip(appended, [0] + [h for h, _ in appended])]
+    assert store.get(recorder.saved_run_id or "").events == recorder.events  # type: ignore[union-attr]
 
 
 def test_a_running_run_is_in_the_history_before_it_ends(tmp_path: Path) -> None:
@@ -107,7 +131,7 @@ def test_a_killed_process_leaves_an_interrupted_run_with_its_finished_batches(tm
     assert record is not None and record.status == "interrupted"
     state = record.replay()
     assert 2 <= state.finished_batches < len(state.batches)
-    assert state.status == "failed" and state.error_type == "RunInterrupted"
+    assert state.status is RunStatus.INTERRUPTED and state.error_type == "RunInterrupted"
     assert "interrupted" in (state.error or "")
     assert "**interrupted**" in record_to_markdown(record)
 

@@ -1,3 +1,6 @@
+"""The run history's SQLite file: records in and out, lists, labels, deletion, schema checks.
+Migrations are in test_history_migrations.py, the recorder in test_history_recorder.py."""
+
 import asyncio
 import json
 import sqlite3
@@ -15,16 +18,11 @@ from graphrag_core import (
     retrieve_global,
 )
 from graphrag_core.events import RunFailed
-from graphrag_core.history import (
-    run_label,
-    status_word,
-    SCHEMA_VERSION,
-    RunRecord,
-    RunStore,
-    RunSummary,
-    StoreError,
-    default_store_path,
-)
+from graphrag_core.history.migrations import SCHEMA_VERSION
+from graphrag_core.history.records import RunRecord, RunSummary
+from graphrag_core.history.store import RunStore, StoreError, default_store_path
+from graphrag_core.report import record_to_markdown
+from graphrag_core.status import RunStatus
 from tests import factories
 
 SECRET = "sk-test-THIS-MUST-NOT-BE-STORED-0123456789"
@@ -194,7 +192,7 @@ def test_no_secret_is_stored(tmp_path):
     blobs = b"".join(p.read_bytes() for p in tmp_path.iterdir() if p.is_file())
     assert SECRET.encode() not in blobs
     assert SECRET not in store.export_json(record.run_id)
-    assert SECRET not in store.export_markdown(record.run_id)
+    assert SECRET not in record_to_markdown(store.get(record.run_id))
 
 
 def test_export_json_and_markdown(tmp_path):
@@ -206,7 +204,7 @@ def test_export_json_and_markdown(tmp_path):
     assert RunRecord.model_validate_json(exported) == record
     assert json.loads(exported)["events"][0]["kind"] == "run_started"
 
-    report = store.export_markdown(record.run_id)
+    report = record_to_markdown(store.get(record.run_id))
     assert report.startswith(f"# Global search run {record.run_id}")
     for heading in ("## Question", "## Settings", "## Status", "## Answer", "## Communities behind the answer",
                     "## Diagnostics", "## Reduce candidates", "## Failed batches"):
@@ -216,15 +214,16 @@ def test_export_json_and_markdown(tmp_path):
     assert "| map token budget | 8000 |" in report
     assert "| 1 | 60 | selected |" in report
     assert "**completed**" in report
-    with pytest.raises(KeyError):
-        store.export_markdown("missing")
+    assert store.get("missing") is None
+    with pytest.raises(KeyError, match="missing"):
+        store.export_json("missing")
 
 
 def test_markdown_of_failed_run_lists_batch_errors(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
     record = RunRecord.from_events(failed_events(), index_name="tiny")
     store.save(record)
-    report = store.export_markdown(record.run_id)
+    report = record_to_markdown(store.get(record.run_id))
     assert "**failed**" in report
     assert "Every Global Map batch failed." in report
     assert "boom 503" in report
@@ -251,35 +250,64 @@ def test_concurrent_threads_share_one_file(tmp_path):
     assert len(RunStore(path)) == 8
 
 
-def test_runs_that_differ_only_in_budgets_have_different_labels(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite3")
-    small = RunRecord.from_events(run_events(map_token_budget=3000, reduce_token_budget=2500, include_claims=False), index_name="tiny")
-    large = RunRecord.from_events(run_events(map_token_budget=12000), index_name="tiny")
-    store.save(small)
-    store.save(large)
-    labels = {s.run_id: run_label(s) for s in store.list_runs()}
-    assert labels[small.run_id] != labels[large.run_id].replace(large.run_id[:8], small.run_id[:8])
-    assert "level leaf · map 3,000 · reduce 2,500 · seed 7 · skip · no claims" in labels[small.run_id]
-    assert "map 12,000 · reduce 8,000 · seed 7" in labels[large.run_id]
-    assert run_label(large) == labels[large.run_id]  # a record and its summary read the same
-
-
-def test_a_stopped_run_reads_stopped_and_its_stored_status_stays_cancelled(tmp_path):
-    store = RunStore(tmp_path / "runs.sqlite3")
-    stopped = RunRecord.from_events(
-        [*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"
-    )
-    store.save(stopped)
+def stopped_run(store: RunStore) -> RunSummary:
+    """A run its user stopped after three events, as stored and listed."""
+    store.save(RunRecord.from_events([*run_events()[:3], RunFailed(error="stopped", error_type="RunCancelled", cancelled=True)], index_name="tiny"))
     (summary,) = store.list_runs()
-    assert summary.status == "cancelled" and status_word(summary.status) == "stopped"
-    assert run_label(summary).endswith("· stopped") and "cancelled" not in run_label(summary)
+    return summary
+
+
+def test_a_stopped_run_is_stored_cancelled_and_reads_stopped(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    summary = stopped_run(store)
+    assert summary.status == "cancelled" and summary.status is RunStatus.CANCELLED and summary.status.word == "stopped"
+    with store._connect() as conn:
+        assert conn.execute("SELECT status FROM runs").fetchone()[0] == "cancelled"  # old records keep reading
 
 
 def test_runs_show_names_the_error_type_of_each_failed_batch(tmp_path):
     store = RunStore(tmp_path / "runs.sqlite3")
     record = RunRecord.from_events(failed_events(), index_name="tiny")
     store.save(record)
-    report = store.export_markdown(record.run_id)
+    report = record_to_markdown(store.get(record.run_id))
     section = report.split("## Failed batches", 1)[1]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "boom 503" in line]
     assert rows and all("| RetryableModelError |" in row for row in rows)
+
+
+def test_append_writes_only_the_new_events_and_keeps_the_stored_ones(tmp_path):
+    from graphrag_core.history.records import RunSummary as Summary
+
+    store = RunStore(tmp_path / "runs.sqlite3")
+    events = run_events()
+    created = "2024-01-01T00:00:00+00:00"
+
+    def summary_of(prefix):
+        return Summary.of_state(RunState.replay(prefix), index_name="tiny", created_at=created)
+
+    def stored_rows():
+        with store._connect() as conn:
+            return conn.execute("SELECT seq, rowid, event_json FROM run_events ORDER BY seq").fetchall()
+
+    cuts = [1, 3, len(events) - 1, len(events)]
+    since, rows = 0, []
+    for cut in cuts:
+        written = store.append(summary_of(events[:cut]), events[:cut], since=since)
+        assert written == cut - since  # only what is new
+        now = stored_rows()
+        assert now[: len(rows)] == rows  # the rows written before are the same rows, untouched
+        assert store.list_runs()[0].status == ("running" if cut < len(events) else "completed")
+        since, rows = cut, now
+    state = RunState.replay(events)
+    assert store.append(summary_of(events), events, since=len(events), result=state.result) == 0
+    assert store.get(state.run_id) == RunRecord.from_events(events, index_name="tiny", created_at=created)
+
+
+def test_append_after_the_run_was_deleted_writes_it_whole_again(tmp_path):
+    store = RunStore(tmp_path / "runs.sqlite3")
+    events = run_events()
+    summary = RunSummary.of_state(RunState.replay(events[:3]), index_name="tiny", created_at="2024-01-01T00:00:00+00:00")
+    store.append(summary, events[:3], since=0)
+    assert store.delete(summary.run_id)
+    assert store.append(summary, events[:4], since=3) == 4
+    assert store.get(summary.run_id).events == events[:4]
