@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from graphrag_core.state import BatchState, CallSpan, RunState
+from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState
 
 from .escaping import plot_text
 
@@ -88,8 +88,8 @@ def usefulness_figure(state: RunState) -> go.Figure:
     for status, batches in by_status.items():
         if not batches:
             continue
-        scored = status in ("done", "retried")
-        unscored_end = status in ("failed", "cancelled")
+        scored = BatchStatus(status).succeeded
+        unscored_end = status in (BatchStatus.FAILED, BatchStatus.CANCELLED)
         customdata = [
             [plot_text(short_ids(b.community_ids)), b.attempts, "-" if b.usefulness is None else f"{b.usefulness:g}", f"{b.token_estimate:,}", plot_text((b.errors[-1] if b.errors else "")[:160])]
             for b in batches
@@ -97,7 +97,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
         hover = (
             "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
             "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}"
-            + ("<br>Error: %{customdata[4]}" if status == "failed" else "")
+            + ("<br>Error: %{customdata[4]}" if status == BatchStatus.FAILED else "")
             + "<extra></extra>"
         )
         if unscored_end:
@@ -107,7 +107,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
                     x=[b.index for b in batches],
                     y=[NO_SCORE_Y] * len(batches),
                     mode="markers",
-                    marker={"color": BATCH_COLORS[status], "symbol": "x" if status == "failed" else "square", "size": 9},
+                    marker={"color": BATCH_COLORS[status], "symbol": "x" if status == BatchStatus.FAILED else "square", "size": 9},
                     customdata=customdata,
                     hovertemplate=hover,
                 )
@@ -127,7 +127,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
     count = len(state.batches)
     fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5], **_integer_axis(count))
     fig.update_yaxes(title_text="usefulness", range=[NO_SCORE_Y - 6, 100], tickvals=[0, 20, 40, 60, 80, 100])
-    if any(b.status in ("failed", "cancelled") for b in state.batches):
+    if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
         fig.add_hline(y=0, line={"color": "#9aa0aa", "width": 1})
     finished = state.finished_batches
     return _layout(fig, f"Map batches: {finished:,} of {count:,} finished")
@@ -160,8 +160,8 @@ def timeline_figure(state: RunState) -> go.Figure:
     Batches answered from the map cache are no calls: they hold no slot, so they are drawn in a
     row of their own (``cache``) and not counted in flight."""
     now = state.elapsed_s
-    calls = [span for span in state.calls if span.outcome != "cached"]
-    cached = [span for span in state.calls if span.outcome == "cached"]
+    calls = [span for span in state.calls if span.outcome != CallOutcome.CACHED]
+    cached = [span for span in state.calls if span.outcome == CallOutcome.CACHED]
     lanes = call_lanes(calls, now)
     rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
     fig = go.Figure()

@@ -37,6 +37,7 @@ from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
+from graphrag_core.status import RunStatus
 
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
@@ -328,7 +329,7 @@ def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str
             st.caption("No answer.")
             return
         with st.container(border=True, height=320):
-            st.markdown(answer.answer if answer.status != "failed" else f"Failed: {escape_markdown(answer.error or '')}")
+            st.markdown(answer.answer if answer.status != RunStatus.FAILED else f"Failed: {escape_markdown(answer.error or '')}")
         if answer.run_id:
             links = [f"[:material/travel_explore: Open the run]({run_url(answer.run_id)})"]
             first = first_cited_community(app, answer.run_id)

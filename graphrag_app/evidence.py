@@ -17,7 +17,8 @@ from graphrag_core import citations
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.llm.base import ChatMessage
 from graphrag_core.models import Index
-from graphrag_core.state import RunState
+from graphrag_core.state import BatchStatus, CallOutcome, RunState
+from graphrag_core.status import RunStatus
 
 from . import charts
 from .answer_text import community_linker, demote_headings, link, linked_markdown
@@ -256,12 +257,12 @@ def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
         if attempt.error:
             st.error("Parse result: error", icon=":material/error:")
             st.text(attempt.error)
-        elif attempt.outcome in ("ok", "cached"):
+        elif attempt.outcome in (CallOutcome.OK, CallOutcome.CACHED):
             st.caption("Parse result: a valid answer")
         if attempt.raw_reply is not None:
-            st.caption("Raw reply" + (" (from the map cache)" if attempt.outcome == "cached" else ""))
+            st.caption("Raw reply" + (" (from the map cache)" if attempt.outcome == CallOutcome.CACHED else ""))
             st.code(attempt.raw_reply, language=None, wrap_lines=True, height=_code_height(attempt.raw_reply))
-        elif attempt.outcome not in ("running",):
+        elif attempt.outcome != CallOutcome.RUNNING:
             st.caption("No reply text (the call itself failed, or the run predates recorded replies).")
 
 
@@ -287,7 +288,7 @@ def render_batch_call(
             if candidate.tokens is not None:
                 parts.append(f"reduce prompt with it: {candidate.tokens:,} tokens")
             st.markdown("**What the reduce did:** " + " · ".join(parts))
-        elif batch is not None and batch.status == "failed":
+        elif batch is not None and batch.status == BatchStatus.FAILED:
             st.markdown("**What the reduce did:** nothing (the batch failed, so no answer reached it)")
         answer = next((a.answer for a in reversed(call.attempts) if a.answer is not None), None)
         if answer:
@@ -360,7 +361,7 @@ def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_k
 
 def render_why(container: DeltaGenerator, state: RunState) -> None:
     """For ``no_results``, ``partial`` and failed runs: what went wrong, with the batches concerned."""
-    if state.status == "running":
+    if state.status == RunStatus.RUNNING:
         return
     items = why_no_answer(state.events)
     if not items:

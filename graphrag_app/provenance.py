@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.citations import Reference, find_citations, references_of_kind
 from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
-from graphrag_core.state import RunState
+from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.history import RunStore
 from graphrag_core.levels import level_label
 
@@ -274,7 +274,7 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     used = "used by the reduce" if candidate.fate == "selected" else "not used by the reduce"
                     tokens = f", reduce tokens {candidate.tokens}" if candidate.tokens is not None else ""
                     st.markdown(f"Reduce: **{used}** ({charts.FATE_LABELS[candidate.fate]}{tokens})")
-                elif batch.status == "failed":
+                elif batch.status == BatchStatus.FAILED:
                     st.markdown("Reduce: **not used** (the batch failed)")
                 elif state.phase != "done":
                     st.caption("The reduce has not happened yet.")

@@ -18,7 +18,7 @@ from graphrag_core.figures import Price, RunSpend, figures_of, money
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.state import RunState
+from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts, evidence, selection_charts
@@ -38,7 +38,7 @@ def status_label(state: RunState) -> str:
 
 
 def phase_label(state: RunState) -> str:
-    if state.status != "running":
+    if state.status != RunStatus.RUNNING:
         return ""
     if state.phase == "map":
         return f"map: {state.finished_batches:,} of {len(state.batches):,} batches"
@@ -103,15 +103,15 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         phase = phase_label(state)
         line = f"Status: {status}" + (f" ({phase})" if phase else "")
         st.text(line + f" · {state.elapsed_s:.1f}s")
-        if state.status == "running" and state.phase == "selecting" and state.selection.active:
+        if state.status == RunStatus.RUNNING and state.phase == "selecting" and state.selection.active:
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
-        elif state.status is RunStatus.RUNNING or state.result is not None:
+        elif state.status == RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
             st.caption(f"Model: {escape_markdown(notice)}")
-        if state.status == "cancelled":
+        if state.status == RunStatus.CANCELLED:
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
@@ -235,7 +235,7 @@ def scroll_to_answer(container: DeltaGenerator) -> None:
 
 def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
     """The final answer as the model writes it (a streaming reduce), until the result is in."""
-    if state.result is not None or state.status != "running" or not state.answer_draft:
+    if state.result is not None or state.status != RunStatus.RUNNING or not state.answer_draft:
         return
     with container:
         st.subheader("Answer")
@@ -345,14 +345,14 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
 
 
 def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
-    failed = [b for b in state.batches if b.status == "failed" or (b.status == "retried" and b.errors)]
+    failed = [b for b in state.batches if b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors)]
     if not failed:
         return
     with container:
-        hard = sum(1 for b in failed if b.status == "failed")
+        hard = sum(1 for b in failed if b.status == BatchStatus.FAILED)
         with st.expander(f"Errors: {hard} failed batches, {len(failed) - hard} recovered on retry", expanded=hard > 0):
             for batch in failed:
-                verdict = "failed" if batch.status == "failed" else "recovered on retry"
+                verdict = "failed" if batch.status == BatchStatus.FAILED else "recovered on retry"
                 st.markdown(f"**Batch {batch.index}** ({verdict}, {batch.attempts} attempts) · communities {escape_markdown(charts.short_ids(batch.community_ids))}")
                 for attempt, error in enumerate(batch.errors, start=1):
                     st.text(f"attempt {attempt}: {error}")
@@ -402,14 +402,14 @@ def render_run(
 
     ``interactive`` (default: the run is not running) draws the widgets that open a call; a page
     that redraws the same run several times in one script run (the live loop) passes False."""
-    interactive = state.status != "running" if interactive is None else interactive
+    interactive = state.status != RunStatus.RUNNING if interactive is None else interactive
     with container:
         status, why, selection, maps, calls, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status is None:
             status.text("Status: starting")
             return
         render_status(status.container(), state)
-        if interactive and state.status != "running":
+        if interactive and state.status != RunStatus.RUNNING:
             evidence.render_why(why.container(), state)
         if state.selection.active:
             render_selection(selection.container(), state, key=key)
@@ -427,7 +427,7 @@ def render_run(
             render_answer(answer.container(), state, index_key=index_key)
         else:
             render_answer_draft(answer.container(), state)
-        if state.status != "running":
-            if any(b.status == "failed" or (b.status == "retried" and b.errors) for b in state.batches):
+        if state.status != RunStatus.RUNNING:
+            if any(b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors) for b in state.batches):
                 render_failed_batches(failures.container(), state)
             render_diagnostics(diagnostics.container(), state, price=price, key=key)

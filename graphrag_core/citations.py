@@ -33,6 +33,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .status import RunStatus
+
 if TYPE_CHECKING:
     from .events import Event
     from .results import GlobalSearchResult
@@ -262,7 +264,7 @@ def community_sets(result: GlobalSearchResult, *, index_ids: Collection[str] | N
         UnusedCommunity(community_id=cid, best_score=score, batch_indexes=tuple(sorted(set(batches[cid]))), fate=fate)
         for cid, (score, fate) in sorted(best.items(), key=lambda item: (-item[1][0], _sort_key(item[0])))
     )
-    answer = result.answer if result.status != "no_results" else ""
+    answer = result.answer if result.status != RunStatus.NO_RESULTS else ""
     return CommunitySets(
         cited=tuple(cited_community_ids(answer)),
         behind=behind,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
-    from .models import Claim
+    from .rows import Claim
     from .results import MapAnswer
 
 # -- the map text of one community (spec section 3) -------------------------------------------

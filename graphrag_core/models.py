@@ -1,8 +1,7 @@
 """The index: communities, claims, source chunks and documents, with the lookups search needs.
 
-Records are frozen pydantic values. Ids are strings; integers are accepted and turned into
-their decimal text, so a Microsoft GraphRAG community number ``12`` is the id ``"12"``.
-The community hierarchy lives in a networkx ``DiGraph`` whose edges point parent -> child.
+Its rows are the frozen records of :mod:`graphrag_core.rows` (importable from here too). The
+community hierarchy lives in a networkx ``DiGraph`` whose edges point parent -> child.
 """
 
 from __future__ import annotations
@@ -10,111 +9,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import networkx as nx
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import PrivateAttr, ValidationError, model_validator
 
 from .context import format_claim_line, format_map_text
 from .errors import IndexValidationError
 from .levels import LEAF
+from .rows import Claim, Community, Document, Entity, Id, Record, Relationship, SourceChunk
 from .validation import check_structure, locate
 
 if TYPE_CHECKING:
     from .validation import RecordSource
 
-def _no_float_id(value: Any) -> Any:
-    """Ids are text or integers; a float (``1.5``, or ``12.0`` from a float column) is refused
-    rather than silently becoming the text ``"1.5"``."""
-    if isinstance(value, float):
-        raise ValueError(f"an id must be a string or an integer, not the number {value!r}")
-    return value
 
-
-Id = Annotated[str, BeforeValidator(_no_float_id)]
-"""An identifier: a string; an integer is taken as its decimal text (booleans and floats are
-rejected)."""
-
-
-class _Record(BaseModel):
-    # coerce_numbers_to_str: an integer id becomes its decimal text, in pydantic's core.
-    model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
-
-
-class Community(_Record):
-    """One community of the hierarchy. Level 0 is the root level (coarsest)."""
-
-    id: Id
-    level: int = Field(ge=0)
-    parent_id: Id | None = None
-    title: str = ""
-    summary: str = ""
-    rank: float | None = Field(default=None, allow_inf_nan=False)
-    size: int | None = None
-    entity_ids: tuple[Id, ...] = ()
-
-
-class Claim(_Record):
-    """A fact about a subject, attached to the leaf community that holds it."""
-
-    id: Id
-    community_id: Id
-    subject: str
-    object: str | None = None
-    description: str = ""
-    chunk_ids: tuple[Id, ...] = ()
-    short_id: Id | None = None
-    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Claims (N)]``."""
-
-
-class SourceChunk(_Record):
-    """A piece of source text that claims cite."""
-
-    id: Id
-    document_id: Id | None = None
-    text: str
-    short_id: Id | None = None
-    """Microsoft GraphRAG's ``human_readable_id``: the number reports cite as ``[Data: Sources (N)]``."""
-
-
-class Document(_Record):
-    """A source document."""
-
-    id: Id
-    title: str = ""
-
-
-class Entity(_Record):
-    """A node of the knowledge graph (optional; for graph views)."""
-
-    id: Id
-    title: str
-    type: str | None = None
-    description: str = ""
-    community_ids: tuple[Id, ...] = ()
-    short_id: Id | None = None
-    """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Entities (N)]``."""
-    chunk_ids: tuple[Id, ...] = ()
-    """The source chunks (text units) the entity was extracted from."""
-
-
-class Relationship(_Record):
-    """An edge of the knowledge graph between two entity titles (optional; for graph views)."""
-
-    id: Id
-    source: str
-    target: str
-    description: str = ""
-    weight: float | None = Field(default=None, allow_inf_nan=False)
-    short_id: Id | None = None
-    """Microsoft GraphRAG's ``human_readable_id``: the number its reports cite as ``[Data: Relationships (N)]``."""
-    community_ids: tuple[Id, ...] = ()
-    """The communities that hold the relationship (Microsoft GraphRAG's ``relationship_ids`` of a community)."""
-    chunk_ids: tuple[Id, ...] = ()
-    """The source chunks (text units) the relationship was extracted from."""
-
-
-class Index(_Record):
+class Index(Record):
     """A loaded index. Constructing one validates its structure.
 
     Invariants once built: ids are unique per table; every parent exists and the parent links
@@ -366,3 +276,6 @@ def _structure_error(error: ValidationError) -> IndexValidationError | None:
         return None
     carried = details[0].get("ctx", {}).get("error")
     return carried if isinstance(carried, IndexValidationError) else None
+
+
+__all__ = ["LEAF", "Claim", "Community", "Document", "Entity", "Id", "Index", "Relationship", "SourceChunk"]

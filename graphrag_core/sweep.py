@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -41,6 +41,7 @@ from .models import Index
 from .pool import run_pool
 from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
+from .status import RunStatus
 from .search import retrieve_global
 from .history import RunRecorder
 from .history import RunStore
@@ -49,7 +50,6 @@ from .tokens import ENDPOINT, tokenizer_for
 if TYPE_CHECKING:
     from .cache import MapCache
 
-PointStatus = Literal["completed", "partial", "no_results", "failed"]
 
 DEFAULT_POINT_CONCURRENCY = 1
 """Grid points run one after the other unless a spec asks for more."""
@@ -162,7 +162,7 @@ class SweepPoint(BaseModel):
     seed: int
     map_token_budget: int
     reduce_token_budget: int
-    status: PointStatus
+    status: RunStatus
     summary_count: int = 0
     batch_count: int = 0
     map_calls: int = 0
@@ -194,7 +194,7 @@ class SweepPoint(BaseModel):
 
     @property
     def failed(self) -> bool:
-        return self.status == "failed"
+        return self.status == RunStatus.FAILED
 
 
 ROW_FIELDS: tuple[str, ...] = (
@@ -382,7 +382,7 @@ def _point_from_failure(base: dict[str, Any], exc: GraphRAGError, events: Sequen
     return SweepPoint(
         **base,
         **_figure_columns(figures),
-        status="failed",
+        status=RunStatus.FAILED,
         duration_s=duration_s,
         error=error,
         error_type=type(exc).__name__,
@@ -460,7 +460,6 @@ __all__ = [
     "CSV_LIST_SEPARATOR",
     "ROW_FIELDS",
     "Level",
-    "PointStatus",
     "ProgressSink",
     "SweepPoint",
     "SweepProgress",

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from .errors import IndexValidationError
 
 if TYPE_CHECKING:
-    from .models import Claim, Community, Document, Entity, Relationship, SourceChunk
+    from .rows import Claim, Community, Document, Entity, Relationship, SourceChunk
 
 WARNING_EXAMPLES = 5
 """How many example ids a warning about many records names."""

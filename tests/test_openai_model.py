@@ -262,20 +262,31 @@ def test_settings_defaults_and_errors() -> None:
         assert SECRET not in str(caught.value)
 
 
-def test_settings_read_the_environment_with_pydantic_settings(monkeypatch) -> None:
+def test_settings_read_an_environment_with_pydantic_settings(monkeypatch) -> None:
     from graphrag_core.llm.settings import ModelEnvironment
 
-    monkeypatch.setenv("GRAPHRAG_LLM_API_KEY", "")
-    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "local-model")
-    monkeypatch.setenv("GRAPHRAG_LLM_JSON_MODE", "off")
-    monkeypatch.setenv("GRAPHRAG_LLM_OFFLINE_LATENCY", "0.1;0.3")
-    from_env = ModelSettings.from_env()
+    environ = {
+        "GRAPHRAG_LLM_API_KEY": "",
+        "OPENAI_API_KEY": SECRET,
+        "GRAPHRAG_LLM_MODEL": "local-model",
+        "GRAPHRAG_LLM_JSON_MODE": "off",
+        "GRAPHRAG_LLM_OFFLINE_LATENCY": "0.1;0.3",
+    }
+    from_env = ModelSettings.from_mapping(environ)
     assert from_env.provider == "openai" and from_env.model == "local-model" and from_env.json_mode is False
     assert from_env.api_key is not None and from_env.api_key.get_secret_value() == SECRET
     assert from_env.offline_latency == (0.1, 0.3)
-    assert ModelSettings.from_mapping({}).provider == "offline"  # a mapping is read alone, never the environment
     assert ModelEnvironment.model_fields["api_key"].validation_alias.choices == ["GRAPHRAG_LLM_API_KEY", "OPENAI_API_KEY"]
-    monkeypatch.setenv("GRAPHRAG_LLM_TEMPERATURE", "hot")
     with pytest.raises(SettingsError, match="^GRAPHRAG_LLM_TEMPERATURE must be a number, not 'hot'.$"):
-        ModelSettings.from_env()
+        ModelSettings.from_mapping({**environ, "GRAPHRAG_LLM_TEMPERATURE": "hot"})
+
+
+def test_the_engine_never_reads_the_process_environment(monkeypatch) -> None:
+    """The front ends pass their environment; a mapping is read alone, and the settings class
+    built with no mapping reads nothing either (its only source is what it is given)."""
+    from graphrag_core.llm.settings import ModelEnvironment
+
+    monkeypatch.setenv("GRAPHRAG_LLM_MODEL", "from-the-environment")
+    monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    assert ModelSettings.from_mapping({}).provider == "offline"
+    assert ModelEnvironment().model is None and ModelEnvironment().base_url is None

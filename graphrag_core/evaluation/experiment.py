@@ -37,6 +37,7 @@ from ..llm.base import ChatModel, model_identity
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
+from ..status import RunStatus
 from .claims import extract_claims
 from .conditions import Condition
 from .judge import is_heuristic, judge_pair, judge_request_count
@@ -188,10 +189,10 @@ class _Run:
         request = condition.request(question.question, seed)
         key = answer_key(self.fingerprint, self.model, request)
         kept = self.store.get_answer(key) if self.store is not None else None
-        if kept is not None and kept.status != "failed":
+        if kept is not None and kept.status != RunStatus.FAILED:
             return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
         record = await self.ask(condition, question, seed, request)
-        if self.store is not None and record.status != "failed":
+        if self.store is not None and record.status != RunStatus.FAILED:
             self.store.put_answer(key, record)
         return record, False
 
@@ -205,7 +206,7 @@ class _Run:
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
-            record = AnswerRecord(**base, status="failed", error=message or type(exc).__name__, cost=cost_of(run_figures(events)))
+            record = AnswerRecord(**base, status=RunStatus.FAILED, error=message or type(exc).__name__, cost=cost_of(run_figures(events)))
         if self.run_store is not None and events:
             label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))
@@ -218,7 +219,7 @@ class _Run:
         listed: list[AnswerRecord] = []
         done = 0
         for record in answers:
-            if self.stopping() or record.status == "failed":
+            if self.stopping() or record.status == RunStatus.FAILED:
                 listed.append(record)
                 continue
             listed.append(await self.claims_of(record))
@@ -258,8 +259,8 @@ class _Run:
 
     async def judge_one(self, job: JudgmentJob, question: str, a: AnswerRecord | None, b: AnswerRecord | None) -> JudgmentRecord:
         """One pair judged, or skipped with the reason when an answer is missing or failed."""
-        if a is None or b is None or a.status == "failed" or b.status == "failed":
-            failed = [f"{r.condition} seed {r.seed}" for r in (a, b) if r is not None and r.status == "failed"]
+        if a is None or b is None or a.status == RunStatus.FAILED or b.status == RunStatus.FAILED:
+            failed = [f"{r.condition} seed {r.seed}" for r in (a, b) if r is not None and r.status == RunStatus.FAILED]
             return JudgmentRecord(**job._asdict(), skipped=f"answer failed: {', '.join(failed)}" if failed else "answer missing")
         judgment = await judge_pair(question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store)
         return JudgmentRecord(**job._asdict(), judgment=judgment)

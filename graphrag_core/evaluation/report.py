@@ -11,6 +11,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
+from ..status import RunStatus
 from .results import ExperimentResult, WinRate
 
 HEURISTIC_NOTE = (
@@ -120,7 +121,7 @@ def to_markdown(result: ExperimentResult) -> str:
             *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
             "",
         ]
-    failed = [a for a in result.answers if a.status == "failed"]
+    failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
         lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
     unlisted = result.claim_failures()

@@ -9,10 +9,10 @@ the pair was skipped, never both; win rates are the row's mean score against the
 from __future__ import annotations
 
 import time
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from ..status import RunStatus
 from .judge import PairJudgment
 from .questions import EvalQuestion
 from .spec import ExperimentSpec
@@ -37,7 +37,6 @@ class AnswerCost(BaseModel):
         return sum(self.prompt_tokens.values())
 
 
-AnswerStatus = Literal["completed", "partial", "no_results", "failed"]
 
 
 class AnswerRecord(BaseModel):
@@ -52,7 +51,7 @@ class AnswerRecord(BaseModel):
     condition: str
     question_id: str
     seed: int
-    status: AnswerStatus
+    status: RunStatus
     answer: str = ""
     run_id: str | None = None
     cost: AnswerCost = Field(default_factory=AnswerCost)
@@ -190,7 +189,6 @@ class ExperimentResult(BaseModel):
 __all__ = [
     "AnswerCost",
     "AnswerRecord",
-    "AnswerStatus",
     "ClaimSummary",
     "ConditionCost",
     "ExperimentEstimate",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy.stats import permutation_test, rankdata, wilcoxon
 
+from ..status import RunStatus
 from .claims import claim_metrics
 from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, WinRate
 from .spec import ExperimentSpec
@@ -137,7 +138,7 @@ def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list
             ConditionCost(
                 condition=condition.name,
                 answers=len(mine),
-                failed=sum(1 for a in mine if a.status == "failed"),
+                failed=sum(1 for a in mine if a.status == RunStatus.FAILED),
                 summaries=sum(a.cost.summaries for a in mine) / n,
                 batches=sum(a.cost.batches for a in mine) / n,
                 calls=calls,

@@ -20,6 +20,10 @@ How the tables become records (see ``shared/data/msgraphrag/README.md`` for the 
 
 Columns are read whole with pyarrow (``to_pylist`` per column); there is no per-row pandas.
 Errors name the file, the row (counted from 0) and the column.
+
+Why this module is long: it is the one place that knows every Microsoft GraphRAG layout; the
+column mapping of each table, for each version, reads side by side with the links between
+the tables that the mapping depends on (claims to leaves, entities to communities).
 """
 
 from __future__ import annotations

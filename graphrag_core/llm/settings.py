@@ -1,12 +1,13 @@
 """Model settings: one validated object, read with pydantic-settings (:class:`ModelEnvironment`)
-from the environment (:meth:`ModelSettings.from_env`) or any mapping (``st.secrets`` overlaid
-by the environment, tests: :meth:`ModelSettings.from_mapping`), and a front end's choice over
-them (:class:`ModelChoice`, :func:`resolve_model_settings`).
+from the mapping a front end passes (:meth:`ModelSettings.from_mapping`: the command line its
+environment, the app ``st.secrets`` overlaid by it), and a front end's choice over them
+(:class:`ModelChoice`, :func:`resolve_model_settings`).
 
 Building a model from settings is :func:`graphrag_core.llm.factory.build_chat_model`: the
 adapters import this module, so it imports no adapter.
 
-The engine never reads the environment itself; the app and the command line choose the source. The API key is a ``SecretStr``: ``repr``, ``str``,
+The engine never reads the environment itself; the app and the command line choose the source.
+The API key is a ``SecretStr``: ``repr``, ``str``,
 ``model_dump`` and ``model_dump_json`` of the settings show it as ``**********``, and no error
 message raised here quotes it.
 
@@ -154,11 +155,6 @@ class ModelSettings(BaseModel):
         the defaults. Raises :class:`SettingsError` naming the offending key."""
         return ModelEnvironment.from_mapping(mapping).model_settings()
 
-    @classmethod
-    def from_env(cls) -> "ModelSettings":
-        """Settings from this process's environment (the same keys as :meth:`from_mapping`)."""
-        return ModelEnvironment.from_env().model_settings()
-
     def key_may_go_to(self, base_url: str | None) -> bool:
         """True when the configured key may be sent to ``base_url``: the configured endpoint
         (``DEFAULT_OPENAI_BASE_URL`` when none is set) or one of ``allowed_base_urls``."""
@@ -290,8 +286,8 @@ _EXPECTED: dict[str, str] = {
 class ModelEnvironment(BaseSettings):
     """The model's environment variables as read, before they are combined into
     :class:`ModelSettings`: each field names its variable (``validation_alias``), so the names
-    are declared once. ``ModelEnvironment()`` reads ``os.environ`` (pydantic-settings);
-    :meth:`from_mapping` reads any mapping (``st.secrets`` overlaid by the environment, tests)."""
+    are declared once. It reads only the mapping it is given (:meth:`from_mapping`): the front
+    ends pass their environment (the app ``st.secrets`` overlaid by it), the engine reads none."""
 
     model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True, env_ignore_empty=True)
 
@@ -324,15 +320,7 @@ class ModelEnvironment(BaseSettings):
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings, file_secret_settings):  # type: ignore[no-untyped-def, override]
-        return (init_settings, env_settings)  # no .env or secrets folder: the app passes st.secrets itself
-
-    @classmethod
-    def from_env(cls) -> "ModelEnvironment":
-        """The variables of this process's environment; raises :class:`SettingsError`."""
-        try:
-            return cls()
-        except ValidationError as exc:
-            raise SettingsError(_describe(exc)) from None
+        return (init_settings,)  # the front ends pass the environment (and st.secrets) themselves
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any]) -> "ModelEnvironment":

@@ -11,6 +11,7 @@ Both builds are deterministic: the same source and options give the same bytes. 
 from __future__ import annotations
 
 import argparse
+import os
 import asyncio
 import sys
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..llm.base import ChatModel
-from . import sample_path
+from .bundled import sample_path
 from .builder import DEFAULT_SEED, BuildOptions, SampleBuildError, build_index
 from .jargon import DEFAULT_SOURCE, jargon_articles, jargon_options, read_source
 from .zh import SOURCE_FILE, parse_zh_source, zh_options
@@ -43,7 +44,7 @@ def _configured_model() -> ChatModel:
     from ..llm.settings import ModelSettings
     from ..llm.factory import build_chat_model
 
-    return build_chat_model(ModelSettings.from_env())
+    return build_chat_model(ModelSettings.from_mapping(os.environ))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

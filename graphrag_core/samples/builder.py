@@ -17,6 +17,9 @@ The pipeline, each step deterministic (fixed seeds, sorted iteration, no clock):
 5. claims: one definitional statement per sense of each article (up to ``max_claims_per_article``),
    citing the chunk that holds it, attached to the article's leaf community;
 6. titles and summaries, extractive by default (see :mod:`.summarize`) or written by a model.
+
+Why this module is long: the six steps share the build's options and its seeded order, and a
+sample must rebuild byte for byte; one module keeps the pipeline readable top to bottom.
 """
 
 from __future__ import annotations

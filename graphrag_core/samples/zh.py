@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from . import SAMPLE_DATA
+from .bundled import SAMPLE_DATA
 from .builder import Article, BuildOptions, Paragraph
 from .text import REFERENCE_RE, Language
 
