@@ -9,6 +9,7 @@ into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them 
 from __future__ import annotations
 
 import json
+import re
 from string import Template
 from typing import Any
 
@@ -189,6 +190,18 @@ STEP_MARKER = "---Step---"
 PERSONA_MARKER = "---Persona---"
 TASK_MARKER = "---Task---"
 ANSWER_MARKER = "---Answer---"
+
+
+PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        re.findall(
+            r'"(<[^"<>]+>)"',
+            "\n".join(t.template for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM)),
+        )
+    )
+)
+"""The placeholders of the prompts' response formats (``<why>``): a reply that copies one
+instead of filling it in is refused (``graphrag_core.parsing``)."""
 
 
 RETRY_FEEDBACK = Template(
