@@ -127,6 +127,9 @@ def _is_context_overflow(detail: str, body: object) -> bool:
     return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
 
 
+MAX_PLAUSIBLE_CALL_TOKENS = 10_000_000
+"""A call reported to use more tokens than this (or a negative count) is recorded as unreported."""
+
 TOKENIZE_CACHE_ENTRIES = 4096
 
 
@@ -210,6 +213,7 @@ class OpenAIChatModel:
         self._http_client = http_client
         self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
+        self._usage_warned = False
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
 
     @property
@@ -414,6 +418,7 @@ class OpenAIChatModel:
         pieces: list[str] = []
         received = 0
         usage: TokenUsage | None = None
+        finish_reason: str | None = None
         secret = self._secret()
         # a reply that echoes the key is redacted before any piece leaves: the last
         # len(key) - 1 characters wait until the next piece shows whether they start the key
@@ -422,8 +427,9 @@ class OpenAIChatModel:
         async with stream:
             async for chunk in stream:
                 if getattr(chunk, "usage", None) is not None:
-                    usage = _usage(chunk.usage)
+                    usage = self._checked_usage(chunk.usage)
                 choices = getattr(chunk, "choices", None) or []
+                finish_reason = (_finish_reason(choices[0]) if choices else None) or finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     received += len(piece)
@@ -443,7 +449,7 @@ class OpenAIChatModel:
             on_text(held)
         if not pieces:
             raise RetryableModelError(f"Model response from {self.identity} is malformed: the stream carried no content.")
-        return ChatResponse(text="".join(pieces), usage=usage)
+        return ChatResponse(text="".join(pieces), usage=usage, usage_unreported=usage is None, finish_reason=finish_reason)
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code
@@ -456,9 +462,14 @@ class OpenAIChatModel:
         return FatalModelError(message, status_code=status)
 
     def _response(self, completion: object) -> ChatResponse:
-        """The reply text and usage; a body without choices or content is a retryable error."""
+        """The reply text, usage and finish reason; a body without choices or content is a
+        retryable error (one that carries the server's own error message says it). An
+        implausible usage is said once per model (a notice) and recorded as unreported."""
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
+            served = _served_error(completion)
+            if served:
+                raise RetryableModelError(f"Model endpoint {self.identity} answered with an error: {self._redact(served)}")
             raise RetryableModelError(f"Model response from {self.identity} is malformed: it has no choices.")
         message = getattr(choices[0], "message", None)
         content = getattr(message, "content", None)
@@ -466,9 +477,45 @@ class OpenAIChatModel:
             refusal = getattr(message, "refusal", None)
             reason = f" (refusal: {self._redact(str(refusal)[:ERROR_BODY_EXCERPT])})" if isinstance(refusal, str) and refusal else ""
             raise RetryableModelError(f"Model response from {self.identity} is malformed: its first choice has no message content{reason}.")
+        usage = self._checked_usage(getattr(completion, "usage", None))
         # A reply that echoes the key is redacted here, before any event, result, cache entry,
         # stored run or page can hold it.
-        return ChatResponse(text=self._redact(content), usage=_usage(getattr(completion, "usage", None)))
+        return ChatResponse(
+            text=self._redact(content), usage=usage, usage_unreported=usage is None,
+            finish_reason=_finish_reason(choices[0]),
+        )
+
+    def _checked_usage(self, reported: object) -> TokenUsage | None:
+        """The reported usage, or ``None`` (with a notice) when it is negative or implausibly large."""
+        usage = _usage(reported)
+        if usage is None:
+            return None
+        if min(usage.prompt_tokens, usage.completion_tokens) < 0 or usage.total_tokens > MAX_PLAUSIBLE_CALL_TOKENS:
+            if self._usage_warned:
+                return None
+            self._usage_warned = True
+            notice = (
+                f"Model endpoint {self.identity} reported an implausible token usage (prompt {usage.prompt_tokens:,}, "
+                f"completion {usage.completion_tokens:,}); the call's tokens were counted by the run instead."
+            )
+            logger.info("%s", notice)
+            self._notices.append(notice)
+            return None
+        return usage
+
+
+def _finish_reason(choice: object) -> str | None:
+    reason = getattr(choice, "finish_reason", None)
+    return reason if isinstance(reason, str) else None
+
+
+def _served_error(completion: object) -> str:
+    """The server's own message in a body that is an error (``{"error": {"message": ...}}``)."""
+    extra = getattr(completion, "model_extra", None) or {}
+    error = extra.get("error") if isinstance(extra, dict) else None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or ""
+    return str(error).strip()[:ERROR_BODY_EXCERPT] if error else ""
 
 
 def _usage(usage: object) -> TokenUsage | None:
