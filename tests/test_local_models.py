@@ -91,3 +91,19 @@ def test_a_streamed_reply_without_usage_is_counted_with_the_runs_tokenizer_and_m
     usage = result.diagnostics.usage
     assert usage.estimated_calls == 1 and usage.prompt_tokens >= prompt
     assert json.loads(result.model_dump_json())["diagnostics"]["usage"]["estimated_calls"] == 1
+
+
+def test_the_command_line_marks_tokens_the_run_counted_itself(capsys, index_dir):
+    from .cli_support import QUESTION, run_cli
+
+    def answer(body: dict) -> str:
+        return '{"answer": "The river.\n[Communities: a]"}' if is_reduce(body) else SHORT_MAP_ANSWER
+
+    with openai_server(llama_cpp_handler(answer)) as server:
+        environ = {"GRAPHRAG_LLM_BASE_URL": server.base_url, "GRAPHRAG_LLM_MODEL": "smollm2"}
+        code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", environ=environ)
+        assert code == 0, err
+        assert "tokens ≈" in err and "(1 call's usage estimated: the endpoint reported none)" in err
+        code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", "--json", environ=environ)
+    assert code == 0, err
+    assert json.loads(out)["diagnostics"]["usage"]["estimated_calls"] == 1
