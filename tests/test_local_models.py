@@ -107,3 +107,27 @@ def test_the_command_line_marks_tokens_the_run_counted_itself(capsys, index_dir)
         code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", "--json", environ=environ)
     assert code == 0, err
     assert json.loads(out)["diagnostics"]["usage"]["estimated_calls"] == 1
+
+
+def test_the_structured_output_fallback_notice_is_printed_once_and_whole(capsys, index_dir):
+    from .cli_support import QUESTION, run_cli
+    from .openai_server import Reply
+
+    refusal = (
+        "Unsupported response_format json_schema: this server accepts json_object with an optional schema "
+        "(llama-cpp-python), so send that form instead of a strict JSON Schema, please, thank you"
+    )
+    plain = llama_cpp_handler(lambda body: '{"answer": "The river. [Communities: a]"}' if is_reduce(body) else SHORT_MAP_ANSWER)
+
+    def handler(path: str, body: dict):
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return Reply(500, {"error": {"message": refusal}})
+        return plain(path, body)
+
+    with openai_server(handler) as server:
+        environ = {"GRAPHRAG_LLM_BASE_URL": server.base_url, "GRAPHRAG_LLM_MODEL": "smollm2"}
+        code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", environ=environ)
+    assert code == 0, err
+    lines = [line for line in err.splitlines() if "does not accept response_format json_schema" in line]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("note: ") and refusal in lines[0]

@@ -105,7 +105,9 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     cache = open_cache(context, args.cache, off=args.no_cache)
     recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
     events = recorder.events
-    progress = ProgressPrinter(context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out)
+    progress = ProgressPrinter(
+        context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out, on_notice=context.note_once
+    )
 
     def on_event(event: Event) -> None:
         recorder(event)  # the run is stored from its start, its events as they stream

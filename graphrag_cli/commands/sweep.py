@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     finished: list[SweepPoint] = []
     started = time.monotonic()
-    printer = ProgressPrinter(context.err, enabled=not args.quiet)
+    printer = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
 
     def on_progress(progress: SweepProgress) -> None:
         finished.append(progress.point)

@@ -345,7 +345,7 @@ class OpenAIChatModel:
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
         if self.endpoints.refused(self.endpoint, form, following=following):
-            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({detail[:120]}); using {following} from now on."
+            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({_excerpt(detail)}); using {following} from now on."
             logger.warning("%s", notice)
             self._notices.append(notice)
 
@@ -498,10 +498,23 @@ class OpenAIChatModel:
                 f"Model endpoint {self.identity} reported an implausible token usage (prompt {usage.prompt_tokens:,}, "
                 f"completion {usage.completion_tokens:,}); the call's tokens were counted by the run instead."
             )
-            logger.info("%s", notice)
+            logger.warning("%s", notice)
             self._notices.append(notice)
             return None
         return usage
+
+
+NOTICE_DETAIL_CHARS = 200
+"""How much of a server's message a notice quotes (cut at a word, never inside one)."""
+
+
+def _excerpt(text: str, limit: int = NOTICE_DETAIL_CHARS) -> str:
+    """``text`` whole when short, else its words up to ``limit`` characters and an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:") + "…"
 
 
 def _finish_reason(choice: object) -> str | None:
