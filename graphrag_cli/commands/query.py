@@ -20,6 +20,7 @@ from graphrag_core.errors import (
     PreflightError,
     describe_error,
 )
+from graphrag_core.calls import why_no_answer
 from graphrag_core.events import Event
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
@@ -133,7 +134,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     answered_by = model_identity(model)
     if args.json:
-        context.write(format_result_json(result, model=answered_by, index_ids={c.id for c in loaded.index.communities}) + "\n")
+        context.write(format_result_json(result, model=answered_by, index_ids={c.id for c in loaded.index.communities}, events=events) + "\n")
         return EXIT_OK
     streamed = progress.streamed_answer
     if streamed and streamed.strip() == result.answer.strip():
@@ -142,6 +143,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if streamed:
             context.write("\n")
         context.write(result.answer.rstrip() + "\n")
+    for item in why_no_answer(events):
+        context.note(f"why there is no full answer: {item.message}")
     if not args.quiet:
         context.note(f"answered by {answered_by}")
         if result.community_ids:
