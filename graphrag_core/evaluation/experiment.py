@@ -9,6 +9,8 @@ Invariants of :func:`run_experiment`:
   every question and seed; with two seeds or more each condition is also judged against itself
   (A/A: seed k's answer against seed k+1's), the sanity check that should come out near 50;
 - a pair whose answer failed is not judged; the failure is kept in the result;
+- a pair of two unanswered answers (both ``no_results``: the same fixed text) is not judged
+  either: it is skipped as unanswered, and the report lists the unanswered answers;
 - claims that could not be listed are recorded on their answer (``claims_error``), so the
   result, the experiment the store keeps and the report show them; that answer is left out of
   the claim metrics;
@@ -16,7 +18,8 @@ Invariants of :func:`run_experiment`:
   so a rerun makes only what is missing; failures are not stored, so a rerun tries them again;
 - once ``should_stop`` has returned true, no model is asked anything more;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
-  tokens the engine planned, so it does not depend on what ran before.
+  tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
+  reported are kept beside them (``reported_tokens``), labelled as such.
 """
 
 from __future__ import annotations
@@ -262,6 +265,8 @@ class _Run:
         if a is None or b is None or a.status == RunStatus.FAILED or b.status == RunStatus.FAILED:
             failed = [f"{r.condition} seed {r.seed}" for r in (a, b) if r is not None and r.status == RunStatus.FAILED]
             return JudgmentRecord(**job._asdict(), skipped=f"answer failed: {', '.join(failed)}" if failed else "answer missing")
+        if a.status == RunStatus.NO_RESULTS and b.status == RunStatus.NO_RESULTS:
+            return JudgmentRecord(**job._asdict(), skipped=f"{UNANSWERED_SKIP}: neither answer found anything to say (no results)")
         judgment = await judge_pair(question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store)
         return JudgmentRecord(**job._asdict(), judgment=judgment)
 
@@ -289,10 +294,15 @@ class _Run:
         )
 
 
+UNANSWERED_SKIP = "unanswered"
+"""How a judgment skipped because both answers are unanswered begins its ``skipped`` reason."""
+
+
 def cost_of(figures: RunFigures) -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
     their reported prompt tokens; every map batch (a cached one too) at its planned prompt
-    estimate; the reduce's attempts at its planned prompt."""
+    estimate; the reduce's attempts at its planned prompt; and, apart, the tokens the endpoint
+    reported for the calls the run made (``reported_tokens``)."""
     calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
     if figures.rating_calls:
@@ -301,7 +311,10 @@ def cost_of(figures: RunFigures) -> AnswerCost:
     calls["reduce"] = figures.reduce_calls
     tokens["map"] = figures.map_prompt_tokens
     tokens["reduce"] = (figures.reduce_prompt_tokens or 0) if figures.reduce_calls else 0
-    return AnswerCost(summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens)
+    return AnswerCost(
+        summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
+        reported_tokens=figures.usage.total_tokens,
+    )
 
 
-__all__ = ["EvalProgress", "ProgressSink", "cost_of", "estimate_experiment", "run_experiment"]
+__all__ = ["UNANSWERED_SKIP", "EvalProgress", "ProgressSink", "cost_of", "estimate_experiment", "run_experiment"]
