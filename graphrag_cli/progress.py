@@ -158,7 +158,8 @@ class ProgressPrinter:
 
     def _sweep_point(self, progress: SweepProgress) -> None:
         p = progress.point
-        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
+        first_batch_error = f" (batch error: {p.batch_errors[0]})" if p.error and p.batch_errors else ""
+        detail = f"{p.status}" + (f": {p.error}{first_batch_error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
         self._line(
             f"point {progress.done}/{progress.total} level={level_text(p.level)} seed={p.seed} "
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"

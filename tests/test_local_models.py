@@ -131,3 +131,43 @@ def test_the_structured_output_fallback_notice_is_printed_once_and_whole(capsys,
     lines = [line for line in err.splitlines() if "does not accept response_format json_schema" in line]
     assert len(lines) == 1, err
     assert lines[0].startswith("note: ") and refusal in lines[0]
+
+
+def eight_topics():
+    from graphrag_core.models import Community, Index
+
+    return Index(name="eight", communities=[Community(id=i, level=0, title=f"T{i}", summary=f"Topic {i} is about rivers and mills number {i}.") for i in range(8)])
+
+
+def test_a_server_that_answers_one_request_at_a_time_is_found_and_advised_and_its_calls_then_stream():
+    from graphrag_core.events import ModelNotice
+
+    def answer(body: dict) -> str:
+        return '{"answer": "Rivers. [Communities: 1]"}' if is_reduce(body) else SHORT_MAP_ANSWER
+
+    events: list = []
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_token_budget=740, map_concurrency=4)
+    # 16 batches; each reply takes 0.2 s; the fourth call of a burst waits 0.6 s in the queue: more than the
+    # timeout, which counts from the reply's first byte at a local server
+    with openai_server(llama_cpp_handler(answer, delay=0.2), one_at_a_time=True) as server:
+        result = asyncio.run(retrieve_global(eight_topics(), request, local_model(server, timeout=0.5), on_event=events.append))
+        maps = [b for b in server.bodies() if not is_reduce(b)]
+    assert result.status == "completed" and not result.failed_batches
+    notices = [e.message for e in events if isinstance(e, ModelNotice)]
+    assert len(notices) == 1 and "answers one request at a time" in notices[0]
+    assert "--concurrency 1" in notices[0] and "GRAPHRAG_LLM_TIMEOUT" in notices[0]
+    assert not maps[0].get("stream") and maps[-1].get("stream")  # once found, calls stream (cancellable)
+
+
+def test_a_server_with_several_slots_is_not_called_single_slot():
+    from graphrag_core.events import ModelNotice
+
+    def answer(body: dict) -> str:
+        return '{"answer": "Rivers. [Communities: 1]"}' if is_reduce(body) else SHORT_MAP_ANSWER
+
+    events: list = []
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_token_budget=755, map_concurrency=4)
+    with openai_server(llama_cpp_handler(answer, delay=0.2)) as server:
+        asyncio.run(retrieve_global(eight_topics(), request, local_model(server, timeout=5), on_event=events.append))
+        assert not any(b.get("stream") for b in server.bodies() if not is_reduce(b))
+    assert not [e for e in events if isinstance(e, ModelNotice)]

@@ -184,7 +184,9 @@ class _Run:
                 break
             record, reused = await self.answer(condition, question, seed)
             answers.append(record)
-            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=f"{condition.name} · {question.id} · seed {seed}", reused=reused))
+            failed = f" · failed: {record.error_detail or record.error}" if record.status == RunStatus.FAILED else ""
+            label = f"{condition.name} · {question.id} · seed {seed}{failed}"
+            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=label, reused=reused))
         return answers
 
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
@@ -209,7 +211,10 @@ class _Run:
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
-            record = AnswerRecord(**base, status=RunStatus.FAILED, error=message or type(exc).__name__, cost=cost_of(run_figures(events)))
+            detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
+            record = AnswerRecord(
+                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail, cost=cost_of(run_figures(events)),
+            )
         if self.run_store is not None and events:
             label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))

@@ -151,7 +151,7 @@ def to_markdown(result: ExperimentResult) -> str:
         ]
     failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
-        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, " ".join(filter(None, (a.error, a.error_detail)))) for a in failed]), ""]
     unlisted = result.claim_failures()
     if unlisted:
         lines += [

@@ -59,6 +59,8 @@ class AnswerRecord(BaseModel):
     run_id: str | None = None
     cost: AnswerCost = Field(default_factory=AnswerCost)
     error: str | None = None
+    error_detail: str | None = None
+    """What lies behind ``error`` when it is a summary (a batch's own error, e.g. a timeout)."""
     claims: list[str] | None = None
     claims_error: str | None = None
 
