@@ -101,13 +101,17 @@ def p_value_rows(result: ExperimentResult) -> list[dict[str, Any]]:
 def cost_rows(result: ExperimentResult) -> list[dict[str, Any]]:
     rows = []
     for c in result.costs:
-        row: dict[str, Any] = {"condition": c.condition, "answers": c.answers, "failed": c.failed, "summaries": c.summaries, "map batches": c.batches}
+        row: dict[str, Any] = {
+            "condition": c.condition, "answers": c.answers, "failed": c.failed, "unanswered": c.unanswered,
+            "summaries": c.summaries, "map batches": c.batches,
+        }
         for purpose, calls in c.calls.items():
             row[f"{purpose} calls"] = calls
         for purpose, tokens in c.prompt_tokens.items():
-            row[f"{purpose} prompt tokens"] = round(tokens)
-        row["prompt tokens"] = round(c.total_prompt_tokens)
+            row[f"{purpose} prompt tokens (planned)"] = round(tokens)
+        row["prompt tokens (planned)"] = round(c.total_prompt_tokens)
         row["share of most expensive"] = None if c.share is None else round(100 * c.share, 1)
+        row["reported tokens"] = round(c.reported_tokens)
         rows.append(row)
     return rows
 

@@ -12,7 +12,10 @@ native format), ``runs`` (the run history; ``runs export --bundle`` writes a run
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
@@ -53,6 +56,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _NoteHandler(logging.Handler):
+    """The engine's warnings (an endpoint's refused output form, its single slot) as notes."""
+
+    def __init__(self, context: CliContext) -> None:
+        super().__init__(logging.WARNING)
+        self.context = context
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.context.note_once(record.getMessage())
+
+
+@contextlib.contextmanager
+def engine_notes(context: CliContext) -> Iterator[None]:
+    """Within the block, what the engine logs at WARNING is printed once as ``note: ...``
+    (never a second time by Python's last-resort handler, never cut)."""
+    engine = logging.getLogger("graphrag_core")
+    handler = _NoteHandler(context)
+    engine.addHandler(handler)
+    try:
+        yield
+    finally:
+        engine.removeHandler(handler)
+
+
 def main(
     argv: Sequence[str] | None = None,
     *,
@@ -73,7 +100,7 @@ def main(
             args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
         except SystemExit as exc:  # --help exits through argparse
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-        with ctrl_c_interrupts():
+        with ctrl_c_interrupts(), engine_notes(context):
             return int(args.handler(args, context))
     except CliError as exc:
         if exc.usage:

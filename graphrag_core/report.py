@@ -214,6 +214,8 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
         ("prompt tokens (reported)", figures.usage.prompt_tokens),
         ("completion tokens (reported)", figures.usage.completion_tokens),
     ]
+    if figures.usage.estimated:
+        rows.append(("calls whose tokens the run counted (the endpoint reported none)", figures.usage.estimated_calls))
     lines += markdown_table(["figure", "value"], rows) + [""]
     if figures.batch_community_ids:
         usefulness = result.diagnostics.batch_usefulness if result is not None else []

@@ -239,6 +239,7 @@ class _Steps:
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
+            tokenizer=self.tokenizer, token_budget=request.map_token_budget,
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
@@ -289,6 +290,7 @@ class _Steps:
                 model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
                 clock=self.clock, on_start=on_start, on_retry=on_retry,
                 on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
+                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget,
             )
         except CallFailed as failed:
             replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)

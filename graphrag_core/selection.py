@@ -374,7 +374,10 @@ class _Walk:
         else:
             tally = Attempts()
             try:
-                reply = await complete_with_retry(self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally)
+                reply = await complete_with_retry(
+                    self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
+                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget,
+                )
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
                 rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
             else:

@@ -185,6 +185,8 @@ class SweepPoint(BaseModel):
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
     """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
+    estimated_usage_calls: int = 0
+    """Calls whose tokens in ``tokens_spent`` the run counted itself (the endpoint reported none)."""
     cited_community_ids: tuple[str, ...] = ()
     unsupported_citation_count: int = 0
 
@@ -263,7 +265,11 @@ class SweepResult(BaseModel):
         calls = sum(p.model_calls for p in self.points)
         hits = sum(p.cache_hits for p in self.points)
         completion = sum(p.completion_tokens_spent for p in self.points)
-        spent = TokenUsage(prompt_tokens=sum(p.tokens_spent for p in self.points) - completion, completion_tokens=completion)
+        spent = TokenUsage(
+            prompt_tokens=sum(p.tokens_spent for p in self.points) - completion,
+            completion_tokens=completion,
+            estimated_calls=sum(p.estimated_usage_calls for p in self.points),
+        )
         uncached_prompt = sum(
             max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
             for p in self.points
@@ -352,6 +358,7 @@ def _figure_columns(figures: RunFigures) -> dict[str, Any]:
         cache_hits=spend.cache_hits,
         tokens_spent=spend.tokens.total_tokens,
         completion_tokens_spent=spend.tokens.completion_tokens,
+        estimated_usage_calls=spend.tokens.estimated_calls,
     )
 
 

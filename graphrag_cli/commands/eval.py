@@ -176,7 +176,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
             f"judge: {_model_label(judge)}; store: {store.path}"
         )
-    progress = ProgressPrinter(context.err, enabled=not args.quiet)
+    progress = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
     try:
         result = run_async(
             run_experiment(

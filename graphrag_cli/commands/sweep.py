@@ -97,7 +97,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     finished: list[SweepPoint] = []
     started = time.monotonic()
-    printer = ProgressPrinter(context.err, enabled=not args.quiet)
+    printer = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
 
     def on_progress(progress: SweepProgress) -> None:
         finished.append(progress.point)
@@ -122,7 +122,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         _summarise(result, context)
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
-        raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)
+        causes = dict.fromkeys(p.batch_errors[0] if p.batch_errors else (p.error or "") for p in result.points)
+        raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN, details=[c for c in causes if c])
     return EXIT_OK
 
 

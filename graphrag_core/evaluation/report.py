@@ -39,6 +39,10 @@ def _cell(value: object) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+COST_BASIS = "every map batch, a cached one too, at its planned prompt; the reduce at its planned prompt; ratings as reported"
+"""What a cost table's planned prompt tokens count."""
+
+
 def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
     lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
@@ -93,20 +97,33 @@ def to_markdown(result: ExperimentResult) -> str:
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
         lines += _table(["row beats column", *names], rows) + [""]
-    lines += ["## Cost per answer", "", "Mean per answer; the share is of the most expensive condition's prompt tokens.", ""]
+    lines += [
+        "## Cost per answer",
+        "",
+        "Mean per answer; the share is of the most expensive condition's prompt tokens. The prompt tokens are the "
+        f"engine's **planned estimates** ({COST_BASIS}); **reported tokens** are the prompt and completion tokens "
+        "the endpoint reported for the calls made (none for a cached answer), which a model's own tokenizer may count "
+        "several times higher.",
+        "",
+    ]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
-    header = ["condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes), "prompt tokens", "share"]
+    header = [
+        "condition", "answers", "failed", "unanswered", "summaries", "map batches", *(f"{p} calls" for p in purposes),
+        *(f"{p} prompt tokens (planned)" for p in purposes), "prompt tokens (planned)", "share", "reported tokens",
+    ]
     rows = [
         [
             c.condition,
             c.answers,
             c.failed,
+            c.unanswered,
             _number(c.summaries),
             _number(c.batches),
             *(_number(c.calls.get(p, 0.0)) for p in purposes),
             *(f"{c.prompt_tokens.get(p, 0.0):,.0f}" for p in purposes),
             f"{c.total_prompt_tokens:,.0f}",
             "–" if c.share is None else f"{100 * c.share:.1f}%",
+            f"{c.reported_tokens:,.0f}",
         ]
         for c in result.costs
     ]
@@ -121,9 +138,20 @@ def to_markdown(result: ExperimentResult) -> str:
             *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
             "",
         ]
+    unanswered = [a for a in result.answers if a.status == RunStatus.NO_RESULTS]
+    if unanswered:
+        lines += [
+            "## Unanswered",
+            "",
+            "These answers found nothing to say (no relevant community summaries, or every batch scored 0 or failed); "
+            "a pair of two unanswered answers is not judged.",
+            "",
+            *_table(["condition", "question", "seed"], [(a.condition, a.question_id, a.seed) for a in unanswered]),
+            "",
+        ]
     failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
-        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, " ".join(filter(None, (a.error, a.error_detail)))) for a in failed]), ""]
     unlisted = result.claim_failures()
     if unlisted:
         lines += [

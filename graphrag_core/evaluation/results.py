@@ -19,7 +19,9 @@ from .spec import ExperimentSpec
 
 
 class AnswerCost(BaseModel):
-    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose."""
+    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose
+    (``prompt_tokens``: the engine's planned estimates, so a cached rerun costs the same), and the
+    prompt and completion tokens the endpoint reported for the calls made (``reported_tokens``)."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -27,6 +29,7 @@ class AnswerCost(BaseModel):
     batches: int = 0
     calls: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: dict[str, int] = Field(default_factory=dict)
+    reported_tokens: int = 0
 
     @property
     def total_calls(self) -> int:
@@ -56,6 +59,8 @@ class AnswerRecord(BaseModel):
     run_id: str | None = None
     cost: AnswerCost = Field(default_factory=AnswerCost)
     error: str | None = None
+    error_detail: str | None = None
+    """What lies behind ``error`` when it is a summary (a batch's own error, e.g. a timeout)."""
     claims: list[str] | None = None
     claims_error: str | None = None
 
@@ -107,6 +112,10 @@ class ConditionCost(BaseModel):
     prompt_tokens: dict[str, float]
     total_prompt_tokens: float
     share: float | None
+    reported_tokens: float = 0.0
+    """Mean prompt and completion tokens the endpoint reported per answer (calls made, not cached)."""
+    unanswered: int = 0
+    """Answers with no results (``no_results``)."""
 
 
 class ClaimSummary(BaseModel):
