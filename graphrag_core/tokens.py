@@ -227,6 +227,16 @@ def default_tokenizer_name(model: object | None) -> str:
     return choose() if callable(choose) else HEURISTIC
 
 
+def planning_tokenizer_name(name: str, *, real_endpoint: bool) -> str:
+    """The tokenizer a plan made without asking the model server counts with, for the setting
+    ``name`` (a cost preview): ``"auto"`` is the estimate for the offline model and
+    :data:`DEFAULT_EXACT` for a real endpoint; ``"endpoint"`` is :data:`DEFAULT_EXACT`, the
+    nearest count that needs no server."""
+    if name == AUTO:
+        return DEFAULT_EXACT if real_endpoint else HEURISTIC
+    return DEFAULT_EXACT if name == ENDPOINT else name
+
+
 def tokenizer_for(name: str, model: object | None) -> Tokenizer:
     """The tokenizer called ``name`` for runs against ``model``: ``"auto"`` is
     :func:`default_tokenizer_name`; ``"endpoint"`` asks the model for its server's own count

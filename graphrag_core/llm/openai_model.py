@@ -34,7 +34,6 @@ import json
 import logging
 import math
 import time
-import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Callable, Mapping
@@ -51,12 +50,12 @@ from ..errors import (
     ModelOutputError,
     PreflightError,
     ReplyTooLongError,
-    RequestValidationError,
     RetryableModelError,
 )
 from ..parsing import quote_reply
-from ..tokens import ENDPOINT
+from ..tokens import DEFAULT_EXACT, ENDPOINT
 from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
+from .endpoint_tokenizer import EndpointTokenizer, is_local_endpoint
 from .settings import ModelSettings
 from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm
 
@@ -127,57 +126,6 @@ def _is_context_overflow(detail: str, body: object) -> bool:
     return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
 
 
-TOKENIZE_CACHE_ENTRIES = 4096
-
-
-class EndpointTokenizer:
-    """Counts tokens with the model server's own tokenizer: ``POST {root}/tokenize`` (llama.cpp's
-    server answers ``{"tokens": [...]}``, vLLM's ``{"count": n, ...}``), where ``root`` is the
-    base URL without its ``/v1``. Counts are cached by text. The first failure raises
-    ``RequestValidationError`` naming the endpoint (the setting cannot be used with it).
-
-    The count is a blocking call: the engine uses it while planning, before any model call."""
-
-    def __init__(self, root_url: str, *, model: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
-        self.name = ENDPOINT
-        self.url = root_url.rstrip("/") + "/tokenize"
-        self.model = model
-        self.timeout = timeout
-        self._headers = dict(headers or {})
-        self._counts: dict[str, int] = {}
-
-    def __repr__(self) -> str:
-        return f"EndpointTokenizer({self.url!r})"
-
-    def count(self, text: str) -> int:
-        if not text:
-            return 0
-        known = self._counts.get(text)
-        if known is not None:
-            return known
-        body = json.dumps({"model": self.model, "prompt": text, "content": text, "add_special": False}).encode()
-        request = urllib.request.Request(self.url, data=body, method="POST", headers={"content-type": "application/json", **self._headers})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310 - the configured endpoint
-                payload = json.loads(answer.read())
-            value = payload.get("count")
-            value = len(payload["tokens"]) if not isinstance(value, int) else value
-        except urllib.error.HTTPError as exc:
-            raise RequestValidationError(
-                f"The model endpoint offers no token count at {self.url} (HTTP {exc.code}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise RequestValidationError(
-                f"Could not count tokens at {self.url} ({type(exc).__name__}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        if len(self._counts) >= TOKENIZE_CACHE_ENTRIES:
-            self._counts.clear()
-        self._counts[text] = value
-        return value
-
-
 def _proxied(scheme: str, host: str) -> bool:
     """Whether requests to ``host`` go through a proxy (then a direct connection proves nothing)."""
     proxies = urllib.request.getproxies()
@@ -210,6 +158,8 @@ class OpenAIChatModel:
         self._http_client = http_client
         self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
+        self._endpoint_tokenizer: EndpointTokenizer | None = None
+        self._default_tokenizer: str | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
 
     @property
@@ -223,12 +173,23 @@ class OpenAIChatModel:
         return self.endpoints.accepted_form(self.endpoint)
 
     def endpoint_tokenizer(self) -> EndpointTokenizer:
-        """The server's own token count (the ``"endpoint"`` tokenizer setting)."""
-        base = (self.settings.base_url or "").rstrip("/")
-        root = base[: -len("/v1")] if base.endswith("/v1") else base
-        secret = self._secret()
-        headers = {"authorization": f"Bearer {secret}"} if secret else {}
-        return EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        """The server's own token count (the ``"endpoint"`` tokenizer setting); one per model,
+        so its counts and the form the server answered are asked for once."""
+        if self._endpoint_tokenizer is None:
+            base = (self.settings.base_url or "").rstrip("/")
+            root = base[: -len("/v1")] if base.endswith("/v1") else base
+            secret = self._secret()
+            headers = {"authorization": f"Bearer {secret}"} if secret else {}
+            self._endpoint_tokenizer = EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        return self._endpoint_tokenizer
+
+    def default_tokenizer(self) -> str:
+        """What the ``"auto"`` tokenizer setting counts with against this endpoint: the server's
+        own count when it is a local server that offers one (asked once), else o200k_base."""
+        if self._default_tokenizer is None:
+            local = is_local_endpoint(self.settings.base_url or "")
+            self._default_tokenizer = ENDPOINT if local and self.endpoint_tokenizer().available() else DEFAULT_EXACT
+        return self._default_tokenizer
 
     def needs_key(self) -> bool:
         """Hosted OpenAI and Azure OpenAI refuse calls without a key; local servers need none."""
