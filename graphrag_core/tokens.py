@@ -134,9 +134,17 @@ class HeuristicTokenizer:
         return _total(ascii_count, cjk_count)
 
 
+REMEMBER_CHARS = 512
+"""Counts of texts at least this long are remembered (by length and hash), so planning a level
+again (the run after its cost preview, another seed or question, a sweep's next point) does
+not encode its map texts again."""
+REMEMBERED_COUNTS = 200_000
+
+
 class ExactTokenizer:
     """An exact OpenAI encoding (``cl100k_base`` or ``o200k_base``), read from files that ship
-    inside the ``bpe-openai`` wheel, so nothing is downloaded. Cut-additive (module docstring)."""
+    inside the ``bpe-openai`` wheel, so nothing is downloaded. Cut-additive (module docstring);
+    the counts of long texts are remembered (:data:`REMEMBER_CHARS`)."""
 
     cut_additive = True
 
@@ -150,12 +158,23 @@ class ExactTokenizer:
         backend = getattr(self._encoding, "_backend", None)
         self._fast_count = getattr(backend, "count", None)
         self._max_token_chars: int | None = None
+        self._remembered: dict[tuple[int, int], int] = {}
 
     def count(self, text: str) -> int:
         if not text:
             return 0
-        if len(text) > MAX_ENCODE_CHARS:
-            return self._count_long(text)
+        if len(text) < REMEMBER_CHARS:
+            return self._encode_count(text)
+        key = (len(text), hash(text))
+        known = self._remembered.get(key)
+        if known is None:
+            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._encode_count(text)
+            if len(self._remembered) >= REMEMBERED_COUNTS:
+                self._remembered.clear()
+            self._remembered[key] = known
+        return known
+
+    def _encode_count(self, text: str) -> int:
         if self._fast_count is not None:
             try:
                 return self._fast_count(text)
