@@ -17,10 +17,14 @@ spec's, and an exact count for a real endpoint (:func:`tokenizer_for`).
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import sys
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 HEURISTIC = "heuristic"
 EXACT_ENCODINGS = ("cl100k_base", "o200k_base")
@@ -134,11 +138,36 @@ class HeuristicTokenizer:
         return _total(ascii_count, cjk_count)
 
 
+LONGEST_TOKEN_BYTES = {"cl100k_base": 128, "o200k_base": 128}
+"""The byte length of each encoding's longest token (``max(len(b) for b in token_byte_values())``),
+so bounding a run needs no rank table."""
 REMEMBER_CHARS = 512
 """Counts of texts at least this long are remembered (by length and hash), so planning a level
 again (the run after its cost preview, another seed or question, a sweep's next point) does
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
+
+
+@lru_cache(maxsize=None)
+def _compiled_counter(encoding: str) -> Callable[[str], int] | None:
+    """The count of bpe-openai's compiled encoder for ``encoding``, loaded straight from its
+    extension module (which carries the rank tables itself), so the package's import-time
+    reading of every encoding is skipped; None when the module cannot be loaded that way."""
+    loaded = sys.modules.get("bpe_openai._bindings")
+    try:
+        if loaded is None:
+            spec = importlib.util.find_spec("bpe_openai")
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            path = next(Path(spec.submodule_search_locations[0]).glob("_bindings*.so"), None)
+            extension = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
+            if extension is None or extension.loader is None:
+                return None
+            loaded = importlib.util.module_from_spec(extension)
+            extension.loader.exec_module(loaded)
+        return loaded.tokenizer_for_encoding(encoding).count
+    except (ImportError, OSError, AttributeError, ValueError):
+        return None
 
 
 class ExactTokenizer:
@@ -151,14 +180,24 @@ class ExactTokenizer:
     def __init__(self, encoding: str) -> None:
         if encoding not in EXACT_ENCODINGS:
             raise ValueError(f"Unknown tokenizer {encoding!r}; choose one of {', '.join(TOKENIZER_NAMES)}.")
-        import bpe_openai  # local import: only runs that ask for exact counts pay for loading
-
         self.name = encoding
-        self._encoding = bpe_openai.get_encoding(encoding)
-        backend = getattr(self._encoding, "_backend", None)
-        self._fast_count = getattr(backend, "count", None)
+        self._full: Any = None
+        self._fast_count = _compiled_counter(encoding)
+        if self._fast_count is None:
+            self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
         self._remembered: dict[tuple[int, int], int] = {}
+
+    @property
+    def _encoding(self) -> Any:
+        """bpe-openai's whole encoding (token ids, byte values), loaded on first use: importing the
+        package reads every encoding's rank table, seconds on a busy machine, which counting
+        alone does not need."""
+        if self._full is None:
+            import bpe_openai
+
+            self._full = bpe_openai.get_encoding(self.name)
+        return self._full
 
     def count(self, text: str) -> int:
         if not text:
@@ -207,7 +246,8 @@ class ExactTokenizer:
         at least one byte), so no text of more than ``budget * max_token_chars`` code points
         fits in ``budget`` tokens."""
         if self._max_token_chars is None:
-            self._max_token_chars = max(len(value) for value in self._encoding.token_byte_values())
+            known = LONGEST_TOKEN_BYTES.get(self.name)
+            self._max_token_chars = known or max(len(value) for value in self._encoding.token_byte_values())
         return self._max_token_chars
 
 
