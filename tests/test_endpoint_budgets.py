@@ -42,6 +42,14 @@ def digits_and_chinese_index(communities: int = 60, *, seed: int = 3) -> Index:
     return Index(communities=made, name="figures")
 
 
+def ledger_question(*, seed: int, map_budget: int, reduce_budget: int, tokenizer: str = "auto") -> GlobalSearchRequest:
+    """The question asked in every run here, with budgets whose output reserves are 300."""
+    return GlobalSearchRequest(
+        query="What do the ledgers record?", community_level=0, seed=seed, tokenizer=tokenizer,
+        map_token_budget=map_budget, map_output_reserve=300, reduce_token_budget=reduce_budget, reduce_output_reserve=300,
+    )
+
+
 def model_at(url: str) -> OpenAIChatModel:
     return OpenAIChatModel(ModelSettings(provider="openai", base_url=url, model="m", json_mode=False, structured_output=False))
 
@@ -68,10 +76,7 @@ def openai_style(counted: list[int]):
 
 
 def test_a_real_endpoint_is_counted_exactly_by_default_and_no_prompt_is_over_budget() -> None:
-    request = GlobalSearchRequest(
-        query="What do the ledgers record?", community_level=0, seed=5,
-        map_token_budget=1500, map_output_reserve=300, reduce_token_budget=900, reduce_output_reserve=300,
-    )
+    request = ledger_question(seed=5, map_budget=1500, reduce_budget=900)
     counted: list[int] = []
     with openai_server(openai_style(counted)) as server:
         events = run(digits_and_chinese_index(), request, model_at(server.base_url))
@@ -86,10 +91,7 @@ def test_a_real_endpoint_is_counted_exactly_by_default_and_no_prompt_is_over_bud
 
 def test_the_estimate_would_have_sent_prompts_over_budget() -> None:
     """The same run counted with the spec's estimate: the server counts more than was budgeted."""
-    request = GlobalSearchRequest(
-        query="What do the ledgers record?", community_level=0, seed=5, tokenizer="heuristic",
-        map_token_budget=1500, map_output_reserve=300, reduce_token_budget=900, reduce_output_reserve=300,
-    )
+    request = ledger_question(seed=5, map_budget=1500, reduce_budget=900, tokenizer="heuristic")
     counted: list[int] = []
     with openai_server(openai_style(counted)) as server:
         run(digits_and_chinese_index(), request, model_at(server.base_url))
@@ -129,10 +131,7 @@ def llama_cpp_python(counted: list[int]):
 
 
 def test_llama_cpp_python_counts_at_extras_tokenize_by_default_and_its_template_is_budgeted() -> None:
-    request = GlobalSearchRequest(
-        query="What do the ledgers record?", community_level=0, seed=2,
-        map_token_budget=2300, map_output_reserve=300, reduce_token_budget=1900, reduce_output_reserve=300,
-    )
+    request = ledger_question(seed=2, map_budget=2300, reduce_budget=1900)
     counted: list[int] = []
     with openai_server(llama_cpp_python(counted)) as server:
         events = run(digits_and_chinese_index(communities=40), request, model_at(server.base_url))
@@ -158,10 +157,7 @@ def test_without_the_template_share_a_prompt_would_be_over_budget() -> None:
         def count(self, text: str) -> int:
             return self.inner.count(text)
 
-    request = GlobalSearchRequest(
-        query="What do the ledgers record?", community_level=0, seed=2, tokenizer="endpoint",
-        map_token_budget=2300, map_output_reserve=300, reduce_token_budget=1900, reduce_output_reserve=300,
-    )
+    request = ledger_question(seed=2, map_budget=2300, reduce_budget=1900, tokenizer="endpoint")
     counted: list[int] = []
     with openai_server(llama_cpp_python(counted)) as server:
         model = model_at(server.base_url)
