@@ -165,3 +165,12 @@ def test_a_text_longer_than_the_encoder_takes_is_counted_in_pieces() -> None:
     line = "The hacker ethic holds that information should be free.\n"
     text = line * 20_000  # over a million code points
     assert exact.count(text) == 20_000 * exact.count(line)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_estimates_made_while_packing_are_the_spec_ones(seed: int) -> None:
+    rng = random.Random(seed)
+    texts = [(f"c{i}", random_text(rng, rng.choice([40, 300, 2000, 9000]))) for i in range(rng.randint(1, 12))]
+    estimate = get_tokenizer("heuristic")
+    batches, estimates = plan_summary_batches(texts, SKELETON, 700, rng=random.Random(seed), tokenizer=estimate)
+    assert estimates == estimate_batches(batches, SKELETON, tokenizer=estimate)
