@@ -26,7 +26,7 @@ from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
-from graphrag_core.tokens import ENDPOINT, HEURISTIC, get_tokenizer
+from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -147,8 +147,8 @@ def _compute_sections(index: Index, tokenizer: str) -> Sections:
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    # the preview never calls the model server: the "endpoint" tokenizer is previewed with the heuristic
-    tokenizer = get_tokenizer(HEURISTIC if request.tokenizer == ENDPOINT else request.tokenizer)
+    # the preview never calls the model server (draw_cost_preview resolves "auto" for the model)
+    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)

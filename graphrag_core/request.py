@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
 from .levels import DYNAMIC, LEAF, FixedLevel, Level
-from .tokens import HEURISTIC, TOKENIZER_NAMES
+from .tokens import AUTO, TOKENIZER_NAMES
 
 DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
 DEFAULT_MAP_TOKEN_BUDGET = 8000
@@ -180,7 +180,11 @@ class SearchSettings(BaseModel):
     )
     include_claims: bool = _setting(True, "put supporting claims in the map texts", short="claims")
     include_sources: bool = _setting(True, "put source excerpts in the map texts", short="sources")
-    tokenizer: str = _setting(HEURISTIC, "token counting", choices=TOKENIZER_NAMES)
+    tokenizer: str = _setting(
+        AUTO,
+        'token counting: "auto" is the estimate for the offline model and an exact count for a real endpoint',
+        choices=TOKENIZER_NAMES,
+    )
     community_selection: CommunitySelection = _setting(
         DEFAULT_COMMUNITY_SELECTION,
         'how communities are chosen: "level" takes one level\'s summaries, "dynamic" has the model rate them from the roots down',

@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
+from .batching import MapText, SummaryBatch, plan_summary_batches
 from .events import (
     BatchesPlanned,
     Event,
@@ -57,7 +57,7 @@ from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchRes
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .status import RunStatus
-from .tokens import Tokenizer, tokenizer_for
+from .tokens import Tokenizer, prompt_overhead, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -98,8 +98,20 @@ def plan_batches(
     if not texts:
         return communities, [], []
     skeleton = map_prompt_skeleton(request.query)
-    batches = build_summary_batches(texts, skeleton, request.map_prompt_budget, rng=random.Random(seed), tokenizer=tokenizer)
-    return communities, batches, estimate_batches(batches, skeleton, tokenizer=tokenizer)
+    budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
+    batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
+    return communities, batches, estimates
+
+
+PROMPT_MESSAGES = 2
+"""Messages in a map or reduce call (system and user)."""
+
+
+def sent_prompt_budget(budget: int, tokenizer: Tokenizer) -> int:
+    """What of a prompt budget the prompt's text may take: the rest is what the endpoint adds
+    around the messages, as the tokenizer knows it (nothing for the spec's estimate), so a sent
+    prompt is within the budget in the endpoint's own count."""
+    return budget - prompt_overhead(tokenizer, PROMPT_MESSAGES)
 
 
 class _StreamedReduce:
@@ -245,7 +257,10 @@ class _Steps:
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
         skeleton = reduce_prompt_skeleton(request.query)
-        plan = plan_reduce(mapped.answers, skeleton, request.reduce_prompt_budget, strategy=request.reduce_strategy, tokenizer=self.tokenizer)
+        plan = plan_reduce(
+            mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
+        )
         self.emit(
             ReduceSelection(
                 at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,

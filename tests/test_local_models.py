@@ -37,7 +37,7 @@ def test_a_cut_reply_is_told_apart_and_retried_asking_for_less_with_a_larger_res
         return SHORT_MAP_ANSWER if "cut off" in body["messages"][0]["content"] else LONG_MAP_ANSWER
 
     events: list = []
-    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_output_reserve=64)
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_output_reserve=64)
     with openai_server(llama_cpp_handler(answer)) as server:
         result = asyncio.run(retrieve_global(small_index(), request, local_model(server), on_event=events.append))
         maps = [b for b in server.bodies() if not is_reduce(b)]
@@ -59,7 +59,7 @@ def test_the_larger_reserve_of_a_retry_stays_inside_the_token_budget():
     def answer(body: dict) -> str:
         return REDUCE_ANSWER if is_reduce(body) else LONG_MAP_ANSWER
 
-    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_output_reserve=200, map_token_budget=700)
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_output_reserve=200, map_token_budget=700)
     with openai_server(llama_cpp_handler(answer)) as server:
         events: list = []
         try:
@@ -79,7 +79,7 @@ def test_a_streamed_reply_without_usage_is_counted_with_the_runs_tokenizer_and_m
         return REDUCE_ANSWER if is_reduce(body) else SHORT_MAP_ANSWER
 
     events: list = []
-    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0)
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic")
     with openai_server(llama_cpp_handler(answer)) as server:
         result = asyncio.run(retrieve_global(small_index(), request, local_model(server), on_event=events.append))
         reduce_body = next(b for b in server.bodies() if is_reduce(b))
@@ -146,7 +146,7 @@ def test_a_server_that_answers_one_request_at_a_time_is_found_and_advised_and_it
         return '{"answer": "Rivers. [Communities: 1]"}' if is_reduce(body) else SHORT_MAP_ANSWER
 
     events: list = []
-    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_token_budget=740, map_concurrency=4)
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_token_budget=740, map_concurrency=4)
     # 16 batches; each reply takes 0.2 s; the fourth call of a burst waits 0.6 s in the queue: more than the
     # timeout, which counts from the reply's first byte at a local server
     with openai_server(llama_cpp_handler(answer, delay=0.2), one_at_a_time=True) as server:
@@ -166,7 +166,7 @@ def test_a_server_with_several_slots_is_not_called_single_slot():
         return '{"answer": "Rivers. [Communities: 1]"}' if is_reduce(body) else SHORT_MAP_ANSWER
 
     events: list = []
-    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, map_token_budget=755, map_concurrency=4)
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_token_budget=755, map_concurrency=4)
     with openai_server(llama_cpp_handler(answer, delay=0.2)) as server:
         asyncio.run(retrieve_global(eight_topics(), request, local_model(server, timeout=5), on_event=events.append))
         assert not any(b.get("stream") for b in server.bodies() if not is_reduce(b))

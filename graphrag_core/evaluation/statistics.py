@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import permutation_test, rankdata, wilcoxon
 
 from ..status import RunStatus
 from .claims import claim_metrics
@@ -48,6 +47,8 @@ def wilcoxon_p(scores: Sequence[float]) -> float | None:
     if not untied and len(differences) <= EXACT_TIED_MAX:
         return _every_sign_p(nonzero)
     method = "exact" if untied and len(differences) <= EXACT_MAX else "asymptotic"
+    from scipy.stats import wilcoxon  # scipy loads only when a p-value is computed (a cold command line skips it)
+
     p = float(wilcoxon(differences, alternative="two-sided", method=method).pvalue)
     return p if p == p else 1.0
 
@@ -59,6 +60,8 @@ def _every_sign_p(nonzero: Sequence[float]) -> float:
     own evaluates it once per assignment, seconds at 13 scores). One difference: p = 1."""
     if len(nonzero) < 2:
         return 1.0
+    from scipy.stats import permutation_test, rankdata
+
     ranks = rankdata(np.abs(nonzero))
 
     def positive_rank_sum(signed: np.ndarray, axis: int) -> np.ndarray:

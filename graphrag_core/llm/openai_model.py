@@ -43,12 +43,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import json
 import logging
 import math
 import time
-import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Callable, Mapping
@@ -66,12 +64,12 @@ from ..errors import (
     ModelOutputError,
     PreflightError,
     ReplyTooLongError,
-    RequestValidationError,
     RetryableModelError,
 )
 from ..parsing import quote_reply
-from ..tokens import ENDPOINT
+from ..tokens import DEFAULT_EXACT, ENDPOINT
 from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
+from .endpoint_tokenizer import EndpointTokenizer, is_local_endpoint
 from .settings import ModelSettings
 from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm, SlotWatch
 from .transport import CURRENT_CALL, BoundedTransport, CallClock
@@ -152,71 +150,8 @@ JSON escapes take up to six bytes a character)."""
 MAX_PLAUSIBLE_CALL_TOKENS = 10_000_000
 """A call reported to use more tokens than this (or a negative count) is recorded as unreported."""
 
-TOKENIZE_CACHE_ENTRIES = 4096
-
-
-class EndpointTokenizer:
-    """Counts tokens with the model server's own tokenizer: ``POST {root}/tokenize`` (llama.cpp's
-    server answers ``{"tokens": [...]}``, vLLM's ``{"count": n, ...}``), where ``root`` is the
-    base URL without its ``/v1``. Counts are cached by text. The first failure raises
-    ``RequestValidationError`` naming the endpoint (the setting cannot be used with it).
-
-    The count is a blocking call: the engine uses it while planning, before any model call."""
-
-    def __init__(self, root_url: str, *, model: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
-        self.name = ENDPOINT
-        self.url = root_url.rstrip("/") + "/tokenize"
-        self.model = model
-        self.timeout = timeout
-        self._headers = dict(headers or {})
-        self._counts: dict[str, int] = {}
-
-    def __repr__(self) -> str:
-        return f"EndpointTokenizer({self.url!r})"
-
-    def count(self, text: str) -> int:
-        if not text:
-            return 0
-        known = self._counts.get(text)
-        if known is not None:
-            return known
-        body = json.dumps({"model": self.model, "prompt": text, "content": text, "add_special": False}).encode()
-        request = urllib.request.Request(self.url, data=body, method="POST", headers={"content-type": "application/json", **self._headers})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310 - the configured endpoint
-                payload = json.loads(answer.read())
-            value = payload.get("count")
-            value = len(payload["tokens"]) if not isinstance(value, int) else value
-        except urllib.error.HTTPError as exc:
-            raise RequestValidationError(
-                f"The model endpoint offers no token count at {self.url} (HTTP {exc.code}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise RequestValidationError(
-                f"Could not count tokens at {self.url} ({type(exc).__name__}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        if len(self._counts) >= TOKENIZE_CACHE_ENTRIES:
-            self._counts.clear()
-        self._counts[text] = value
-        return value
-
-
 def _ignore(piece: str) -> None:
     return None
-
-
-def is_local_host(host: str) -> bool:
-    """Whether ``host`` is this machine or a private network's (a model server one runs oneself)."""
-    name = host.strip("[]").lower()
-    if name == "localhost" or name.endswith((".localhost", ".local", ".internal", ".lan")):
-        return True
-    try:
-        address = ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private or address.is_link_local
 
 
 def _proxied(scheme: str, host: str) -> bool:
@@ -252,6 +187,8 @@ class OpenAIChatModel:
         self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
         self._usage_warned = False
+        self._endpoint_tokenizer: EndpointTokenizer | None = None
+        self._default_tokenizer: str | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
 
     @property
@@ -262,7 +199,7 @@ class OpenAIChatModel:
     @property
     def local(self) -> bool:
         """Whether the endpoint is a server on this machine or a private network."""
-        return is_local_host(urlsplit(self.settings.base_url or "").hostname or "")
+        return is_local_endpoint(self.settings.base_url or "")
 
     @property
     def output_form(self) -> OutputForm | None:
@@ -270,12 +207,23 @@ class OpenAIChatModel:
         return self.endpoints.accepted_form(self.endpoint)
 
     def endpoint_tokenizer(self) -> EndpointTokenizer:
-        """The server's own token count (the ``"endpoint"`` tokenizer setting)."""
-        base = (self.settings.base_url or "").rstrip("/")
-        root = base[: -len("/v1")] if base.endswith("/v1") else base
-        secret = self._secret()
-        headers = {"authorization": f"Bearer {secret}"} if secret else {}
-        return EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        """The server's own token count (the ``"endpoint"`` tokenizer setting); one per model,
+        so its counts and the form the server answered are asked for once."""
+        if self._endpoint_tokenizer is None:
+            base = (self.settings.base_url or "").rstrip("/")
+            root = base[: -len("/v1")] if base.endswith("/v1") else base
+            secret = self._secret()
+            headers = {"authorization": f"Bearer {secret}"} if secret else {}
+            self._endpoint_tokenizer = EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        return self._endpoint_tokenizer
+
+    def default_tokenizer(self) -> str:
+        """What the ``"auto"`` tokenizer setting counts with against this endpoint: the server's
+        own count when it is a local server that offers one (asked once), else o200k_base."""
+        if self._default_tokenizer is None:
+            local = is_local_endpoint(self.settings.base_url or "")
+            self._default_tokenizer = ENDPOINT if local and self.endpoint_tokenizer().available() else DEFAULT_EXACT
+        return self._default_tokenizer
 
     def needs_key(self) -> bool:
         """Hosted OpenAI and Azure OpenAI refuse calls without a key; local servers need none."""
