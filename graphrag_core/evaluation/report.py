@@ -7,10 +7,9 @@ listed each get a section naming the condition, question, seed and error.
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterable, Sequence
 
+from ..csv_cells import csv_text
 from ..status import RunStatus
 from .results import ExperimentResult, WinRate
 
@@ -138,17 +137,9 @@ def to_markdown(result: ExperimentResult) -> str:
     return "\n".join(lines)
 
 
-def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
-
-
 def win_rates_csv(result: ExperimentResult) -> str:
     """One row per criterion and ordered pair (A/A rows have row == col), plus the judge label."""
-    return _csv(
+    return csv_text(
         [*WIN_RATE_FIELDS, "judge"],
         [[getattr(w, f) if getattr(w, f) is not None else "" for f in WIN_RATE_FIELDS] + [judge_label(result)] for w in result.win_rates],
     )
@@ -161,7 +152,7 @@ def costs_csv(result: ExperimentResult) -> str:
         [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share]
         for c in result.costs
     ]
-    return _csv(header, rows)
+    return csv_text(header, rows)
 
 
 def judgments_csv(result: ExperimentResult) -> str:
@@ -172,7 +163,7 @@ def judgments_csv(result: ExperimentResult) -> str:
             score = j.judgment.scores.get(criterion) if j.judgment else None
             reasons = " | ".join(c.reason or "" for c in (j.judgment.calls if j.judgment else []) if c.criterion == criterion and c.reason)
             rows.append([j.row, j.col, j.question_id, j.seed_a, j.seed_b, criterion, "" if score is None else score, "" if score is None else 100 - score, j.skipped or "", reasons])
-    return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
+    return csv_text(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
 __all__ = ["HEURISTIC_NOTE", "costs_csv", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
