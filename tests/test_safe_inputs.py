@@ -145,3 +145,85 @@ def test_the_csv_helper_neutralises_text_and_keeps_numbers() -> None:
     assert rows[0] == ["a", "b", "c", "d", "e", "f"]
     assert rows[1] == ["'=1+1", "'-1", "-1", "2.5", "'\tTAB", "plain - text"]
     assert rows[2] == ["'@x", "'+x", "", "'\rCR", "", "ok"]
+
+
+# -- Markdown exports carry no raw HTML -----------------------------------------------------------
+
+HOSTILE = '<img src=x onerror="alert(1)"> <script>alert(2)</script> [click](javascript:alert(3))'
+
+
+def raw_html_or_links(markdown: str) -> list[str]:
+    """What a Markdown viewer would run or follow in ``markdown``: raw HTML tags, inline links
+    and reference definitions."""
+    import re
+
+    return re.findall(r"<[A-Za-z/!?][^>]*>?|\]\([^)]*\)|^\s*\[[^\]]*\]:.*$", markdown, flags=re.M)
+
+
+def hostile_run():  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from graphrag_core.history import RunRecord
+    from graphrag_core.llm.scripted import ScriptedChatModel
+    from graphrag_core.search import retrieve_global
+
+    from .factories import small_index
+
+    def reply(request):  # type: ignore[no-untyped-def]
+        if request.purpose == "map":
+            if "Kludges" in request.prompt_text or "kludge" in request.prompt_text:
+                return f"not json {HOSTILE}"
+            return '{"answer": ' + __import__("json").dumps(f"Map says {HOSTILE} [Communities: 3]") + ', "usefulness": 80}'
+        return '{"answer": ' + __import__("json").dumps(f"The answer {HOSTILE} [Communities: 3]") + "}"
+
+    index = small_index().model_copy(update={"name": HOSTILE})
+    events: list = []
+    request = GlobalSearchRequest(query=f"What about {HOSTILE}?", seed=1, map_token_budget=300, map_output_reserve=50)
+    asyncio.run(retrieve_global(index, request, ScriptedChatModel(reply), on_event=events.append))
+    return RunRecord.from_events(events, index_name=HOSTILE, index_path=f"/tmp/{HOSTILE}", label=HOSTILE)
+
+
+def test_a_run_report_escapes_raw_html_and_links_from_the_index_the_question_and_the_model() -> None:
+    from graphrag_core.report import record_to_markdown
+
+    record = hostile_run()
+    assert record.figures.failed_batches >= 1  # a failure's error quotes the reply
+    markdown = record_to_markdown(record)
+    assert raw_html_or_links(markdown) == []
+    assert "&lt;script&gt;alert(2)&lt;/script&gt;" in markdown  # the text is kept, inert
+    assert "## Answer" in markdown and "| setting | value |" in markdown  # the report's own Markdown stays
+
+
+def test_runs_export_markdown_writes_no_raw_html(capsys, tmp_path: Path) -> None:
+    from graphrag_core.history import RunStore
+
+    record = hostile_run()
+    store = tmp_path / "runs.sqlite3"
+    RunStore(store).save(record)
+    out = tmp_path / "report.md"
+    code, _, err = run_cli(capsys, "runs", "--store", store, "export", record.run_id, "--markdown", out)
+    assert code == 0, err
+    assert raw_html_or_links(out.read_text(encoding="utf-8")) == []
+
+
+def test_an_evaluation_report_escapes_raw_html(tmp_path: Path) -> None:
+    import asyncio
+
+    from graphrag_core.evaluation import Condition, ExperimentSpec, run_experiment
+    from graphrag_core.evaluation.questions import EvalQuestion
+    from graphrag_core.evaluation.report import to_markdown
+    from graphrag_core.llm.offline import OfflineChatModel
+
+    from .factories import small_index
+
+    spec = ExperimentSpec(
+        questions=[EvalQuestion(id="<b>q1</b>", question=f"What about {HOSTILE}?", tags={"<i>kind</i>": ""})],
+        conditions=[Condition.parse("<u>A</u>:level=0"), Condition.parse("B:level=1")],
+        seeds=[1],
+    )
+    index = small_index().model_copy(update={"name": HOSTILE})
+    result = asyncio.run(run_experiment(index, spec, OfflineChatModel(), OfflineChatModel()))
+    result = result.model_copy(update={"index_name": HOSTILE, "index_path": f"/tmp/{HOSTILE}"})
+    markdown = to_markdown(result)
+    assert raw_html_or_links(markdown) == []
+    assert "&lt;u&gt;A&lt;/u&gt;" in markdown and "## Win rates" in markdown

@@ -1,5 +1,9 @@
 """An experiment as a Markdown report and as CSV tables (pure functions of the result).
 
+Every text the report did not write itself (names, questions, errors) goes through
+:mod:`graphrag_core.markdown`, so the report holds no raw HTML and no link; every CSV through
+:mod:`graphrag_core.csv_cells`, so no cell runs as a spreadsheet formula.
+
 Scores made by the offline heuristic are labelled as heuristic, never as an LLM's judgement.
 Nothing that failed is left out silently: failed answers and answers whose claims could not be
 listed each get a section naming the condition, question, seed and error.
@@ -7,9 +11,9 @@ listed each get a section naming the condition, question, seed and error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
 
 from ..csv_cells import csv_text
+from ..markdown import markdown_cell, markdown_table, markdown_text
 from ..status import RunStatus
 from .results import ExperimentResult, WinRate
 
@@ -34,16 +38,6 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
-
-
 def win_rate_matrix(result: ExperimentResult, criterion: str) -> tuple[list[str], list[list[WinRate | None]]]:
     """The condition names and, per row, the row's win rate over each column (``None`` where
     nothing was judged; the diagonal is the A/A check when the experiment has one)."""
@@ -59,23 +53,23 @@ def significance_mark(rate: WinRate | None) -> str:
 
 def to_markdown(result: ExperimentResult) -> str:
     spec = result.spec
-    lines = [f"# Evaluation {result.id}", ""]
+    lines = [f"# Evaluation {markdown_text(result.id)}", ""]
     if result.heuristic_judge:
         lines += [f"> {HEURISTIC_NOTE}", ""]
     if result.stopped:
         lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
     lines += [
-        f"- Index: {result.index_name}" + (f" ({result.index_path})" if result.index_path else ""),
-        f"- Answering model: {result.model}",
-        f"- Judge: {judge_label(result)}",
+        f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
+        f"- Answering model: {markdown_cell(result.model)}",
+        f"- Judge: {markdown_cell(judge_label(result))}",
         f"- Questions: {len(spec.questions)}; seeds: {', '.join(map(str, spec.seeds))}; repeats: {spec.repeats}",
-        f"- Criteria: {', '.join(spec.criteria)}",
+        f"- Criteria: {markdown_cell(', '.join(spec.criteria))}",
         f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",
         f"- Duration: {result.duration_s:.1f} s",
         "",
         "## Conditions",
         "",
-        *_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
+        *markdown_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
         "",
         "## Win rates",
         "",
@@ -87,11 +81,11 @@ def to_markdown(result: ExperimentResult) -> str:
     ]
     for criterion in spec.criteria:
         names, matrix = win_rate_matrix(result, criterion)
-        lines += [f"### {criterion}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
+        lines += [f"### {markdown_cell(criterion)}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
         rows = []
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
-        lines += _table(["row beats column", *names], rows) + [""]
+        lines += markdown_table(["row beats column", *names], rows) + [""]
     lines += ["## Cost per answer", "", "Mean per answer; the share is of the most expensive condition's prompt tokens.", ""]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
     header = ["condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes), "prompt tokens", "share"]
@@ -109,7 +103,7 @@ def to_markdown(result: ExperimentResult) -> str:
         ]
         for c in result.costs
     ]
-    lines += _table(header, rows) + [""]
+    lines += markdown_table(header, rows) + [""]
     if result.claims:
         lines += [
             "## Claims",
@@ -117,12 +111,12 @@ def to_markdown(result: ExperimentResult) -> str:
             f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {spec.claim_threshold} (diversity) per answer"
             + (", claims listed by the heuristic." if result.heuristic_judge else "."),
             "",
-            *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+            *markdown_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
             "",
         ]
     failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
-        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+        lines += ["## Failed answers", "", *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
     unlisted = result.claim_failures()
     if unlisted:
         lines += [
@@ -130,10 +124,10 @@ def to_markdown(result: ExperimentResult) -> str:
             "",
             "These answers are left out of the claim metrics.",
             "",
-            *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
+            *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
             "",
         ]
-    lines += ["## Questions", "", *_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
+    lines += ["## Questions", "", *markdown_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
     return "\n".join(lines)
 
 
