@@ -227,3 +227,42 @@ def test_an_evaluation_report_escapes_raw_html(tmp_path: Path) -> None:
     markdown = to_markdown(result)
     assert raw_html_or_links(markdown) == []
     assert "&lt;u&gt;A&lt;/u&gt;" in markdown and "## Win rates" in markdown
+
+
+# -- import SRC DEST ------------------------------------------------------------------------------
+
+
+def test_import_refuses_a_dest_that_holds_files_and_leaves_them_as_they_were(capsys, index_dir: Path, small_index_dir: Path) -> None:
+    before = {p.name: p.read_bytes() for p in small_index_dir.iterdir()}
+    code, out, err = run_cli(capsys, "import", index_dir, small_index_dir)
+    assert code == EXIT_USAGE, err
+    assert "not empty" in err and "--force" in err and "Traceback" not in err and out == ""
+    assert {p.name: p.read_bytes() for p in small_index_dir.iterdir()} == before
+
+
+def test_import_force_replaces_the_index_files_and_nothing_else(capsys, index_dir: Path, small_index_dir: Path) -> None:
+    from graphrag_core.index import load_index
+
+    (small_index_dir / "notes.txt").write_text("mine", encoding="utf-8")
+    (small_index_dir / "communities.jsonl.tmp").write_text("also mine", encoding="utf-8")
+    code, out, err = run_cli(capsys, "import", index_dir, small_index_dir, "--force")
+    assert code == 0, err
+    assert load_index(small_index_dir).name == "tiny"
+    assert (small_index_dir / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert (small_index_dir / "communities.jsonl.tmp").read_text(encoding="utf-8") == "also mine"
+    assert not [p.name for p in small_index_dir.iterdir() if p.name.startswith(".")]  # no temporary file left
+
+
+def test_import_writes_into_a_new_or_empty_folder(capsys, index_dir: Path, tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    for dest in (tmp_path / "empty", tmp_path / "new" / "deeper"):
+        code, _, err = run_cli(capsys, "import", index_dir, dest)
+        assert code == 0, err
+        assert (dest / "manifest.json").is_file()
+
+
+def test_import_refuses_a_dest_that_is_a_file(capsys, index_dir: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "a-file"
+    dest.write_text("x", encoding="utf-8")
+    code, _, err = run_cli(capsys, "import", index_dir, dest, "--force")
+    assert code != 0 and "not a folder" in err and dest.read_text(encoding="utf-8") == "x"
