@@ -16,7 +16,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError, PreflightError
-from graphrag_core.history import RunStore
+from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
@@ -340,6 +340,9 @@ def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: 
     """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
     try:
         record = RunStore(app.store_path).get(run_id)
+    except StoreError as exc:  # its message names the file and what is wrong with it
+        page.errors.append(str(exc))
+        return False
     except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
         page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
         return False

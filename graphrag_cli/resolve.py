@@ -153,13 +153,19 @@ def configured_price(context: CliContext) -> Price | None:
 # -- stores ---------------------------------------------------------------------------------------
 
 
+def store_failure(exc: StoreError | OSError) -> str:
+    """The one message of every command whose run history cannot be used (damaged, busy, of a
+    newer version, or not a run store): the store's own sentence, which names the file."""
+    return f"Cannot use the run store: {exc}"
+
+
 def run_store(context: CliContext, path: Path | None) -> RunStore:
     """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder)."""
     where = path if path is not None else store_path_from(context.environ)
     try:
         return RunStore(where)
     except (StoreError, OSError) as exc:
-        raise CliError(f"Cannot use the run store: {exc}", EXIT_USAGE) from None
+        raise CliError(store_failure(exc), EXIT_USAGE) from None
 
 
 def open_store(context: CliContext, path: Path | None, *, off: bool) -> RunStore | None:
@@ -203,5 +209,6 @@ __all__ = [
     "open_store",
     "resolve_index_path",
     "run_store",
+    "store_failure",
     "tokenizer",
 ]

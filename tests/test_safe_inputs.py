@@ -266,3 +266,92 @@ def test_import_refuses_a_dest_that_is_a_file(capsys, index_dir: Path, tmp_path:
     dest.write_text("x", encoding="utf-8")
     code, _, err = run_cli(capsys, "import", index_dir, dest, "--force")
     assert code != 0 and "not a folder" in err and dest.read_text(encoding="utf-8") == "x"
+
+
+# -- a damaged run history ------------------------------------------------------------------------
+
+
+def damaged_history(tmp_path: Path) -> tuple[Path, str]:
+    """A run history of a few runs whose middle pages were overwritten, and one run's id."""
+    import sqlite3
+
+    from graphrag_core.history import RunStore
+
+    path = tmp_path / "damaged.sqlite3"
+    store = RunStore(path)
+    run_ids = []
+    for seed in range(12):
+        record = small_run(seed)
+        store.save(record)
+        run_ids.append(record.run_id)
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page_size = connection.execute("PRAGMA page_size").fetchone()[0]
+    pages = connection.execute("PRAGMA page_count").fetchone()[0]
+    connection.close()
+    with path.open("r+b") as handle:
+        for page in range(2, pages - 1):
+            handle.seek(page * page_size)
+            handle.write(b"\xa5" * page_size)
+    return path, run_ids[0]
+
+
+DAMAGED = "the run history is damaged"
+
+
+def small_run(seed: int):  # type: ignore[no-untyped-def]
+    """An offline run on ``factories.small_index()`` at small budgets (several batches)."""
+    import asyncio
+
+    from graphrag_core.history import RunRecord
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.search import retrieve_global
+
+    from .factories import small_index
+
+    events: list = []
+    request = GlobalSearchRequest(query=f"What is a hacker {seed}?", seed=seed, map_token_budget=300, map_output_reserve=50)
+    asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=events.append))
+    return RunRecord.from_events(events, index_name="small")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("runs", "--store", "{db}", "list"),
+        ("runs", "--store", "{db}", "show", "{run}"),
+        ("runs", "--store", "{db}", "show", "{run}", "--json"),
+        ("runs", "--store", "{db}", "export", "{run}", "--bundle", "{tmp}/b.json"),
+        ("runs", "--store", "{db}", "delete", "{run}"),
+    ],
+    ids=["list", "show", "show-json", "export", "delete"],
+)
+def test_every_runs_command_reads_a_damaged_history_one_clear_way(capsys, tmp_path: Path, argv: tuple[str, ...]) -> None:
+    db, run_id = damaged_history(tmp_path)
+    code, _out, err = run_cli(capsys, *(a.format(db=db, run=run_id, tmp=tmp_path) for a in argv))
+    assert code == EXIT_USAGE, err
+    assert DAMAGED in err and str(db) in err and "Traceback" not in err
+
+
+def test_query_on_a_damaged_history_answers_and_says_the_run_was_not_recorded_the_same_way(capsys, tmp_path: Path) -> None:
+    db, _ = damaged_history(tmp_path)
+    code, out, err = run_cli(capsys, "query", "jargon", "What is a hacker?", "--level", "0", "--seed", "1", "--store", db, "--no-cache")
+    assert code == 0, err
+    assert out.strip() and "Traceback" not in err
+    assert DAMAGED in err and "not recorded" in err
+
+
+def test_a_run_whose_stored_events_are_damaged_is_named(capsys, tmp_path: Path) -> None:
+    import sqlite3
+
+    from graphrag_core.history import RunStore, StoreError
+
+    db = tmp_path / "runs.sqlite3"
+    record = small_run(1)
+    RunStore(db).save(record)
+    with sqlite3.connect(db) as connection:
+        connection.execute("UPDATE run_events SET event_json = '{\"kind\": \"map_batch_started\", \"oops' WHERE seq = 3")
+    with pytest.raises(StoreError, match=rf"run {record.run_id} .*damaged"):
+        RunStore(db).get(record.run_id)
+    code, _out, err = run_cli(capsys, "runs", "--store", db, "show", record.run_id)
+    assert code == EXIT_USAGE and DAMAGED in err and "Traceback" not in err

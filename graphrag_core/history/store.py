@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..errors import GraphRAGError
@@ -71,7 +71,17 @@ RECLAIM_MIN_BYTES = 1 << 20
 
 
 class StoreError(Exception):
-    """The run store file cannot be used: it was written by a newer schema, or is not a run store."""
+    """The run store file cannot be used: it was written by a newer schema, is not a run store,
+    is damaged, or is busy. The message names the file (and the run, when one run is damaged)."""
+
+
+def damaged_message(path: Path, problem: object, *, run_id: str | None = None) -> str:
+    """The one sentence every front end shows for a damaged history (or one damaged run)."""
+    what = f"run {run_id} in {path}" if run_id is not None else str(path)
+    return (
+        f"{what}: the run history is damaged ({problem}). Move the file aside to start a new history "
+        "(or restore a copy); nothing was changed."
+    )
 
 
 def default_store_path(environ: Mapping[str, str]) -> Path:
@@ -94,9 +104,19 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
-    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`)."""
-        return sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",))
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`); a file
+        SQLite cannot read, or cannot lock in time, raises :class:`StoreError` naming it."""
+        try:
+            with sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",)) as connection:
+                yield connection
+        except sqlite3.OperationalError as exc:
+            if "malformed" in str(exc) or "not a database" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
+            raise StoreError(f"{self.path}: the run history cannot be used now ({exc}).") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(damaged_message(self.path, exc)) from exc
 
     def _migrate(self) -> None:
         """Bring the file to :data:`SCHEMA_VERSION` (:func:`.migrations.upgrade`) in one
@@ -129,8 +149,12 @@ class RunStore:
                 conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
+            if "malformed" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
             raise StoreError(f"{self.path}: cannot open the run store: {exc}.") from exc
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
@@ -214,22 +238,25 @@ class RunStore:
             events = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,))]
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
          request_json, result_json, writer) = row
-        return RunRecord(
-            run_id=rid,
-            created_at=created_at,
-            index_name=index_name,
-            index_path=index_path,
-            query=query,
-            request=GlobalSearchRequest(**json.loads(request_json)),
-            model=model,
-            seed=seed,
-            status=live_status(status, writer, created_at, duration_s),
-            duration_s=duration_s,
-            error=error,
-            events=events_from_json("[" + ",".join(events) + "]"),
-            result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
-            label=label,
-        )
+        try:
+            return RunRecord(
+                run_id=rid,
+                created_at=created_at,
+                index_name=index_name,
+                index_path=index_path,
+                query=query,
+                request=GlobalSearchRequest(**json.loads(request_json)),
+                model=model,
+                seed=seed,
+                status=live_status(status, writer, created_at, duration_s),
+                duration_s=duration_s,
+                error=error,
+                events=events_from_json("[" + ",".join(events) + "]"),
+                result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
+                label=label,
+            )
+        except (ValueError, TypeError, GraphRAGError) as exc:  # pydantic's ValidationError and JSON errors are ValueErrors
+            raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
 
     def list_runs(self, limit: int = DEFAULT_LIST_LIMIT, *, index_name: str | None = None) -> list[RunSummary]:
         """The newest runs first (at most ``limit``), optionally only those of one index."""
@@ -242,7 +269,13 @@ class RunStore:
         params.append(int(limit))
         with self._connect() as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [_summary_from_row(row) for row in rows]
+        summaries = []
+        for row in rows:
+            try:
+                summaries.append(_summary_from_row(row))
+            except (ValueError, TypeError, GraphRAGError) as exc:
+                raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=str(row[0]))) from exc
+        return summaries
 
     def __len__(self) -> int:
         with self._connect() as conn:
@@ -295,6 +328,18 @@ def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSear
     )
 
 
+def _first_problem(exc: Exception) -> str:
+    """A short description of why a stored value could not be read (pydantic's first error)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors(include_url=False)[0]
+            return str(first.get("msg", exc))
+        except (IndexError, TypeError):
+            pass
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
@@ -309,4 +354,4 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     return RunSummary.model_validate(data)
 
 
-__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "default_store_path"]
+__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "damaged_message", "default_store_path"]
