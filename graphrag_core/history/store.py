@@ -14,6 +14,7 @@ Invariants:
 - ``get`` returns a record whose ``events`` replay (``RunState.replay``) to the same state as
   the events saved or appended;
 - ``save`` writes a whole record (replacing one with the same ``run_id``, events included);
+  ``import_record`` (a run made elsewhere) never replaces one: it takes an id of its own;
   ``append`` writes a run's row and only the events the store does not hold yet, so a running
   run's writes cost what is new, not what it has done so far;
 - the only model information stored is the model's *identity* string (``model_identity``),
@@ -25,6 +26,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -178,6 +180,29 @@ class RunStore:
             conn.execute("DELETE FROM run_events WHERE run_id = ?", (record.run_id,))
             conn.executemany(_INSERT_EVENT, ((record.run_id, seq, event_to_json(e)) for seq, e in enumerate(record.events)))
 
+    def import_record(self, record: RunRecord) -> str:
+        """Add a run that was made elsewhere (a run bundle) and return the id it is stored under.
+
+        Invariant: a stored run is never replaced. A record whose id is free is stored under it;
+        one whose id holds the same events is that run, already here (nothing is written); one
+        whose id holds another run is stored under an id derived from its own id and events, so
+        importing it again finds it there. Checked and written in one transaction."""
+        events_json = [event_to_json(e) for e in record.events]
+        candidate = record.run_id
+        for attempt in range(IMPORT_ID_ATTEMPTS):
+            with self._connect() as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (candidate,)).fetchone() is None:
+                    stored = record if candidate == record.run_id else record.with_run_id(candidate)
+                    _write_row(conn, stored.summary(), stored.result)
+                    conn.executemany(_INSERT_EVENT, ((candidate, seq, event_to_json(e)) for seq, e in enumerate(stored.events)))
+                    return candidate
+                held = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (candidate,))]
+            if held == (events_json if candidate == record.run_id else [event_to_json(e) for e in record.with_run_id(candidate).events]):
+                return candidate
+            candidate = _imported_id(record.run_id, events_json, attempt)
+        raise StoreError(f"{self.path}: run {record.run_id} could not be given an id of its own.")
+
     def append(self, summary: RunSummary, events: Sequence[Event], *, since: int, result: GlobalSearchResult | None = None) -> int:
         """Bring a run up to date: its row from ``summary`` (and ``result`` once it finished),
         and its events, of which the first ``since`` are stored already: only ``events[since:]``
@@ -296,6 +321,20 @@ class RunStore:
         if record is None:
             raise KeyError(f"No run {run_id!r} in {self.path}.")
         return record.model_dump_json(indent=2)
+
+
+IMPORT_ID_ATTEMPTS = 8
+"""How many ids :meth:`RunStore.import_record` tries before giving up (each taken by another run)."""
+
+
+def _imported_id(run_id: str, events_json: Sequence[str], attempt: int) -> str:
+    """The id an imported run takes when its own is another run's: a hash of its id, events and
+    ``attempt``, so the same bundle imported twice lands on the same id."""
+    digest = hashlib.sha256(f"imported\x00{run_id}\x00{attempt}\x00".encode("utf-8", "surrogatepass"))
+    for text in events_json:
+        digest.update(text.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:32]
 
 
 def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSearchResult | None) -> None:
