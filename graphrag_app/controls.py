@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.cache import MapCache, SqliteMapCache
+from graphrag_core.cache import MapCache, open_map_cache
 from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
@@ -287,7 +287,7 @@ def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCach
     path = app.cache_path
     if path is None or not use:
         return None
-    return lambda: SqliteMapCache(path)
+    return lambda: open_map_cache(path)  # a file that cannot be opened: the run says so once and goes on
 
 
 def start_clicked() -> None:

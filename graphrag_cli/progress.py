@@ -25,6 +25,7 @@ from graphrag_core.events import (
     ReduceRetried,
     ReduceStarted,
     RunFinished,
+    RunWarning,
     SelectionFinished,
     SelectionRound,
     SummariesSelected,
@@ -124,6 +125,9 @@ class ProgressPrinter:
                 self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
             case ModelNotice():
                 self._line(f"note: {event.message}")
+            case RunWarning():  # not progress: said even with --quiet
+                self.stream.write(("\r\033[K" if self.live else "") + f"warning: {event.message}\n")
+                self.stream.flush()
             case ReduceAnswerDelta():
                 if self.answer_stream is not None:
                     self.answer_stream.write(event.text)

@@ -9,12 +9,11 @@ cannot be read, 2 for everything else here.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_core.cache import SqliteMapCache
+from graphrag_core.cache import MapCache, open_map_cache
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.evaluation.store import EvaluationStore, evaluation_store_path
 from graphrag_core.figures import Price
@@ -173,18 +172,16 @@ def open_store(context: CliContext, path: Path | None, *, off: bool) -> RunStore
     return None if off else run_store(context, path)
 
 
-def open_cache(context: CliContext, path: Path | None, *, off: bool) -> SqliteMapCache | None:
+def open_cache(context: CliContext, path: Path | None, *, off: bool) -> MapCache | None:
     """The map cache at ``path`` (default: ``GRAPHRAG_EXPLORER_CACHE``, else beside the run
-    history); None with ``--no-cache`` or ``GRAPHRAG_EXPLORER_CACHE=off``."""
+    history); None with ``--no-cache`` or ``GRAPHRAG_EXPLORER_CACHE=off``. A file that cannot
+    be opened is no error: each run says so once and goes on without it (``open_map_cache``)."""
     if off:
         return None
     where = path if path is not None else cache_path_from(context.environ, store_path_from(context.environ))
     if where is None:
         return None
-    try:
-        return SqliteMapCache(where)
-    except (OSError, sqlite3.Error) as exc:
-        raise CliError(f"Cannot use the map cache {where}: {exc}", EXIT_USAGE) from None
+    return open_map_cache(where)
 
 
 def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:

@@ -242,6 +242,14 @@ class ModelNotice(_Event):
     message: str
 
 
+class RunWarning(_Event):
+    """Something that did not stop the run but that its reader should know, said once (e.g. the
+    map cache could not be read or written, and the run went on without it)."""
+
+    kind: Literal["run_warning"] = "run_warning"
+    message: str
+
+
 class ReduceSelection(_Event):
     kind: Literal["reduce_selection"] = "reduce_selection"
     candidates: tuple[ReduceCandidate, ...]
@@ -339,6 +347,7 @@ Event = Annotated[
         MapBatchCached,
         MapBatchFailed,
         ModelNotice,
+        RunWarning,
         ReduceSelection,
         ReduceStarted,
         ReduceReplied,
