@@ -19,7 +19,7 @@ from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
-from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
+from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.request import DYNAMIC_SETTING_NAMES
 from graphrag_core.search import draw_seed
@@ -30,7 +30,7 @@ from .escaping import escape_markdown
 from .llm import build_model, shared_preflight
 from .jobs import check_model, start_run
 from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
-from .settings import AppSettings, load_settings
+from .settings import AppSettings, endpoint_refusal, load_settings
 from .state import ExploreState, RunView
 from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
 from .widgets import FOLDER_CHOICE, Keys
@@ -256,8 +256,12 @@ def _typed_key() -> str:
 
 def model_settings(app: AppSettings, current: RunSettings) -> ModelSettings:
     """The model a run with these settings calls (with the key typed in this browser session);
-    raises ``ValueError`` naming the field when the choice cannot be used."""
-    return resolve_model_settings(app.model, current.model.model_copy(update={"api_key": _typed_key()}))
+    raises ``ValueError`` naming the field when the choice cannot be used, or why a shared app
+    may not call the chosen endpoint (``endpoint_refusal``)."""
+    settings = resolve_model_settings(app.model, current.model.model_copy(update={"api_key": _typed_key()}))
+    if refusal := endpoint_refusal(app, settings):
+        raise SettingsError(refusal)
+    return settings
 
 
 def run_target(app: AppSettings, current: RunSettings) -> str:
