@@ -355,3 +355,16 @@ def test_a_run_whose_stored_events_are_damaged_is_named(capsys, tmp_path: Path) 
         RunStore(db).get(record.run_id)
     code, _out, err = run_cli(capsys, "runs", "--store", db, "show", record.run_id)
     assert code == EXIT_USAGE and DAMAGED in err and "Traceback" not in err
+
+
+# -- a UTF-8 byte order mark ----------------------------------------------------------------------
+
+
+def test_a_native_index_whose_files_start_with_a_bom_loads(small_index_dir: Path) -> None:
+    from graphrag_core.index import load_index
+
+    from .factories import small_index
+
+    for path in small_index_dir.iterdir():
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert load_index(small_index_dir).model_dump() == small_index().model_dump()

@@ -105,7 +105,7 @@ def read_jsonl(path: Path, model: type[R]) -> tuple[list[R], RecordSource]:
     except OSError as exc:
         raise IndexValidationError(f"{path.name}: cannot be read ({exc.strerror}).", path=str(path)) from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (some editors write one) is not data
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise IndexValidationError(
@@ -147,7 +147,7 @@ def read_manifest(folder: Path) -> Manifest:
             f"{path}: is a folder, but a native index's {MANIFEST_FILE} must be a JSON file.", path=str(path)
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError as exc:
         raise IndexFormatError(f"{folder}: no {MANIFEST_FILE} found.", path=str(path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
