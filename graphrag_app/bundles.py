@@ -120,9 +120,11 @@ def open_bundle(data: bytes | BinaryIO, *, name: str, app: AppSettings) -> tuple
 
 
 def render_bundle_open(
-    container: DeltaGenerator, *, app: AppSettings, key: str, on_open: Callable[[RunBundle, list[str], list[str]], None]
+    container: DeltaGenerator, *, app: AppSettings, key: str, on_open: Callable[[str | None, list[str], list[str]], None]
 ) -> None:
-    """"Open run bundle": a file picker; ``on_open(bundle, notices, errors)`` runs once per file."""
+    """"Open run bundle": a file picker; ``on_open(run_id, notices, errors)`` runs once per file,
+    with the id the run is stored under (None when it was not opened). The bundle itself is let
+    go first, so a large run is never held twice while the page reads it from the history."""
 
     def changed() -> None:
         uploaded = st.session_state.get(key)
@@ -130,7 +132,9 @@ def render_bundle_open(
             return
         uploaded.seek(0)
         bundle, notices, errors = open_bundle(uploaded, name=uploaded.name, app=app)
-        on_open(bundle, notices, errors)  # type: ignore[arg-type]
+        run_id = None if bundle is None or errors else bundle.run_id
+        del bundle
+        on_open(run_id, notices, errors)
 
     with container:
         st.file_uploader(

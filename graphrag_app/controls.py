@@ -361,11 +361,10 @@ def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: 
     return True
 
 
-def bundle_opened(page: ExploreState, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
-    """A run bundle was opened (and put in the history): show its run, unless a run is going."""
+def bundle_opened(page: ExploreState, run_id: str | None, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
+    """A run bundle was opened and put in the history as ``run_id``: show that run, unless a run is going."""
     page.errors.extend(errors)
     page.notices.extend(notices)
-    run_id = getattr(bundle, "run_id", None)
     if run_id is not None and not page.running:
         open_run(page, run_id, app=app)
 

@@ -32,10 +32,11 @@ import os
 import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from itertools import zip_longest
 from pathlib import Path
 
 from ..errors import GraphRAGError
-from ..events import Event, event_to_json, events_from_json
+from ..events import Event, event_from_json, event_to_json, with_cache_hits
 from ..levels import level_text, parse_level
 from ..request import GlobalSearchRequest
 from ..results import GlobalSearchResult
@@ -66,6 +67,7 @@ _UPSERT_ROW = (
     f"ON CONFLICT (run_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _ROW_COLUMNS[1:])}"
 )
 _INSERT_EVENT = "INSERT INTO run_events (run_id, seq, event_json) VALUES (?, ?, ?)"
+_SELECT_EVENTS = "SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq"
 
 
 RECLAIM_MIN_BYTES = 1 << 20
@@ -187,20 +189,19 @@ class RunStore:
         one whose id holds the same events is that run, already here (nothing is written); one
         whose id holds another run is stored under an id derived from its own id and events, so
         importing it again finds it there. Checked and written in one transaction."""
-        events_json = [event_to_json(e) for e in record.events]
         candidate = record.run_id
         for attempt in range(IMPORT_ID_ATTEMPTS):
+            stored = record if candidate == record.run_id else record.with_run_id(candidate)
             with self._connect() as conn:
                 conn.execute("BEGIN IMMEDIATE")
                 if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (candidate,)).fetchone() is None:
-                    stored = record if candidate == record.run_id else record.with_run_id(candidate)
                     _write_row(conn, stored.summary(), stored.result)
                     conn.executemany(_INSERT_EVENT, ((candidate, seq, event_to_json(e)) for seq, e in enumerate(stored.events)))
                     return candidate
-                held = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (candidate,))]
-            if held == (events_json if candidate == record.run_id else [event_to_json(e) for e in record.with_run_id(candidate).events]):
-                return candidate
-            candidate = _imported_id(record.run_id, events_json, attempt)
+                held = (text for (text,) in conn.execute(_SELECT_EVENTS, (candidate,)))
+                if all(a == b for a, b in zip_longest(held, map(event_to_json, stored.events))):
+                    return candidate  # this very run is here already
+            candidate = _imported_id(record, attempt)
         raise StoreError(f"{self.path}: run {record.run_id} could not be given an id of its own.")
 
     def append(self, summary: RunSummary, events: Sequence[Event], *, since: int, result: GlobalSearchResult | None = None) -> int:
@@ -260,7 +261,10 @@ class RunStore:
             ).fetchone()
             if row is None:
                 return None
-            events = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,))]
+            try:  # one row at a time: a run's events are never held twice, as text and as models
+                events = with_cache_hits(event_from_json(text) for (text,) in conn.execute(_SELECT_EVENTS, (run_id,)))
+            except ValueError as exc:  # pydantic's ValidationError
+                raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
          request_json, result_json, writer) = row
         try:
@@ -276,7 +280,7 @@ class RunStore:
                 status=live_status(status, writer, created_at, duration_s),
                 duration_s=duration_s,
                 error=error,
-                events=events_from_json("[" + ",".join(events) + "]"),
+                events=events,
                 result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
                 label=label,
             )
@@ -327,12 +331,12 @@ IMPORT_ID_ATTEMPTS = 8
 """How many ids :meth:`RunStore.import_record` tries before giving up (each taken by another run)."""
 
 
-def _imported_id(run_id: str, events_json: Sequence[str], attempt: int) -> str:
+def _imported_id(record: RunRecord, attempt: int) -> str:
     """The id an imported run takes when its own is another run's: a hash of its id, events and
     ``attempt``, so the same bundle imported twice lands on the same id."""
-    digest = hashlib.sha256(f"imported\x00{run_id}\x00{attempt}\x00".encode("utf-8", "surrogatepass"))
-    for text in events_json:
-        digest.update(text.encode("utf-8", "surrogatepass"))
+    digest = hashlib.sha256(f"imported\x00{record.run_id}\x00{attempt}\x00".encode("utf-8", "surrogatepass"))
+    for event in record.events:
+        digest.update(event_to_json(event).encode("utf-8", "surrogatepass"))
         digest.update(b"\x00")
     return digest.hexdigest()[:32]
 
