@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_core.cache import MapCache, open_map_cache
+from graphrag_core.cache import GuardedCache, MapCache, open_map_cache
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.evaluation.store import EvaluationStore, evaluation_store_path
 from graphrag_core.figures import Price
@@ -184,6 +184,15 @@ def open_cache(context: CliContext, path: Path | None, *, off: bool) -> MapCache
     return open_map_cache(where)
 
 
+def shared_cache(context: CliContext, cache: MapCache | None) -> MapCache | None:
+    """``cache`` for a command that makes many runs (a sweep, an evaluation): its first failed
+    read or write is one warning for the whole command (not one per run), and no later run
+    waits on it again."""
+    if cache is None:
+        return None
+    return GuardedCache(cache, on_failure=lambda message: context.note(f"warning: {message}"))
+
+
 def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
     """The evaluation store at ``path`` (default: beside the run history)."""
     where = path if path is not None else evaluation_store_path(store_path_from(context.environ))
@@ -206,6 +215,7 @@ __all__ = [
     "open_store",
     "resolve_index_path",
     "run_store",
+    "shared_cache",
     "store_failure",
     "tokenizer",
 ]

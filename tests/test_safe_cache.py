@@ -172,3 +172,18 @@ def test_a_cache_file_that_cannot_be_opened_is_one_warning_too(capsys, index_dir
     assert code == 0, err
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "map cache" in warnings[0] and "Traceback" not in err, err
+
+
+@pytest.mark.parametrize("command", ["sweep", "eval"])
+def test_a_sweep_or_an_evaluation_with_a_locked_cache_warns_once_and_finishes(capsys, index_dir: Path, tmp_path: Path, locked_cache: Path, command: str) -> None:
+    if command == "sweep":
+        argv = ["sweep", index_dir, "What shapes the town?", "--levels", "leaf,0", "--seeds", "1,2"]
+    else:
+        questions = tmp_path / "q.jsonl"
+        questions.write_text('{"question": "What shapes the town?"}\n{"question": "Where is the mill?"}\n', encoding="utf-8")
+        argv = ["eval", questions, "--index", index_dir, "--condition", "A:level=0", "--condition", "B:level=1", "--judge", "offline", "--model", "offline", "--eval-db", tmp_path / "e.sqlite3"]
+    code, out, err = run_cli(capsys, *argv, "--store", tmp_path / "runs.sqlite3", "--cache", locked_cache, "-q")
+    assert code == 0, err
+    warnings = [line for line in err.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1 and "map cache" in warnings[0] and "database is locked" in warnings[0], err
+    assert out.strip() and "Traceback" not in err

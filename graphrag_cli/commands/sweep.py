@@ -45,6 +45,7 @@ from ..resolve import (
     load_index_at,
     open_cache,
     open_store,
+    shared_cache,
     tokenizer,
 )
 
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     check_levels(loaded, spec.levels, option="--levels")
     run_async(preflight(model))  # PreflightError: main reports it with the run exit code
     store = open_store(context, args.store, off=args.no_store)
-    cache = open_cache(context, args.cache, off=args.no_cache)
+    cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
 
     finished: list[SweepPoint] = []
     started = time.monotonic()
