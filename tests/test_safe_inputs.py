@@ -368,3 +368,10 @@ def test_a_native_index_whose_files_start_with_a_bom_loads(small_index_dir: Path
     for path in small_index_dir.iterdir():
         path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
     assert load_index(small_index_dir).model_dump() == small_index().model_dump()
+
+
+def test_a_sweep_into_a_damaged_history_says_its_runs_were_not_recorded_the_same_way(capsys, tmp_path: Path) -> None:
+    db, _ = damaged_history(tmp_path)
+    code, out, err = run_cli(capsys, "sweep", "jargon", "What is a hacker?", "--levels", "0", "--seeds", "1", "--store", db, "--no-cache", "-q")
+    assert code == 0, err
+    assert out.startswith("index,level") and DAMAGED in err and "not recorded" in err and "Traceback" not in err
