@@ -134,7 +134,7 @@ def keep_url(page: ExploreState, current: RunSettings) -> None:
 
 
 def bundle_open(container: DeltaGenerator, page: ExploreState, app: AppSettings) -> None:
-    bundles.render_bundle_open(container, app=app, key="explore_bundle", on_open=lambda bundle, notices, errors: controls.bundle_opened(page, bundle, notices, errors, app=app))
+    bundles.render_bundle_open(container, app=app, key="explore_bundle", on_open=lambda run_id, notices, errors: controls.bundle_opened(page, run_id, notices, errors, app=app))
 
 
 def draw_run(bundle_slot: DeltaGenerator, run_area: DeltaGenerator, page: ExploreState, app: AppSettings) -> None:

@@ -66,6 +66,8 @@ def resolve_source(key: str, settings: AppSettings) -> IndexSource:
         return IndexSource(key=key, path=SAMPLES[key], is_sample=True)
     if not key:
         raise IndexAccessError("Enter the path of an index folder.")
+    if "\x00" in key:
+        raise IndexAccessError("The index path holds a NUL character (%00 in a link), which no folder name can hold: check the link or the path.")
     path = Path(key).expanduser().resolve()
     roots = settings.allowed_roots
     if roots is not None:

@@ -111,6 +111,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
             st.caption(f"Model: {escape_markdown(notice)}")
+        for warning in state.warnings:
+            st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.status == RunStatus.CANCELLED:
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):

@@ -25,6 +25,7 @@ from graphrag_core.errors import (
     IndexValidationError,
     RequestValidationError,
 )
+from graphrag_core.history import StoreError
 from graphrag_core.llm.base import ChatModel
 
 from .commands import eval as eval_command
@@ -41,6 +42,7 @@ from .context import (
 )
 from .loop import ctrl_c_interrupts
 from .options import CliParser
+from .resolve import store_failure
 
 COMMANDS = (query, sweep, eval_command, inspect, import_index, runs, replay)
 """The command modules, in the order ``--help`` lists them."""
@@ -111,6 +113,9 @@ def main(
         return exc.code
     except (RequestValidationError, BudgetError) as exc:
         context.note(f"error: {exc}")
+        return EXIT_USAGE
+    except StoreError as exc:  # a damaged or busy run history, the same message from every command
+        context.note(f"error: {store_failure(exc)}")
         return EXIT_USAGE
     except IndexValidationError as exc:
         context.note(f"error: {exc}")

@@ -26,6 +26,7 @@ from graphrag_core.events import (
     ReduceRetried,
     ReduceStarted,
     RunFinished,
+    RunWarning,
     SelectionFinished,
     SelectionRound,
     SummariesSelected,
@@ -136,6 +137,9 @@ class ProgressPrinter:
                 self.on_notice(event.message)
             case ModelNotice():
                 self._line(f"note: {event.message}")
+            case RunWarning():  # not progress: said even with --quiet
+                self.stream.write(("\r\033[K" if self.live else "") + f"warning: {event.message}\n")
+                self.stream.flush()
             case ReduceAnswerDelta():
                 if self.answer_stream is not None:
                     self.answer_stream.write(event.text)

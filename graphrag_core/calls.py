@@ -30,7 +30,7 @@ from .events import (
 )
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
-from .state import CallOutcome
+from .state import CallOutcome, unfinished_error
 from .status import RunStatus
 
 
@@ -94,6 +94,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
     candidate: ReduceCandidate | None = None
     ended_at: float | None = None
     cancelled = False
+    run_error = ""
     for event in with_cache_hits(events):
         if isinstance(event, MapBatchStarted) and event.batch_index == batch_index:
             if event.messages is not None and messages is None:
@@ -130,12 +131,14 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
         elif isinstance(event, RunFinished) and candidate is None:
             candidate = next((c for c in event.result.reduce_candidates if c.answer.batch_index == batch_index), None)
         elif isinstance(event, RunFailed):
-            ended_at, cancelled = event.at, event.cancelled
+            ended_at, cancelled, run_error = event.at, event.cancelled, event.error
     records = []
     for number in sorted(attempts):
         data = attempts[number]
         if "outcome" not in data and ended_at is not None:
             data.update(outcome=CallOutcome.CANCELLED if cancelled else CallOutcome.ERROR)
+            if not cancelled:
+                data["error"] = unfinished_error(run_error)
             if data.get("started_at") is not None:
                 data["duration_s"] = ended_at - data["started_at"]
         records.append(CallAttempt(**data))

@@ -12,6 +12,7 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
+from .inputs import unicode_problem
 from .levels import DYNAMIC, LEAF, FixedLevel, Level
 from .tokens import AUTO, TOKENIZER_NAMES
 
@@ -266,9 +267,12 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_query(query: Any) -> str:
-    """The query stripped; :class:`RequestValidationError` when nothing is left (spec message)."""
+    """The query stripped; :class:`RequestValidationError` when nothing is left (spec message)
+    or when it is not Unicode text (:func:`~graphrag_core.inputs.unicode_problem`)."""
     if not isinstance(query, str) or not query.strip():
         raise RequestValidationError("Global retrieval query must not be empty.")
+    if problem := unicode_problem(query):
+        raise RequestValidationError(f"The question is {problem}.")
     return query.strip()
 
 

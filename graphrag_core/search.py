@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, plan_summary_batches
+from .cache import GuardedCache
 from .events import (
     BatchesPlanned,
     Event,
@@ -32,6 +33,7 @@ from .events import (
     RunFailed,
     RunFinished,
     RunStarted,
+    RunWarning,
     SummariesSelected,
 )
 from .errors import describe_error
@@ -363,6 +365,12 @@ async def _run(
     def observe(event: Event) -> None:
         state.apply(event)
         emit(event)
+
+    if cache is not None:  # a failed read or write is one warning, never the run's end
+        loop = asyncio.get_running_loop()
+        cache = GuardedCache(
+            cache, on_failure=lambda message: loop.call_soon_threadsafe(observe, RunWarning(at=clock(), message=message))
+        )
 
     seed = request.seed if request.seed is not None else draw_seed()
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)

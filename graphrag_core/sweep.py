@@ -19,8 +19,6 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import itertools
 import json
 import time
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .csv_cells import csv_text
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
@@ -283,15 +282,14 @@ class SweepResult(BaseModel):
         )
 
     def to_csv(self) -> str:
-        """The rows as CSV with a header; community ids joined by ``;`` in one cell."""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(ROW_FIELDS), lineterminator="\n")
-        writer.writeheader()
+        """The rows as CSV with a header (:func:`~graphrag_core.csv_cells.csv_text`: no cell
+        runs as a spreadsheet formula); community ids joined by ``;`` in one cell."""
+        rows = []
         for row in self.to_rows():
             row["community_ids"] = CSV_LIST_SEPARATOR.join(row["community_ids"])
             row["cited_community_ids"] = CSV_LIST_SEPARATOR.join(row["cited_community_ids"])
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        return buffer.getvalue()
+            rows.append([row[name] for name in ROW_FIELDS])
+        return csv_text(ROW_FIELDS, rows)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The spec, the rows and the stability per level as one JSON document."""

@@ -58,6 +58,7 @@ from ..resolve import (
     load_index_at,
     open_cache,
     open_store,
+    shared_cache,
 )
 
 
@@ -166,7 +167,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
     store = evaluation_store(context, args.eval_db)
-    cache = open_cache(context, args.cache, off=args.no_cache)
+    cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
     runs = open_store(context, args.store, off=args.no_store)
     if not args.quiet:
         estimate = estimate_experiment(loaded.index, spec)

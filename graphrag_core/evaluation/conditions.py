@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, RequestValidationError
+from ..inputs import unicode_problem
 from ..request import GlobalSearchRequest
 
 CONDITION_ALIASES = {
@@ -63,6 +64,8 @@ class Condition(BaseModel):
         name = data.get("name")
         if not isinstance(name, str) or not name.strip():
             raise EvaluationError("A condition needs a name.")
+        if problem := unicode_problem(name):
+            raise EvaluationError(f"A condition's name is {problem}.")
         data["name"] = name.strip()
         overrides: dict[str, Any] = {}
         allowed = request_fields()

@@ -1,5 +1,9 @@
 """An experiment as a Markdown report and as CSV tables (pure functions of the result).
 
+Every text the report did not write itself (names, questions, errors) goes through
+:mod:`graphrag_core.markdown`, so the report holds no raw HTML and no link; every CSV through
+:mod:`graphrag_core.csv_cells`, so no cell runs as a spreadsheet formula.
+
 Scores made by the offline heuristic are labelled as heuristic, never as an LLM's judgement.
 Nothing that failed is left out silently: failed answers and answers whose claims could not be
 listed each get a section naming the condition, question, seed and error.
@@ -7,10 +11,9 @@ listed each get a section naming the condition, question, seed and error.
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Sequence
 
+from ..csv_cells import csv_text
+from ..markdown import markdown_cell, markdown_table, markdown_text
 from ..status import RunStatus
 from .results import ExperimentResult, WinRate
 
@@ -35,18 +38,8 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
 COST_BASIS = "every map batch, a cached one too, at its planned prompt; the reduce at its planned prompt; ratings as reported"
 """What a cost table's planned prompt tokens count."""
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
 
 
 def win_rate_matrix(result: ExperimentResult, criterion: str) -> tuple[list[str], list[list[WinRate | None]]]:
@@ -64,23 +57,23 @@ def significance_mark(rate: WinRate | None) -> str:
 
 def to_markdown(result: ExperimentResult) -> str:
     spec = result.spec
-    lines = [f"# Evaluation {result.id}", ""]
+    lines = [f"# Evaluation {markdown_text(result.id)}", ""]
     if result.heuristic_judge:
         lines += [f"> {HEURISTIC_NOTE}", ""]
     if result.stopped:
         lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
     lines += [
-        f"- Index: {result.index_name}" + (f" ({result.index_path})" if result.index_path else ""),
-        f"- Answering model: {result.model}",
-        f"- Judge: {judge_label(result)}",
+        f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
+        f"- Answering model: {markdown_cell(result.model)}",
+        f"- Judge: {markdown_cell(judge_label(result))}",
         f"- Questions: {len(spec.questions)}; seeds: {', '.join(map(str, spec.seeds))}; repeats: {spec.repeats}",
-        f"- Criteria: {', '.join(spec.criteria)}",
+        f"- Criteria: {markdown_cell(', '.join(spec.criteria))}",
         f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",
         f"- Duration: {result.duration_s:.1f} s",
         "",
         "## Conditions",
         "",
-        *_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
+        *markdown_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
         "",
         "## Win rates",
         "",
@@ -92,11 +85,11 @@ def to_markdown(result: ExperimentResult) -> str:
     ]
     for criterion in spec.criteria:
         names, matrix = win_rate_matrix(result, criterion)
-        lines += [f"### {criterion}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
+        lines += [f"### {markdown_cell(criterion)}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
         rows = []
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
-        lines += _table(["row beats column", *names], rows) + [""]
+        lines += markdown_table(["row beats column", *names], rows) + [""]
     lines += [
         "## Cost per answer",
         "",
@@ -127,7 +120,7 @@ def to_markdown(result: ExperimentResult) -> str:
         ]
         for c in result.costs
     ]
-    lines += _table(header, rows) + [""]
+    lines += markdown_table(header, rows) + [""]
     if result.claims:
         lines += [
             "## Claims",
@@ -135,7 +128,7 @@ def to_markdown(result: ExperimentResult) -> str:
             f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {spec.claim_threshold} (diversity) per answer"
             + (", claims listed by the heuristic." if result.heuristic_judge else "."),
             "",
-            *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+            *markdown_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
             "",
         ]
     unanswered = [a for a in result.answers if a.status == RunStatus.NO_RESULTS]
@@ -146,12 +139,12 @@ def to_markdown(result: ExperimentResult) -> str:
             "These answers found nothing to say (no relevant community summaries, or every batch scored 0 or failed); "
             "a pair of two unanswered answers is not judged.",
             "",
-            *_table(["condition", "question", "seed"], [(a.condition, a.question_id, a.seed) for a in unanswered]),
+            *markdown_table(["condition", "question", "seed"], [(a.condition, a.question_id, a.seed) for a in unanswered]),
             "",
         ]
     failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
-        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, " ".join(filter(None, (a.error, a.error_detail)))) for a in failed]), ""]
+        lines += ["## Failed answers", "", *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, " ".join(filter(None, (a.error, a.error_detail)))) for a in failed]), ""]
     unlisted = result.claim_failures()
     if unlisted:
         lines += [
@@ -159,24 +152,16 @@ def to_markdown(result: ExperimentResult) -> str:
             "",
             "These answers are left out of the claim metrics.",
             "",
-            *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
+            *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
             "",
         ]
-    lines += ["## Questions", "", *_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
+    lines += ["## Questions", "", *markdown_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
     return "\n".join(lines)
-
-
-def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def win_rates_csv(result: ExperimentResult) -> str:
     """One row per criterion and ordered pair (A/A rows have row == col), plus the judge label."""
-    return _csv(
+    return csv_text(
         [*WIN_RATE_FIELDS, "judge"],
         [[getattr(w, f) if getattr(w, f) is not None else "" for f in WIN_RATE_FIELDS] + [judge_label(result)] for w in result.win_rates],
     )
@@ -189,7 +174,7 @@ def costs_csv(result: ExperimentResult) -> str:
         [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share]
         for c in result.costs
     ]
-    return _csv(header, rows)
+    return csv_text(header, rows)
 
 
 def judgments_csv(result: ExperimentResult) -> str:
@@ -200,7 +185,7 @@ def judgments_csv(result: ExperimentResult) -> str:
             score = j.judgment.scores.get(criterion) if j.judgment else None
             reasons = " | ".join(c.reason or "" for c in (j.judgment.calls if j.judgment else []) if c.criterion == criterion and c.reason)
             rows.append([j.row, j.col, j.question_id, j.seed_a, j.seed_b, criterion, "" if score is None else score, "" if score is None else 100 - score, j.skipped or "", reasons])
-    return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
+    return csv_text(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
 __all__ = ["HEURISTIC_NOTE", "costs_csv", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
