@@ -23,7 +23,9 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 # A CJK font, so the browser tests' screenshots of the Chinese sample show characters, not boxes.
-if ! fc-list 2>/dev/null | grep -qi "noto sans cjk\|wqy"; then
+# (grep reads all of fc-list's output: with -q it would stop early, and pipefail would count
+# fc-list's broken pipe as no font.)
+if ! fc-list 2>/dev/null | grep -i "noto sans cjk\|wqy" >/dev/null; then
   if is_root; then
     say "installing a CJK font (fonts-noto-cjk) for readable Chinese screenshots"
     apt_install fonts-noto-cjk || fail "apt-get could not install fonts-noto-cjk (see above)"
