@@ -229,20 +229,30 @@ def test_both_scripts_set_up_a_project_venv_when_the_system_python_refuses_insta
     assert not (system_bin / "refused").exists(), "the set-up tried to install into the system Python"
 
 
-def test_a_python_without_its_venv_module_is_named_with_the_package_to_install(project: Path, system_bin: Path, tmp_path: Path) -> None:
+def test_a_python_without_its_venv_module_gets_it_as_root_else_is_named(project: Path, system_bin: Path, tmp_path: Path) -> None:
     stub = tmp_path / "no-ensurepip"
     (stub / "ensurepip").mkdir(parents=True)
     (stub / "ensurepip" / "__init__.py").write_text("raise ModuleNotFoundError(\"No module named 'ensurepip'\")\n")
     python = system_bin / "python3"
     python.write_text(python.read_text().replace("exec ", f"PYTHONPATH='{stub}' exec ", 1))  # as Debian without python3.X-venv
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
 
     for script in ("start.sh", "test.sh"):
         result = run_script(project, script, "--setup-only", env=script_env(system_bin))
         assert result.returncode == 1, result.stderr
-        version = f"{sys.version_info.major}.{sys.version_info.minor}"
         assert f"set-up failed: python3 (Python {version}) cannot make a virtual environment" in result.stderr
         assert f"sudo apt-get install python{version}-venv" in result.stderr
         assert not (project / ".venv").exists()
+
+    # As root, the set-up asks apt-get for it (here an apt-get that knows no such package).
+    _executable(system_bin / "id", "#!/bin/sh\necho 0\n")
+    asked = tmp_path / "apt-get.log"
+    _executable(system_bin / "apt-get", f'#!/bin/sh\necho "$*" >> "{asked}"\n[ "$1" = update ] || {{ echo "E: Unable to locate package" >&2; exit 100; }}\n')
+    result = run_script(project, "start.sh", "--setup-only", env=script_env(system_bin))
+    assert result.returncode == 1, result.stderr
+    assert asked.read_text().splitlines() == ["update -qq", f"install -y -qq python{version}-venv"]
+    assert f"set-up: installing python{version}-venv" in result.stderr
+    assert f"set-up failed: apt-get could not install python{version}-venv" in result.stderr
 
 
 def test_a_python_older_than_3_11_is_refused_saying_what_to_do(project: Path, system_bin: Path) -> None:
