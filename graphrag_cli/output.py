@@ -23,8 +23,6 @@ from graphrag_core.status import RunStatus, status_word
 
 RUN_QUERY_CHARS = 60
 """How much of a run's question a line of the run history shows."""
-RUN_TAG_CHARS = 30
-"""How much of a run's label a line of the run history shows."""
 FAILED_BATCH = BatchStatus.FAILED
 """A batch that failed every attempt, or was in flight when its run failed."""
 
@@ -100,14 +98,15 @@ def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer
 
 
 def format_run_line(run: RunSummary) -> str:
-    """A run as ``runs list`` shows it: its id, then ``id · when · index · question · settings ·
-    status [label]`` (the status in the words of :attr:`RunStatus.word`)."""
+    """A run as ``runs list`` shows it: its whole id (what ``runs show`` takes), then ``when ·
+    index · question · settings · status [label]``. The settings say ``dynamic (threshold N)``
+    for a dynamic selection, the status is in the words of :attr:`RunStatus.word`, and the
+    run's label is shown whole."""
     query = run.query if len(run.query) <= RUN_QUERY_CHARS else run.query[: RUN_QUERY_CHARS - 1] + "…"
     when = run.created_at.replace("T", " ")[:16]
-    level = run.request.community_level if run.request is not None else run.community_level
-    tag = f" [{run.label[:RUN_TAG_CHARS]}]" if run.label else ""
-    settings = settings_text(run.request, seed=run.seed, level=level)
-    return f"{run.run_id}  {run.run_id[:8]} · {when} · {run.index_name} · {query} · {settings} · {status_word(run.status)}{tag}"
+    tag = f" [{run.label}]" if run.label else ""
+    settings = settings_text(run.request, seed=run.seed, level=run.community_level)
+    return f"{run.run_id}  {when} · {run.index_name} · {query} · {settings} · {status_word(run.status)}{tag}"
 
 
 def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None) -> str:
