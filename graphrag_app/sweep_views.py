@@ -53,7 +53,7 @@ MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too lon
 DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
 TABLE_COLUMNS: dict[str, str] = {
-    "index": "point",
+    "point": "point",
     "level": "level",
     "seed": "seed",
     "map_token_budget": "map budget",
@@ -61,6 +61,7 @@ TABLE_COLUMNS: dict[str, str] = {
     "status": "status",
     "run": "run",
     "batches": "batches",
+    "calls_as_if_uncached": "model calls as if uncached",
     "model_calls": "model calls",
     "cache_hits": "cache hits",
     "prompt_tokens": "prompt tokens (est.)",
@@ -74,7 +75,8 @@ TABLE_COLUMNS: dict[str, str] = {
     "failed_batch_count": "failed batches",
     "error": "error",
 }
-"""The sweep table's readable headers (the CSV and JSON keep the field names)."""
+"""The sweep table's readable headers (the CSV and JSON keep the field names). Points compare by
+their calls as if uncached; the calls spent stand beside them."""
 
 
 def level_options(index: Index) -> list[str]:
