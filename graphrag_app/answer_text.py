@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
+from graphrag_core.models import Claim, Entity, Relationship
+from graphrag_core.records import RECORD_NAMES, AnyRecord, IndexRecords, RecordKind, record_ref
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
@@ -112,4 +114,80 @@ def community_linker(
     return render
 
 
-__all__ = ["UNSUPPORTED_LABELS", "community_linker", "demote_headings", "link", "linked_markdown", "safe_markdown"]
+def record_hover(record: AnyRecord) -> str:
+    """What a link to a record says on hover: its kind, reference and description."""
+    ref = record_ref(record)
+    if isinstance(record, Entity):
+        return f"Entity {ref}: {record.title}. {record.description[:300]}"
+    if isinstance(record, Relationship):
+        return f"Relationship {ref}: {record.source} → {record.target}. {record.description[:300]}"
+    if isinstance(record, Claim):
+        head = record.subject if not record.object else f"{record.subject} → {record.object}"
+        return f"Claim {ref}: {head}: {record.description}"[:320]
+    return f"Source {ref}: {getattr(record, 'text', '')[:300]}"
+
+
+def record_linker(records: IndexRecords, url_for: Callable[[RecordKind, str], str], *, flag_missing_tables: bool) -> Linker:
+    """Entity, relationship, claim and source references become links to their record views
+    (the record on hover); a reference the index does not hold is flagged in place. An index
+    without any record of a kind: the reference is flagged when ``flag_missing_tables`` (a
+    model's answer cites it, and nothing here can check it), else kept as text (an index's own
+    report cites it)."""
+
+    def render(reference: Reference) -> str | None:
+        if reference.kind == "community":
+            return None
+        name = RECORD_NAMES[reference.kind]
+        if not records.has_kind(reference.kind):
+            if not flag_missing_tables:
+                return None
+            return f":orange-badge[⚠ {name} {safe_markdown(reference.id)}: the index holds no {name.lower()} records]"
+        record = records.get(reference.kind, reference.id)
+        if record is None:
+            return f":orange-badge[⚠ {name} {safe_markdown(reference.id)}: not in the index]"
+        return link(reference.id, url_for(reference.kind, reference.id), title=record_hover(record))
+
+    return render
+
+
+def either(*linkers: Linker) -> Linker:
+    """The first of ``linkers`` that renders a reference (others return None for it)."""
+
+    def render(reference: Reference) -> str | None:
+        for linker in linkers:
+            if (text := linker(reference)) is not None:
+                return text
+        return None
+
+    return render
+
+
+MORE_HOVER = "The answer cites more records than it lists: all records of community {id}"
+
+
+def more_linker(url_for: Callable[[str], str]) -> Callable[[Citation], str | None]:
+    """A citation's ``+more`` as a link to the record list of the community it names first
+    (``url_for(community_id)``); a citation naming no community keeps ``+more`` as text."""
+
+    def render(citation: Citation) -> str | None:
+        communities = citation.community_ids
+        if not communities:
+            return None
+        return link("+more", url_for(communities[0]), title=MORE_HOVER.format(id=communities[0]))
+
+    return render
+
+
+__all__ = [
+    "MORE_HOVER",
+    "UNSUPPORTED_LABELS",
+    "community_linker",
+    "demote_headings",
+    "either",
+    "link",
+    "linked_markdown",
+    "more_linker",
+    "record_hover",
+    "record_linker",
+    "safe_markdown",
+]

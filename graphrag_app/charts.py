@@ -95,7 +95,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
             for b in batches
         ]
         hover = (
-            "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
+            "Batch %{x} (" + BatchStatus(status).word + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
             "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}"
             + ("<br>Error: %{customdata[4]}" if status == BatchStatus.FAILED else "")
             + "<extra></extra>"
@@ -103,7 +103,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
         if unscored_end:
             fig.add_trace(
                 go.Scatter(
-                    name=f"{status} (no score)",
+                    name=f"{BatchStatus(status).word} (no score)",
                     x=[b.index for b in batches],
                     y=[NO_SCORE_Y] * len(batches),
                     mode="markers",
@@ -115,7 +115,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
             continue
         fig.add_trace(
             go.Bar(
-                name=status,
+                name=BatchStatus(status).word,
                 x=[b.index for b in batches],
                 # a score of 0 still shows as a sliver; the hover gives the true score
                 y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],

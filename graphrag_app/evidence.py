@@ -17,12 +17,13 @@ from graphrag_core import citations
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.llm.base import ChatMessage
 from graphrag_core.models import Index
+from graphrag_core.records import IndexRecords
 from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
-from .answer_text import community_linker, demote_headings, link, linked_markdown
-from .urls import provenance_url
+from .answer_text import community_linker, demote_headings, either, link, linked_markdown, more_linker, record_linker
+from .urls import community_records_url, provenance_url, record_url
 
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
@@ -71,13 +72,19 @@ def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
 
 
 def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
-    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
+    """``text`` as safe Markdown, every citation a link or flagged: communities to their
+    provenance views, entities, relationships, claims and sources (``[Data: Entities (10)]``)
+    to their record views, ``+more`` to the cited community's record list."""
     linker = community_linker(
         lambda cid: provenance_url(index_key, cid, run_id),
         title_for=lambda cid: _title(index, cid),
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
     )
-    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker)
+    if index is not None:
+        records = record_linker(IndexRecords(index), lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=True)
+        linker = either(linker, records)
+    more = more_linker(lambda cid: community_records_url(index_key, cid, run_id))
+    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker, more=more)
 
 
 def sets_caption(sets: CommunitySets) -> str:
@@ -103,7 +110,7 @@ def render_answer(
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
-        st.text(f"Status: {result.status}")
+        st.text(f"Status: {RunStatus(result.status).word}")
         with st.container(border=True):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
@@ -275,7 +282,7 @@ def render_batch_call(
     score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
     attempts = f"{len(call.attempts)} attempt" + ("" if len(call.attempts) == 1 else "s")
     (heading or container).markdown(
-        f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
+        f"#### Batch {call.batch_index} · {batch.status.word if batch else call.status} · usefulness {score} · "
         f"{attempts} · {call.token_estimate:,} prompt tokens (estimate)"
     )
     with container:
@@ -325,7 +332,7 @@ def _call_label(value: str | None, state: RunState) -> str:
         return "The reduce call"
     batch = state.batches[int(value)]
     score = "" if batch.usefulness is None else f" · usefulness {batch.usefulness:g}"
-    return f"Batch {batch.index} · {batch.status}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
+    return f"Batch {batch.index} · {batch.status.word}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
 
 
 def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
@@ -366,9 +373,9 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
     items = why_no_answer(state.events)
     if not items:
         return
-    status = state.result.status if state.result is not None else state.status
+    status = RunStatus(state.result.status if state.result is not None else state.status)
     with container:
-        with st.expander(f"Why the run ended {status}", expanded=True, icon=":material/help:"):
+        with st.expander(status.why_heading, expanded=True, icon=":material/help:"):
             for n, item in enumerate(items):
                 st.markdown(f"**{item.message}**")
                 if item.batch_indexes:
