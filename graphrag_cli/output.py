@@ -31,10 +31,14 @@ def _json(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def format_result_json(result: GlobalSearchResult, *, model: str, index_ids: Collection[str]) -> str:
-    """A finished run as JSON: the model that answered, the whole result, and its three
-    community sets (``community_sets``) checked against ``index_ids``."""
-    document = {"model": model, **result.model_dump(mode="json")}
+def format_result_json(
+    result: GlobalSearchResult, *, model: str, index_ids: Collection[str], run_id: str | None = None, recorded_in: str | None = None
+) -> str:
+    """A finished run as JSON: the run's id (``run_id``, what ``runs show``, ``runs export`` and
+    Compare's ``?runs=`` take) and the run history that recorded it (``recorded_in``, null when
+    the run was not stored), the model that answered, the whole result, and its three community
+    sets (``community_sets``) checked against ``index_ids``."""
+    document = {"run_id": run_id, "recorded_in": recorded_in, "model": model, **result.model_dump(mode="json")}
     document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
     return _json(document)
 
