@@ -22,11 +22,8 @@ from graphrag_app.state import EvaluateState
 ensure_app_navigation()
 
 st.title("Evaluate")
-st.caption(
-    "Which level, budget or selection mode gives better answers? Every condition answers every question; an LLM judge compares "
-    "every pair of answers on the GraphRAG paper's four criteria, both ways round."
-)
 app = load_settings()
+st.caption(views.intro_text(app))
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 
