@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.figures import Price
 from graphrag_core.levels import level_text
-from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
+from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
 
 from . import bundles, controls, views
@@ -54,10 +54,11 @@ def check_url_level(page: ExploreState, opened: OpenedIndex) -> None:
 
 
 def follow_sample_question(opened: OpenedIndex) -> None:
-    """An untouched sample question follows the index: switching to the Chinese sample asks its question."""
+    """An untouched starting question follows the index: switching to the Chinese sample asks its
+    question, and switching to a folder asks the generic one (not the Jargon File's)."""
     asked = str(st.session_state.get(Keys.QUESTION) or "")
-    if opened.source is not None and asked in SAMPLE_QUESTIONS.values():
-        st.session_state[Keys.QUESTION] = sample_question(opened.source.key) or asked
+    if opened.source is not None and is_starting_question(asked):
+        st.session_state[Keys.QUESTION] = starting_question(opened.source.key)
 
 
 def draw_cost_preview(container: DeltaGenerator, opened: OpenedIndex, current: RunSettings, problem: str | None, *, price: Price | None) -> None:

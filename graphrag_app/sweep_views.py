@@ -20,7 +20,7 @@ from graphrag_core.levels import DYNAMIC, LEAF, Level, level_label, level_text, 
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, MAX_RATING, SearchDefaults
-from graphrag_core.samples import sample_question
+from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, HEURISTIC, TOKENIZER_NAMES
@@ -50,7 +50,6 @@ STOP_KEY = "sweep_stop"
 THRESHOLD_KEY = "sweep_rating_threshold"
 POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
-DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
 TABLE_COLUMNS: dict[str, str] = {
     "point": "point",
@@ -90,8 +89,8 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     assert index is not None and opened.source is not None  # the page stops on an index it cannot open
     options = level_options(index)
     state = st.session_state
-    if QUESTION_KEY not in state:
-        state[QUESTION_KEY] = sample_question(opened.source.key) or DEFAULT_QUESTION
+    if QUESTION_KEY not in state or is_starting_question(str(state[QUESTION_KEY])):  # an untouched question follows the index
+        state[QUESTION_KEY] = starting_question(opened.source.key)
     state.setdefault(SAVE_KEY, True)
     state[LEVELS_KEY] = [v for v in state.get(LEVELS_KEY, options[:2]) if v in options]
     state.setdefault(SEEDS_KEY, "0, 1, 2")

@@ -40,6 +40,7 @@ from graphrag_core.tokens import TOKENIZER_NAMES
 
 from . import wait_until
 from .apptest_support import QUESTION, app, messages, metrics, provenance, run_question, stored_run, texts
+from .apptest_support import page as app_page
 from .factories import small_index
 
 HANG_GUARD_S = 900
@@ -545,3 +546,21 @@ def test_the_sample_question_follows_the_sample_until_the_user_writes_one(run_db
     at.text_area(key="question").input("Who wrote the Cha Jing?").run()
     at.selectbox(key="index").select("jargon").run()
     assert at.text_area(key="question").value == "Who wrote the Cha Jing?"
+
+
+def test_a_folder_index_is_not_asked_the_jargon_samples_question(run_db: Path, small_index_dir: Path) -> None:
+    from graphrag_core.samples import GENERIC_QUESTION
+
+    at = app().run()
+    assert at.text_area(key="question").value == sample_question("jargon")
+    at.selectbox(key="index").select("__folder__").run()
+    at.text_input(key="index_folder").input(str(small_index_dir)).run()
+    assert at.text_area(key="question").value == GENERIC_QUESTION
+    at.selectbox(key="index").select("zh-tea").run()
+    assert at.text_area(key="question").value == sample_question("zh-tea")  # still untouched: it follows on
+
+    sweeps = app_page("sweeps").run()
+    assert sweeps.text_input(key="sweep_question").value == sample_question("jargon")
+    sweeps.selectbox(key="sweep_index").select("__folder__").run()
+    sweeps.text_input(key="sweep_folder").input(str(small_index_dir)).run()
+    assert sweeps.text_input(key="sweep_question").value == GENERIC_QUESTION
