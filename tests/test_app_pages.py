@@ -564,3 +564,25 @@ def test_a_folder_index_is_not_asked_the_jargon_samples_question(run_db: Path, s
     sweeps.selectbox(key="sweep_index").select("__folder__").run()
     sweeps.text_input(key="sweep_folder").input(str(small_index_dir)).run()
     assert sweeps.text_input(key="sweep_question").value == GENERIC_QUESTION
+
+
+def test_recent_runs_lists_the_open_indexs_runs_and_hides_evaluation_runs(run_db: Path) -> None:
+    from .factories import sample_run
+
+    store = RunStore(run_db)
+    mine = sample_run(GlobalSearchRequest(query="Who are the wizards?", seed=1, community_level=0))
+    tea = sample_run(GlobalSearchRequest(query="茶是什么？", seed=1, community_level=0), sample="zh-tea")
+    judged = sample_run(GlobalSearchRequest(query="What is a kludge?", seed=1, community_level=0), label="eval 1a2b3c4d · C0 · q1 · seed 1")
+    for record in (mine, tea, judged):
+        store.save(record)
+    at = app().run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 1 and "Who are the wizards?" in listed[0]
+    caption = next(c.value for c in at.caption if c.value.startswith("Runs on "))
+    assert "1 run on other indexes is not listed" in caption and "1 evaluation run hidden" in caption
+    at.toggle(key="recent_show_evaluation_runs").set_value(True).run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 2 and any("What is a kludge?" in m and "*evaluation run*" in m for m in listed)
+    at.selectbox(key="index").select("zh-tea").run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 1 and "茶是什么？" in listed[0]
