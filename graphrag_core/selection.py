@@ -177,6 +177,8 @@ class _Rated:
     calls: int = 0
     cache_hits: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
+    started_at: float | None = None
+    """When its first call to the model started (None when the cache answered every repeat)."""
 
     @property
     def successes(self) -> list[int]:
@@ -373,6 +375,8 @@ class _Walk:
             rated.cache_hits += 1
         else:
             tally = Attempts()
+            if rated.started_at is None:
+                rated.started_at = self.clock()
             try:
                 reply = await complete_with_retry(self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally)
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
@@ -425,7 +429,11 @@ class _Walk:
         self.totals.add(rated)
         cached_tokens = self.tokenizer.count(this.requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0
         shared = {name: value for name, value in self.records[community_id] if name != "fate"}
-        self.emit(CommunityRated(at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens))
+        self.emit(
+            CommunityRated(
+                at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens, started_at=rated.started_at
+            )
+        )
         return [child.id for child in self.index.children(community_id)] if relevant else []
 
     def keep(self, community_id: str) -> str | None:
