@@ -19,14 +19,13 @@ from pathlib import Path
 import streamlit as st
 
 from graphrag_core.index import load_index
-from graphrag_core.cost import section_tokens
+from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
-from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
-from graphrag_core.tokens import ENDPOINT, HEURISTIC, get_tokenizer
+from graphrag_core.tokens import ENDPOINT, HEURISTIC, Tokenizer, get_tokenizer
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -145,23 +144,37 @@ def _compute_sections(index: Index, tokenizer: str) -> Sections:
     return {level_text(level): section_tokens(index, level, counter) for level in levels}
 
 
+def _preview_tokenizer(request: GlobalSearchRequest) -> Tokenizer:
+    """The tokenizer a preview counts with: the request's, except that the "endpoint" one is
+    previewed with the heuristic (a preview never calls the model server)."""
+    return get_tokenizer(HEURISTIC if request.tokenizer == ENDPOINT else request.tokenizer)
+
+
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    # the preview never calls the model server: the "endpoint" tokenizer is previewed with the heuristic
-    tokenizer = get_tokenizer(HEURISTIC if request.tokenizer == ENDPOINT else request.tokenizer)
+    tokenizer = _preview_tokenizer(request)
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
         bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
-    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
+    cost = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(
-        summaries=len(communities),
-        batches=len(estimates),
-        map_prompt_tokens=sum(estimates),
-        largest_batch_tokens=max(estimates, default=0),
+        summaries=cost.summaries,
+        batches=cost.batches,
+        map_prompt_tokens=cost.map_prompt_tokens,
+        largest_batch_tokens=cost.largest_batch_tokens,
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
     )
+
+
+LevelCosts = dict[str, LevelCost]
+"""Each level's cost (``"leaf"``, ``"0"``, ...) under one request's settings."""
+
+
+def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
 
 
 class CostPreviews:
@@ -176,6 +189,7 @@ class CostPreviews:
         self._lock = threading.Lock()
         self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
         self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
+        self._levels: OrderedDict[tuple[str, int, str, int], Future[LevelCosts]] = OrderedDict()
         self._preview_entries = preview_entries
         self._section_entries = section_entries
 
@@ -200,6 +214,28 @@ class CostPreviews:
         futures.wait([future], timeout=SECTIONS_WAIT_S)
         return future.result() if future.done() else None
 
+    def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
+        """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
+        the same estimate as the cost preview's), kept like the previews."""
+        key = (index_key, signature, request_json, seed)
+        with self._lock:
+            future = self._levels.get(key)
+            if future is None:
+                future = self._pool.submit(_compute_levels, index, request_json, seed)
+                self._levels[key] = future
+                while len(self._levels) > self._preview_entries:
+                    self._levels.popitem(last=False)
+            else:
+                self._levels.move_to_end(key)
+            return future
+
+    def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
+        """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
+        None (a level picker draws without its tokens and has them on a later rerun)."""
+        future = self.levels_future(index, index_key, signature, request_json, seed)
+        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        return future.result() if future.done() and future.exception() is None else None
+
     def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
         """The cost preview of a request. The future raises ``BudgetError`` (or a request's
         ``ValueError``) when the request cannot run."""
@@ -223,7 +259,7 @@ class CostPreviews:
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until every preview and count asked for so far is computed; False on timeout."""
         with self._lock:
-            pending = [*self._previews.values(), *self._sections.values()]
+            pending = [*self._previews.values(), *self._sections.values(), *self._levels.values()]
         _done, not_done = futures.wait(pending, timeout=timeout)
         return not not_done
 

@@ -23,9 +23,10 @@ from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRES
 from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
-from graphrag_core.tokens import ENDPOINT, HEURISTIC, TOKENIZER_NAMES
+from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 
-from .controls import OpenedIndex, cache_factory, level_sections_for, short_count
+from .controls import OpenedIndex, cache_factory, level_costs_for, short_count
+from .loaders import LevelCosts
 from .escaping import escape_markdown
 from .llm import build_model, shared_preflight
 from .jobs import check_model, follow, start_sweep
@@ -98,14 +99,16 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     state.setdefault(REDUCE_BUDGETS_KEY, str(DEFAULT_REDUCE_TOKEN_BUDGET))
     state.setdefault(TOKENIZER_KEY, SearchDefaults().tokenizer)
     counts = index.summary_counts()
-    sections = level_sections_for(opened, tokenizer=HEURISTIC)
+    costs = first_point_costs(opened, app)
 
     def label(option: str) -> str:
-        """``leaf · ≈496k tokens · 262 summaries``: what each level costs with claims and excerpts in."""
+        """``leaf · ≈515k tokens · 262 summaries``: each level's map prompt tokens at the grid's
+        first budgets and seed (the estimate Explore's preview shows for those settings)."""
         level = parse_level(option)
         if level == DYNAMIC:
             return f"{level_label(level)} (rated from the roots down)"
-        tokens = f" · ≈{short_count(sum(sections[option]))} tokens" if sections and option in sections else ""
+        cost = costs.get(option) if costs else None
+        tokens = f" · ≈{short_count(cost.map_prompt_tokens)} tokens" if cost is not None and cost.map_prompt_tokens is not None else ""
         return f"{level_label(level)}{tokens} · {counts.get(level, 0):,} summaries"
 
     configured = configured_model_name(app)
@@ -128,6 +131,20 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
         m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
         m3.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
     return grid_spec(app)
+
+
+def first_point_costs(opened: OpenedIndex, app: AppSettings) -> LevelCosts | None:
+    """Each level's cost at the grid's first map and reduce budgets and first seed, with its
+    question and tokenizer (None while computed, or when the form describes no sweep)."""
+    spec, _problem = grid_spec(app)
+    if spec is None:
+        return None
+    map_budget, reduce_budget = (spec.map_token_budgets or [spec.base.map_token_budget])[0], (spec.reduce_token_budgets or [spec.base.reduce_token_budget])[0]
+    try:
+        request = spec.request_for(LEAF, map_budget, reduce_budget, spec.seeds[0])
+    except (GraphRAGError, ValueError):
+        return None
+    return level_costs_for(opened, request, seed=spec.seeds[0])
 
 
 def grid_spec(app: AppSettings) -> tuple[SweepSpec | None, str | None]:

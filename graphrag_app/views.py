@@ -84,6 +84,9 @@ def render_cost_preview(
             parts = [f"summaries {summaries:,}"]
             parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
             parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
+            texts = summaries + (claims if request.include_claims else 0) + (sources if request.include_sources else 0)
+            if preview.map_prompt_tokens > texts:  # the rest of the estimate: each batch's prompt and part headers
+                parts.append(f"the map prompt and part headers of {preview.batches:,} batches {preview.map_prompt_tokens - texts:,}")
             lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
         if price is not None and request is not None:
             completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve

@@ -39,7 +39,7 @@ from graphrag_core.history import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
 from . import wait_until
-from .apptest_support import QUESTION, app, messages, metrics, provenance, run_question, stored_run, texts
+from .apptest_support import QUESTION, TIMEOUT, app, messages, metrics, provenance, run_question, stored_run, texts
 from .apptest_support import page as app_page
 from .factories import small_index
 
@@ -586,3 +586,29 @@ def test_recent_runs_lists_the_open_indexs_runs_and_hides_evaluation_runs(run_db
     at.selectbox(key="index").select("zh-tea").run()
     listed = [m.value for m in at.markdown if "status:" in m.value]
     assert len(listed) == 1 and "茶是什么？" in listed[0]
+
+
+def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -> None:
+    """The picker said "≈496k tokens" (the map texts alone) while the preview said 515,735 (the
+    prompts the map sends) for the same level: both now show the map prompt tokens."""
+    from graphrag_app.controls import short_count
+    from graphrag_app.loaders import cost_previews
+    from graphrag_core.cost import map_cost
+
+    at = app({"level": "1", "seed": "3", "map_budget": "6000"}).run()
+    assert cost_previews().settle(TIMEOUT)
+    at.run()
+    shown = int(metrics(at)["Est. map prompt tokens"].replace(",", ""))
+    request = GlobalSearchRequest(query=sample_question("jargon"), community_level=1, seed=3, map_token_budget=6000)
+    assert shown == map_cost(load_index(sample_path("jargon")), request, seed=3).map_prompt_tokens
+    options = at.selectbox(key="community_level").options
+    label = next(o for o in options if o.startswith("level 1 ·"))
+    assert f"≈{short_count(shown)} tokens" in label, (label, shown)
+    at.checkbox(key="include_sources").uncheck().run()  # fewer tokens: both follow
+    assert cost_previews().settle(TIMEOUT)
+    at.run()
+    fewer = int(metrics(at)["Est. map prompt tokens"].replace(",", ""))
+    label = next(o for o in at.selectbox(key="community_level").options if o.startswith("level 1 ·"))
+    assert fewer < shown and f"≈{short_count(fewer)} tokens" in label
+    where = next(c.value for c in at.caption if c.value.startswith("Where the map tokens come from"))
+    assert "the map prompt and part headers of" in where
