@@ -429,11 +429,8 @@ class _Walk:
         self.totals.add(rated)
         cached_tokens = self.tokenizer.count(this.requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0
         shared = {name: value for name, value in self.records[community_id] if name != "fate"}
-        self.emit(
-            CommunityRated(
-                at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens, started_at=rated.started_at
-            )
-        )
+        extra = {"kept": relevant, "superseded_id": superseded, "cached_prompt_tokens": cached_tokens, "started_at": rated.started_at}
+        self.emit(CommunityRated(at=self.clock(), **shared, **extra))
         return [child.id for child in self.index.children(community_id)] if relevant else []
 
     def keep(self, community_id: str) -> str | None:
