@@ -22,6 +22,7 @@ from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
+from .link_tables import link_table
 from .answer_text import community_linker, demote_headings, either, link, linked_markdown, more_linker, record_linker
 from .urls import community_records_url, provenance_url, record_url
 
@@ -100,9 +101,10 @@ def sets_caption(sets: CommunitySets) -> str:
 
 
 def render_answer(
-    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None
+    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None, key: str | None = None
 ) -> None:
-    """The final answer as Markdown, each citation a link (title on hover), unsupported ids flagged."""
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
+    flagged; then the three community sets (``key``: see :func:`render_community_sets`)."""
     result = state.result
     if result is None:
         return
@@ -115,7 +117,7 @@ def render_answer(
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
             st.caption(sets_caption(sets))
-        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
+        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
 
 
 def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None) -> pd.DataFrame:
@@ -128,14 +130,28 @@ def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: s
     return pd.DataFrame(data)
 
 
+def _set_table(frame: pd.DataFrame, *, key: str | None, name: str) -> None:
+    """One set's table: its "open" cells open the community's Provenance view in one click
+    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
+    live (``key`` None)."""
+    if key is None:
+        st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})
+        return
+    link_table(st.container(), frame, link_column="provenance", key=f"{key}-{name}", open_help=OPEN_HELP, hide_index=True, width="stretch")
+
+
+OPEN_HELP = "This community's Provenance view for this run"
+
+
 def render_community_sets(
-    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None
+    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None, key: str | None = None
 ) -> None:
-    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score)."""
+    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score).
+    With ``key`` (a run drawn once per script run) each community opens its Provenance view in
+    one click."""
     sets = sets if sets is not None else sets_of(state, index)
     if sets is None:
         return
-    link = st.column_config.LinkColumn("provenance", display_text="open", help="This community's Provenance view for this run")
     with container:
         tabs = st.tabs(
             [
@@ -148,39 +164,32 @@ def render_community_sets(
         with tabs[0]:
             st.caption(SET_HELP["cited"])
             if cited:
-                status = ["unsupported: " + (sets.reason(c) or "").replace("_", " ") if sets.reason(c) else "supported" for c in cited]
-                st.dataframe(
-                    _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                status = [f"unsupported: {citations.UNSUPPORTED_LABELS[reason]}" if (reason := sets.reason(c)) else "supported" for c in cited]
+                _set_table(_set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}), key=key, name="cited")
             else:
                 st.caption("The answer cites no community.")
         with tabs[1]:
             st.caption(SET_HELP["behind"])
             behind = list(sets.behind)
             if behind:
-                st.dataframe(
-                    _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                frame = _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]})
+                _set_table(frame, key=key, name="behind")
         with tabs[2]:
             st.caption(SET_HELP["read_but_unused"])
             unused = sets.read_but_unused
             if unused:
-                st.dataframe(
-                    _set_frame(
-                        [u.community_id for u in unused],
-                        index=index,
-                        index_key=index_key,
-                        run_id=state.run_id,
-                        extra={
-                            "best score": [u.best_score for u in unused],
-                            "fate": [charts.FATE_LABELS[u.fate] for u in unused],
-                            "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
-                        },
-                    ),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
+                frame = _set_frame(
+                    [u.community_id for u in unused],
+                    index=index,
+                    index_key=index_key,
+                    run_id=state.run_id,
+                    extra={
+                        "best score": [u.best_score for u in unused],
+                        "fate": [charts.FATE_LABELS[u.fate] for u in unused],
+                        "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
+                    },
                 )
+                _set_table(frame, key=key, name="unused")
             else:
                 st.caption("Every community the map read is behind the answer.")
 

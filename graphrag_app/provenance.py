@@ -147,7 +147,7 @@ def draw_community_records(container: DeltaGenerator, index: Index, community: C
         cited_count = int(table["cited by the report"].sum())
         cited_note = f"{cited_count} cited by the report (listed first) · " if cited_count else ""
         st.caption(f"{cited_note}Open one for its description, communities and source text.")
-        st.dataframe(table, hide_index=True, width="stretch", column_config={"view": record_views.RECORD_LINK})
+        record_views.records_table(st.container(), table, key=f"community-records-{community.id}")
 
 
 def is_report_markdown(text: str) -> bool:

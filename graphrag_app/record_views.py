@@ -22,7 +22,8 @@ from graphrag_core.records import RECORD_NAMES, IndexRecords, RecordKind, mentio
 from graphrag_core.state import RunState
 
 from .escaping import escape_markdown
-from .urls import RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
+from .link_tables import link_table, page_file
+from .urls import PROVENANCE_PATH, RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
 
 EXCERPT_CHARS = 320
 SOURCE_TEXT_HEIGHT_PX = 420
@@ -103,7 +104,13 @@ def records_frame(kind: RecordKind, records: Sequence[Entity | Relationship | Cl
     )
 
 
-RECORD_LINK = st.column_config.LinkColumn("view", display_text="open", help="This record's provenance view")
+RECORD_HELP = "This record's provenance view"
+PROVENANCE_PAGE = page_file(PROVENANCE_PATH)
+
+
+def records_table(container: DeltaGenerator, frame: pd.DataFrame, *, key: str) -> None:
+    """A table of records whose "open" cells open each record's view in one click, in this tab."""
+    link_table(container, frame, link_column="view", key=key, here=PROVENANCE_PAGE, open_help=RECORD_HELP, hide_index=True, width="stretch")
 
 
 def draw_record_table(container: DeltaGenerator, kind: RecordKind, records: Sequence, *, title: str, index_key: str, run_id: str | None) -> None:
@@ -112,8 +119,7 @@ def draw_record_table(container: DeltaGenerator, kind: RecordKind, records: Sequ
         if not records:
             st.caption("None.")
             return
-        st.dataframe(records_frame(kind, records, index_key=index_key, run_id=run_id), hide_index=True, width="stretch",
-                     column_config={"view": RECORD_LINK})
+        records_table(st.container(), records_frame(kind, records, index_key=index_key, run_id=run_id), key=f"records-{kind}-{title}")
 
 
 def draw_sources(container: DeltaGenerator, index: Index, chunks: Sequence[SourceChunk], missing: Sequence[str],
@@ -235,4 +241,4 @@ def draw_record(index: Index, kind: RecordKind, ref: str, *, index_key: str, run
     return True
 
 
-__all__ = ["draw_record", "go_to", "records_frame", "run_mark", "wanted_record"]
+__all__ = ["draw_record", "go_to", "records_frame", "records_table", "run_mark", "wanted_record"]

@@ -28,6 +28,7 @@ from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 from .controls import OpenedIndex, cache_factory, level_costs_for, short_count
 from .loaders import LevelCosts
 from .escaping import escape_markdown
+from .link_tables import link_table
 from .llm import build_model, shared_preflight
 from .jobs import check_model, follow, start_sweep
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
@@ -307,13 +308,16 @@ def draw_result(container: DeltaGenerator, result: SweepResult, *, price: Price 
         left, right = st.columns(2)
         left.plotly_chart(figures["communities"], key="sweep_communities", config=PLOTLY_CONFIG)
         right.plotly_chart(figures["tokens"], key="sweep_tokens", config=PLOTLY_CONFIG)
-        st.dataframe(
+        link_table(
+            st.container(),
             points_table(result),
+            link_column="run",
+            key="sweep_points",
+            open_column="open run",
+            open_help="Open this point's run on Explore (saved runs only).",
             hide_index=True,
             width="stretch",
-            key="sweep_points",
             column_config={
-                "run": st.column_config.LinkColumn("run", display_text="open run", help="Open this point's run on Explore (saved runs only)."),
                 "error": st.column_config.TextColumn("error", width="medium"),
                 "prompt tokens (est.)": st.column_config.NumberColumn(format="localized"),  # 523,132
                 "tokens spent": st.column_config.NumberColumn(format="localized"),

@@ -246,9 +246,10 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
         st.text(state.answer_draft)
 
 
-def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    """The answer as Markdown with its citations as links, and the three community sets."""
-    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR)
+def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
+    """The answer as Markdown with its citations as links, and the three community sets (their
+    communities open in one click when ``key`` is given: a run drawn once per script run)."""
+    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key)
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
@@ -427,7 +428,7 @@ def render_run(
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            render_answer(answer.container(), state, index_key=index_key)
+            render_answer(answer.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
         else:
             render_answer_draft(answer.container(), state)
         if state.status != RunStatus.RUNNING:
