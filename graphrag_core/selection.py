@@ -1,4 +1,4 @@
-"""Dynamic community selection (``shared/spec/dynamic-selection.md``): the model rates
+"""Dynamic community selection (``docs/dynamic-selection.md``): the model rates
 communities from the roots down, and the map reads the most specific relevant ones.
 
 Invariants of :func:`select_dynamic`:

@@ -1,5 +1,5 @@
 """Evaluate: which level, budget or selection mode gives better answers, judged head to head the
-way the GraphRAG paper does (``shared/spec/evaluation.md``).
+way the GraphRAG paper does (``docs/evaluation.md``).
 
 A question set (bundled, uploaded or generated) x conditions x seeds runs as a background job
 with progress and Stop; the result is a win-rate heatmap per criterion (rows beat columns),

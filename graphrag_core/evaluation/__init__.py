@@ -1,4 +1,4 @@
-"""Judging answers the way the GraphRAG paper does (``shared/spec/evaluation.md``).
+"""Judging answers the way the GraphRAG paper does (``docs/evaluation.md``).
 
 - :mod:`.conditions`: a condition (a name and request overrides) and its parser;
 - :mod:`.spec`: what an experiment runs (questions x conditions x seeds, how to judge);
