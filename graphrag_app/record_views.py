@@ -20,6 +20,7 @@ from graphrag_core.levels import level_label
 from graphrag_core.models import Claim, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, RecordKind, mention_excerpt, record_ref
 from graphrag_core.state import RunState
+from graphrag_core.wording import counted
 
 from .escaping import escape_markdown
 from .link_tables import link_table, page_file
@@ -145,7 +146,7 @@ def draw_sources(container: DeltaGenerator, index: Index, chunks: Sequence[Sourc
                 with st.expander("Full text", expanded=excerpt is None and len(chunks) == 1):
                     st.text(chunk.text)
         if missing:
-            st.caption(escape_markdown(f"{len(missing)} text unit(s) named by the record are not in this index: {', '.join(m[:16] for m in missing[:5])}"))
+            st.caption(escape_markdown(f"{counted(len(missing), 'text unit')} named by the record {'is' if len(missing) == 1 else 'are'} not in this index: {', '.join(m[:16] for m in missing[:5])}"))
 
 
 def _entity_button(container: DeltaGenerator, records: IndexRecords, title: str, *, index_key: str, run_id: str | None, key: str) -> None:

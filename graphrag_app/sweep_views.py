@@ -24,6 +24,7 @@ from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
+from graphrag_core.wording import counted
 
 from .controls import OpenedIndex, cache_factory, level_costs_for, short_count
 from .loaders import LevelCosts
@@ -180,8 +181,8 @@ def draw_grid_summary(container: DeltaGenerator, spec: SweepSpec | None, problem
             st.warning(escape_markdown(problem), icon=":material/warning:")
         elif spec is not None:
             st.caption(
-                f"{len(spec)} points: {len(spec.levels)} level(s) × {len(spec.seeds)} seed(s) × "
-                f"{len(spec.map_token_budgets) or 1} map budget(s) × {len(spec.reduce_token_budgets) or 1} reduce budget(s)."
+                f"{counted(len(spec), 'point')}: {counted(len(spec.levels), 'level')} × {counted(len(spec.seeds), 'seed')} × "
+                f"{counted(len(spec.map_token_budgets) or 1, 'map budget')} × {counted(len(spec.reduce_token_budgets) or 1, 'reduce budget')}."
             )
         if app.model_error and st.session_state.get(MODEL_KEY) == "configured":
             st.warning(f"Model settings ignored: {escape_markdown(app.model_error)}", icon=":material/warning:")

@@ -120,7 +120,7 @@ def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None
     lines = [
         f"Run {bundle.run_id} · {bundle.model} · index {bundle.index.name}",
         f"Question: {bundle.request.query}",
-        f"Status: {result.status if result is not None else bundle.status}",
+        f"Status: {status_word(result.status if result is not None else bundle.status)}",
     ]
     if result is not None:
         lines += ["", result.answer.rstrip(), ""]

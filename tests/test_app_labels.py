@@ -109,3 +109,13 @@ def test_a_sweeps_runs_are_labelled_by_sweep_and_point_not_by_settings_cut_short
     dynamic_run = by_id[result.points[1].run_id]
     assert dynamic_run.community_level == "dynamic" and "dynamic (threshold 1)" in run_label(dynamic_run)
     assert [row["level"] for row in result.to_rows()] == [0, "dynamic"]
+
+
+def test_counts_read_as_a_person_writes_them():
+    from graphrag_core.wording import counted
+
+    assert [counted(1, "community"), counted(2, "community"), counted(1, "batch"), counted(3, "batch")] == [
+        "1 community", "2 communities", "1 batch", "3 batches"
+    ]
+    assert counted(1234, "model call") == "1,234 model calls" and counted(1, "key") == "1 key" and counted(0, "key") == "0 keys"
+    assert counted(2, "community summary", "community summaries") == "2 community summaries"
