@@ -13,7 +13,10 @@ from collections.abc import Callable, Sequence
 
 from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
 from graphrag_core.models import Claim, Entity, Relationship
+from graphrag_core.models import Index
 from graphrag_core.records import RECORD_NAMES, AnyRecord, IndexRecords, RecordKind, record_ref
+
+from .urls import community_records_url, provenance_url, record_url
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
@@ -162,6 +165,25 @@ def either(*linkers: Linker) -> Linker:
     return render
 
 
+def cited_markdown(
+    text: str,
+    *,
+    index: Index | None,
+    index_key: str,
+    run_id: str | None,
+    unsupported: Callable[[str], str | None],
+    title_for: Callable[[str], str | None],
+) -> str:
+    """Model text (an answer, a map answer, one of their sentences) as safe Markdown with every
+    citation a link or flagged: communities to their provenance views (``unsupported`` says why
+    an id is flagged), entities, relationships, claims and sources to their record views
+    (flagged when ``index`` lacks them), ``+more`` to the cited community's record list."""
+    linker = community_linker(lambda cid: provenance_url(index_key, cid, run_id), title_for=title_for, unsupported=unsupported)
+    if index is not None:
+        linker = either(linker, record_linker(IndexRecords(index), lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=True))
+    return linked_markdown(text, linker, more=more_linker(lambda cid: community_records_url(index_key, cid, run_id)))
+
+
 MORE_HOVER = "The answer cites more records than it lists: all records of community {id}"
 
 
@@ -181,6 +203,7 @@ def more_linker(url_for: Callable[[str], str]) -> Callable[[Citation], str | Non
 __all__ = [
     "MORE_HOVER",
     "UNSUPPORTED_LABELS",
+    "cited_markdown",
     "community_linker",
     "demote_headings",
     "either",

@@ -156,8 +156,9 @@ def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
     return lanes
 
 
-CALL_WORDS: dict[str, str] = {"cancelled": "stopped"}
-"""A call outcome's word in a legend, where it is not the outcome itself (as a stopped run reads)."""
+CALL_WORDS: dict[str, str] = {"ok": "map", "error": "map (failed)", "cached": "from the cache", "cancelled": "stopped"}
+"""What the timeline's legend calls each kind of bar: a map call by its outcome (a stopped one
+reads "stopped", as a stopped run does), a rating or the reduce by its name."""
 RATING_COLOR = "#17becf"
 REDUCE_COLOR = "#1f5f99"
 UNTIMED_S = 0.002
@@ -247,7 +248,8 @@ def timeline_figure(state: RunState) -> go.Figure:
             )
         )
     peak = max(lanes, default=-1) + 1
-    limit = state.concurrency or peak
+    # the request's limit bounds the ratings and the map alike (the map plans at most one slot per batch)
+    limit = state.request.map_concurrency if state.request is not None else state.concurrency or peak
     top = max(limit, peak, 1)
     bottom = 0 if cached else 1
     fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
@@ -261,7 +263,10 @@ def timeline_figure(state: RunState) -> go.Figure:
     kinds = {kind: sum(1 for d in calls if d.kind == kind) for kind in ("rating", "map", "reduce")}
     parts = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items() if n)})" if kinds["rating"] or kinds["reduce"] else ""
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
-    return _layout(fig, f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}")
+    fig = _layout(fig, f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}")
+    # the legend under the axis: the title is long enough to run into it at the top
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.28, "xanchor": "left", "x": 0.0}, margin={"b": 70})
+    return fig
 
 
 def reduce_figure(state: RunState) -> go.Figure:

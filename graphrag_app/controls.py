@@ -206,6 +206,7 @@ def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: Delt
     setting = next(f for f in base.fields if f.name == "community_level")
     request, seed = picker_request(base)
     costs = level_costs_for(opened, request, seed=seed)
+    ExploreState.get().levels_unpriced = costs is None and request is not None
 
     def label(option: str) -> str:
         cost = costs.get(option) if costs else None
@@ -219,6 +220,7 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
     widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+    ExploreState.get().levels_unpriced = False  # until a level picker is drawn without its tokens
     if st.session_state.get("community_selection") == "dynamic":
         widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
     else:

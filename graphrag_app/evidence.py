@@ -17,14 +17,13 @@ from graphrag_core import citations
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.llm.base import ChatMessage
 from graphrag_core.models import Index
-from graphrag_core.records import IndexRecords
 from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
 from .link_tables import link_table
-from .answer_text import community_linker, demote_headings, either, link, linked_markdown, more_linker, record_linker
-from .urls import community_records_url, provenance_url, record_url
+from .answer_text import cited_markdown, demote_headings, link
+from .urls import provenance_url
 
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
@@ -73,19 +72,16 @@ def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
 
 
 def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
-    """``text`` as safe Markdown, every citation a link or flagged: communities to their
-    provenance views, entities, relationships, claims and sources (``[Data: Entities (10)]``)
-    to their record views, ``+more`` to the cited community's record list."""
-    linker = community_linker(
-        lambda cid: provenance_url(index_key, cid, run_id),
-        title_for=lambda cid: _title(index, cid),
+    """``text`` as safe Markdown, every citation a link or flagged (see
+    :func:`~graphrag_app.answer_text.cited_markdown`); unsupported community ids as ``sets`` say."""
+    return cited_markdown(
+        demote_headings(text, by=ANSWER_HEADING_SHIFT),
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
+        title_for=lambda cid: _title(index, cid),
     )
-    if index is not None:
-        records = record_linker(IndexRecords(index), lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=True)
-        linker = either(linker, records)
-    more = more_linker(lambda cid: community_records_url(index_key, cid, run_id))
-    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker, more=more)
 
 
 def sets_caption(sets: CommunitySets) -> str:
@@ -310,9 +306,8 @@ def render_batch_call(
         if answer:
             st.markdown("**Its points**")
             with st.container(border=True):
-                st.markdown(linked_markdown(answer, community_linker(
-                    lambda cid: provenance_url(index_key, cid, state.run_id), title_for=lambda cid: None, unsupported=lambda cid: None
-                )))
+                index = index_for(index_key)
+                st.markdown(cited_markdown(answer, index=index, index_key=index_key, run_id=state.run_id, unsupported=lambda cid: None, title_for=lambda cid: _title(index, cid)))
         with st.expander("Messages sent (verbatim)", expanded=True):
             _messages(st.container(), call.messages)
         st.markdown("**Attempts**")

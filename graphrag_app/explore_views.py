@@ -22,7 +22,7 @@ from . import bundles, controls, views
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
-from .loaders import CostPreview, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
+from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
 from .state import ExploreState
 from .urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
@@ -67,15 +67,21 @@ def draw_cost_preview(container: DeltaGenerator, opened: OpenedIndex, current: R
     drawn again then)."""
     request = None
     pending: Future[CostPreview] | None = None
+    levels: Future[LevelCosts] | None = None
     if problem is None:
         try:
             request = current.to_request(query=current.query if current.query.strip() else "?")
             if opened.index is not None and opened.source is not None:
                 signature = folder_signature(opened.source.path)
                 pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
+                if ExploreState.get().levels_unpriced:  # the picker is drawn again once its tokens are counted
+                    levels = cost_previews().levels_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
                 wait_for_preview(pending)
         except (GraphRAGError, ValueError) as exc:
             problem = str(exc)
+
+    def ready() -> bool:
+        return (pending is None or pending.done()) and (levels is None or levels.done())
 
     def draw(first: bool) -> None:
         if pending is None or problem:
@@ -89,14 +95,16 @@ def draw_cost_preview(container: DeltaGenerator, opened: OpenedIndex, current: R
                 views.render_cost_preview(st.container(), pending.result(), None, sections=sections.get(level) if sections else None, request=request, price=price)
             except (GraphRAGError, ValueError) as exc:
                 views.render_cost_preview(st.container(), None, str(exc))
-            if not first:
-                st.rerun()  # the whole page once, which also stops this polling
+        if not first and ready():
+            st.rerun()  # the whole page once (the picker with its tokens), which also stops this polling
 
     with container:
-        if pending is not None and not pending.done():
+        if not ready():
             st.fragment(lambda: draw(False), run_every=PREVIEW_POLL_S)()
         else:
             draw(True)
+            if levels is not None:  # counted since the picker was drawn: draw it again with them
+                st.rerun()
 
 
 def draw_run_buttons(container: DeltaGenerator, page: ExploreState, app: AppSettings, current: RunSettings) -> None:

@@ -99,13 +99,13 @@ def link_table(
     column_config: Mapping[str, Any] | None = None,
     **dataframe: Any,
 ) -> None:
-    """``frame`` as a table whose ``open_column`` (added after ``link_column``, which is kept but
-    hidden) opens each row's link in one click. ``here`` is the page file drawing it (a link to
+    """``frame`` as a table whose first column, ``open_column``, opens each row's link in one
+    click (``link_column`` holds the links, kept but hidden). ``here`` is the page file drawing it (a link to
     it changes the URL in place). Other keywords go to ``st.dataframe``."""
     follow_pending_link()
     links = [None if pd.isna(url) or not url else str(url) for url in frame[link_column]] if len(frame) else []
     shown = frame.copy()
-    shown.insert(list(frame.columns).index(link_column) + 1, open_column, [OPEN_TEXT if url else "" for url in links])
+    shown.insert(0, open_column, [OPEN_TEXT if url else "" for url in links])  # first: where a reader looks for the action
     config = {**(column_config or {}), link_column: None, open_column: st.column_config.TextColumn(open_column, help=open_help, width="small")}
     # a styled table shows the Styler's text for every cell: numbers keep the plain look of an unstyled one
     floats = [c for c in shown.columns if pd.api.types.is_float_dtype(shown[c]) and c not in (column_config or {})]

@@ -231,10 +231,13 @@ class CostPreviews:
 
     def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
         """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
-        None (a level picker draws without its tokens and has them on a later rerun)."""
+        None (a level picker draws without its tokens and the page is drawn again when they are);
+        empty when they cannot be computed."""
         future = self.levels_future(index, index_key, signature, request_json, seed)
         futures.wait([future], timeout=SECTIONS_WAIT_S)
-        return future.result() if future.done() and future.exception() is None else None
+        if not future.done():
+            return None
+        return future.result() if future.exception() is None else {}  # settings that cannot run: no tokens to show
 
     def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
         """The cost preview of a request. The future raises ``BudgetError`` (or a request's

@@ -21,7 +21,7 @@ from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
 
 from . import charts, record_views, selection_charts
-from .answer_text import community_linker, demote_headings, either, link, linked_markdown, record_linker
+from .answer_text import cited_markdown, community_linker, demote_headings, either, link, linked_markdown, record_linker
 from .controls import open_index, open_run, show_index_problem
 from .evidence import sets_of
 from .loaders import default_index_key
@@ -223,12 +223,15 @@ MAP_ANSWER_LABEL = "Map answer of batch {index} (an intermediate answer, not the
 
 
 def _linked(text: str, index: Index, *, index_key: str, run_id: str) -> str:
-    """Model text as safe Markdown, its community citations links to their provenance."""
-    return linked_markdown(text, community_linker(
-        lambda cid: provenance_url(index_key, cid, run_id),
-        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+    """Model text as safe Markdown, every citation a link or flagged, as in the answer on Explore."""
+    return cited_markdown(
+        text,
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
         unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
-    ))
+        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+    )
 
 
 def draw_final_citations(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str) -> None:

@@ -53,7 +53,7 @@ def test_the_timeline_counts_calls_in_flight_without_the_cache_reads():
     fig = timeline_figure(state)
     assert fig.layout.title.text == "Model calls: 4, at most 4 in flight (limit 4) · 1 from the cache"
     rows = {trace.name: list(trace.y) for trace in fig.data}
-    assert rows == {"ok": [1, 2, 3, 4], "cached": [0]}
+    assert rows == {"map": [1, 2, 3, 4], "from the cache": [0]}
     assert list(fig.layout.yaxis.ticktext) == ["cache", "1", "2", "3", "4"]
 
 
@@ -91,4 +91,5 @@ def test_a_dynamic_runs_timeline_draws_its_rating_calls_and_counts_what_diagnost
     asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=again.append, cache=cache))
     cached = timeline_figure(RunState.replay(again))
     assert cached.layout.title.text.startswith("Model calls: 1 (1 reduce)") and "from the cache" in cached.layout.title.text
-    assert all(y == 0 for trace in cached.data if trace.name == "cached" for y in trace.y)
+    assert all(y == 0 for trace in cached.data if trace.name == "from the cache" for y in trace.y)
+    assert "(limit 4)" in fig.layout.title.text  # the request's limit, which bounded the ratings too
