@@ -20,6 +20,7 @@ from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 from . import charts, evidence, selection_charts
 from .escaping import escape_markdown
@@ -86,7 +87,7 @@ def render_cost_preview(
             parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
             texts = summaries + (claims if request.include_claims else 0) + (sources if request.include_sources else 0)
             if preview.map_prompt_tokens > texts:  # the rest of the estimate: each batch's prompt and part headers
-                parts.append(f"the map prompt and part headers of {preview.batches:,} batches {preview.map_prompt_tokens - texts:,}")
+                parts.append(f"the map prompt and part headers of {counted(preview.batches, 'batch')} {preview.map_prompt_tokens - texts:,}")
             lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
         if price is not None and request is not None:
             completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
