@@ -11,10 +11,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
@@ -217,17 +219,7 @@ class CostPreviews:
     def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
         """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
         the same estimate as the cost preview's), kept like the previews."""
-        key = (index_key, signature, request_json, seed)
-        with self._lock:
-            future = self._levels.get(key)
-            if future is None:
-                future = self._pool.submit(_compute_levels, index, request_json, seed)
-                self._levels[key] = future
-                while len(self._levels) > self._preview_entries:
-                    self._levels.popitem(last=False)
-            else:
-                self._levels.move_to_end(key)
-            return future
+        return self._recent(self._levels, (index_key, signature, request_json, seed), _compute_levels, index, request_json, seed)
 
     def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
         """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
@@ -242,16 +234,21 @@ class CostPreviews:
     def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
         """The cost preview of a request. The future raises ``BudgetError`` (or a request's
         ``ValueError``) when the request cannot run."""
-        key = (index_key, signature, request_json, seed)
+        return self._recent(self._previews, (index_key, signature, request_json, seed), _compute_preview, index, request_json, seed)
+
+    def _recent(self, table: OrderedDict[Any, Future[Any]], key: Any, compute: Callable[..., Any], *args: Any) -> Future[Any]:
+        """The future ``table`` holds for ``key``, moved up as the most recently asked, else
+        ``compute(*args)`` submitted to the worker; at most ``preview_entries`` are kept, the least
+        recently asked dropped first."""
         with self._lock:
-            future = self._previews.get(key)
+            future = table.get(key)
             if future is None:
-                future = self._pool.submit(_compute_preview, index, request_json, seed)
-                self._previews[key] = future
-                while len(self._previews) > self._preview_entries:
-                    self._previews.popitem(last=False)
+                future = self._pool.submit(compute, *args)
+                table[key] = future
+                while len(table) > self._preview_entries:
+                    table.popitem(last=False)
             else:
-                self._previews.move_to_end(key)
+                table.move_to_end(key)
             return future
 
     def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:

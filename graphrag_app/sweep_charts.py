@@ -145,25 +145,21 @@ def cost_figure(result: SweepResult) -> go.Figure:
 
     by_level = {level: result.points_at(level) for level in levels}
     fig = go.Figure()
-    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": BATCHES_COLOR}))
-    fig.add_trace(
-        go.Bar(
-            name="model calls as if uncached",
-            x=names,
-            y=[mean([p.calls_as_if_uncached for p in by_level[lv]]) for lv in levels],
-            marker={"color": MODEL_CALLS_COLOR},
-            hovertemplate="%{x}: %{y:,.0f} model calls per point with no cache<extra></extra>",
-        )
+    bars: tuple[tuple[str, Callable[[SweepPoint], float], str, str], ...] = (
+        ("batches", lambda p: p.batch_count, BATCHES_COLOR, "batches per point"),
+        ("model calls as if uncached", lambda p: p.calls_as_if_uncached, MODEL_CALLS_COLOR, "model calls per point with no cache"),
+        ("model calls spent", lambda p: p.model_calls, SPENT_CALLS_COLOR, "model calls spent per point (the cache answered the rest)"),
     )
-    fig.add_trace(
-        go.Bar(
-            name="model calls spent",
-            x=names,
-            y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels],
-            marker={"color": SPENT_CALLS_COLOR},
-            hovertemplate="%{x}: %{y:,.0f} model calls spent per point (the cache answered the rest)<extra></extra>",
+    for name, value, color, hover in bars:
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                x=names,
+                y=[mean([value(p) for p in by_level[lv]]) for lv in levels],
+                marker={"color": color},
+                hovertemplate="%{x}: %{y:,.0f} " + hover + "<extra></extra>",
+            )
         )
-    )
     add_prompt_tokens_axis(
         fig,
         names,

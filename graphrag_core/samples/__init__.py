@@ -2,28 +2,7 @@
 text. Rebuild them with ``python -m graphrag_core.samples jargon|zh`` (see ``sample_data/README.md``).
 """
 
-from .bundled import (
-    DEFAULT_SAMPLE,
-    GENERIC_QUESTION,
-    REPO_ROOT,
-    SAMPLE_DATA,
-    SAMPLE_QUESTIONS,
-    SAMPLES,
-    is_starting_question,
-    sample_path,
-    sample_question,
-    starting_question,
-)
+from . import bundled
+from .bundled import *  # noqa: F403 - the package's public names are those of the bundled samples
 
-__all__ = [
-    "DEFAULT_SAMPLE",
-    "GENERIC_QUESTION",
-    "REPO_ROOT",
-    "SAMPLES",
-    "SAMPLE_DATA",
-    "SAMPLE_QUESTIONS",
-    "is_starting_question",
-    "sample_path",
-    "sample_question",
-    "starting_question",
-]
+__all__ = list(bundled.__all__)
