@@ -168,7 +168,10 @@ def cost_figure(result: SweepResult) -> go.Figure:
         lines=True,
         size=11,
     )
-    return _layout(fig, "Cost per level", y_title="per point (mean)")
+    fig = _layout(fig, "Cost per level", y_title="per point (mean)")
+    # four series: the legend goes under the axis, where it does not run into the title
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}, margin={"b": 80})
+    return fig
 
 
 def points_figure(result: SweepResult) -> go.Figure:

@@ -117,7 +117,7 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     model_words = {"offline": "Offline (no network)", "configured": f"Configured model ({configured})" if configured else "Configured model (offline: nothing configured)"}
     with container:
         st.text_input("Question", key=QUESTION_KEY)
-        c1, c2 = st.columns(2)
+        c1, c2 = st.columns([3, 2])  # the levels' labels carry their tokens and summaries: room for them
         c1.multiselect(
             "Levels", options, key=LEVELS_KEY, format_func=label, help=LEVEL_HELP + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep."
         )
@@ -131,7 +131,7 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
         m1, m2, m3 = st.columns([2, 1, 2])
         m1.radio("Model", list(model_words), key=MODEL_KEY, format_func=model_words.__getitem__, horizontal=True)
         m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
-        m3.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
+        m3.checkbox("Save each point's run to the history", key=SAVE_KEY, help="To open each point's run from the results table, or on Compare.")
     return grid_spec(app)
 
 

@@ -184,3 +184,30 @@ def test_an_open_cell_opens_in_one_click(server: str, server_seed, page) -> None
     expect(page.get_by_role("heading", name=re.compile(r"^Entity 10: WIZARD"))).to_be_visible()
     _no_exception(page)
     shot(page, "truth-open-in-one-click")
+
+
+def test_a_sweep_compares_levels_as_if_uncached_and_opens_a_points_run_in_one_click(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{server}/sweeps")
+    page.get_by_role("heading", name="Sweeps").wait_for()
+    expect(page.get_by_text("6 points: 2 levels × 3 seeds × 1 map budget × 1 reduce budget.")).to_be_visible()
+    page.get_by_role("button", name="Run sweep").click()
+    cost = page.locator(".js-plotly-plot").filter(has_text="Cost per level").first
+    expect(cost).to_contain_text("model calls as if uncached")
+    expect(cost).to_contain_text("model calls spent")
+    grid = page.locator(".js-plotly-plot").filter(has_text="Status of each point").first
+    # level 0 reads the same batches whatever the seed: later seeds cost as many calls, the cache spends them
+    expect(grid).to_contain_text(re.compile(r"\d[\d,]* calls \(\d+ spent\)"))
+    assert " 1 calls" not in grid.inner_text()
+    _no_exception(page)
+    wait_for_plots_settled(page)
+    shot(page, "truth-sweep-costs")
+    table = page.locator("[data-testid='stDataFrame']").first
+    table.scroll_into_view_if_needed()
+    wait_for_script_run(page)
+    box = table.bounding_box()
+    assert box is not None
+    page.mouse.move(box["x"] + 30, box["y"] + 35 + 17)
+    page.mouse.click(box["x"] + 30, box["y"] + 35 + 17)  # "open ›" of the first point
+    page.wait_for_url(lambda url: "run=" in url and "/sweeps" not in url)
+    expect(page.get_by_role("heading", name="Answer").locator("visible=true").first).to_be_visible()
+    _no_exception(page)
