@@ -182,6 +182,9 @@ def test_an_open_cell_opens_in_one_click(server: str, server_seed, page) -> None
     query = parse_qs(urlsplit(page.url).query)
     assert query["entity"] == ["10"] and query["run"] == [cited.run_id]
     expect(page.get_by_role("heading", name=re.compile(r"^Entity 10: WIZARD"))).to_be_visible()
+    wait_for_script_run(page)
+    expect(page.get_by_role("heading", name=re.compile(r"^Relationships \(1\)"))).to_be_visible()
+    expect(page.get_by_text("In this run")).to_have_count(0)  # the community's view is gone, not left under the entity's
     _no_exception(page)
     shot(page, "truth-open-in-one-click")
 
