@@ -18,6 +18,7 @@ from graphrag_core.models import Index
 from . import index_charts as ic
 from .controls import OpenedIndex
 from .escaping import escape_markdown
+from .link_tables import link_table
 from .state import BrowseState
 from .urls import COMMUNITY_PARAM, INDEX_PARAM
 
@@ -100,17 +101,17 @@ def draw_table(container: DeltaGenerator, index: Index, key: str, signature: int
         st.subheader("Communities")
         text = st.text_input("Filter communities", key=FILTER_KEY, placeholder="Words in the id, title or summary, e.g. wizard")
         rows = ic.filter_communities(index, cached_community_rows(index, key, signature), text)
-        st.caption(f"{len(rows)} of {len(index.communities)} communities. The provenance column opens a community's provenance page.")
-        st.dataframe(
+        st.caption(f"{len(rows)} of {len(index.communities)} communities. “open” opens a community's provenance page.")
+        link_table(
+            st.container(),
             pd.DataFrame(rows, columns=["id", "level", "title", "provenance", "members", "children", "claims", "summary tokens", "summary"]),
+            link_column="provenance",
+            key="browse_communities",
+            open_help="This community's provenance page",
             hide_index=True,
             width="stretch",
             height=TABLE_HEIGHT,
-            key="browse_communities",
-            column_config={
-                "summary": st.column_config.TextColumn("summary", width="large"),
-                "provenance": st.column_config.LinkColumn("provenance", display_text="open", width="small"),
-            },
+            column_config={"summary": st.column_config.TextColumn("summary", width="large")},
         )
 
 

@@ -8,10 +8,12 @@ reopened run and a test draw the same thing. One trace per category (not per bar
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from graphrag_core.events import ReduceReplied, ReduceStarted
 from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState
 
 from .escaping import plot_text
@@ -95,7 +97,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
             for b in batches
         ]
         hover = (
-            "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
+            "Batch %{x} (" + BatchStatus(status).word + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
             "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}"
             + ("<br>Error: %{customdata[4]}" if status == BatchStatus.FAILED else "")
             + "<extra></extra>"
@@ -103,7 +105,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
         if unscored_end:
             fig.add_trace(
                 go.Scatter(
-                    name=f"{status} (no score)",
+                    name=f"{BatchStatus(status).word} (no score)",
                     x=[b.index for b in batches],
                     y=[NO_SCORE_Y] * len(batches),
                     mode="markers",
@@ -115,7 +117,7 @@ def usefulness_figure(state: RunState) -> go.Figure:
             continue
         fig.add_trace(
             go.Bar(
-                name=status,
+                name=BatchStatus(status).word,
                 x=[b.index for b in batches],
                 # a score of 0 still shows as a sliver; the hover gives the true score
                 y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
@@ -154,38 +156,100 @@ def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
     return lanes
 
 
-def timeline_figure(state: RunState) -> go.Figure:
-    """Each model call of the map as a bar on the run's clock, one row per call in flight.
+CALL_WORDS: dict[str, str] = {"ok": "map", "error": "map (failed)", "cached": "from the cache", "cancelled": "stopped"}
+"""What the timeline's legend calls each kind of bar: a map call by its outcome (a stopped one
+reads "stopped", as a stopped run does), a rating or the reduce by its name."""
+RATING_COLOR = "#17becf"
+REDUCE_COLOR = "#1f5f99"
+UNTIMED_S = 0.002
+"""The width of a call whose start a run recorded before calls were timed (a tick at its end)."""
 
-    Batches answered from the map cache are no calls: they hold no slot, so they are drawn in a
-    row of their own (``cache``) and not counted in flight."""
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A call on the timeline: what it was (``kind``), its trace, its hover text and its span."""
+
+    kind: str
+    trace: str
+    hover: str
+    span: CallSpan
+
+
+def _rating_calls(state: RunState) -> list[_Drawn]:
+    """Dynamic selection's rating calls, one bar per community rated by the model (its repeats
+    together), and a cache mark per community the cache answered."""
+    drawn = []
+    for position, event in enumerate(state.selection.ratings.values()):
+        where = f"community {plot_text(event.community_id)}"
+        if event.calls:
+            start = event.started_at if event.started_at is not None else event.at - UNTIMED_S
+            outcome = CallOutcome.ERROR if event.failed else CallOutcome.OK
+            rating = "failed" if event.failed else f"rated {event.rating}"
+            hover = f"Rating of {where}: {rating}, {event.calls} call{'s' if event.calls != 1 else ''}"
+            drawn.append(_Drawn("rating", "rating failed" if event.failed else "rating", hover, CallSpan(-1 - position, 1, start, event.at, outcome)))
+        elif event.cache_hits:
+            hover = f"Rating of {where}: rated {event.rating}, from the cache"
+            drawn.append(_Drawn("rating", "cached", hover, CallSpan(-1 - position, 1, event.at, event.at, CallOutcome.CACHED)))
+    return drawn
+
+
+def _reduce_calls(state: RunState) -> list[_Drawn]:
+    """The reduce's attempts, from each start to its reply (or to now while it runs)."""
+    drawn: list[_Drawn] = []
+    starts: dict[int, float] = {}
+    for event in state.events:
+        if isinstance(event, ReduceStarted):
+            starts[event.attempt] = event.at
+        elif isinstance(event, ReduceReplied) and event.attempt in starts:
+            outcome = CallOutcome.ERROR if event.error else CallOutcome.OK
+            span = CallSpan(10**9 + event.attempt, event.attempt, starts.pop(event.attempt), event.at, outcome)
+            drawn.append(_Drawn("reduce", "reduce", f"Reduce, attempt {event.attempt}" + (" (did not parse)" if event.error else ""), span))
+    running = state.status is None or not state.status.ended
+    for attempt, start in starts.items():  # still running, or cut short when the run stopped
+        outcome = CallOutcome.RUNNING if running else CallOutcome.CANCELLED
+        span = CallSpan(10**9 + attempt, attempt, start, None if running else state.elapsed_s, outcome)
+        drawn.append(_Drawn("reduce", "reduce", f"Reduce, attempt {attempt}" + ("" if running else " (stopped)"), span))
+    return drawn
+
+
+def timeline_figure(state: RunState) -> go.Figure:
+    """Each model call of the run as a bar on the run's clock, one row per call in flight: the
+    ratings of a dynamic selection, the map batches' attempts and the reduce, so the title's
+    count is the run's model calls (what Diagnostics counts).
+
+    Batches and ratings answered from the map cache are no calls: they hold no slot, so they are
+    drawn in a row of their own (``cache``) and not counted in flight."""
     now = state.elapsed_s
-    calls = [span for span in state.calls if span.outcome != CallOutcome.CACHED]
-    cached = [span for span in state.calls if span.outcome == CallOutcome.CACHED]
-    lanes = call_lanes(calls, now)
-    rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
+    drawn = _rating_calls(state)
+    for span in state.calls:
+        hover = f"Batch {span.batch_index}, attempt {span.attempt}"
+        drawn.append(_Drawn("map", span.outcome, hover, span))
+    drawn += _reduce_calls(state)
+    calls = [d for d in drawn if d.span.outcome != CallOutcome.CACHED]
+    cached = [d for d in drawn if d.span.outcome == CallOutcome.CACHED]
+    lanes = call_lanes([d.span for d in calls], now)
+    rows = [(d, lane + 1) for d, lane in zip(calls, lanes)] + [(d, 0) for d in cached]
+    colors = {**CALL_COLORS, "rating": RATING_COLOR, "rating failed": CALL_COLORS["error"], "reduce": REDUCE_COLOR}
     fig = go.Figure()
-    for outcome, color in CALL_COLORS.items():
-        picked = [(span, row) for span, row in rows if span.outcome == outcome]
+    for trace, color in colors.items():
+        picked = [(d, row) for d, row in rows if d.trace == trace]
         if not picked:
             continue
         fig.add_trace(
             go.Bar(
-                name=outcome,
+                name=CALL_WORDS.get(trace, trace),
                 orientation="h",
                 y=[row for _, row in picked],
-                base=[span.start for span, _ in picked],
-                x=[max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
+                base=[d.span.start for d, _ in picked],
+                x=[max((d.span.end if d.span.end is not None else now) - d.span.start, UNTIMED_S) for d, _ in picked],
                 marker={"color": color},
-                customdata=[[span.batch_index, span.attempt] for span, _ in picked],
-                hovertemplate=(
-                    "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long"
-                    "<extra>" + outcome + "</extra>"
-                ),
+                customdata=[[d.hover] for d, _ in picked],
+                hovertemplate="%{customdata[0]}<br>start %{base:.2f}s, %{x:.2f}s long<extra>" + CALL_WORDS.get(trace, trace) + "</extra>",
             )
         )
     peak = max(lanes, default=-1) + 1
-    limit = state.concurrency or peak
+    # the request's limit bounds the ratings and the map alike (the map plans at most one slot per batch)
+    limit = state.request.map_concurrency if state.request is not None else state.concurrency or peak
     top = max(limit, peak, 1)
     bottom = 0 if cached else 1
     fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
@@ -196,8 +260,13 @@ def timeline_figure(state: RunState) -> go.Figure:
         ticktext=(["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
     )
     fig.update_layout(barmode="overlay")
+    kinds = {kind: sum(1 for d in calls if d.kind == kind) for kind in ("rating", "map", "reduce")}
+    parts = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items() if n)})" if kinds["rating"] or kinds["reduce"] else ""
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
-    return _layout(fig, f"Model calls: {len(calls):,}, at most {peak} in flight (limit {limit}){from_cache}")
+    fig = _layout(fig, f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}")
+    # the legend under the axis: the title is long enough to run into it at the top
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.28, "xanchor": "left", "x": 0.0}, margin={"b": 70})
+    return fig
 
 
 def reduce_figure(state: RunState) -> go.Figure:

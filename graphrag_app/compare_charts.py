@@ -1,9 +1,8 @@
-"""Comparing runs: tables and figures as pure functions of ``RunRecord``s, and of a
-``SweepResult`` for the Sweeps page (stability, cost per level, status per point). No streamlit.
+"""Comparing runs: tables and figures as pure functions of ``RunRecord``s. No streamlit.
 
 Every function takes the records in the order the user picked them and labels them with
-:func:`run_labels` (``A · 1a2b3c4d``), so the tables, the figures and the answer columns of the
-Compare page name a run the same way.
+:func:`run_labels` (``A · level 0 · seed 1 · 1a2b3c4d``: what sets the run apart, its id last),
+so the tables, the figures and the answer columns of the Compare page name a run the same way.
 
 Untrusted text (run labels, queries, community ids come from an index or a model) only reaches a
 figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would interpret.
@@ -11,14 +10,14 @@ figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would 
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
+from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, PROMPT_TOKENS_NAME, SPENT_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
+from graphrag_app.labels import run_labels
 from graphrag_app.urls import index_param
 from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.figures import Price, RunSpend, money
@@ -70,6 +69,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "model calls as if uncached",
     "map prompt tokens",
     "reduce prompt tokens",
+    PROMPT_TOKENS_NAME,
     "tokens used (reported)",
     "tokens as if uncached",
     "failed batches",
@@ -84,12 +84,6 @@ METRIC_NAMES: tuple[str, ...] = (
 
 
 
-def run_labels(records: Sequence[RunRecord]) -> list[str]:
-    """``A · 1a2b3c4d``, ``B · …``: a letter for the run's place in the comparison, then its id."""
-    letters = string.ascii_uppercase
-    return [f"{letters[i % 26]} · {record.run_id[:8]}" for i, record in enumerate(records)]
-
-
 def run_color(position: int) -> str:
     return RUN_COLORS[position % len(RUN_COLORS)]
 
@@ -102,10 +96,17 @@ def index_key_for(record: RunRecord) -> str:
 # -- tables ---------------------------------------------------------------------------------
 
 
+DYNAMIC_FIELDS = frozenset(name for name, _ in REQUEST_FIELDS if name in ("rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve"))
+"""Settings that only a dynamic selection uses: a fixed-level run shows them as not used."""
+NOT_USED = "– (fixed level)"
+
+
 def _setting_value(record: RunRecord, name: str) -> object:
     if name in dict(RECORD_FIELDS):
         value = getattr(record, name)
         return "drawn" if name == "seed" and value is None else value
+    if name in DYNAMIC_FIELDS and not record.request.dynamic:
+        return NOT_USED
     value = record.request.reported_level if name == "community_level" else getattr(record.request, name)
     if isinstance(value, bool):
         return "yes" if value else "no"
@@ -167,6 +168,14 @@ class RunMetrics:
     spend: RunSpend | None = None
     communities_read_but_unused: int = 0
     """The **read but unused** set's size: communities in batches whose answers did not reach the reduce."""
+    prompt_tokens: int = 0
+    """The planned prompt estimate of the whole run: map batches, the reduce and, under dynamic
+    selection, the rating prompts (cached ones included), as :attr:`RunFigures.prompt_tokens`."""
+
+    @property
+    def calls_as_if_uncached(self) -> int:
+        """The calls the run would have made with no cache: what compares runs by cost."""
+        return self.spend.calls_as_if_uncached if self.spend else self.model_calls
 
     def as_row(self) -> dict[str, object]:
         values = (
@@ -180,6 +189,7 @@ class RunMetrics:
             self.spend.calls_as_if_uncached if self.spend else None,
             self.map_prompt_tokens,
             self.reduce_prompt_tokens,
+            self.prompt_tokens,
             self.reported_tokens,
             _as_if_uncached_tokens(self.spend),
             self.failed_batches,
@@ -221,6 +231,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         duration_s=record.duration_s,
         spend=figures.spend,
         communities_read_but_unused=len(sets.read_but_unused) if (sets := _record_sets(record)) is not None else 0,
+        prompt_tokens=figures.prompt_tokens,
     )
 
 
@@ -260,23 +271,26 @@ def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Fig
 
 
 def cost_figure(records: Sequence[RunRecord]) -> go.Figure:
-    """Batches, model calls and failed batches per run (grouped bars), and the prompt tokens
-    (map + reduce estimates) on a second axis as diamonds."""
+    """Batches, model calls as if uncached (what the run costs, whatever the cache held) beside
+    the calls spent, failed batches and answers selected per run (grouped bars), and the
+    planned prompt tokens (map + reduce + rating) on a second axis as diamonds."""
     labels = run_labels(records)
     metrics = [run_metrics(record) for record in records]
     fig = go.Figure()
     for name, values, color in (
         ("batches", [m.batches for m in metrics], BATCHES_COLOR),
-        ("model calls", [m.model_calls for m in metrics], MODEL_CALLS_COLOR),
+        ("model calls as if uncached", [m.calls_as_if_uncached for m in metrics], MODEL_CALLS_COLOR),
+        ("model calls spent", [m.model_calls for m in metrics], SPENT_CALLS_COLOR),
         ("failed batches", [m.failed_batches for m in metrics], "#d63b3b"),
         ("answers selected", [m.answers_selected for m in metrics], "#2ca05a"),
     ):
-        fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y} " + name + "<extra></extra>"))
+        fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y:,} " + name + "<extra></extra>"))
     add_prompt_tokens_axis(
         fig,
         labels,
-        [m.map_prompt_tokens + (m.reduce_prompt_tokens or 0) for m in metrics],
-        hovertemplate="%{x}: %{y:,} prompt tokens<extra></extra>",
+        [m.prompt_tokens for m in metrics],
+        customdata=[[f.map_prompt_tokens, f.sent_reduce_prompt_tokens, f.rating_prompt_tokens] for f in (r.figures for r in records)],
+        hovertemplate="%{x}: %{y:,} prompt tokens<br>map %{customdata[0]:,} · reduce %{customdata[1]:,} · rating %{customdata[2]:,}<extra></extra>",
         count_title="count",
     )
     return _layout(fig, "Cost per run")

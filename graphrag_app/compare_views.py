@@ -17,6 +17,7 @@ from graphrag_core.figures import Price
 from graphrag_core.history import RunRecord, RunStore, RunSummary
 from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 from . import bundles, evidence
 from . import compare_charts as cc
@@ -135,7 +136,7 @@ def draw_settings(container: DeltaGenerator, records: list[RunRecord]) -> None:
             st.caption("Every setting is the same in these runs.")
             return
         differing = int(table["differs"].sum())
-        st.caption(f"{differing} setting(s) differ; they are highlighted.")
+        st.caption(f"{counted(differing, 'setting')} {'differs' if differing == 1 else 'differ'}; {'it is' if differing == 1 else 'they are'} highlighted.")
         st.dataframe(
             highlight_differences(table),
             hide_index=True,

@@ -21,7 +21,7 @@ from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
 from graphrag_core.models import Index
-from graphrag_core.request import DYNAMIC_SETTING_NAMES
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
 
@@ -29,11 +29,21 @@ from . import widgets
 from .escaping import escape_markdown
 from .llm import build_model, shared_preflight
 from .jobs import check_model, start_run
-from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
+from .loaders import (
+    IndexAccessError,
+    IndexSource,
+    LevelCosts,
+    cost_previews,
+    default_index_key,
+    folder_signature,
+    load_source,
+    resolve_source,
+    sample_names,
+)
 from .settings import AppSettings, endpoint_refusal, load_settings
 from .state import ExploreState, RunView
 from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
-from .widgets import FOLDER_CHOICE, Keys
+from .widgets import FOLDER_CHOICE, Keys, read_widgets
 
 Sections = dict[str, tuple[int, int, int]]
 
@@ -74,11 +84,6 @@ def open_index(key: str, app: AppSettings) -> OpenedIndex:
         return OpenedIndex(source, None, f"{source.path} is not a readable index: {exc}")
     except (OSError, ValueError) as exc:  # unreadable files, malformed JSON or parquet
         return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
-
-
-def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
-    summaries, claim_tokens, source_tokens = section
-    return summaries + (claim_tokens if claims else 0) + (source_tokens if sources else 0)
 
 
 def short_count(n: int) -> str:
@@ -169,21 +174,43 @@ def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
 # -- Explore's sidebar -------------------------------------------------------------------------
 
 
+def level_costs_for(opened: OpenedIndex, request: GlobalSearchRequest | None, *, seed: int) -> LevelCosts | None:
+    """Each level's map prompt tokens under ``request``'s settings, from the one estimate the
+    cost preview shows (:func:`graphrag_core.cost.map_cost`); None while they are computed, or
+    when there is no request to price."""
+    if request is None or opened.index is None or opened.source is None:
+        return None
+    return cost_previews().level_costs(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), seed)
+
+
+def picker_request(base: RunSettings) -> tuple[GlobalSearchRequest | None, int]:
+    """The request the widgets describe now (budgets, claims, excerpts, tokenizer, question,
+    seed), for labels drawn before the widgets below them: None when it cannot run."""
+    current, problem = read_widgets(base)
+    if problem is not None:
+        return None, current.seed
+    try:
+        return current.to_request(query=current.query if current.query.strip() else "?"), current.seed
+    except (GraphRAGError, ValueError):
+        return None, current.seed
+
+
 def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: DeltaGenerator | None = None) -> None:
-    """The Community level selectbox: the opened index's levels, each with its tokens (with the
-    claims and excerpts the page includes now) and its number of summaries."""
+    """The Community level selectbox: the opened index's levels, each with its map prompt tokens
+    under the settings the page shows now (the cost preview's own figure for the chosen level)
+    and its number of summaries."""
     counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
     options = [level_text(level) for level in counts]  # type: ignore[arg-type]
     chosen = level_option(str(st.session_state.get("community_level", LEAF)))  # a stale label names its level
     st.session_state["community_level"] = chosen if chosen in options else LEAF
     setting = next(f for f in base.fields if f.name == "community_level")
-    sections = level_sections_for(opened, tokenizer=str(st.session_state.get("tokenizer") or base.search.tokenizer))
-    claims = bool(st.session_state.get("include_claims", base.search.include_claims))
-    sources = bool(st.session_state.get("include_sources", base.search.include_sources))
+    request, seed = picker_request(base)
+    costs = level_costs_for(opened, request, seed=seed)
+    ExploreState.get().levels_unpriced = costs is None and request is not None
 
     def label(option: str) -> str:
-        section = sections.get(option) if sections else None
-        return level_picker_label(option, counts, tokens=None if section is None else included_tokens(section, claims=claims, sources=sources))
+        cost = costs.get(option) if costs else None
+        return level_picker_label(option, counts, tokens=None if cost is None else cost.map_prompt_tokens)
 
     (container or st).selectbox(widgets.label_of(setting), options, key=setting.name, format_func=label, help=widgets.help_of(setting))
 
@@ -193,6 +220,7 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
     widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+    ExploreState.get().levels_unpriced = False  # until a level picker is drawn without its tokens
     if st.session_state.get("community_selection") == "dynamic":
         widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
     else:
@@ -389,8 +417,9 @@ __all__ = [
     "describe_target",
     "draw_level_picker",
     "draw_settings",
-    "included_tokens",
     "level_picker_label",
+    "picker_request",
+    "level_costs_for",
     "level_sections_for",
     "model_settings",
     "open_clicked",

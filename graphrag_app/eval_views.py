@@ -31,7 +31,17 @@ from graphrag_core.evaluation import (
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
-from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
+from graphrag_core.evaluation.report import (
+    AA_NEEDS_SEEDS,
+    COST_BASIS,
+    HEURISTIC_NOTE,
+    costs_csv,
+    judge_label,
+    judgments_csv,
+    significance_legend,
+    to_markdown,
+    win_rates_csv,
+)
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import resolve_model_settings
@@ -101,6 +111,20 @@ def draw_models(container: DeltaGenerator, app: AppSettings) -> None:
 
 def judge_is_offline() -> bool:
     return st.session_state.get(JUDGE_KEY, "offline") == "offline"
+
+
+def intro_text(app: AppSettings) -> str:
+    """The page's opening words, naming the judge the next experiment uses (the picker's choice,
+    else its default): the offline heuristic is said to be one, not an LLM."""
+    settings = resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(JUDGE_KEY, "offline"))])
+    if settings.provider == "offline":
+        judge = "the offline **heuristic** judge (text statistics, not an LLM; choose the configured model below for an LLM judge)"
+    else:
+        judge = f"an LLM judge (the configured model, {escape_markdown(configured_model_name(app) or settings.provider)})"
+    return (
+        "Which level, budget or selection mode gives better answers? Every condition answers every question; "
+        f"{judge} compares every pair of answers on the GraphRAG paper's four criteria, both ways round."
+    )
 
 
 def _model_factory(app: AppSettings, key: str):  # noqa: ANN202 - a model factory
@@ -394,9 +418,11 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             tab.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
-            "* Holm-corrected p < 0.05. The diagonal is the A/A check across seeds."
+            f"{significance_legend(result)} "
+            + ("The diagonal is the A/A check across seeds: it should be near 50." if len(result.spec.seeds) > 1 else AA_NEEDS_SEEDS)
         )
-        with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
+        heuristic = " of the heuristic judge's scores" if result.heuristic_judge else ""
+        with st.expander(f"p-values{heuristic} (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
         st.subheader("Cost per answer")
         st.caption(
@@ -434,5 +460,6 @@ __all__ = [
     "draw_start",
     "follow_evaluation",
     "index_key_of",
+    "intro_text",
     "load_shared",
 ]

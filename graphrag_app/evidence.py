@@ -21,7 +21,8 @@ from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
-from .answer_text import community_linker, demote_headings, link, linked_markdown
+from .link_tables import link_table
+from .answer_text import cited_markdown, demote_headings, link
 from .urls import provenance_url
 
 CALL_KEY = "evidence_open_call"
@@ -71,13 +72,16 @@ def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
 
 
 def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
-    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
-    linker = community_linker(
-        lambda cid: provenance_url(index_key, cid, run_id),
-        title_for=lambda cid: _title(index, cid),
+    """``text`` as safe Markdown, every citation a link or flagged (see
+    :func:`~graphrag_app.answer_text.cited_markdown`); unsupported community ids as ``sets`` say."""
+    return cited_markdown(
+        demote_headings(text, by=ANSWER_HEADING_SHIFT),
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
+        title_for=lambda cid: _title(index, cid),
     )
-    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker)
 
 
 def sets_caption(sets: CommunitySets) -> str:
@@ -93,9 +97,10 @@ def sets_caption(sets: CommunitySets) -> str:
 
 
 def render_answer(
-    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None
+    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None, key: str | None = None
 ) -> None:
-    """The final answer as Markdown, each citation a link (title on hover), unsupported ids flagged."""
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
+    flagged; then the three community sets (``key``: see :func:`render_community_sets`)."""
     result = state.result
     if result is None:
         return
@@ -103,12 +108,12 @@ def render_answer(
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
-        st.text(f"Status: {result.status}")
+        st.text(f"Status: {RunStatus(result.status).word}")
         with st.container(border=True):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
             st.caption(sets_caption(sets))
-        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
+        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
 
 
 def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None) -> pd.DataFrame:
@@ -121,14 +126,28 @@ def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: s
     return pd.DataFrame(data)
 
 
+def _set_table(frame: pd.DataFrame, *, key: str | None, name: str) -> None:
+    """One set's table: its "open" cells open the community's Provenance view in one click
+    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
+    live (``key`` None)."""
+    if key is None:
+        st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})
+        return
+    link_table(st.container(), frame, link_column="provenance", key=f"{key}-{name}", open_help=OPEN_HELP, hide_index=True, width="stretch")
+
+
+OPEN_HELP = "This community's Provenance view for this run"
+
+
 def render_community_sets(
-    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None
+    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None, key: str | None = None
 ) -> None:
-    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score)."""
+    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score).
+    With ``key`` (a run drawn once per script run) each community opens its Provenance view in
+    one click."""
     sets = sets if sets is not None else sets_of(state, index)
     if sets is None:
         return
-    link = st.column_config.LinkColumn("provenance", display_text="open", help="This community's Provenance view for this run")
     with container:
         tabs = st.tabs(
             [
@@ -141,39 +160,32 @@ def render_community_sets(
         with tabs[0]:
             st.caption(SET_HELP["cited"])
             if cited:
-                status = ["unsupported: " + (sets.reason(c) or "").replace("_", " ") if sets.reason(c) else "supported" for c in cited]
-                st.dataframe(
-                    _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                status = [f"unsupported: {citations.UNSUPPORTED_LABELS[reason]}" if (reason := sets.reason(c)) else "supported" for c in cited]
+                _set_table(_set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}), key=key, name="cited")
             else:
                 st.caption("The answer cites no community.")
         with tabs[1]:
             st.caption(SET_HELP["behind"])
             behind = list(sets.behind)
             if behind:
-                st.dataframe(
-                    _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                frame = _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]})
+                _set_table(frame, key=key, name="behind")
         with tabs[2]:
             st.caption(SET_HELP["read_but_unused"])
             unused = sets.read_but_unused
             if unused:
-                st.dataframe(
-                    _set_frame(
-                        [u.community_id for u in unused],
-                        index=index,
-                        index_key=index_key,
-                        run_id=state.run_id,
-                        extra={
-                            "best score": [u.best_score for u in unused],
-                            "fate": [charts.FATE_LABELS[u.fate] for u in unused],
-                            "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
-                        },
-                    ),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
+                frame = _set_frame(
+                    [u.community_id for u in unused],
+                    index=index,
+                    index_key=index_key,
+                    run_id=state.run_id,
+                    extra={
+                        "best score": [u.best_score for u in unused],
+                        "fate": [charts.FATE_LABELS[u.fate] for u in unused],
+                        "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
+                    },
                 )
+                _set_table(frame, key=key, name="unused")
             else:
                 st.caption("Every community the map read is behind the answer.")
 
@@ -276,7 +288,7 @@ def render_batch_call(
     score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
     attempts = f"{len(call.attempts)} attempt" + ("" if len(call.attempts) == 1 else "s")
     (heading or container).markdown(
-        f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
+        f"#### Batch {call.batch_index} · {batch.status.word if batch else call.status} · usefulness {score} · "
         f"{attempts} · {call.token_estimate:,} prompt tokens (estimate)"
     )
     with container:
@@ -295,9 +307,8 @@ def render_batch_call(
         if answer:
             st.markdown("**Its points**")
             with st.container(border=True):
-                st.markdown(linked_markdown(answer, community_linker(
-                    lambda cid: provenance_url(index_key, cid, state.run_id), title_for=lambda cid: None, unsupported=lambda cid: None
-                )))
+                index = index_for(index_key)
+                st.markdown(cited_markdown(answer, index=index, index_key=index_key, run_id=state.run_id, unsupported=lambda cid: None, title_for=lambda cid: _title(index, cid)))
         with st.expander("Messages sent (verbatim)", expanded=True):
             _messages(st.container(), call.messages)
         st.markdown("**Attempts**")
@@ -326,7 +337,7 @@ def _call_label(value: str | None, state: RunState) -> str:
         return "The reduce call"
     batch = state.batches[int(value)]
     score = "" if batch.usefulness is None else f" · usefulness {batch.usefulness:g}"
-    return f"Batch {batch.index} · {batch.status}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
+    return f"Batch {batch.index} · {batch.status.word}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
 
 
 def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
@@ -367,9 +378,9 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
     items = why_no_answer(state.events)
     if not items:
         return
-    status = state.result.status if state.result is not None else state.status
+    status = RunStatus(state.result.status if state.result is not None else state.status)
     with container:
-        with st.expander(f"Why the run ended {status}", expanded=True, icon=":material/help:"):
+        with st.expander(status.why_heading, expanded=True, icon=":material/help:"):
             for n, item in enumerate(items):
                 st.markdown(f"**{item.message}**")
                 if item.batch_indexes:

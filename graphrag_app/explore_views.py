@@ -15,7 +15,7 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.figures import Price
 from graphrag_core.levels import level_text
-from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
+from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
@@ -23,7 +23,7 @@ from . import bundles, controls, views
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
-from .loaders import CostPreview, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
+from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
 from .state import ExploreState
 from .urls import RUN_PARAM, RunSettings, from_query_params, level_notice, to_query_params
@@ -55,10 +55,11 @@ def check_url_level(page: ExploreState, opened: OpenedIndex) -> None:
 
 
 def follow_sample_question(opened: OpenedIndex) -> None:
-    """An untouched sample question follows the index: switching to the Chinese sample asks its question."""
+    """An untouched starting question follows the index: switching to the Chinese sample asks its
+    question, and switching to a folder asks the generic one (not the Jargon File's)."""
     asked = str(st.session_state.get(Keys.QUESTION) or "")
-    if opened.source is not None and asked in SAMPLE_QUESTIONS.values():
-        st.session_state[Keys.QUESTION] = sample_question(opened.source.key) or asked
+    if opened.source is not None and is_starting_question(asked):
+        st.session_state[Keys.QUESTION] = starting_question(opened.source.key)
 
 
 def draw_cost_preview(
@@ -70,6 +71,7 @@ def draw_cost_preview(
     previewed with the exact count a run against a real endpoint uses."""
     request = None
     pending: Future[CostPreview] | None = None
+    levels: Future[LevelCosts] | None = None
     if problem is None:
         try:
             request = current.to_request(query=current.query if current.query.strip() else "?")
@@ -78,9 +80,14 @@ def draw_cost_preview(
             if opened.index is not None and opened.source is not None:
                 signature = folder_signature(opened.source.path)
                 pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
+                if ExploreState.get().levels_unpriced:  # the picker is drawn again once its tokens are counted
+                    levels = cost_previews().levels_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
                 wait_for_preview(pending)
         except (GraphRAGError, ValueError) as exc:
             problem = str(exc)
+
+    def ready() -> bool:
+        return (pending is None or pending.done()) and (levels is None or levels.done())
 
     def draw(first: bool) -> None:
         if pending is None or problem:
@@ -94,14 +101,16 @@ def draw_cost_preview(
                 views.render_cost_preview(st.container(), pending.result(), None, sections=sections.get(level) if sections else None, request=request, price=price)
             except (GraphRAGError, ValueError) as exc:
                 views.render_cost_preview(st.container(), None, str(exc))
-            if not first:
-                st.rerun()  # the whole page once, which also stops this polling
+        if not first and ready():
+            st.rerun()  # the whole page once (the picker with its tokens), which also stops this polling
 
     with container:
-        if pending is not None and not pending.done():
+        if not ready():
             st.fragment(lambda: draw(False), run_every=PREVIEW_POLL_S)()
         else:
             draw(True)
+            if levels is not None:  # counted since the picker was drawn: draw it again with them
+                st.rerun()
 
 
 def draw_run_buttons(container: DeltaGenerator, page: ExploreState, app: AppSettings, current: RunSettings) -> None:

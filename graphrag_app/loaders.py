@@ -11,22 +11,23 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
 from graphrag_core.index import load_index
-from graphrag_core.cost import section_tokens
+from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
-from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
-from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name
+from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -147,23 +148,37 @@ def _compute_sections(index: Index, tokenizer: str) -> Sections:
     return {level_text(level): section_tokens(index, level, counter) for level in levels}
 
 
+def _preview_tokenizer(request: GlobalSearchRequest) -> Tokenizer:
+    """The tokenizer a preview counts with: the request's as a plan made without the model server
+    counts it (a preview never calls the model server)."""
+    return get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
+
+
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    # the preview never calls the model server (draw_cost_preview resolves "auto" for the model)
-    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
+    tokenizer = _preview_tokenizer(request)
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
         bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
-    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
+    cost = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(
-        summaries=len(communities),
-        batches=len(estimates),
-        map_prompt_tokens=sum(estimates),
-        largest_batch_tokens=max(estimates, default=0),
+        summaries=cost.summaries,
+        batches=cost.batches,
+        map_prompt_tokens=cost.map_prompt_tokens,
+        largest_batch_tokens=cost.largest_batch_tokens,
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
     )
+
+
+LevelCosts = dict[str, LevelCost]
+"""Each level's cost (``"leaf"``, ``"0"``, ...) under one request's settings."""
+
+
+def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
 
 
 class CostPreviews:
@@ -178,6 +193,7 @@ class CostPreviews:
         self._lock = threading.Lock()
         self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
         self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
+        self._levels: OrderedDict[tuple[str, int, str, int], Future[LevelCosts]] = OrderedDict()
         self._preview_entries = preview_entries
         self._section_entries = section_entries
 
@@ -202,19 +218,39 @@ class CostPreviews:
         futures.wait([future], timeout=SECTIONS_WAIT_S)
         return future.result() if future.done() else None
 
+    def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
+        """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
+        the same estimate as the cost preview's), kept like the previews."""
+        return self._recent(self._levels, (index_key, signature, request_json, seed), _compute_levels, index, request_json, seed)
+
+    def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
+        """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
+        None (a level picker draws without its tokens and the page is drawn again when they are);
+        empty when they cannot be computed."""
+        future = self.levels_future(index, index_key, signature, request_json, seed)
+        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        if not future.done():
+            return None
+        return future.result() if future.exception() is None else {}  # settings that cannot run: no tokens to show
+
     def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
         """The cost preview of a request. The future raises ``BudgetError`` (or a request's
         ``ValueError``) when the request cannot run."""
-        key = (index_key, signature, request_json, seed)
+        return self._recent(self._previews, (index_key, signature, request_json, seed), _compute_preview, index, request_json, seed)
+
+    def _recent(self, table: OrderedDict[Any, Future[Any]], key: Any, compute: Callable[..., Any], *args: Any) -> Future[Any]:
+        """The future ``table`` holds for ``key``, moved up as the most recently asked, else
+        ``compute(*args)`` submitted to the worker; at most ``preview_entries`` are kept, the least
+        recently asked dropped first."""
         with self._lock:
-            future = self._previews.get(key)
+            future = table.get(key)
             if future is None:
-                future = self._pool.submit(_compute_preview, index, request_json, seed)
-                self._previews[key] = future
-                while len(self._previews) > self._preview_entries:
-                    self._previews.popitem(last=False)
+                future = self._pool.submit(compute, *args)
+                table[key] = future
+                while len(table) > self._preview_entries:
+                    table.popitem(last=False)
             else:
-                self._previews.move_to_end(key)
+                table.move_to_end(key)
             return future
 
     def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
@@ -225,7 +261,7 @@ class CostPreviews:
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until every preview and count asked for so far is computed; False on timeout."""
         with self._lock:
-            pending = [*self._previews.values(), *self._sections.values()]
+            pending = [*self._previews.values(), *self._sections.values(), *self._levels.values()]
         _done, not_done = futures.wait(pending, timeout=timeout)
         return not not_done
 

@@ -72,6 +72,9 @@ class ExploreState(PageState):
     view: RunView | None = None
     notices: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    levels_unpriced: bool = False
+    """The level picker was drawn before each level's tokens were counted: the page is drawn
+    again once they are (see ``explore_views.draw_cost_preview``)."""
 
     @property
     def running(self) -> bool:

@@ -408,6 +408,16 @@ def provenance_url(index: str, community_id: str, run_id: str | None = None) -> 
     return f"{PROVENANCE_PATH}?{urlencode(provenance_params(index, community_id, run_id))}"
 
 
+RECORDS_ANCHOR = "records-of-this-community"
+"""The anchor of a community's list of entities and relationships on its provenance page
+(where a citation's ``+more`` leads)."""
+
+
+def community_records_url(index: str, community_id: str, run_id: str | None = None) -> str:
+    """A relative link to a community's list of entities and relationships on its provenance page."""
+    return f"{provenance_url(index, community_id, run_id)}#{RECORDS_ANCHOR}"
+
+
 def record_params(index: str, kind: str, ref: str, run_id: str | None = None) -> dict[str, str]:
     """The query parameters of the provenance page for one entity, relationship, claim or source
     (``ref`` is the id a report cites it by), and the run it is seen from."""
@@ -462,6 +472,7 @@ __all__ = [
     "MAX_SEED",
     "OFFLINE",
     "PARAM_NAMES",
+    "RECORDS_ANCHOR",
     "RECORD_PARAMS",
     "RUNS_PARAM",
     "RUN_PARAM",
@@ -474,6 +485,7 @@ __all__ = [
     "level_notice",
     "level_option",
     "provenance_params",
+    "community_records_url",
     "provenance_url",
     "record_params",
     "record_url",

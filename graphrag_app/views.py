@@ -20,6 +20,7 @@ from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 from . import charts, evidence, selection_charts
 from .escaping import escape_markdown
@@ -84,6 +85,9 @@ def render_cost_preview(
             parts = [f"summaries {summaries:,}"]
             parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
             parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
+            texts = summaries + (claims if request.include_claims else 0) + (sources if request.include_sources else 0)
+            if preview.map_prompt_tokens > texts:  # the rest of the estimate: each batch's prompt and part headers
+                parts.append(f"the map prompt and part headers of {counted(preview.batches, 'batch')} {preview.map_prompt_tokens - texts:,}")
             lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
         if price is not None and request is not None:
             completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
@@ -245,9 +249,10 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
         st.text(state.answer_draft)
 
 
-def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    """The answer as Markdown with its citations as links, and the three community sets."""
-    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR)
+def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
+    """The answer as Markdown with its citations as links, and the three community sets (their
+    communities open in one click when ``key`` is given: a run drawn once per script run)."""
+    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key)
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
@@ -432,7 +437,7 @@ def render_run(
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            render_answer(answer.container(), state, index_key=index_key)
+            render_answer(answer.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
         else:
             render_answer_draft(answer.container(), state)
         if state.status != RunStatus.RUNNING:

@@ -33,6 +33,8 @@ from graphrag_core.events import (
 )
 from graphrag_core.levels import is_fixed, level_text
 from graphrag_core.sweep import SweepProgress
+from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 MAP_PROGRESS_STEPS = 10
 """Off a terminal, map progress is printed about this many times per run."""
@@ -105,19 +107,19 @@ class ProgressPrinter:
         match event:
             case SelectionRound():
                 fallback = f" (fallback: every level-{event.round} community)" if event.fallback else ""
-                self._line(f"dynamic selection, round {event.round}: rating {len(event.community_ids)} communities{fallback}")
+                self._line(f"dynamic selection, round {event.round}: rating {counted(len(event.community_ids), 'community')}{fallback}")
             case CommunityRated() if self.live:
                 self._line(f"rated community {event.community_id}: {'failed' if event.failed else event.rating}", transient=True)
             case SelectionFinished():
                 failed = f", {event.failed_count} failed" if event.failed_count else ""
                 self._line(
-                    f"dynamic selection: kept {len(event.kept_ids)} of {event.rated_count} rated communities in {event.rounds} rounds"
-                    f" ({event.calls} rating calls, {event.usage.total_tokens} tokens{failed})"
+                    f"dynamic selection: kept {len(event.kept_ids)} of {counted(event.rated_count, 'rated community', 'rated communities')} in {counted(event.rounds, 'round')}"
+                    f" ({counted(event.calls, 'rating call')}, {counted(event.usage.total_tokens, 'token')}{failed})"
                 )
             case SummariesSelected():
                 level = event.community_level
                 where = f"at level {level_text(level)}" if is_fixed(level) else "by dynamic selection"
-                self._line(f"selected {event.count} community summaries {where}")
+                self._line(f"selected {counted(event.count, 'community summary', 'community summaries')} {where}")
             case BatchesPlanned():
                 self.total = len(event.batches)
                 self._line(self._map_line(), transient=True)
@@ -132,7 +134,7 @@ class ProgressPrinter:
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
             case ReduceStarted():
-                self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
+                self._line(f"reduce: {counted(event.answer_count, 'answer')}, {counted(event.prompt_tokens, 'prompt token')}")
             case ModelNotice() if self.on_notice is not None:
                 self.on_notice(event.message)
             case ModelNotice():
@@ -153,8 +155,8 @@ class ProgressPrinter:
             case RunFinished():
                 result = event.result
                 d = result.diagnostics
-                rating = "" if is_fixed(result.community_level) else f"{d.rating_calls} rating calls, "
-                self._line(f"{result.status} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{d.map_calls} map calls)")
+                rating = "" if is_fixed(result.community_level) else f"{counted(d.rating_calls, 'rating call')}, "
+                self._line(f"{RunStatus(result.status).word} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{counted(d.map_calls, 'map call')})")
             case _:
                 pass  # a failed run is reported by main, with its exit code
 
@@ -163,7 +165,11 @@ class ProgressPrinter:
     def _sweep_point(self, progress: SweepProgress) -> None:
         p = progress.point
         first_batch_error = f" (batch error: {p.batch_errors[0]})" if p.error and p.batch_errors else ""
-        detail = f"{p.status}" + (f": {p.error}{first_batch_error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
+        detail = RunStatus(p.status).word + (
+            f": {p.error}{first_batch_error}"
+            if p.error
+            else f", {counted(p.batch_count, 'batch')}, {counted(len(p.community_ids), 'community', 'communities')} behind"
+        )
         self._line(
             f"point {progress.done}/{progress.total} level={level_text(p.level)} seed={p.seed} "
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"

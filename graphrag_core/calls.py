@@ -227,7 +227,7 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
         if failed is not None:
-            items.append(WhyItem(reason="run_failed", message=f"The run ended before the map: {failed.error}"))
+            items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=True)))
         return items
 
     calls = batch_calls(events)
@@ -278,8 +278,16 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                 )
             )
     if failed is not None:
-        items.append(WhyItem(reason="run_failed", message=f"The run ended with {failed.error_type}: {failed.error}"))
+        items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=False)))
     return items
+
+
+def _ended(failed: RunFailed, *, before_map: bool) -> str:
+    """How a run that produced no result ended, in words: stopped by its user, or failed with
+    which error (never an exception's class name alone)."""
+    if failed.cancelled:
+        return "The run was stopped before its map began." if before_map else "The run was stopped before it produced an answer; the batches it finished are kept."
+    return f"The run failed{' before the map' if before_map else ''}: {failed.error}"
 
 
 __all__ = ["BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]

@@ -3,7 +3,7 @@
 Every error the engine raises on purpose derives from :class:`GraphRAGError`. Errors about bad
 input are also ``ValueError`` subclasses, so callers that only know the standard library can
 still catch them. Messages of request, budget and output errors are part of the behaviour
-contract (``shared/spec/global-search.md``) and must not be reworded.
+contract (``docs/global-search.md``) and must not be reworded.
 """
 
 from __future__ import annotations

@@ -108,6 +108,10 @@ class CommunityRated(_Event):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     cached_prompt_tokens: int = 0
     """The planned prompt estimate of the repeats the cache answered: what they would have cost without it."""
+    started_at: float | None = None
+    """When the first of its calls to the model started (the run's clock; the event's ``at`` is
+    when its last repeat ended). None when the cache answered every repeat, or in a run
+    recorded before calls were timed."""
 
     @property
     def fate(self) -> Literal["kept", "pruned", "failed"]:

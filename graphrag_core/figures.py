@@ -184,11 +184,22 @@ class RunFigures(BaseModel):
         return sum(self.batch_token_estimates)
 
     @property
+    def rating_prompt_tokens(self) -> int:
+        """Dynamic selection's rating prompts: as the model reported them, plus the planned
+        estimate of those the cache answered (so a cached rerun costs what its first run did)."""
+        return self.rating_usage.prompt_tokens + self.rating_cached_prompt_tokens
+
+    @property
+    def sent_reduce_prompt_tokens(self) -> int:
+        """The reduce prompt's planned estimate when a reduce call was made, else 0."""
+        return (self.reduce_prompt_tokens or 0) if self.reduce_calls else 0
+
+    @property
     def prompt_tokens(self) -> int:
-        """The planned prompt estimate of what was sent: each map batch once, plus the reduce
-        prompt when a reduce call was made (retries are not counted again), plus dynamic
-        selection's rating prompts as the model reported them."""
-        return self.map_prompt_tokens + ((self.reduce_prompt_tokens or 0) if self.reduce_calls else 0) + self.rating_usage.prompt_tokens
+        """The planned prompt estimate of what the run asked for: each map batch once (cached
+        ones too), plus the reduce prompt when a reduce call was made (retries are not counted
+        again), plus dynamic selection's rating prompts (:attr:`rating_prompt_tokens`)."""
+        return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens
 
     @property
     def prompt_tokens_if_uncached(self) -> int:

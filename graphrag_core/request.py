@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
 from .inputs import unicode_problem
-from .levels import DYNAMIC, LEAF, FixedLevel, Level
+from .levels import DYNAMIC, LEAF, FixedLevel, Level, level_label
 from .tokens import AUTO, TOKENIZER_NAMES
 
 DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
@@ -313,6 +313,13 @@ class GlobalSearchRequest(SearchSettings):
     def reported_level(self) -> Level:
         """The level a run reports: ``"dynamic"`` under dynamic selection, else ``community_level``."""
         return DYNAMIC if self.dynamic else self.community_level
+
+    @property
+    def selection_label(self) -> str:
+        """How the run chose its summaries, as people read it: ``"dynamic (threshold 1)"`` under
+        dynamic selection (the threshold is what sets two dynamic runs apart), else the level's
+        label (``"level 2"``, ``"leaf"``)."""
+        return level_label(self.reported_level, threshold=self.rating_threshold if self.dynamic else None)
 
     @property
     def reduce_prompt_budget(self) -> int:

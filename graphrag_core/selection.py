@@ -1,4 +1,4 @@
-"""Dynamic community selection (``shared/spec/dynamic-selection.md``): the model rates
+"""Dynamic community selection (``docs/dynamic-selection.md``): the model rates
 communities from the roots down, and the map reads the most specific relevant ones.
 
 Invariants of :func:`select_dynamic`:
@@ -44,8 +44,7 @@ EventSink = Callable[["Event"], None]
 Clock = Callable[[], float]
 
 RATING_PROMPT_TOO_SMALL = "Map token budget cannot fit the rating prompt."
-HIERARCHY_TITLE_CHARS = 80
-"""Titles in ``SelectionStarted`` are cut to this many characters (the event is stored with every run)."""
+HIERARCHY_TITLE_CHARS = 80  # titles in SelectionStarted are cut to this many characters (stored with every run)
 
 
 # -- the rating prompt -----------------------------------------------------------------------
@@ -179,6 +178,7 @@ class _Rated:
     calls: int = 0
     cache_hits: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
+    started_at: float | None = None  # when its first call to the model started (None: the cache answered every repeat)
 
     @property
     def successes(self) -> list[int]:
@@ -375,6 +375,7 @@ class _Walk:
             rated.cache_hits += 1
         else:
             tally = Attempts()
+            rated.started_at = self.clock() if rated.started_at is None else rated.started_at
             try:
                 reply = await complete_with_retry(
                     self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
@@ -430,7 +431,8 @@ class _Walk:
         self.totals.add(rated)
         cached_tokens = self.tokenizer.count(this.requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0
         shared = {name: value for name, value in self.records[community_id] if name != "fate"}
-        self.emit(CommunityRated(at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens))
+        extra = {"kept": relevant, "superseded_id": superseded, "cached_prompt_tokens": cached_tokens, "started_at": rated.started_at}
+        self.emit(CommunityRated(at=self.clock(), **shared, **extra))
         return [child.id for child in self.index.children(community_id)] if relevant else []
 
     def keep(self, community_id: str) -> str | None:
@@ -493,6 +495,6 @@ class _Totals:
 
 
 __all__ = [
-    "RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier",
-    "majority_rating", "rating_cache_key", "rating_request", "root_ids", "select_dynamic",
+    "RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier", "majority_rating",
+    "rating_cache_key", "rating_request", "root_ids", "select_dynamic",
 ]

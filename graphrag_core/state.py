@@ -63,6 +63,12 @@ class BatchStatus(StrEnum):
     """Still running when the run was stopped."""
 
     @property
+    def word(self) -> str:
+        """The word people read for this state: a batch still running when its run was stopped
+        reads ``stopped``, as its run does (:attr:`RunStatus.word`)."""
+        return "stopped" if self is BatchStatus.CANCELLED else "done after a retry" if self is BatchStatus.RETRIED else self.value
+
+    @property
     def succeeded(self) -> bool:
         """Whether the batch has its answer (``DONE`` or ``RETRIED``)."""
         return self in (BatchStatus.DONE, BatchStatus.RETRIED)

@@ -42,8 +42,7 @@ from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, 
 from .results import GlobalSearchResult
 from .status import RunStatus
 from .search import retrieve_global
-from .history import RunRecorder
-from .history import RunStore
+from .history import SWEEP_LABEL_PREFIX, RunRecorder, RunStore
 from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
@@ -147,11 +146,16 @@ class SweepPoint(BaseModel):
 
     ``prompt_tokens`` is the planned prompt estimate: each map batch's prompt once plus the
     reduce prompt (retries are not counted again), plus, under dynamic selection, the rating
-    prompts' tokens as the model reported them, so levels and dynamic compare on one axis. ``model_calls`` counts every call made,
-    retries and dynamic selection's rating calls included; ``rating_calls`` and
-    ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (the **behind** set; empty unless the point
-    produced one), ``cited_community_ids`` those the answer cites (the **cited** set) and
-    ``unsupported_citation_count`` the distinct cited ids not in the index or not behind it.
+    prompts (as the model reported them, or as planned for those the cache answered), so levels
+    and dynamic compare on one axis whatever the cache held. ``model_calls`` counts every call
+    made, retries and dynamic selection's rating calls included; ``calls_as_if_uncached`` adds
+    the calls the cache answered, so points compare by what they cost, not by what an earlier
+    point left in the cache. ``rating_calls`` and ``rating_tokens`` (prompt and completion, as
+    the model counted them) are the rating's part. ``community_ids`` are those behind the answer
+    (the **behind** set; empty unless the point produced one), ``cited_community_ids`` those the
+    answer cites (the **cited** set) and ``unsupported_citation_count`` the distinct cited ids
+    not in the index or not behind it. ``index`` is the point's place in grid order (the
+    ``point`` column of the rows and the CSV).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -194,12 +198,17 @@ class SweepPoint(BaseModel):
         return self.map_calls + self.reduce_calls + self.rating_calls
 
     @property
+    def calls_as_if_uncached(self) -> int:
+        """The calls this point would have made with no cache (``model_calls`` plus cache hits)."""
+        return self.model_calls + self.cache_hits
+
+    @property
     def failed(self) -> bool:
         return self.status == RunStatus.FAILED
 
 
 ROW_FIELDS: tuple[str, ...] = (
-    "index",
+    "point",
     "level",
     "seed",
     "map_token_budget",
@@ -210,6 +219,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "map_calls",
     "reduce_calls",
     "model_calls",
+    "calls_as_if_uncached",
     "rating_calls",
     "rating_tokens",
     "prompt_tokens",
@@ -225,7 +235,9 @@ ROW_FIELDS: tuple[str, ...] = (
     "cited_community_ids",
     "unsupported_citation_count",
 )
-"""The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
+"""The columns of :meth:`SweepResult.to_rows` and of the CSV, in order: ``point`` is the
+point's number in grid order (``SweepPoint.index``), ``model_calls`` the calls spent and
+``calls_as_if_uncached`` the calls it would have made with no cache."""
 
 
 def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -252,7 +264,9 @@ class SweepResult(BaseModel):
         rows = []
         for point in self.points:
             data = point.model_dump()
+            data["point"] = point.index
             data["model_calls"] = point.model_calls
+            data["calls_as_if_uncached"] = point.calls_as_if_uncached
             data["community_ids"] = list(point.community_ids)
             data["cited_community_ids"] = list(point.cited_community_ids)
             rows.append({name: data[name] for name in ROW_FIELDS})
@@ -428,7 +442,7 @@ async def run_sweep(
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
-        label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
+        label = f"{SWEEP_LABEL_PREFIX}{sweep_id[:8]} · point {i + 1} of {len(grid)}"  # the settings are the run's own
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         point_started = time.monotonic()

@@ -1,5 +1,5 @@
 """Evaluate: which level, budget or selection mode gives better answers, judged head to head the
-way the GraphRAG paper does (``shared/spec/evaluation.md``).
+way the GraphRAG paper does (``docs/evaluation.md``).
 
 A question set (bundled, uploaded or generated) x conditions x seeds runs as a background job
 with progress and Stop; the result is a win-rate heatmap per criterion (rows beat columns),
@@ -22,11 +22,8 @@ from graphrag_app.state import EvaluateState
 ensure_app_navigation()
 
 st.title("Evaluate")
-st.caption(
-    "Which level, budget or selection mode gives better answers? Every condition answers every question; an LLM judge compares "
-    "every pair of answers on the GraphRAG paper's four criteria, both ways round."
-)
 app = load_settings()
+st.caption(views.intro_text(app))
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 

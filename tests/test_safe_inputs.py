@@ -374,4 +374,4 @@ def test_a_sweep_into_a_damaged_history_says_its_runs_were_not_recorded_the_same
     db, _ = damaged_history(tmp_path)
     code, out, err = run_cli(capsys, "sweep", "jargon", "What is a hacker?", "--levels", "0", "--seeds", "1", "--store", db, "--no-cache", "-q")
     assert code == 0, err
-    assert out.startswith("index,level") and DAMAGED in err and "not recorded" in err and "Traceback" not in err
+    assert out.startswith("point,level") and DAMAGED in err and "not recorded" in err and "Traceback" not in err

@@ -39,6 +39,7 @@ from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.locations import DEFAULT_CACHE_NAME
+from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
@@ -208,18 +209,21 @@ def run_questions(args: argparse.Namespace, context: CliContext) -> int:
     loaded = load_index_at(args.index)
     model = build_model(context, ModelOptions.from_args(args))
     try:
-        questions = run_async(generate_questions(loaded.index, model, args.personas, args.tasks, args.per_task))
+        generated = run_async(generate_questions(loaded.index, model, args.personas, args.tasks, args.per_task))
     except EvaluationError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    text = questions_to_jsonl(questions)
+    text = questions_to_jsonl(generated)
+    counts = f"eval-questions: {generated.counts.summary()}"  # asked for, kept, and why the rest were dropped
     if args.out is None:
         context.write(text)
+        context.note(counts)
         return EXIT_OK
     try:
         args.out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
-    context.note(f"wrote {len(questions)} questions to {args.out} (by {_model_label(model)})")
+    context.note(counts)
+    context.note(f"wrote {counted(len(generated), 'question')} to {args.out} (by {_model_label(model)})")
     return EXIT_OK
 
 

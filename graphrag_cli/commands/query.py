@@ -21,7 +21,7 @@ from graphrag_core.errors import (
     describe_error,
 )
 from graphrag_core.calls import why_no_answer
-from graphrag_core.events import Event
+from graphrag_core.events import Event, RunStarted
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
 from graphrag_core.levels import DYNAMIC
@@ -134,7 +134,15 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     answered_by = model_identity(model)
     if args.json:
-        context.write(format_result_json(result, model=answered_by, index_ids={c.id for c in loaded.index.communities}, events=events) + "\n")
+        document = format_result_json(
+            result,
+            model=answered_by,
+            index_ids={c.id for c in loaded.index.communities},
+            run_id=run_id or next((e.run_id for e in events if isinstance(e, RunStarted)), None),
+            recorded_in=str(store.path) if run_id and store is not None else None,
+            events=events,
+        )
+        context.write(document + "\n")
         return EXIT_OK
     streamed = progress.streamed_answer
     if streamed and streamed.strip() == result.answer.strip():

@@ -1,4 +1,4 @@
-"""Judging answers the way the GraphRAG paper does (``shared/spec/evaluation.md``).
+"""Judging answers the way the GraphRAG paper does (``docs/evaluation.md``).
 
 - :mod:`.conditions`: a condition (a name and request overrides) and its parser;
 - :mod:`.spec`: what an experiment runs (questions x conditions x seeds, how to judge);
@@ -19,7 +19,7 @@ from .conditions import Condition, parse_conditions
 from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
 from .experiment import EvalProgress, estimate_experiment, run_experiment
 from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
-from .questions import EvalQuestion, generate_questions, load_questions, parse_questions
+from .questions import EvalQuestion, QuestionCounts, QuestionSet, generate_questions, load_questions, parse_questions
 from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
 from .spec import ExperimentSpec
 from .statistics import holm, wilcoxon_p
@@ -43,6 +43,8 @@ __all__ = [
     "JudgeCall",
     "JudgmentRecord",
     "PairJudgment",
+    "QuestionCounts",
+    "QuestionSet",
     "WinRate",
     "claim_metrics",
     "cluster_claims",

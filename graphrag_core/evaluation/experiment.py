@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import GraphRAGError, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
-from ..history.records import RunRecord
+from ..history.records import EVALUATION_LABEL_PREFIX, RunRecord
 from ..llm.base import ChatModel, model_identity
 from ..models import Index
 from ..request import GlobalSearchRequest
@@ -216,7 +216,7 @@ class _Run:
                 **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail, cost=cost_of(run_figures(events)),
             )
         if self.run_store is not None and events:
-            label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
+            label = f"{EVALUATION_LABEL_PREFIX}{self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))
         return record
 

@@ -49,10 +49,26 @@ def win_rate_matrix(result: ExperimentResult, criterion: str) -> tuple[list[str]
     return names, [[result.win_rate(criterion, r, c) for c in names] for r in names]
 
 
-def significance_mark(rate: WinRate | None) -> str:
-    if rate is None or rate.p_holm is None:
+def significance_mark(rate: WinRate | None, *, heuristic: bool = False) -> str:
+    """``*`` for a Holm-corrected p < 0.05, ``**`` below 0.01; nothing for a ``heuristic`` judge,
+    whose scores are text statistics: their p-values say nothing of which answer is better."""
+    if rate is None or rate.p_holm is None or heuristic:
         return ""
     return "**" if rate.p_holm < 0.01 else "*" if rate.p_holm < 0.05 else ""
+
+
+AA_NEEDS_SEEDS = (
+    "The diagonal (the A/A check: each condition against itself, its answers from two different seeds) "
+    "is empty because this experiment has one seed; run it with two or more seeds (e.g. 1, 2) to fill it."
+)
+"""Why the A/A diagonal is blank, and how to fill it."""
+
+
+def significance_legend(result: ExperimentResult) -> str:
+    """What the marks on the win rates mean, or why there are none (a heuristic judge)."""
+    if result.heuristic_judge:
+        return "No cell is marked significant: the judge is a heuristic, so its p-values (shown, labelled heuristic) test text statistics, not answer quality."
+    return "* Holm-corrected p < 0.05, ** p < 0.01."
 
 
 def to_markdown(result: ExperimentResult) -> str:
@@ -79,8 +95,8 @@ def to_markdown(result: ExperimentResult) -> str:
         "",
         "Each cell is how often the **row** beat the **column** (mean score, 100 = always, 50 = even), "
         "with the two-sided Wilcoxon signed-rank p-value of the per-question scores against 50, "
-        "Holm-corrected across the pairs of each criterion (* p < 0.05, ** p < 0.01). "
-        "The diagonal is the A/A check (a condition against itself across seeds): it should be near 50.",
+        f"Holm-corrected across the pairs of each criterion. {significance_legend(result)} "
+        + ("The diagonal is the A/A check (a condition against itself across seeds): it should be near 50." if len(spec.seeds) > 1 else AA_NEEDS_SEEDS),
         "",
     ]
     for criterion in spec.criteria:
@@ -88,7 +104,7 @@ def to_markdown(result: ExperimentResult) -> str:
         lines += [f"### {markdown_cell(criterion)}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
         rows = []
         for name, cells in zip(names, matrix):
-            rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
+            rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w, heuristic=result.heuristic_judge)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
         lines += markdown_table(["row beats column", *names], rows) + [""]
     lines += [
         "## Cost per answer",
@@ -188,4 +204,15 @@ def judgments_csv(result: ExperimentResult) -> str:
     return csv_text(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
-__all__ = ["HEURISTIC_NOTE", "costs_csv", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
+__all__ = [
+    "AA_NEEDS_SEEDS",
+    "HEURISTIC_NOTE",
+    "costs_csv",
+    "judge_label",
+    "judgments_csv",
+    "significance_legend",
+    "significance_mark",
+    "to_markdown",
+    "win_rate_matrix",
+    "win_rates_csv",
+]
