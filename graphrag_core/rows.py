@@ -8,7 +8,7 @@ exist, claims that name existing chunks) is checked by :class:`~graphrag_core.mo
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -29,6 +29,19 @@ rejected)."""
 class Record(BaseModel):
     # coerce_numbers_to_str: an integer id becomes its decimal text, in pydantic's core.
     model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
+
+    @classmethod
+    def from_checked(cls, **values: Any) -> Self:
+        """The record of ``values`` that a reader has already checked against this model's
+        fields at the border (every field given, of its final type: ids as text, lists as
+        tuples, numbers finite and in range), so pydantic's validation, a Python call per id,
+        is not run again. Equal to ``cls(**values)`` for such values."""
+        record = cls.__new__(cls)
+        object.__setattr__(record, "__dict__", values)
+        object.__setattr__(record, "__pydantic_fields_set__", set(values))
+        object.__setattr__(record, "__pydantic_extra__", None)
+        object.__setattr__(record, "__pydantic_private__", None)
+        return record
 
 
 class Community(Record):

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.index import save_index
 
@@ -24,7 +25,7 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
-    loaded = load_index_at(args.src, summary=args.summary)
+    loaded = load_index_at(args.src, summary=args.summary, tables=DEFERRED_TABLES)  # every table is written
     try:
         save_index(loaded.index, args.dest)
     except IndexValidationError as exc:
