@@ -205,3 +205,20 @@ def test_query_reports_an_unreadable_claims_table_as_the_index_error(tmp_path: P
     assert code == EXIT_INDEX and NULL_SUBJECT_ERROR in err and "Traceback" not in err
     code = main(["query", str(folder), "What?", "--level", "1", "--model", "offline", "--no-store", "--no-cache", "--no-claims", "--no-sources"], environ={})
     assert code == 0  # without claims and sources the search never reads that table
+
+
+def test_a_search_on_a_parquet_output_does_not_import_pandas(tmp_path: Path) -> None:
+    """pyarrow imports pandas (a second on a cold command line) when a Python value is turned into
+    an arrow one; opening an output and reading what a search needs never does that."""
+    import subprocess
+    import sys
+
+    from . import APP_ROOT
+
+    folder = write_fixture(tmp_path, "v2")
+    script = (
+        "import sys; from graphrag_core.index import load_index; index = load_index(sys.argv[1]); "
+        "text = index.map_text(0); print(len(index.claims), 'pandas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, cwd=APP_ROOT, check=True)
+    assert done.stdout.split() == ["5", "False"]

@@ -202,22 +202,44 @@ def _entity_title(layout: Layout) -> str:
 # -- communities and their reports (read when the output is opened) ------------------------------------
 
 
+class Members:
+    """Each community row's members (``entity_ids``, ``relationship_ids``, ``text_unit_ids``), as
+    arrow list arrays and as tuples, each column read once when first asked for."""
+
+    def __init__(self, read: Callable[[str], pa.Array]) -> None:
+        self._read = read
+        self._arrays: dict[str, pa.Array] = {}
+        self._lists: dict[str, list[tuple[str, ...]]] = {}
+
+    def array(self, column: str) -> pa.Array:
+        if column not in self._arrays:
+            self._arrays[column] = self._read(column)
+        return self._arrays[column]
+
+    def lists(self, column: str) -> list[tuple[str, ...]]:
+        if column not in self._lists:
+            self._lists[column] = [tuple(ids) if ids else () for ids in self.array(column).to_pylist()]
+        return self._lists[column]
+
+
 @dataclass(frozen=True)
 class CommunityTable:
-    """The communities (with their reports' titles and summaries), and what later joins need.
-
-    ``members(column)`` gives, per community row, the ids its ``entity_ids``,
-    ``relationship_ids`` or ``text_unit_ids`` list (empty where the output has none).
-    """
+    """The communities (with their reports' titles and summaries), and what later joins need:
+    the id and parent columns and each row's members (:class:`Members`)."""
 
     communities: list[Community]
     ids: list[str]
-    parents: list[str | None]
     row_of: dict[str, int]
-    members: Callable[[str], list[tuple[str, ...]]]
+    columns: Columns
+    members: Members
     warnings: list[str]
     number_column: str = "community"
     """The column of the communities file that holds the community number."""
+
+    def leaf_mask(self) -> pa.Array:
+        """True for each row no community names as its parent."""
+        ids = self.columns.array("community", pa.string())
+        return pc.invert(pc.is_in(ids, value_set=self.columns.array("parent", pa.string())))
 
 
 def _examples(ids: Sequence[str]) -> str:
@@ -225,7 +247,7 @@ def _examples(ids: Sequence[str]) -> str:
     return shown + (f", ... ({len(ids) - WARNING_EXAMPLES} more)" if len(ids) > WARNING_EXAMPLES else "")
 
 
-def _community_columns(layout: Layout) -> tuple[Columns, Callable[[str], list[tuple[str, ...]]], list[str], str]:
+def _community_columns(layout: Layout) -> tuple[Columns, Members, list[str], str]:
     """The communities table as columns ``community``, ``level``, ``parent``, ``title``, ``size``
     and ``entity_ids``; the members of each row; the warnings found deriving them; the column
     that holds the community number."""
@@ -233,22 +255,21 @@ def _community_columns(layout: Layout) -> tuple[Columns, Callable[[str], list[tu
         from .msgraphrag_v0 import read_v0_communities  # only 0.x outputs need it
 
         derived = read_v0_communities(layout.file("communities"), layout.file("nodes"))
-        return derived.columns, derived.members, derived.warnings, derived.number_column
+        lists = pa.list_(pa.string())
+        return derived.columns, Members(lambda column: pa.array(derived.members(column), lists)), derived.warnings, derived.number_column
     comms = read_columns(
         layout.file("communities"),
         required={"community": "id", "level": "int", "parent": "id"},
         optional={"title": "str", "size": "int", "entity_ids": "str_list"},
         not_null=("community", "level"),
     )
-    cache: dict[str, list[tuple[str, ...]]] = {"entity_ids": comms.id_lists("entity_ids")}
 
-    def members(column: str) -> list[tuple[str, ...]]:
-        if column not in cache:
-            read = read_columns(layout.file("communities"), required={}, optional={column: "str_list"})
-            cache[column] = read.id_lists(column)
-        return cache[column]
+    def read(column: str) -> pa.Array:
+        columns = comms if column == "entity_ids" else read_columns(layout.file("communities"), required={}, optional={column: "str_list"})
+        columns.id_lists(column)  # a missing id inside a list is an error naming its row
+        return columns.array(column, pa.list_(pa.string()))
 
-    return comms, members, [], "community"
+    return comms, Members(read), [], "community"
 
 
 def _read_communities(layout: Layout, summary: SummaryChoice) -> CommunityTable:
@@ -268,9 +289,10 @@ def _read_communities(layout: Layout, summary: SummaryChoice) -> CommunityTable:
                 "was the GraphRAG indexing run complete?",
                 path=str(table.path),
             )
-    negative = first_true(pc.less(comms.array("level"), 0))
+    community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
+    negative = next((row for row, level in enumerate(levels) if level < 0), None)
     if negative is not None:
-        raise comms.error(negative, "level", f"level {comms.get('level')[negative]} is negative; levels count from 0.")
+        raise comms.error(negative, "level", f"level {levels[negative]} is negative; levels count from 0.")
 
     ids = comms.ids("community")
     parents = [None if p is None or p == ROOT_PARENT else p for p in comms.ids("parent")]
@@ -301,8 +323,7 @@ def _read_communities(layout: Layout, summary: SummaryChoice) -> CommunityTable:
 
     report_titles, report_texts = reports.get("title"), reports.get(summary)
     report_ranks = reports.numbers("rank")
-    community_titles, sizes, levels = comms.get("title"), comms.get("size"), comms.get("level")
-    entity_ids = members("entity_ids")
+    entity_ids = members.lists("entity_ids")
     communities: list[Community] = []
     unreported: list[str] = []
     for row, cid in enumerate(ids):
@@ -323,16 +344,20 @@ def _read_communities(layout: Layout, summary: SummaryChoice) -> CommunityTable:
         )
     if unreported:
         warnings.append(f"{len(unreported)} communities have no report, so no summary: {_examples(unreported)}.")
-    return CommunityTable(communities, ids, parents, row_of, members, warnings, number_column)
+    return CommunityTable(communities, ids, row_of, comms, members, warnings, number_column)
 
 
-def _communities_holding(table: CommunityTable, member_column: str) -> dict[str, list[str]]:
-    """Member id -> the communities (in ``communities`` order) whose ``member_column`` lists it."""
-    holders: dict[str, list[str]] = {}
-    for cid, members in zip(table.ids, table.members(member_column)):
-        for member in members:
-            holders.setdefault(member, []).append(cid)
-    return holders
+def _communities_holding(table: CommunityTable, member_column: str, keys: pa.Array) -> list[tuple[str, ...]]:
+    """For each key, the communities (in ``communities`` order) whose ``member_column`` lists it.
+
+    One arrow group-by over every (member, community) pair; single-threaded, so each group
+    keeps the pairs' order, which is the communities' order."""
+    members = table.members.array(member_column)
+    owners = pc.take(table.columns.array("community", pa.string()), pc.list_parent_indices(members))
+    pairs = pa.Table.from_arrays([pc.cast(pc.list_flatten(members), pa.string()), owners], names=["member", "owner"])
+    grouped = pairs.group_by("member", use_threads=False).aggregate([("owner", "list")])
+    found = pc.take(grouped.column("owner_list"), pc.index_in(keys, value_set=grouped.column("member")))
+    return [tuple(owned) if owned else () for owned in found.to_pylist()]
 
 
 def _first_owner(keys: pa.Array, owner_ids: pa.Array, members: pa.Array) -> pa.Array:
@@ -410,10 +435,8 @@ class _Reader:
         chunk_ids = units.array("id", pa.string())
         warnings: list[str] = []
         if document_field == "document_ids" and units.has(document_field):
-            owner_lists = units.array(document_field, pa.list_(pa.string()))
-            shared = pc.greater(pc.list_value_length(owner_lists), 1)
-            if pc.any(shared).as_py():
-                shared_units = pc.filter(chunk_ids, shared).to_pylist()
+            shared_units = [unit for unit, owned in zip(units.ids("id"), units.id_lists(document_field)) if len(owned) > 1]
+            if shared_units:
                 warnings.append(
                     f"{len(shared_units)} text units belong to several documents; each keeps its first: "
                     f"{_examples(shared_units)}."
@@ -432,7 +455,8 @@ class _Reader:
         if ents is None:
             return TableRead(())
         title = _entity_title(self.layout)
-        communities_of = _communities_holding(self.communities, "entity_ids")
+        entity_ids = ents.array("id", pa.string())
+        communities_of = _communities_holding(self.communities, "entity_ids", entity_ids)
         types, descriptions = ents.get("type"), ents.get("description")
         short_ids = ents.array("human_readable_id", pa.string()).to_pylist()
         units = ents.id_lists("text_unit_ids")
@@ -442,11 +466,11 @@ class _Reader:
                 title=name,
                 type=types[row],
                 description=descriptions[row] or "",
-                community_ids=tuple(communities_of.get(entity_id, ())),
+                community_ids=communities_of[row],
                 short_id=short_ids[row],
                 chunk_ids=units[row],
             )
-            for row, (entity_id, name) in enumerate(zip(ents.ids("id"), ents.get(title)))
+            for row, (entity_id, name) in enumerate(zip(entity_ids.to_pylist(), ents.get(title)))
         ]
         return TableRead(records, self.source("entities", range(len(records)), {"title": title}))
 
@@ -458,14 +482,15 @@ class _Reader:
         descriptions = rels.get("description")
         weights = rels.numbers("weight")
         short_ids = rels.array("human_readable_id", pa.string()).to_pylist()
-        communities_of = _communities_holding(self.communities, "relationship_ids")
+        relationship_ids = rels.array("id", pa.string())
+        communities_of = _communities_holding(self.communities, "relationship_ids", relationship_ids)
         units = rels.id_lists("text_unit_ids")
         records = [
             Relationship.from_checked(
                 id=rid, source=source, target=target, description=descriptions[row] or "", weight=weights[row],
-                short_id=short_ids[row], community_ids=tuple(communities_of.get(rid, ())), chunk_ids=units[row],
+                short_id=short_ids[row], community_ids=communities_of[row], chunk_ids=units[row],
             )
-            for row, (rid, source, target) in enumerate(zip(rels.ids("id"), rels.get("source"), rels.get("target")))
+            for row, (rid, source, target) in enumerate(zip(relationship_ids.to_pylist(), rels.get("source"), rels.get("target")))
         ]
         return TableRead(records, self.source("relationships", range(len(records))))
 
@@ -486,14 +511,11 @@ class _Reader:
                 f'claim "{claim_ids[unknown]}" names text unit "{claim_units[unknown].as_py()}", which does not exist.',
             )
         table = self.communities
-        # unknown parents were reported when the output was opened
-        non_leaves = {table.row_of[p] for p in table.parents if p in table.row_of}
-        leaf_rows = [row for row in range(len(table.ids)) if row not in non_leaves]
-        leaf_ids = pa.array([table.ids[row] for row in leaf_rows], pa.string())
+        leaves = table.leaf_mask()
+        leaf_ids = pc.filter(table.columns.array("community", pa.string()), leaves)
 
         def leaf_members(column: str) -> pa.Array:
-            members = table.members(column)
-            return pa.array([members[row] for row in leaf_rows], pa.list_(pa.string()))
+            return pc.filter(table.members.array(column), leaves)
 
         subjects = covs.array("subject_id", pa.string())
         if not self.layout.present("entities"):
@@ -507,15 +529,14 @@ class _Reader:
         by_unit = _first_owner(claim_units, leaf_ids, leaf_members("text_unit_ids"))
         targets = pc.coalesce(by_entity, by_unit)
 
-        objects = covs.array("object_id", pa.string())
-        objects = pc.if_else(pc.is_in(pc.utf8_trim_whitespace(objects), value_set=pa.array(sorted(NO_OBJECT))), None, objects)
+        objects = [None if o is None or o.strip() in NO_OBJECT else o for o in covs.get("object_id")]
         descriptions = covs.get("description")
         short_ids = covs.array("human_readable_id", pa.string()).to_pylist()
         claims: list[Claim] = []
         claim_rows: list[int] = []
         unattached: list[str] = []
         for row, (claim_id, community_id, subject, obj, unit) in enumerate(
-            zip(claim_ids, targets.to_pylist(), subjects.to_pylist(), objects.to_pylist(), claim_units.to_pylist())
+            zip(claim_ids, targets.to_pylist(), subjects.to_pylist(), objects, claim_units.to_pylist())
         ):
             if community_id is None:
                 unattached.append(claim_id)

@@ -5,8 +5,10 @@ are checked before any value is used, and every error names the file, the row (c
 as in the parquet files) and the column.
 
 * Parquet files are read with ``pyarrow.parquet.ParquetFile`` (not ``read_table``, which
-  imports ``pyarrow.dataset`` and pandas: a second on a cold command line). Their schema comes
-  from the footer alone (:func:`check_columns`), so checking a table's columns reads no rows.
+  imports ``pyarrow.dataset`` and pandas: a second on a cold command line), and no Python value
+  is turned into an arrow one on the way to a search's tables (pyarrow imports pandas to check
+  it). Their schema comes from the footer alone (:func:`check_columns`), so checking a table's
+  columns reads no rows.
 * CSV files are what GraphRAG 3.x writes with its ``csv`` table storage (pandas ``to_csv``):
   every value is text, an empty field is a missing value, and a list is written as Python or
   numpy prints it (``['a', 'b']``, ``['a' 'b']``, over several lines when long) or as JSON.
@@ -201,9 +203,9 @@ class Columns:
 
 
 def first_true(mask: pa.Array) -> int | None:
-    """The first row where ``mask`` is true, or None."""
-    row = pc.index(pc.fill_null(mask, False), True).as_py()
-    return None if row < 0 else row
+    """The first row where ``mask`` is true (not null), or None."""
+    rows = pc.indices_nonzero(mask)
+    return rows[0].as_py() if len(rows) else None
 
 
 def read_columns(
@@ -224,7 +226,7 @@ def read_columns(
     for name in not_null:
         column = table.column(name)
         if column.null_count:
-            row = pc.index(pc.is_null(column), True).as_py()
+            row = first_true(pc.is_null(column))
             raise IndexValidationError(
                 f'{path.name} row {row}, field "{name}": missing value (null).', path=str(path), row=row, field=name
             )
