@@ -177,18 +177,19 @@ class Index(Record):
         self._children = children
         self._order = {community_id: position for position, community_id in enumerate(communities)}
         for table in DEFERRED_TABLES:
-            self._index_table(table)
+            self._index_table(table, getattr(self, table))
 
-    def _index_table(self, table: str) -> None:
-        """The lookups of one table whose records are in place."""
+    def _index_table(self, table: str, records: tuple[Any, ...]) -> None:
+        """The lookups of one table (set before the table itself, so a reader on another thread
+        that sees the table also sees its lookups)."""
         if table == "chunks":
-            self._chunks = {c.id: c for c in self.chunks}
+            self._chunks = {c.id: c for c in records}
         elif table == "documents":
-            self._documents = {d.id: d for d in self.documents}
+            self._documents = {d.id: d for d in records}
         elif table == "claims":
-            self._claims = {c.id: c for c in self.claims}
+            self._claims = {c.id: c for c in records}
             by_community: dict[str, list[Claim]] = {}
-            for claim in self.claims:
+            for claim in records:
                 by_community.setdefault(claim.community_id, []).append(claim)
             self._claims_by_community = by_community
 
@@ -238,8 +239,8 @@ class Index(Record):
                 raise RuntimeError(f"Reading the {name} table failed: {exc}") from exc
             records = tuple(read.records)
             self._check_table(name, records, table_source(name, records, {name: read.source} if read.source else None))
+            self._index_table(name, records)
             self.__dict__[name] = records
-            self._index_table(name)
             pending.table_warnings[name] = tuple(read.warnings)
             pending.tables.discard(name)
             if not pending.tables:
