@@ -1,7 +1,8 @@
 """The index: communities, claims, source chunks and documents, with the lookups search needs.
 
 Its rows are the frozen records of :mod:`graphrag_core.rows` (importable from here too). The
-community hierarchy lives in a networkx ``DiGraph`` whose edges point parent -> child.
+community hierarchy is a map of each community's children (``Index.graph`` gives it as a
+networkx ``DiGraph`` whose edges point parent -> child).
 
 An index is built whole (``Index(...)``, :meth:`Index.from_records`) or opened
 (:meth:`Index.open`): its communities now, every other table
@@ -44,7 +45,6 @@ MAP_TEXT_TABLES: tuple[str, ...] = ("claims", "chunks")
 """The tables :meth:`Index.map_text` reads when it puts claims or source excerpts in."""
 
 
-
 class Index(Record):
     """A loaded index. Constructing one validates its structure.
 
@@ -53,7 +53,7 @@ class Index(Record):
     names an existing leaf community and existing chunks; every chunk's document exists when
     documents are given. ``warnings`` holds recoverable oddities found while loading.
 
-    An opened index (:meth:`open`) reads each of :data:`DEFERRED_TABLES` when an attribute,
+    An opened index (:meth:`open`) reads each of ``DEFERRED_TABLES`` when an attribute,
     a lookup or :meth:`load_tables` first needs it; a failed read raises its error each time
     the table is asked for, and the tables already read stay usable.
     """

@@ -582,9 +582,7 @@ def _check_tables(layout: Layout, specs: Mapping[str, TableSpec]) -> None:
         )
 
 
-def load_msgraphrag(
-    folder: Path, *, version: MsVersion, summary: SummaryChoice = "full_content", layout: Layout | None = None
-) -> Index:
+def load_msgraphrag(folder: Path, *, version: MsVersion, summary: SummaryChoice = "full_content") -> Index:
     """Open a GraphRAG output folder as an :class:`Index` (see the module docstring for the mapping).
 
     Invariants of the result: one community per ``communities`` row, in file order; every
@@ -592,7 +590,7 @@ def load_msgraphrag(
     and document per row; one claim per covariate row except those counted in a warning.
     The communities are checked now; each other table when it is first read.
     """
-    layout = layout or detect_layout(folder) or Layout(folder, version)
+    layout = Layout(folder, version)
     _check_tables(layout, _specs(layout))
     table = _read_communities(layout, summary)
     name = _project_name(folder)
