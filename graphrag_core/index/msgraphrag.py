@@ -266,8 +266,7 @@ def _community_columns(layout: Layout) -> tuple[Columns, Members, list[str], str
 
     def read(column: str) -> pa.Array:
         columns = comms if column == "entity_ids" else read_columns(layout.file("communities"), required={}, optional={column: "str_list"})
-        columns.id_lists(column)  # a missing id inside a list is an error naming its row
-        return columns.array(column, pa.list_(pa.string()))
+        return columns.id_list_array(column)
 
     return comms, Members(read), [], "community"
 
@@ -427,25 +426,30 @@ class _Reader:
         return TableRead(records, self.source("documents", range(len(records))))
 
     def _text_units(self) -> TableRead:
-        """``text_units`` as source chunks, each with its (first) document."""
+        """``text_units`` as source chunks, each with its document: ``document_id``, or the first
+        of ``document_ids`` (a unit listing several is counted in a warning)."""
         units = self.columns("text_units")
         if units is None:
             return TableRead(())
         document_field = _document_field(self.layout.version)
-        chunk_ids = units.array("id", pa.string())
+        chunk_ids = units.ids("id")
         warnings: list[str] = []
         if document_field == "document_ids" and units.has(document_field):
-            shared_units = [unit for unit, owned in zip(units.ids("id"), units.id_lists(document_field)) if len(owned) > 1]
+            owned = units.id_lists(document_field)
+            owners: list[str | None] = [documents[0] if documents else None for documents in owned]
+            shared_units = [unit for unit, documents in zip(chunk_ids, owned) if len(documents) > 1]
             if shared_units:
                 warnings.append(
                     f"{len(shared_units)} text units belong to several documents; each keeps its first: "
                     f"{_examples(shared_units)}."
                 )
+        else:
+            owners = units.ids(document_field)
         texts = units.get("text")
-        short_ids = units.array("human_readable_id", pa.string()).to_pylist()
+        short_ids = units.ids("human_readable_id")
         records = [
             SourceChunk.from_checked(id=chunk_id, document_id=owner, text=texts[row] or "", short_id=short_ids[row])
-            for row, (chunk_id, owner) in enumerate(zip(chunk_ids.to_pylist(), _first_items(units, document_field)))
+            for row, (chunk_id, owner) in enumerate(zip(chunk_ids, owners))
         ]
         return TableRead(records, self.source("text_units", range(len(records)), {"document_id": document_field}), warnings)
 
@@ -561,13 +565,6 @@ class _Reader:
                 f"{_examples(unattached)}."
             )
         return TableRead(claims, self.source("covariates", claim_rows, {"chunk_ids": "text_unit_id"}), warnings)
-
-
-def _first_items(units: Columns, document_field: str) -> list[str | None]:
-    """Each text unit's document: its ``document_id``, or the first of its ``document_ids``."""
-    if document_field == "document_id" or not units.has(document_field):
-        return units.array(document_field, pa.string()).to_pylist()
-    return [owned[0] if owned else None for owned in units.id_lists(document_field)]
 
 
 def _check_tables(layout: Layout, specs: Mapping[str, TableSpec]) -> None:

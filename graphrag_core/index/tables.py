@@ -176,15 +176,20 @@ class Columns:
         """An id column (integers or strings) as strings: 12 becomes "12"."""
         return self.array(name, pa.string()).to_pylist()
 
-    def id_lists(self, name: str) -> list[tuple[str, ...]]:
-        """A list-of-ids column as tuples of text ids (empty where absent or null); a missing id
-        inside a list is an error naming its row."""
+    def id_list_array(self, name: str) -> pa.Array:
+        """A list-of-ids column as one arrow array of lists of text ids (null where absent); a
+        missing id inside a list is an error naming its row."""
         lists = self.array(name, pa.list_(pa.string()))
         flat = pc.list_flatten(lists)
         if flat.null_count:
             row = pc.list_parent_indices(lists)[first_true(pc.is_null(flat))].as_py()
             raise self.error(row, name, "a missing id (null) in the list.")
-        return [tuple(ids) if ids else () for ids in lists.to_pylist()]
+        return lists
+
+    def id_lists(self, name: str) -> list[tuple[str, ...]]:
+        """A list-of-ids column as tuples of text ids (empty where absent or null), checked as
+        :meth:`id_list_array` checks it."""
+        return [tuple(ids) if ids else () for ids in self.id_list_array(name).to_pylist()]
 
     def numbers(self, name: str) -> list[float | None]:
         """A float column as a list (null: missing). NaN and infinities are refused with the file,
