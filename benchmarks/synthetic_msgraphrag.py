@@ -38,6 +38,8 @@ TITLE_LINKS = {"entities": ("title",), "relationships": ("source", "target"), "c
 """Columns holding entity titles, by table: a copy suffixes each (``NONE`` stays)."""
 COMMUNITY_NUMBERS = ("community", "parent")
 """Columns holding a community number: a copy offsets it (a root's -1 stays)."""
+LAYOUT = 2
+"""Bumped whenever the copies change, so an output made by an older script is written again."""
 TABLES = ("communities", "community_reports", "entities", "relationships", "covariates", "text_units", "documents")
 
 
@@ -67,6 +69,9 @@ def _copy_table(name: str, table: pa.Table, copy: int, *, community_offset: int)
             values = [None if v is None else [c + community_offset for c in v] for v in values]
         elif name == "community_reports" and field.name in ("title", "full_content"):
             values = [_mark(v, copy) for v in values]
+        elif name == "communities" and field.name == "title":  # GraphRAG names a community by its number
+            numbers = table.column("community").to_pylist()
+            values = [f"Community {n + community_offset}" if v == f"Community {n}" else f"{v} (copy {copy})" for v, n in zip(values, numbers)]
         columns[field.name] = values
     return pa.table(columns, schema=table.schema.remove_metadata())
 
@@ -81,7 +86,7 @@ def _mark(text: str | None, copy: int) -> str | None:
 
 def write_scaled(source: Path, out: Path, *, communities: int = DEFAULT_COMMUNITIES) -> dict[str, int]:
     """Write the scaled output into ``out``; return each table's row count."""
-    stamp = {"source": str(source.resolve()), "communities": communities}
+    stamp = {"source": str(source.resolve()), "communities": communities, "layout": LAYOUT}
     stamp_file = out / STAMP
     if stamp_file.exists() and json.loads(stamp_file.read_text()).get("request") == stamp:
         return json.loads(stamp_file.read_text())["rows"]
