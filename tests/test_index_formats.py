@@ -172,6 +172,16 @@ def test_csv_tables_read_as_the_same_parquet_tables(tmp_path: Path, version: str
     assert content(index) == content(expected)
 
 
+def test_csv_tables_saved_with_a_byte_order_mark_read_the_same(tmp_path: Path) -> None:
+    expected = load_index(write_fixture(tmp_path / "parquet", "v3"))
+    folder = write_fixture(tmp_path / "csv", "v3")
+    for path in sorted(folder.glob("*.parquet")):
+        to_csv(path, lists="python")
+        csv_file = path.with_suffix(".csv")
+        csv_file.write_bytes(b"\xef\xbb\xbf" + csv_file.read_bytes())  # as spreadsheet programs save
+    assert content(load_index(folder)) == content(expected)
+
+
 def test_long_numpy_lists_over_several_lines_are_read_whole(tmp_path: Path) -> None:
     ids = [f"entity-{n:040d}" for n in range(6)]
     folder = write_fixture(tmp_path, "v3", edit={"communities": {"entity_ids": pa.array([ids, ids[:1], ids[:2], ids[:3]], LIST)}})

@@ -98,7 +98,7 @@ def read_schema(path: Path) -> Schema:
     """The columns of ``path``: a parquet footer, or a CSV file's header line."""
     if _is_csv(path):
         try:
-            with path.open(encoding="utf-8", newline="") as handle:
+            with path.open(encoding="utf-8-sig", newline="") as handle:  # a byte order mark is no column name
                 header = next(csv.reader(handle), [])
         except (OSError, UnicodeDecodeError, csv.Error) as exc:
             raise _unreadable(path, exc) from exc
