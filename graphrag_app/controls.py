@@ -8,7 +8,7 @@ the page then draws Stop enabled); errors are queued on :class:`ExploreState` an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import streamlit as st
@@ -20,7 +20,7 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
-from graphrag_core.models import Index
+from graphrag_core.models import Index, map_text_tables
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
@@ -72,14 +72,19 @@ def show_index_problem(opened: OpenedIndex) -> bool:
     return True
 
 
-def open_index(key: str, app: AppSettings) -> OpenedIndex:
-    """Resolve and load an index for the page; any failure becomes a message naming the error."""
+def open_index(key: str, app: AppSettings, *, tables: Sequence[str] = ()) -> OpenedIndex:
+    """Resolve and load an index for the page, with ``tables`` (of
+    :data:`~graphrag_core.deferred.DEFERRED_TABLES`) read now: what the page shows or runs on.
+    Any failure, in opening or in reading those tables, becomes a message naming the error."""
     try:
         source = resolve_source(key, app)
     except IndexAccessError as exc:
         return OpenedIndex(None, None, str(exc))
     try:
-        return OpenedIndex(source, load_source(source), None)
+        index = load_source(source)
+        if tables:
+            index.load_tables(*tables)
+        return OpenedIndex(source, index, None)
     except GraphRAGError as exc:
         return OpenedIndex(source, None, f"{source.path} is not a readable index: {exc}")
     except (OSError, ValueError) as exc:  # unreadable files, malformed JSON or parquet
@@ -118,11 +123,11 @@ def level_sections_for(opened: OpenedIndex, *, tokenizer: str) -> Sections | Non
         return None
 
 
-def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str) -> OpenedIndex:
+def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str, tables: Sequence[str] = ()) -> OpenedIndex:
     """The index picker of a page (the choice beside the folder box), and the index it opens;
     when it cannot be used the page shows why and stops here (so ``index`` is set on return)."""
     choice, folder = st.columns([1, 2], vertical_alignment="bottom")
-    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder)
+    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder, tables=tables)
     if show_index_problem(opened):
         st.stop()
     return opened
@@ -135,10 +140,12 @@ def pick_index(
     folder_key: str,
     choice: DeltaGenerator | None = None,
     folder: DeltaGenerator | None = None,
+    tables: Sequence[str] = (),
 ) -> OpenedIndex:
     """Draw the "Index" selectbox (the bundled samples, or "Folder path…" with an "Index folder"
     box) into ``choice`` and ``folder`` (default: where the caller draws), and open the index it
-    names. An unknown value in ``st.session_state[index_key]`` is reset to the default sample."""
+    names, with ``tables`` read (:func:`open_index`). An unknown value in
+    ``st.session_state[index_key]`` is reset to the default sample."""
     samples = sample_names()
     if st.session_state.get(index_key) not in [*samples, FOLDER_CHOICE]:
         st.session_state[index_key] = default_index_key()
@@ -153,12 +160,13 @@ def pick_index(
             "Index folder",
             key=folder_key,
             placeholder="/path/to/index (native, or GraphRAG output)",
-            help="A native index folder (manifest.json) or a Microsoft GraphRAG output folder (.parquet).",
+            help="A native index folder (manifest.json), a Microsoft GraphRAG output folder (.parquet or .csv "
+            "tables, GraphRAG 0.3 on), or a GraphRAG project folder (settings.yaml beside its output).",
         )
         key = str(st.session_state.get(folder_key) or "").strip()
     else:
         key = str(st.session_state.get(index_key) or "")
-    return open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+    return open_index(key, app, tables=tables) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
 
 
 def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
@@ -334,7 +342,7 @@ def start_clicked() -> None:
     except ValueError as exc:
         page.errors.append(str(exc).splitlines()[0])
         return
-    opened = open_index(current.index, app)
+    opened = open_index(current.index, app, tables=map_text_tables(include_claims=request.include_claims, include_sources=request.include_sources))
     if opened.problem is not None or opened.index is None or opened.source is None:
         page.errors.append(opened.problem or "The index could not be opened.")
         return

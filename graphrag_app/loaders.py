@@ -20,8 +20,9 @@ from typing import Any
 
 import streamlit as st
 
-from graphrag_core.index import load_index
 from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
+from graphrag_core.errors import IndexValidationError
+from graphrag_core.index import index_files, load_index, resolve_index_folder
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
@@ -75,32 +76,48 @@ def resolve_source(key: str, settings: AppSettings) -> IndexSource:
         allowed = ", ".join(str(root) for root in roots) or "none: only the bundled samples"
         if not _under(path, roots):
             raise IndexAccessError(f"{path} is outside the folders this app may open ({ENV_ALLOWED_ROOTS}: {allowed}).")
-        # A file symlink in an allowed folder must not lead outside the roots either.
+        # A file symlink in an allowed folder must not lead outside the roots either; nor one in
+        # the output folder of a GraphRAG project root, which is what opens there.
         folder = path if path.is_dir() else path.parent
-        try:
-            entries = [entry for entry in os.scandir(folder) if entry.is_symlink()]
-        except OSError:
-            entries = []
-        for entry in entries:
-            target = Path(entry.path).resolve()
-            if not _under(target, roots):
-                raise IndexAccessError(
-                    f"{entry.path} links to {target}, which is outside the folders this app may open "
-                    f"({ENV_ALLOWED_ROOTS}: {allowed})."
-                )
+        _check_links(folder, roots, allowed)
+        output = _index_folder_of(path)
+        if output != folder:
+            _check_links(output, roots, allowed)
     return IndexSource(key=key, path=path, is_sample=False)
+
+
+def _check_links(folder: Path, roots: tuple[Path, ...], allowed: str) -> None:
+    """Refuse a file of ``folder`` that links outside ``roots``."""
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.is_symlink()]
+    except OSError:
+        entries = []
+    for entry in entries:
+        target = Path(entry.path).resolve()
+        if not _under(target, roots):
+            raise IndexAccessError(
+                f"{entry.path} links to {target}, which is outside the folders this app may open "
+                f"({ENV_ALLOWED_ROOTS}: {allowed})."
+            )
 
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
-def folder_signature(path: Path) -> int:
-    """A number that changes when a file of the folder (not its subfolders) is rewritten."""
+def _index_folder_of(path: Path) -> Path:
+    """The folder whose files the index at ``path`` reads (a GraphRAG project root's output)."""
     try:
-        stats = [path.stat()]
-        if path.is_dir():
-            stats.extend(entry.stat() for entry in os.scandir(path) if entry.is_file())
+        return resolve_index_folder(path)
+    except (IndexValidationError, OSError):
+        return path if path.is_dir() else path.parent
+
+
+def folder_signature(path: Path) -> int:
+    """A number that changes when a file the index at ``path`` reads is rewritten (the files of
+    its folder, or of a GraphRAG project root's output folder; not of subfolders)."""
+    try:
+        stats = [path.stat(), *(file.stat() for file in index_files(path))]
     except OSError:
         return 0
     return hash(tuple((s.st_mtime_ns, s.st_size) for s in stats))

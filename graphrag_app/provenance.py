@@ -12,6 +12,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.citations import citation_count, citing_sentences, find_citations, references_of_kind
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.models import Claim, Community, Index, SourceChunk
 from graphrag_core.records import IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import BatchStatus, RunState
@@ -337,7 +338,7 @@ def draw_page(app: AppSettings, session: ExploreState) -> None:
     if run_error:
         st.warning(escape_markdown(run_error), icon=":material/history:")
 
-    opened = open_index(index_key, app)
+    opened = open_index(index_key, app, tables=DEFERRED_TABLES)  # claims, sources, entities and relationships shown
     if show_index_problem(opened):
         return
     index = opened.index

@@ -31,7 +31,8 @@ from graphrag_core.llm.settings import (
     resolve_model_settings,
 )
 from graphrag_core.locations import cache_path_from, store_path_from
-from graphrag_core.models import Index
+from graphrag_core.models import Index, map_text_tables
+from graphrag_core.request import SearchSettings
 from graphrag_core.samples import sample_path
 from graphrag_core.tokens import Tokenizer, tokenizer_for
 
@@ -63,16 +64,25 @@ def resolve_index_path(text: str) -> Path:
         return path
 
 
-def load_index_at(text: str, *, summary: str = "full_content") -> LoadedIndex:
-    """The index INDEX names; :class:`CliError` with exit code 3 when it cannot be read."""
+def load_index_at(text: str, *, summary: str = "full_content", tables: Sequence[str] = ()) -> LoadedIndex:
+    """The index INDEX names, with ``tables`` (of :data:`~graphrag_core.models.DEFERRED_TABLES`)
+    read now: what the command will use, so that any table it cannot read is reported here, as
+    the index's error. :class:`CliError` with exit code 3 when it cannot be read."""
     path = resolve_index_path(text)
     try:
         index = load_index(path, summary=summary)  # type: ignore[arg-type]
+        if tables:
+            index.load_tables(*tables)
     except IndexValidationError as exc:
         raise CliError(str(exc), EXIT_INDEX) from None
     except OSError as exc:
         raise CliError(f"{path}: cannot read the index: {exc.strerror or exc}", EXIT_INDEX) from None
     return LoadedIndex(index=index, path=path, name=index_display_name(path, index) or str(path))
+
+
+def search_tables(settings: SearchSettings) -> tuple[str, ...]:
+    """The tables a search with these settings reads (its map texts' claims and sources)."""
+    return map_text_tables(include_claims=settings.include_claims, include_sources=settings.include_sources)
 
 
 def check_levels(loaded: LoadedIndex, levels: Sequence[Level], *, option: str = "--level") -> None:
@@ -215,6 +225,7 @@ __all__ = [
     "open_store",
     "resolve_index_path",
     "run_store",
+    "search_tables",
     "shared_cache",
     "store_failure",
     "tokenizer",

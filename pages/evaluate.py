@@ -18,6 +18,7 @@ from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.state import EvaluateState
+from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
 
@@ -27,7 +28,7 @@ st.caption(views.intro_text(app))
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY)
+opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=DEFERRED_TABLES)  # an experiment fingerprints every table
 assert opened.index is not None  # open_picked_index stops the page otherwise
 views.draw_models(st.container(), app)
 questions = views.draw_questions(st.container(), page, opened, app)

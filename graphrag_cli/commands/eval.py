@@ -17,6 +17,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.errors import EvaluationError
 from graphrag_core.evaluation import (
     DEFAULT_CRITERIA,
@@ -159,7 +160,7 @@ def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
 
 def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     spec = _spec(args)
-    loaded = load_index_at(args.index)
+    loaded = load_index_at(args.index, tables=DEFERRED_TABLES)  # an experiment names its index by every table's fingerprint
     if args.estimate:
         for key, value in estimate_experiment(loaded.index, spec).model_dump().items():
             context.write(f"{key}: {value}\n")

@@ -40,6 +40,7 @@ from ..resolve import (
     check_levels,
     configured_price,
     load_index_at,
+    search_tables,
     open_cache,
     open_store,
     tokenizer,
@@ -93,7 +94,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
     model = build_model(context, ModelOptions.from_args(args))
     counter = tokenizer(request.tokenizer, model)
-    loaded = load_index_at(args.index)
+    loaded = load_index_at(args.index, tables=search_tables(request))
     if not request.dynamic:  # dynamic selection does not use the level
         check_levels(loaded, [request.community_level])
     try:
