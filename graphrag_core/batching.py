@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .context import format_part_header
+from .context import COMMUNITY, Unit, format_part_header
 from .errors import BudgetError
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
 
@@ -85,7 +85,11 @@ class _Fitter:
         return HeuristicTokenizer.total(a + ascii_count, c + cjk_count) <= self.budget
 
 
-def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
+_UNIT_NAMES: dict[str, str] = {COMMUNITY: "community summary", "source": "source chunk"}
+"""How a budget error names a unit: ``... too small for community summary 12.`` (the spec's) or ``source chunk 12``."""
+
+
+def _split_parts(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[str]:
     """Split one text into the longest code point runs whose header-plus-run fits the budget.
 
     Each run is the largest ``k`` with ``fits(header + next k code points)`` (spec section 5).
@@ -93,7 +97,7 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     tokenizer the spec's binary search runs as written, except that probes longer than any
     fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
-    header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER)
+    header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER, unit=unit)
     body = text.text
     if not body.strip():
         return []
@@ -103,7 +107,7 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     while offset < n:
         k = _longest_run_additive(body, offset, header, fitter) if fitter.additive else _longest_run_searched(body, offset, header, fitter)
         if k == 0:
-            raise BudgetError(f"Map token budget is too small for community summary {text.community_id}.")
+            raise BudgetError(f"Map token budget is too small for {_UNIT_NAMES[unit]} {text.community_id}.")
         parts.append(body[offset : offset + k])
         offset += k
     return parts
@@ -170,11 +174,14 @@ def build_summary_batches(
     *,
     rng: random.Random | None = None,
     tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
 ) -> list[SummaryBatch]:
     """Shuffle the map texts, split them into budgeted parts and pack the parts greedily.
 
     ``texts`` holds objects with ``community_id`` and ``text``, or ``(community_id, text)``
     pairs. ``rng`` defaults to a fresh ``random.Random()``; pass a seeded one to repeat a run.
+    ``unit`` says what the texts are: community map texts (``[Community ID: ...]`` parts) or
+    source chunks (``[Source ID: ...]`` parts, the ``text`` method); the packing is the same.
     Raises :class:`BudgetError` when the skeleton alone, or one code point of a text with its
     header, does not fit.
     """
@@ -199,8 +206,8 @@ def build_summary_batches(
             current_ids.clear()
 
     for item in items:
-        for number, run in enumerate(_split_parts(item, fitter), start=1):
-            part = format_part_header(item.community_id, number) + run
+        for number, run in enumerate(_split_parts(item, fitter, unit), start=1):
+            part = format_part_header(item.community_id, number, unit=unit) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
                 joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)
@@ -216,7 +223,8 @@ def build_summary_batches(
                 else:
                     fits_alone = fitter.fits(part)
                 if not fits_alone:
-                    raise BudgetError(f"Map token budget cannot fit a summary part for {item.community_id}.")
+                    what = "a summary part" if unit == COMMUNITY else "a source chunk part"
+                    raise BudgetError(f"Map token budget cannot fit {what} for {item.community_id}.")
             current.append(part)
             current_ids.setdefault(item.community_id, None)
             if fitter.additive:

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .context import CANDIDATE_SEPARATOR, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
+from .context import CANDIDATE_SEPARATOR, COMMUNITY, Unit, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
 from .results import MapAnswer, ReduceCandidate
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
 
@@ -37,8 +37,10 @@ def plan_reduce(
     *,
     strategy: Literal["skip", "stop"] = "skip",
     tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
 ) -> ReducePlan:
-    """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget."""
+    """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget
+    (each candidate headed by the ids of its ``unit`` kind)."""
     tokenizer = tokenizer or get_tokenizer()
     dropped = [a for a in answers if a.usefulness <= 0]
     ranked = sorted((a for a in answers if a.usefulness > 0), key=lambda a: -a.usefulness)  # sorted() is stable
@@ -59,7 +61,7 @@ def plan_reduce(
         if stopped:
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="not_tried"))
             continue
-        text = format_reduce_candidate(answer)
+        text = format_reduce_candidate(answer, unit=unit)
         if heuristic is not None:
             a, c = heuristic.measure(text)
             trial_a, trial_c = used_a + a + (sep_a if texts else 0), used_c + c

@@ -1,0 +1,108 @@
+"""The OpenAI-compatible embedding model (``POST /embeddings``: OpenAI, Azure OpenAI, vLLM,
+Ollama, llama.cpp's server), the chat adapter's sibling and the other importer of the SDK.
+
+At its boundary every SDK failure becomes a :class:`~graphrag_core.errors.ModelError`, as the
+chat adapter's do: 429, 408, 5xx, timeouts and lost connections are retryable (with the
+server's ``Retry-After``), any other 4xx is fatal. The SDK's own retries are off; one client is
+kept per event loop; the key is sent as a header and never appears in ``identity``, ``repr``
+or an error message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from collections.abc import Sequence
+from typing import Any
+
+import openai
+
+from ..errors import EmbeddingError, FatalModelError, ModelError, RetryableModelError
+from .base import TokenUsage
+from .embeddings import EmbeddingSettings, Embeddings
+from .openai_model import NO_KEY_PLACEHOLDER, REDACTED, parse_retry_after
+
+RETRYABLE_STATUSES = frozenset({408, 409, 429})
+
+
+class OpenAIEmbeddingModel:
+    """An :class:`~graphrag_core.llm.embeddings.EmbeddingModel` over the embeddings API.
+
+    ``embed`` sends the texts in calls of at most ``settings.batch_size`` and returns their
+    vectors in order, with the tokens every call reported. ``http_client`` (an
+    ``httpx.AsyncClient``) replaces the SDK's own, the test seam httpx is built for."""
+
+    def __init__(self, settings: EmbeddingSettings, *, http_client: Any | None = None) -> None:
+        self.settings = settings
+        self.identity = settings.identity
+        self._http_client = http_client
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
+
+    def __repr__(self) -> str:
+        return f"OpenAIEmbeddingModel(identity={self.identity!r})"
+
+    def _secret(self) -> str | None:
+        return self.settings.api_key.get_secret_value() if self.settings.api_key is not None else None
+
+    def _redact(self, text: str) -> str:
+        secret = self._secret()
+        return text.replace(secret, REDACTED) if secret else text
+
+    def _client(self) -> openai.AsyncOpenAI:
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            settings = self.settings
+            common: dict[str, Any] = {"api_key": self._secret() or NO_KEY_PLACEHOLDER, "timeout": settings.timeout, "max_retries": 0}
+            if self._http_client is not None:
+                common["http_client"] = self._http_client
+            if settings.api_version:
+                client = openai.AsyncAzureOpenAI(azure_endpoint=settings.base_url, api_version=settings.api_version, **common)
+            else:
+                client = openai.AsyncOpenAI(base_url=settings.base_url, **common)
+            self._clients[loop] = client
+        return client
+
+    async def embed(self, texts: Sequence[str]) -> Embeddings:
+        vectors: list[list[float]] = []
+        usage = TokenUsage()
+        size = self.settings.batch_size
+        for start in range(0, len(texts), size):
+            part, part_usage = await self._call(list(texts[start : start + size]))
+            vectors.extend(part)
+            usage = usage + part_usage
+        return Embeddings(vectors=vectors, usage=usage)
+
+    async def _call(self, texts: list[str]) -> tuple[list[list[float]], TokenUsage]:
+        try:
+            response = await self._client().embeddings.create(model=self.settings.model, input=texts)
+        except openai.APITimeoutError as exc:
+            raise RetryableModelError(f"Embedding request to {self.identity} timed out after {self.settings.timeout:g}s.") from exc
+        except openai.APIConnectionError as exc:
+            raise RetryableModelError(f"Could not reach the embedding endpoint of {self.identity}.") from exc
+        except openai.APIStatusError as exc:
+            raise self._status_error(exc) from exc
+        except openai.OpenAIError as exc:
+            raise FatalModelError(f"Embedding call to {self.identity} failed: {self._redact(str(exc))}") from exc
+        data = sorted(getattr(response, "data", None) or [], key=lambda item: getattr(item, "index", 0))
+        vectors = [list(getattr(item, "embedding", None) or []) for item in data]
+        if len(vectors) != len(texts) or any(not v for v in vectors):
+            raise EmbeddingError(f"The embedding endpoint of {self.identity} answered {len(vectors)} vectors for {len(texts)} texts.")
+        reported = getattr(response, "usage", None)
+        tokens = getattr(reported, "prompt_tokens", None) or getattr(reported, "total_tokens", None) or 0
+        return vectors, TokenUsage(prompt_tokens=int(tokens))
+
+    def _status_error(self, exc: openai.APIStatusError) -> ModelError:
+        status = exc.status_code
+        body = exc.body
+        detail = ""
+        if isinstance(body, dict):
+            error = body.get("error", body)
+            detail = error.get("message", "") if isinstance(error, dict) else str(error)
+        message = f"Embedding endpoint {self.identity} answered HTTP {status}" + (f": {self._redact(str(detail))[:300]}" if detail else ".")
+        if status in RETRYABLE_STATUSES or status >= 500:
+            return RetryableModelError(message, retry_after=parse_retry_after(exc.response.headers), status_code=status)
+        return FatalModelError(message, status_code=status)
+
+
+__all__ = ["OpenAIEmbeddingModel"]
