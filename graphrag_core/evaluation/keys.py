@@ -2,8 +2,9 @@
 
 Invariants: a key is a function of what determines the thing it names and of nothing else, so
 a rerun, or another experiment sharing a condition, finds what was already made:
-an answer by the index's content, the answering model and the exact request (question and seed
-included); claims by the model and the answer's text; an experiment by its spec, the index and
+an answer by the index's content, the answering model, the exact request (question and seed
+included) and, for the ``vector`` method, what ranked the chunks (an embedding model or BM25);
+claims by the model and the answer's text; an experiment by its spec, the index and
 both models. Judge calls are keyed by :func:`~graphrag_core.evaluation.judge.judge_call_key`.
 """
 
@@ -13,15 +14,22 @@ import hashlib
 import json
 
 from ..llm.base import model_identity
+from ..methods import GLOBAL, VECTOR
 from ..request import GlobalSearchRequest
 from .spec import ExperimentSpec
 
 EXPERIMENT_ID_CHARS = 16
 
 
-def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest) -> str:
+def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest, *, ranker: str | None = None) -> str:
+    """The key of one answer. A ``global`` request is keyed without its method field, so its key
+    is the same whether the field is written or not; a ``vector`` one with ``ranker`` too."""
+    request_text = request.model_dump_json(exclude={"method"}) if request.method == GLOBAL else request.model_dump_json()
+    parts = [fingerprint, model_identity(model), request_text]
+    if request.method == VECTOR:
+        parts.append(ranker or "")
     digest = hashlib.sha256()
-    for part in (fingerprint, model_identity(model), request.model_dump_json()):
+    for part in parts:
         digest.update(part.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()

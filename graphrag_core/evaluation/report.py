@@ -11,8 +11,10 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
+from ..methods import PAPER_NAMES
 from ..status import RunStatus
-from .results import ExperimentResult, WinRate
+from .choice import CHOICE_FIELDS, Choice, choose
+from .results import ConditionCost, ExperimentResult, WinRate
 
 HEURISTIC_NOTE = (
     "Judged by the offline **heuristic** (text statistics, position-blind), not by an LLM: "
@@ -58,6 +60,59 @@ def significance_mark(rate: WinRate | None) -> str:
     return "**" if rate.p_holm < 0.01 else "*" if rate.p_holm < 0.05 else ""
 
 
+def method_label(method: str) -> str:
+    """A method as a report names it: ``global``, ``text (TS)``, ``vector (SS)``."""
+    return f"{method} ({PAPER_NAMES[method]})" if method in PAPER_NAMES else method
+
+
+def share_label(costs: Sequence[ConditionCost]) -> str:
+    """What the costs' shares are relative to: ``share of TS`` (a ``text`` condition), else of the most expensive."""
+    reference = next((c for c in costs if c.share_of), None)
+    if reference is None:
+        return "share"
+    base = next((c for c in costs if c.condition == reference.share_of), None)
+    return f"share of {reference.share_of}" if base is not None and base.method == "text" else f"share of {reference.share_of} (most expensive)"
+
+
+def paper_cost_rows(result: ExperimentResult) -> list[list[object]]:
+    """The cost table in the paper's form (Table 2): per condition, its method, the units it read
+    per answer (summaries or source chunks), prompt tokens per answer and their share."""
+    return [
+        [
+            c.condition,
+            method_label(c.method),
+            f"{c.units:,.1f} {'summaries' if c.method == 'global' else 'source chunks'}",
+            f"{c.total_prompt_tokens:,.0f}",
+            "–" if c.share is None else f"{100 * c.share:.1f}%",
+        ]
+        for c in result.costs
+    ]
+
+
+def _choice_markdown(choice: Choice, heuristic: bool) -> list[str]:
+    label = f"{choice.criterion} (heuristic)" if heuristic else choice.criterion
+    rows = [
+        [
+            p.condition,
+            method_label(p.method),
+            "–" if p.prompt_tokens_per_answer is None else f"{p.prompt_tokens_per_answer:,.0f}",
+            _number(p.win_rate),
+            "–" if p.ci_low is None or p.ci_high is None else f"{p.ci_low:.1f}–{p.ci_high:.1f}",
+            "yes" if p.pareto else "",
+            "**recommended**" if p.recommended else ("best" if p.best else ("significantly below the best" if p.below_best else "")),
+        ]
+        for p in choice.points
+    ]
+    return [
+        f"### {label}",
+        "",
+        choice.sentence,
+        "",
+        *_table(["condition", "method", "prompt tokens per answer", "overall win rate", "95% CI", "Pareto front", "choice"], rows),
+        "",
+    ]
+
+
 def to_markdown(result: ExperimentResult) -> str:
     spec = result.spec
     lines = [f"# Evaluation {result.id}", ""]
@@ -93,9 +148,40 @@ def to_markdown(result: ExperimentResult) -> str:
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
         lines += _table(["row beats column", *names], rows) + [""]
-    lines += ["## Cost per answer", "", "Mean per answer; the share is of the most expensive condition's prompt tokens.", ""]
+    lines += [
+        "## Choosing a condition",
+        "",
+        "Per criterion: each condition's overall win rate (its mean score against every other condition) with a 95% "
+        "bootstrap confidence interval over questions (1,000 resamples, seeded), its prompt tokens per answer, whether it is "
+        "on the cost-quality Pareto front (no other condition is as cheap and as good), and the recommendation: the cheapest "
+        "condition whose win rate is not significantly below the best's (Holm-corrected p >= 0.05 in their pairwise comparison)."
+        + (" Judged by the offline heuristic: the choice is heuristic too." if result.heuristic_judge else ""),
+        "",
+    ]
+    for choice in choose(result):
+        lines += _choice_markdown(choice, result.heuristic_judge)
+    share = share_label(result.costs)
+    reference = next((c.share_of for c in result.costs if c.share_of), None)
+    lines += [
+        "## Cost per answer",
+        "",
+        f"Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens, as a share of {reference}'s."
+        if share.startswith("share of") and reference
+        else "Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens.",
+        "",
+        *_table(["condition", "method", "units read", "prompt tokens per answer", share], paper_cost_rows(result)),
+        "",
+        "In detail (calls and prompt tokens per purpose"
+        + (", embedding tokens apart" if any(c.embedding_tokens for c in result.costs) else "")
+        + "):",
+        "",
+    ]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
-    header = ["condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes), "prompt tokens", "share"]
+    embedding = any(c.embedding_tokens for c in result.costs)
+    header = [
+        "condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes),
+        "prompt tokens", *(["embedding tokens"] if embedding else []), share,
+    ]
     rows = [
         [
             c.condition,
@@ -106,6 +192,7 @@ def to_markdown(result: ExperimentResult) -> str:
             *(_number(c.calls.get(p, 0.0)) for p in purposes),
             *(f"{c.prompt_tokens.get(p, 0.0):,.0f}" for p in purposes),
             f"{c.total_prompt_tokens:,.0f}",
+            *([f"{c.embedding_tokens:,.0f}"] if embedding else []),
             "–" if c.share is None else f"{100 * c.share:.1f}%",
         ]
         for c in result.costs
@@ -155,13 +242,30 @@ def win_rates_csv(result: ExperimentResult) -> str:
 
 
 def costs_csv(result: ExperimentResult) -> str:
+    """One row per condition; ``share`` is of ``share_of``'s prompt tokens (the ``text`` condition's
+    when there is one, else the most expensive's)."""
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens})
-    header = ["condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes), "prompt_tokens", "share"]
+    header = [
+        "condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes),
+        "prompt_tokens", "share", "method", "units", "embedding_tokens", "share_of",
+    ]
     rows = [
-        [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share]
+        [
+            c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes),
+            c.total_prompt_tokens, "" if c.share is None else c.share, c.method, c.units, c.embedding_tokens, c.share_of or "",
+        ]
         for c in result.costs
     ]
     return _csv(header, rows)
+
+
+def choice_csv(result: ExperimentResult, choices: Sequence[Choice] | None = None) -> str:
+    """``{stem}.choice.csv`` (evaluation spec section 8): one row per condition and criterion with
+    the columns of :data:`~graphrag_core.evaluation.choice.CHOICE_FIELDS`; a blank cell where
+    nothing was judged."""
+    choices = choose(result) if choices is None else choices
+    rows = [[("" if getattr(p, f) is None else getattr(p, f)) for f in CHOICE_FIELDS] for choice in choices for p in choice.points]
+    return _csv(CHOICE_FIELDS, rows)
 
 
 def judgments_csv(result: ExperimentResult) -> str:
@@ -175,4 +279,4 @@ def judgments_csv(result: ExperimentResult) -> str:
     return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
-__all__ = ["HEURISTIC_NOTE", "costs_csv", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
+__all__ = ["HEURISTIC_NOTE", "choice_csv", "costs_csv", "method_label", "paper_cost_rows", "share_label", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]

@@ -19,7 +19,12 @@ from .spec import ExperimentSpec
 
 
 class AnswerCost(BaseModel):
-    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose."""
+    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose.
+
+    ``units`` is what the answer read, as the paper's Table 2 counts it: community summaries
+    (``global``), source chunks mapped (``text``) or packed into the prompt (``vector``).
+    ``embedding_tokens`` are the embedding model's (a ``vector`` answer ranked by embeddings),
+    kept apart from the chat model's prompt tokens: they are priced apart."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -27,6 +32,9 @@ class AnswerCost(BaseModel):
     batches: int = 0
     calls: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: dict[str, int] = Field(default_factory=dict)
+    units: int | None = None
+    """None in answers kept before units were counted: their summaries stand in."""
+    embedding_tokens: int = 0
 
     @property
     def total_calls(self) -> int:
@@ -94,7 +102,9 @@ class WinRate(BaseModel):
 
 
 class ConditionCost(BaseModel):
-    """A condition's mean cost per answer, and its prompt tokens as a share of the most expensive."""
+    """A condition's mean cost per answer, and its prompt tokens as a share of the reference
+    condition's (``share_of``): the ``text`` condition's when there is one, as the paper's
+    Table 2 gives levels as a share of TS, else the most expensive condition's."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -107,6 +117,12 @@ class ConditionCost(BaseModel):
     prompt_tokens: dict[str, float]
     total_prompt_tokens: float
     share: float | None
+    method: str = "global"
+    units: float = 0.0
+    """Mean units read per answer: summaries, or source chunks (see :class:`AnswerCost`)."""
+    embedding_tokens: float = 0.0
+    share_of: str | None = None
+    """The condition ``share`` is relative to."""
 
 
 class ClaimSummary(BaseModel):
