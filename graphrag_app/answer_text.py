@@ -84,24 +84,25 @@ def linked_markdown(
     return "".join(out)
 
 
-def community_linker(
+def _unit_linker(
+    kind: str,
+    noun: str,
     url_for: Callable[[str], str],
-    *,
     title_for: Callable[[str], str | None],
     unsupported: Callable[[str], str | None],
 ) -> Linker:
-    """Community references become links to their provenance (title on hover); an unsupported id
+    """References of ``kind`` become links (``noun`` and the title on hover); an unsupported id
     is flagged in place (a badge naming why), and an id not in the index is not a link."""
 
     def render(reference: Reference) -> str | None:
-        if reference.kind != "community":
+        if reference.kind != kind:
             return None
         cid = reference.id
         reason = unsupported(cid)
         if reason == "not_in_index":
             return f":red-badge[⚠ {safe_markdown(cid)}: unsupported, {UNSUPPORTED_LABELS[reason]}]"
         title = title_for(cid)
-        hover = f"Community {cid}: {title}" if title else f"Community {cid}"
+        hover = f"{noun} {cid}: {title}" if title else f"{noun} {cid}"
         if reason is not None:
             hover += f" (unsupported: {UNSUPPORTED_LABELS.get(reason, reason)})"
         text = link(cid, url_for(cid), title=hover)
@@ -112,4 +113,26 @@ def community_linker(
     return render
 
 
-__all__ = ["UNSUPPORTED_LABELS", "community_linker", "demote_headings", "link", "linked_markdown", "safe_markdown"]
+def community_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Community references become links to their provenance (title on hover); an unsupported id
+    is flagged in place (a badge naming why), and an id not in the index is not a link."""
+    return _unit_linker("community", "Community", url_for, title_for, unsupported)
+
+
+def source_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Source chunk references (the citations of a ``text`` or ``vector`` run's answer) become
+    links to the chunk's view (its document on hover), flagged like community references."""
+    return _unit_linker("source", "Source", url_for, title_for, unsupported)
+
+
+__all__ = ["UNSUPPORTED_LABELS", "community_linker", "source_linker", "demote_headings", "link", "linked_markdown", "safe_markdown"]

@@ -19,6 +19,9 @@ from graphrag_core.citations import SetName, community_sets
 from graphrag_core.errors import EvaluationError, GraphRAGError
 from graphrag_core.evaluation import (
     CRITERIA,
+    choose,
+    conditions_text as preset_text,
+    paper_conditions,
     DrilldownSide,
     EvalProgress,
     EvaluationStore,
@@ -31,22 +34,25 @@ from graphrag_core.evaluation import (
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
-from graphrag_core.evaluation.report import HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
+from graphrag_core.evaluation.report import HEURISTIC_NOTE, choice_csv, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import resolve_model_settings
+from graphrag_core.methods import VECTOR
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
 from graphrag_core.status import RunStatus
 
+from .choice_views import draw_choice, draw_paper_costs
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
-from .llm import build_model
+from .evidence import unit_url
+from .llm import build_embedder, build_model, ranking_line
 from .eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
 from .jobs import EvalJob, follow, start_evaluation, start_question_generation
-from .settings import MODEL_PICKS, AppSettings, configured_model_name
+from .settings import MODEL_PICKS, AppSettings, configured_model_name, load_settings
 from .state import EvaluateState
-from .urls import EXPERIMENT_PARAM, compare_url, index_param, provenance_url, run_url
+from .urls import EXPERIMENT_PARAM, compare_url, index_param, run_url
 
 INDEX_KEY, FOLDER_KEY = "eval_index", "eval_folder"
 SOURCE_KEY, UPLOAD_KEY = "eval_source", "eval_upload"
@@ -61,9 +67,17 @@ SOURCES = {"bundled": "Bundled set", "upload": "Upload JSONL or CSV", "generate"
 STAGES = ("answers", "claims", "judgments")
 
 
+PRESET_KEY = "eval_preset_paper"
+
+
 def conditions_text(result: ExperimentResult) -> str:
     """The experiment's conditions as the Conditions box writes them (``NAME: key=value, ...``)."""
     return "\n".join(f"{c.name}: {', '.join(f'{k}={v}' for k, v in c.overrides.items())}" for c in result.spec.conditions)
+
+
+def use_paper_preset(index: Index) -> None:
+    """Callback of "The paper's conditions": every level of the index, TS, SS and dynamic selection in the box."""
+    st.session_state[CONDITIONS_KEY] = preset_text(paper_conditions(index))
 
 
 def index_key_of(result: ExperimentResult) -> str:
@@ -103,8 +117,12 @@ def judge_is_offline() -> bool:
     return st.session_state.get(JUDGE_KEY, "offline") == "offline"
 
 
+def _model_settings(app: AppSettings, key: str):  # noqa: ANN202 - ModelSettings
+    return resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(key, "offline"))])
+
+
 def _model_factory(app: AppSettings, key: str):  # noqa: ANN202 - a model factory
-    settings = resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(key, "offline"))])
+    settings = _model_settings(app, key)
     return lambda: build_model(settings)
 
 
@@ -192,8 +210,11 @@ def draw_questions(container: DeltaGenerator, page: EvaluateState, opened: Opene
     return questions
 
 
-def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -> tuple[ExperimentSpec | None, str | None]:
-    """Conditions, seeds, criteria, repeats and claims; the experiment they describe, or why none."""
+def draw_form(
+    container: DeltaGenerator, questions: list[EvalQuestion] | None, *, index: Index | None = None
+) -> tuple[ExperimentSpec | None, str | None]:
+    """Conditions (with the paper's preset for ``index``), seeds, criteria, repeats and claims;
+    the experiment they describe, or why none."""
     state = st.session_state
     state.setdefault(CONDITIONS_KEY, DEFAULT_CONDITIONS)
     state.setdefault(SEEDS_KEY, "1, 2")
@@ -203,9 +224,20 @@ def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -
         left.text_area(
             "Conditions",
             key=CONDITIONS_KEY,
-            height=130,
-            help="One per line: NAME: key=value, key=value. Keys: level (0, 1, … or leaf), map_budget, reduce_budget, map_reserve, "
-            "reduce_reserve, strategy (skip/stop), claims, sources (true/false), or any request field such as community_selection.",
+            height=170,
+            help="One per line: NAME: key=value, key=value. Keys: level (0, 1, … or leaf), method (global, text for the paper's TS, "
+            "vector for its SS), map_budget, reduce_budget, map_reserve, reduce_reserve, strategy (skip/stop), claims, sources "
+            "(true/false), or any request field such as community_selection.",
+        )
+        left.button(
+            "The paper's conditions",
+            key=PRESET_KEY,
+            icon=":material/science:",
+            on_click=use_paper_preset,
+            args=(index,),
+            disabled=index is None,
+            help="Fill in the GraphRAG paper's setup for this index: every community level (C0, C1, …; summaries only), TS "
+            "(map-reduce over the source text), SS (naive RAG over the source chunks) and dynamic selection.",
         )
         with right:
             st.text_input("Seeds", key=SEEDS_KEY, help="Two or more add the A/A check (each condition against itself across seeds).")
@@ -229,15 +261,23 @@ def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -
     return spec, None
 
 
-def draw_estimate(container: DeltaGenerator, page: EvaluateState, index: Index, spec: ExperimentSpec | None) -> str | None:
+def draw_estimate(
+    container: DeltaGenerator, page: EvaluateState, index: Index, spec: ExperimentSpec | None, *, app: AppSettings | None = None
+) -> str | None:
     """The most model calls the experiment makes (computed once per spec); why it is too big
     for this page, if it is."""
     if spec is None:
         return None
     key = (str(st.session_state.get(INDEX_KEY)), spec.model_dump_json())
     if page.estimate is None or page.estimate[0] != key:
-        page.estimate = (key, estimate_experiment(index, spec, every_question=False))
+        try:
+            page.estimate = (key, estimate_experiment(index, spec, every_question=False))
+        except GraphRAGError as exc:  # e.g. TS or SS on an index without source chunks
+            return str(exc)
     estimate = page.estimate[1]
+    if any(c.method == VECTOR for c in spec.conditions):
+        app = app or load_settings()
+        container.caption(escape_markdown(ranking_line(_model_settings(app, MODEL_KEY), app.embedding, error=app.embedding_error)))
     container.caption(
         f"About **{estimate.total:,}** model calls at most: {estimate.answer_calls:,} to answer ({estimate.answers} answers), "
         f"{estimate.judge_calls:,} to judge ({estimate.judgments} judgments)"
@@ -255,6 +295,8 @@ def start_clicked(index: Index, spec: ExperimentSpec, *, app: AppSettings, index
     if page.job is not None:
         return
     page.error = None
+    answering = _model_settings(app, MODEL_KEY)
+    ranks = any(c.method == VECTOR for c in spec.conditions)
     page.job = start_evaluation(
         index,
         spec,
@@ -264,6 +306,7 @@ def start_clicked(index: Index, spec: ExperimentSpec, *, app: AppSettings, index
         run_store_path=app.store_path,
         cache_factory=cache_factory(app),
         index_path=index_path,
+        embedder_factory=(lambda: build_embedder(answering, app.embedding)) if ranks else None,
     )
 
 
@@ -309,15 +352,18 @@ def follow_evaluation(container: DeltaGenerator, page: EvaluateState) -> None:
     st.rerun()
 
 
-def first_cited_community(app: AppSettings, run_id: str) -> tuple[str, SetName] | None:
-    """The community the Evaluate page links for a run (``CommunitySets.first_followable``)."""
+def first_cited_community(app: AppSettings, run_id: str) -> tuple[str, SetName, str] | None:
+    """The unit the Evaluate page links for a run (``CommunitySets.first_followable``), its set,
+    and what it is (``community``, or ``source`` for a run over source chunks)."""
     try:
         record = RunStore(app.store_path).get(run_id)
     except Exception:  # noqa: BLE001 - a link is optional; a store problem must not break the page
         return None
     if record is None or record.result is None:
         return None
-    return community_sets(record.result).first_followable()
+    sets = community_sets(record.result)
+    first = sets.first_followable()
+    return None if first is None else (*first, sets.unit)
 
 
 def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str, index_key: str, app: AppSettings) -> None:
@@ -334,10 +380,11 @@ def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str
             links = [f"[:material/travel_explore: Open the run]({run_url(answer.run_id)})"]
             first = first_cited_community(app, answer.run_id)
             if first is not None:
-                community, which = first
+                unit_id, which, unit = first
+                noun = "source chunk" if unit == "source" else "community"
                 links.append(
-                    f"[:material/account_tree: Provenance of community {escape_markdown(community)} ({'cited' if which == 'cited' else 'behind the answer'})]"
-                    f"({provenance_url(index_key, community, answer.run_id)})"
+                    f"[:material/account_tree: Provenance of {noun} {escape_markdown(unit_id)} ({'cited' if which == 'cited' else 'behind the answer'})]"
+                    f"({unit_url(index_key, unit_id, answer.run_id, 'source' if unit == 'source' else 'community')})"
                 )
             st.markdown(" · ".join(links))
 
@@ -398,7 +445,11 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         )
         with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
+    choices = choose(result)
+    draw_choice(container.container(), result, choices)
+    with container:
         st.subheader("Cost per answer")
+        draw_paper_costs(st.container(), result)
         left, right = st.columns([3, 2])
         left.dataframe(pd.DataFrame(cost_rows(result)), hide_index=True, width="stretch", key="eval_costs")
         right.plotly_chart(cost_chart(result), key="eval_cost_chart", config=PLOTLY_CONFIG)
@@ -408,13 +459,16 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
     draw_drilldown(container.container(), result, app)
     with container:
         st.subheader("Export")
-        cols = st.columns(4)
+        cols = st.columns(5)
         stem = f"evaluation-{result.id}"
         cols[0].download_button("Markdown report", to_markdown(result), file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
         cols[1].download_button("Win rates CSV", win_rates_csv(result), file_name=f"{stem}.win-rates.csv", mime="text/csv", key="eval_csv", on_click="ignore", icon=":material/download:")
         cols[2].download_button("Costs CSV", costs_csv(result), file_name=f"{stem}.costs.csv", mime="text/csv", key="eval_costs_csv", on_click="ignore", icon=":material/download:")
         cols[3].download_button(
             "Judgments CSV", judgments_csv(result), file_name=f"{stem}.judgments.csv", mime="text/csv", key="eval_judgments_csv", on_click="ignore", icon=":material/download:"
+        )
+        cols[4].download_button(
+            "Choice CSV", choice_csv(result, choices), file_name=f"{stem}.choice.csv", mime="text/csv", key="eval_choice_csv", on_click="ignore", icon=":material/download:"
         )
 
 

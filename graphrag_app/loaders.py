@@ -21,11 +21,13 @@ import streamlit as st
 from graphrag_core.index import load_index
 from graphrag_core.cost import section_tokens
 from graphrag_core.levels import LEAF, level_text
+from graphrag_core.methods import GLOBAL
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
+from graphrag_core.sources import source_units
 from graphrag_core.tokens import ENDPOINT, HEURISTIC, get_tokenizer
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
@@ -115,7 +117,8 @@ def load_source(source: IndexSource) -> Index:
 
 @dataclass(frozen=True)
 class CostPreview:
-    """What a run with these settings would cost, before any model call."""
+    """What a run with these settings would cost, before any model call. ``summaries`` counts the
+    units the run reads: summaries, or source chunks for the ``text`` and ``vector`` methods."""
 
     summaries: int
     batches: int
@@ -154,8 +157,9 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
         bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
     communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
+    units = len(communities) if request.method == GLOBAL else len(source_units(index, method=request.method))
     return CostPreview(
-        summaries=len(communities),
+        summaries=units,
         batches=len(estimates),
         map_prompt_tokens=sum(estimates),
         largest_batch_tokens=max(estimates, default=0),

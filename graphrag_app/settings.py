@@ -11,6 +11,9 @@
                                               (both read by ``graphrag_core.locations``, which
                                               the command line shares)
 ``GRAPHRAG_LLM_*``, ``OPENAI_API_KEY``        the model: see ``graphrag_core.llm.settings``
+``GRAPHRAG_EMBEDDING_*``                      the embedding model that ranks source chunks for
+                                              naive RAG (method ``vector``): see
+                                              ``graphrag_core.llm.embeddings``; unset: BM25
 ============================================  ===============================================
 
 The same keys may be given at the top level of ``.streamlit/secrets.toml``; the environment
@@ -28,6 +31,7 @@ from typing import Any
 import streamlit as st
 
 from graphrag_core.evaluation.store import evaluation_store_path
+from graphrag_core.llm.embeddings import EmbeddingSettings
 from graphrag_core.llm.settings import ModelChoice, ModelSettings, SettingsError
 from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from  # noqa: F401 - re-exported
 
@@ -48,6 +52,10 @@ class AppSettings:
     model: ModelSettings
     model_error: str | None = None
     cache_path: Path | None = None
+    embedding: EmbeddingSettings | None = None
+    """The embedding model that ranks source chunks for naive RAG; None: BM25 ranks them."""
+    embedding_error: str | None = None
+    """Why the configured embedding model cannot be used (then ``embedding`` is None)."""
 
     @property
     def eval_store_path(self) -> Path:
@@ -82,12 +90,19 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         model = ModelSettings.from_mapping(mapping)
     except SettingsError as exc:
         model, model_error = ModelSettings(), str(exc)
+    embedding = embedding_error = None
+    try:
+        embedding = EmbeddingSettings.from_mapping(mapping, chat=model)
+    except SettingsError as exc:
+        embedding_error = str(exc)
     return AppSettings(
         store_path=store_path,
         allowed_roots=parse_allowed_roots(None if roots_value is None else str(roots_value)),
         model=model,
         model_error=model_error,
         cache_path=cache_path,
+        embedding=embedding,
+        embedding_error=embedding_error,
     )
 
 

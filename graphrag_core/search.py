@@ -4,6 +4,16 @@
 summaries of a level, build their map texts, pack them into batches, map, select for the
 reduce, reduce. Every step reports itself as an event; a run that cannot finish reports
 ``RunFailed`` before raising, so what was computed up to then is not lost.
+
+The request's ``method`` (evaluation spec section 7) chooses the units: ``global`` maps over
+community summaries; ``text`` runs the same steps over the index's source chunks; ``vector``
+ranks the chunks (:mod:`.ranking`), packs the most relevant into the reduce budget
+(:mod:`.naive_rag`) and makes one call, with the reduce's events.
+
+Why this module is long: it is the run's one orchestration, and the steps of the three methods
+(plan, rank, map, select or pack, reduce, finish) share one state and one event stream, so a
+failure in any of them becomes the same ``RunFailed`` with the same figures; splitting them
+would spread that state over modules that each need all of it.
 """
 
 from __future__ import annotations

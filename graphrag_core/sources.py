@@ -57,12 +57,14 @@ def source_reference(index: Index, chunk_id: str) -> str:
     raise KeyError(f"No source chunk {chunk_id!r} in this index.")
 
 
+def source_table(index: Index) -> dict[str, SourceChunk]:
+    """Every chunk by its reference (what the runs of ``text`` and ``vector`` name it by)."""
+    return dict(zip(_references(index.chunks), index.chunks))
+
+
 def source_chunk(index: Index, reference: str) -> SourceChunk | None:
     """The chunk a run of ``text`` or ``vector`` names ``reference``, or None."""
-    for ref, chunk in zip(_references(index.chunks), index.chunks):
-        if ref == reference:
-            return chunk
-    return None
+    return source_table(index).get(reference)
 
 
-__all__ = ["source_chunk", "source_reference", "source_units", "unit_ids"]
+__all__ = ["source_chunk", "source_reference", "source_table", "source_units", "unit_ids"]
