@@ -15,9 +15,9 @@ from typing import Any
 import plotly.graph_objects as go
 
 from graphrag_core.evaluation.choice import Choice, ChoicePoint
-from graphrag_core.evaluation.report import method_label, paper_cost_rows, share_label
+from graphrag_core.evaluation.report import paper_cost_rows, share_label
 from graphrag_core.evaluation.results import ExperimentResult
-from graphrag_core.methods import METHOD_WORDS
+from graphrag_core.methods import METHOD_WORDS, method_label
 
 METHOD_COLORS = {"global": "#2166ac", "text": "#d95f02", "vector": "#1b9e77"}
 """One colour per method, the same in every choice chart."""
@@ -96,7 +96,7 @@ def choice_chart(choice: Choice) -> go.Figure:
                 hovertext=[_hover(chosen)], hovertemplate="%{hovertext}<extra></extra>",
             )
         )
-    figure.add_hline(y=50, line=dict(color="#999999", width=1, dash="dot"), annotation_text="even (50)", annotation_position="bottom right")
+    figure.add_hline(y=50, line=dict(color="#999999", width=1, dash="dot"), annotation_text="even (50)", annotation_position="bottom left")
     label = f"{choice.criterion} (heuristic judge)" if choice.heuristic else choice.criterion
     figure.update_layout(
         title=dict(text=f"Which condition? {html.escape(label)}: cost against quality"),

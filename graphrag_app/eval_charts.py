@@ -99,13 +99,15 @@ def p_value_rows(result: ExperimentResult) -> list[dict[str, Any]]:
 
 
 def cost_rows(result: ExperimentResult) -> list[dict[str, Any]]:
+    """One row per condition; a purpose a condition makes no call for (naive RAG has no map) is 0."""
+    purposes = list(dict.fromkeys(p for c in result.costs for p in c.calls))
     rows = []
     for c in result.costs:
         row: dict[str, Any] = {"condition": c.condition, "answers": c.answers, "failed": c.failed, "summaries": c.summaries, "map batches": c.batches}
-        for purpose, calls in c.calls.items():
-            row[f"{purpose} calls"] = calls
-        for purpose, tokens in c.prompt_tokens.items():
-            row[f"{purpose} prompt tokens"] = round(tokens)
+        for purpose in purposes:
+            row[f"{purpose} calls"] = c.calls.get(purpose, 0.0)
+        for purpose in purposes:
+            row[f"{purpose} prompt tokens"] = round(c.prompt_tokens.get(purpose, 0.0))
         row["prompt tokens"] = round(c.total_prompt_tokens)
         row["share of most expensive"] = None if c.share is None else round(100 * c.share, 1)
         rows.append(row)

@@ -41,6 +41,11 @@ UNIT_NOUNS: dict[str, tuple[str, str]] = {"community": ("community", "communitie
 """A unit kind as a noun, singular and plural."""
 
 
+def method_label(method: str) -> str:
+    """A method as reports and tables name it: ``global``, ``text (TS)``, ``vector (SS)``."""
+    return f"{method} ({PAPER_NAMES[method]})" if method in PAPER_NAMES else method
+
+
 def unit_kind(method: str) -> UnitKind:
     """The units a run of ``method`` reads: ``"community"`` for ``global``, else ``"source"``."""
     return "community" if method == GLOBAL else "source"
@@ -71,6 +76,7 @@ __all__ = [
     "VECTOR",
     "Method",
     "UnitKind",
+    "method_label",
     "reads_chunks",
     "unit_kind",
     "units_noun",

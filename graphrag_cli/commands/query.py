@@ -28,6 +28,7 @@ from graphrag_core.llm.base import model_identity
 from graphrag_core.methods import GLOBAL, VECTOR, units_noun
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.ranking import ranker_label
 from graphrag_core.search import retrieve_global
 from graphrag_core.sources import unit_ids
 
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             noun = "communities" if request.method == GLOBAL else units_noun(request.method)
             context.note(f"{noun} behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
         if result.diagnostics.ranker:
-            context.note(f"source chunks ranked by {result.diagnostics.ranker}")
+            context.note(f"source chunks ranked by {ranker_label(result.diagnostics.ranker)}")
         for failure in result.failed_batches:
             context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
         context.note(spend_line(run_figures(events).spend, configured_price(context)))

@@ -11,7 +11,7 @@ import csv
 import io
 from collections.abc import Iterable, Sequence
 
-from ..methods import PAPER_NAMES
+from ..methods import method_label
 from ..status import RunStatus
 from .choice import CHOICE_FIELDS, Choice, choose
 from .results import ConditionCost, ExperimentResult, WinRate
@@ -58,11 +58,6 @@ def significance_mark(rate: WinRate | None) -> str:
     if rate is None or rate.p_holm is None:
         return ""
     return "**" if rate.p_holm < 0.01 else "*" if rate.p_holm < 0.05 else ""
-
-
-def method_label(method: str) -> str:
-    """A method as a report names it: ``global``, ``text (TS)``, ``vector (SS)``."""
-    return f"{method} ({PAPER_NAMES[method]})" if method in PAPER_NAMES else method
 
 
 def share_label(costs: Sequence[ConditionCost]) -> str:
@@ -279,4 +274,4 @@ def judgments_csv(result: ExperimentResult) -> str:
     return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
-__all__ = ["HEURISTIC_NOTE", "choice_csv", "costs_csv", "method_label", "paper_cost_rows", "share_label", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
+__all__ = ["HEURISTIC_NOTE", "choice_csv", "costs_csv", "paper_cost_rows", "share_label", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]
