@@ -306,3 +306,35 @@ def test_a_msgraphrag_index_names_its_chunks_by_their_human_readable_ids():
     assert source_chunk(index, units[0][0]) == units[0][1]
     result, _ = search(index, "Who leads the team?", "text")
     assert result.status == "completed" and set(result.community_ids) <= {ref for ref, _ in units}
+
+
+# -- what front ends show ---------------------------------------------------------------------------
+
+
+def test_a_run_over_chunks_is_named_by_its_method_in_lists():
+    from graphrag_core.report import settings_text
+
+    assert settings_text(GlobalSearchRequest(query="q", method="text", map_token_budget=4000), seed=3) == "text (TS) · map 4,000 · reduce 8,000 · seed 3 · skip"
+    assert settings_text(GlobalSearchRequest(query="q", method="vector"), seed=3) == "vector (SS) · reduce 8,000 · seed 3 · skip"
+
+
+def test_query_runs_a_method_and_its_json_names_the_chunks(small_index_dir, run_db):  # noqa: ANN001
+    import io
+
+    from graphrag_cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["query", str(small_index_dir), "What is a kludge?", "--method", "vector", "--json"], stdout=out, stderr=err, environ={"GRAPHRAG_EXPLORER_DB": str(run_db)})
+    assert code == 0, err.getvalue()
+    document = json.loads(out.getvalue())
+    assert document["community_sets"]["unit"] == "source" and document["community_sets"]["cited"] == ["k3"]
+    assert document["request"]["method"] == "vector" and document["diagnostics"]["ranker"] == "bm25"
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["query", str(small_index_dir), "What is a kludge?", "--method", "text"], stdout=out, stderr=err, environ={"GRAPHRAG_EXPLORER_DB": str(run_db)})
+    assert code == 0 and "source chunks behind the answer: " in err.getvalue() and "[Sources: k3]" in out.getvalue()
+    bare = small_index_dir.parent / "bare"
+    from graphrag_core.index import save_index
+
+    save_index(Index(communities=[Community(id="r", level=0, summary="A root.")]), bare)
+    code = main(["query", str(bare), "q?", "--method", "text"], stdout=io.StringIO(), stderr=(err := io.StringIO()), environ={"GRAPHRAG_EXPLORER_DB": str(run_db)})
+    assert code == 2 and "The index has no source chunks, so method text cannot run." in err.getvalue()
