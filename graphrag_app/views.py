@@ -18,7 +18,7 @@ from graphrag_core.figures import Price, RunSpend, figures_of, money
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.methods import GLOBAL, method_label
-from graphrag_core.ranking import ranker_label
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus

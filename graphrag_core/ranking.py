@@ -48,13 +48,6 @@ if TYPE_CHECKING:
 CENTRALITY_RANKER = "bm25 (no content words: the most typical chunks)"
 
 
-def ranker_label(ranker: str) -> str:
-    """What ranked a ``vector`` run's chunks, as people read it: ``BM25``, or the embedding model."""
-    if ranker.startswith(BM25_RANKER):
-        return "BM25" + ranker[len(BM25_RANKER):]
-    return f"embeddings of {ranker.removeprefix('embedding:')}"
-
-
 @dataclass(frozen=True)
 class RankedChunk:
     """One source chunk and its relevance to the question (> 0; higher is more relevant)."""
@@ -285,7 +278,6 @@ async def rank_chunks(
 
 __all__ = [
     "CENTRALITY_RANKER",
-    "ranker_label",
     "RankedChunk",
     "Ranking",
     "decode_vector",

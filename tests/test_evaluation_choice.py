@@ -153,6 +153,7 @@ def test_pareto_front_keeps_what_nothing_dominates():
 def test_the_report_and_the_choice_csv_carry_the_choice(result) -> None:  # type: ignore[no-untyped-def]
     markdown = to_markdown(result)
     assert "## Choosing a condition" in markdown and "**recommended**" in markdown
+    assert result.ranker == "bm25" and "- Naive RAG (SS) ranks the source chunks by: BM25" in markdown
     assert "| TS | text (TS) | 3.0 source chunks |" in markdown and "share of TS" in markdown
     rows = list(csv.DictReader(io.StringIO(choice_csv(result))))
     assert tuple(rows[0]) == CHOICE_FIELDS == (
@@ -206,6 +207,14 @@ def test_an_index_without_chunks_refuses_ts_and_ss_before_anything_runs():
     with pytest.raises(NoSourceChunksError):
         run(run_experiment(index, spec, model, model))
     assert model.calls == 0
+
+
+def test_the_ranker_is_part_of_an_experiment_with_naive_rag():
+    from graphrag_core.evaluation.keys import experiment_id
+
+    spec = ExperimentSpec(questions=QUESTIONS[:1], conditions=parse_conditions("C0: level=0\nSS: method=vector"), seeds=[1])
+    assert experiment_id(spec, "fp", "m", "j") == experiment_id(spec, "fp", "m", "j", ranker=None)
+    assert experiment_id(spec, "fp", "m", "j", ranker="bm25") != experiment_id(spec, "fp", "m", "j", ranker="embedding:e@h")
 
 
 def test_the_estimate_counts_one_call_per_naive_rag_answer():

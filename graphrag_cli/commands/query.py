@@ -28,7 +28,7 @@ from graphrag_core.llm.base import model_identity
 from graphrag_core.methods import GLOBAL, VECTOR, units_noun
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.ranking import ranker_label
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.search import retrieve_global
 from graphrag_core.sources import unit_ids
 

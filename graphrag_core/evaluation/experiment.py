@@ -183,7 +183,8 @@ class _Run:
         self.emit, self.stop = emit, stop
         self.started = time.monotonic()
         self.fingerprint = index_fingerprint(index)
-        self.id = experiment_id(spec, self.fingerprint, model, judge)
+        self.ranker = ranker_name(embedder) if any(c.method == VECTOR for c in spec.conditions) else None
+        self.id = experiment_id(spec, self.fingerprint, model, judge, ranker=self.ranker)
         self.stopped = False
 
     def stopping(self) -> bool:
@@ -301,6 +302,7 @@ class _Run:
             model=model_identity(self.model),
             judge=model_identity(self.judge),
             heuristic_judge=is_heuristic(self.judge),
+            ranker=self.ranker,
             spec=self.spec,
             answers=answers,
             judgments=judgments,

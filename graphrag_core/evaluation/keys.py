@@ -39,9 +39,13 @@ def claims_key(model: object, answer: str) -> str:
     return hashlib.sha256(f"{model_identity(model)}\x00{answer}".encode()).hexdigest()
 
 
-def experiment_id(spec: ExperimentSpec, fingerprint: str, model: object, judge: object) -> str:
-    """A stable id: the same spec over the same index with the same models has the same id."""
-    text = json.dumps([spec.model_dump(mode="json"), fingerprint, model_identity(model), model_identity(judge)], sort_keys=True)
+def experiment_id(spec: ExperimentSpec, fingerprint: str, model: object, judge: object, *, ranker: str | None = None) -> str:
+    """A stable id: the same spec over the same index with the same models (and, when a condition
+    ranks chunks, the same ``ranker``) has the same id."""
+    parts: list[object] = [spec.model_dump(mode="json"), fingerprint, model_identity(model), model_identity(judge)]
+    if ranker is not None:
+        parts.append(ranker)
+    text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:EXPERIMENT_ID_CHARS]
 
 

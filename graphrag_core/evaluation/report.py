@@ -12,6 +12,7 @@ import io
 from collections.abc import Iterable, Sequence
 
 from ..methods import method_label
+from ..llm.embeddings import ranker_label
 from ..status import RunStatus
 from .choice import CHOICE_FIELDS, Choice, choose
 from .results import ConditionCost, ExperimentResult, WinRate
@@ -119,6 +120,7 @@ def to_markdown(result: ExperimentResult) -> str:
         f"- Index: {result.index_name}" + (f" ({result.index_path})" if result.index_path else ""),
         f"- Answering model: {result.model}",
         f"- Judge: {judge_label(result)}",
+        *([f"- Naive RAG (SS) ranks the source chunks by: {ranker_label(result.ranker)}"] if result.ranker else []),
         f"- Questions: {len(spec.questions)}; seeds: {', '.join(map(str, spec.seeds))}; repeats: {spec.repeats}",
         f"- Criteria: {', '.join(spec.criteria)}",
         f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",

@@ -167,6 +167,8 @@ class ExperimentResult(BaseModel):
     model: str
     judge: str
     heuristic_judge: bool
+    ranker: str | None = None
+    """What ranked the chunks of the ``vector`` conditions (an embedding model's identity, or ``bm25``); None without one."""
     spec: ExperimentSpec
     answers: list[AnswerRecord]
     judgments: list[JudgmentRecord]

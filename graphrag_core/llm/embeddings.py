@@ -143,6 +143,13 @@ def ranker_name(embedder: EmbeddingModel | None) -> str:
     return BM25_RANKER if embedder is None else str(embedder.identity)
 
 
+def ranker_label(ranker: str) -> str:
+    """What ranked a ``vector`` run's chunks, as people read it: ``BM25``, or the embedding model."""
+    if ranker.startswith(BM25_RANKER):
+        return "BM25" + ranker[len(BM25_RANKER):]
+    return f"embeddings of {ranker.removeprefix('embedding:')}"
+
+
 __all__ = [
     "BM25_RANKER",
     "DEFAULT_EMBEDDING_BATCH_SIZE",
@@ -154,5 +161,6 @@ __all__ = [
     "EmbeddingModel",
     "EmbeddingSettings",
     "Embeddings",
+    "ranker_label",
     "ranker_name",
 ]
