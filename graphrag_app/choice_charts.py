@@ -15,13 +15,11 @@ from typing import Any
 import plotly.graph_objects as go
 
 from graphrag_core.evaluation.choice import Choice, ChoicePoint
+from graphrag_core.evaluation.choice_svg import METHOD_COLORS, RECOMMENDED_COLOR
 from graphrag_core.evaluation.report import paper_cost_rows, share_label
 from graphrag_core.evaluation.results import ExperimentResult
 from graphrag_core.methods import METHOD_WORDS, method_label
 
-METHOD_COLORS = {"global": "#2166ac", "text": "#d95f02", "vector": "#1b9e77"}
-"""One colour per method, the same in every choice chart."""
-RECOMMENDED_COLOR = "#e6ab02"
 PARETO_COLOR = "#555555"
 
 

@@ -137,6 +137,23 @@ def test_the_cheapest_condition_not_significantly_below_the_best_is_recommended(
     assert "C0 (" in choice.sentence and "cheapest condition whose win rate is not significantly below the best's (TS" in choice.sentence
 
 
+def test_the_choice_picture_is_an_svg_of_every_condition_with_the_recommendation(result) -> None:  # type: ignore[no-untyped-def]
+    from xml.etree import ElementTree
+
+    from graphrag_core.evaluation.choice_svg import RECOMMENDED_COLOR, choice_svg
+
+    choice = {c.criterion: c for c in choose(result)}["empowerment"]
+    tree = ElementTree.fromstring(choice_svg(choice))
+    texts = [t.text for t in tree.iter("{http://www.w3.org/2000/svg}text")]
+    assert "empowerment: cost against quality" in texts and "C0 (recommended)" in texts and {"TS", "SS"} <= set(texts)
+    assert "prompt tokens per answer (log scale)" in texts and "Pareto front" in texts
+    stars = [p for p in tree.iter("{http://www.w3.org/2000/svg}polygon") if p.get("fill") == RECOMMENDED_COLOR]
+    assert len(stars) == 2  # the recommended point and its legend entry
+    assert len(list(tree.iter("{http://www.w3.org/2000/svg}polyline"))) == 1  # the Pareto front
+    odd = choice.model_copy(update={"criterion": "<b>&"})
+    assert ElementTree.fromstring(choice_svg(odd)) is not None  # text is escaped
+
+
 def test_bootstrap_of_two_opposite_questions_spans_both():
     intervals = bootstrap_intervals({"A": {"q1": [100.0], "q2": [0.0]}}, ["q1", "q2"])
     assert intervals["A"] == (0.0, 100.0)
@@ -244,6 +261,9 @@ def test_eval_preset_paper_writes_the_choice_csv_and_names_the_recommendations(t
     assert [r["condition"] for r in rows if r["criterion"] == "comprehensiveness"] == names
     assert sum(r["recommended"] == "True" for r in rows) == 4  # one per criterion
     assert "## Choosing a condition" in report.read_text() and "chunks ranked by bm25" in err.getvalue()
+    for criterion in ("comprehensiveness", "diversity", "empowerment", "directness"):
+        picture = tmp_path / "out" / f"paper.choice-{criterion}.svg"
+        assert f"](paper.choice-{criterion}.svg)" in report.read_text() and picture.read_text().startswith("<svg")
     assert err.getvalue().count("Heuristic choice (the offline judge is not an LLM)") == 4
 
 

@@ -6,7 +6,8 @@
     graphrag-explorer eval QUESTIONS --index INDEX --preset paper --out report.md   # C0..Cn, TS, SS, dynamic
 
 The report goes to ``--out`` (Markdown; the win rates, costs, judgments and the choice per
-criterion as CSV beside it: ``{stem}.choice.csv``) or to stdout; progress goes to stderr, and
+criterion as CSV beside it: ``{stem}.choice.csv``, and each criterion's choice as a picture,
+``{stem}.choice-{criterion}.svg``, shown in the report) or to stdout; progress goes to stderr, and
 the recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
@@ -33,6 +34,7 @@ from graphrag_core.evaluation import (
     preset_conditions,
     run_experiment,
 )
+from graphrag_core.evaluation.choice_svg import choice_svg
 from graphrag_core.evaluation.questions import questions_to_jsonl
 from graphrag_core.evaluation.report import (
     choice_csv,
@@ -210,21 +212,26 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
         raise
     result = result.model_copy(update={"index_name": loaded.name})
-    markdown = to_markdown(result)
     choices = choose(result)
     if args.out is None:
-        context.write(markdown + "\n")
+        context.write(to_markdown(result) + "\n")
     else:
         tables = {
             "win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result),
             "choice": choice_csv(result, choices),
         }
+        pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
         try:
-            stem = _write_report(markdown, tables, args.out)
+            stem = _write_report(to_markdown(result, pictures=pictures), tables, args.out)
+            for choice in choices:
+                (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
         except OSError as exc:
             raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
         if not args.quiet:
-            context.note(f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables))
+            context.note(
+                f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables)
+                + f", and the choice per criterion as {stem}.choice-<criterion>.svg"
+            )
     if not args.quiet:
         context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
         for choice in choices:

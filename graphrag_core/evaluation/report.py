@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..methods import method_label
 from ..llm.embeddings import ranker_label
@@ -85,7 +85,7 @@ def paper_cost_rows(result: ExperimentResult) -> list[list[object]]:
     ]
 
 
-def _choice_markdown(choice: Choice, heuristic: bool) -> list[str]:
+def _choice_markdown(choice: Choice, heuristic: bool, picture: str | None = None) -> list[str]:
     label = f"{choice.criterion} (heuristic)" if heuristic else choice.criterion
     rows = [
         [
@@ -104,12 +104,16 @@ def _choice_markdown(choice: Choice, heuristic: bool) -> list[str]:
         "",
         choice.sentence,
         "",
+        *([f"![{choice.criterion}: prompt tokens per answer against overall win rate]({picture})", ""] if picture else []),
         *_table(["condition", "method", "prompt tokens per answer", "overall win rate", "95% CI", "Pareto front", "choice"], rows),
         "",
     ]
 
 
-def to_markdown(result: ExperimentResult) -> str:
+def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None = None) -> str:
+    """The report. ``pictures`` maps a criterion to the path of its choice picture
+    (:func:`~graphrag_core.evaluation.choice_svg.choice_svg`, written beside the report), shown
+    above that criterion's choice table."""
     spec = result.spec
     lines = [f"# Evaluation {result.id}", ""]
     if result.heuristic_judge:
@@ -156,7 +160,7 @@ def to_markdown(result: ExperimentResult) -> str:
         "",
     ]
     for choice in choose(result):
-        lines += _choice_markdown(choice, result.heuristic_judge)
+        lines += _choice_markdown(choice, result.heuristic_judge, (pictures or {}).get(choice.criterion))
     share = share_label(result.costs)
     reference = next((c.share_of for c in result.costs if c.share_of), None)
     lines += [
