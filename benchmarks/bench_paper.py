@@ -63,7 +63,7 @@ def run_sample(sample: str, *, questions: int, seed: int) -> None:
         paper = " / ".join(f"{PAPER_SHARES[corpus][cost.condition]:.1f}%" for corpus in PAPER_SHARES if cost.condition in PAPER_SHARES[corpus])
         share = "–" if cost.share is None else f"{100 * cost.share:.1f}%"
         print(
-            f"{cost.condition:<10} {method_label(cost.method):<12} {cost.units:>8,.1f} {noun:<13} {cost.total_prompt_tokens:>21,.0f} {share:>12}   {paper or '–'}"
+            f"{cost.condition:<10} {method_label(cost.method):<12} {cost.units_read:>8,.1f} {noun:<13} {cost.total_prompt_tokens:>21,.0f} {share:>12}   {paper or '–'}"
         )
     by_name = {c.condition: c for c in result.costs}
     if "C0" in by_name and "TS" in by_name and by_name["C0"].total_prompt_tokens:

@@ -77,7 +77,7 @@ def paper_cost_rows(result: ExperimentResult) -> list[list[object]]:
         [
             c.condition,
             method_label(c.method),
-            f"{c.units:,.1f} {'summaries' if c.method == 'global' else 'source chunks'}",
+            f"{c.units_read:,.1f} {'summaries' if c.method == 'global' else 'source chunks'}",
             f"{c.total_prompt_tokens:,.0f}",
             "–" if c.share is None else f"{100 * c.share:.1f}%",
         ]
@@ -253,7 +253,7 @@ def costs_csv(result: ExperimentResult) -> str:
     rows = [
         [
             c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes),
-            c.total_prompt_tokens, "" if c.share is None else c.share, c.method, c.units, c.embedding_tokens, c.share_of or "",
+            c.total_prompt_tokens, "" if c.share is None else c.share, c.method, c.units_read, c.embedding_tokens, c.share_of or "",
         ]
         for c in result.costs
     ]

@@ -118,11 +118,16 @@ class ConditionCost(BaseModel):
     total_prompt_tokens: float
     share: float | None
     method: str = "global"
-    units: float = 0.0
-    """Mean units read per answer: summaries, or source chunks (see :class:`AnswerCost`)."""
+    units: float | None = None
+    """Mean units read per answer: summaries, or source chunks (see :class:`AnswerCost`); None in
+    results made before units were counted (their summaries stand in: :attr:`units_read`)."""
     embedding_tokens: float = 0.0
     share_of: str | None = None
     """The condition ``share`` is relative to."""
+
+    @property
+    def units_read(self) -> float:
+        return self.units if self.units is not None else self.summaries
 
 
 class ClaimSummary(BaseModel):
