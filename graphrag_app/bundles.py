@@ -3,17 +3,23 @@
 An opened bundle is put in this app's run history (so its provenance links work in any tab or
 browser session) and then shown like any stored run, with no model and no key. When the index
 here is not the one the run used, the page says so and opens what it can.
+
+A bundle is untrusted: it is read as a stream and refused past ``MAX_BUNDLE_EVENTS`` events
+(one bundle at a time per process), its index is looked for only where this app may open
+folders, and its run never replaces one already here.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.bundle import BundleError, RunBundle, bundle_to_json, index_mismatch, make_bundle, read_bundle
+from graphrag_core.bundle import MAX_BUNDLE_EVENTS, BundleError, RunBundle, bundle_to_json, index_mismatch, make_bundle, read_bundle
 from graphrag_core.state import RunState
 from graphrag_core.history import RunRecord, RunStore, StoreError
 
@@ -57,42 +63,78 @@ def render_bundle_download(container: DeltaGenerator, state: RunState, *, index_
         )
 
 
-def open_bundle(data: bytes, *, name: str, app: AppSettings) -> tuple[RunBundle | None, list[str], list[str]]:
-    """Read a bundle and put its run in the history: ``(bundle, notices, errors)``."""
+BUNDLE_WAIT_S = 120.0
+"""How long an upload waits for the bundles opened before it (one is read at a time)."""
+_ONE_AT_A_TIME = threading.BoundedSemaphore(1)
+"""Bundles are read one at a time in this process, so several large uploads at once take the
+memory of one, not of all of them."""
+
+
+def _index_here(bundle: RunBundle, app: AppSettings) -> Path | None:
+    """The index the bundle's run used, found here: by the bundle's index name (a sample, or a
+    folder), else by its path, each only where this app may open folders (``resolve_source``:
+    a path outside the allowed roots is never looked at); None when neither is here."""
+    for named in (bundle.index.name, bundle.index.path):
+        if not named or "\x00" in named:
+            continue
+        try:
+            path = resolve_source(named, app).path
+        except IndexAccessError:
+            continue
+        if path.exists():
+            return path
+    return None
+
+
+def open_bundle(data: bytes | BinaryIO, *, name: str, app: AppSettings) -> tuple[RunBundle | None, list[str], list[str]]:
+    """Read a bundle (bytes or a binary file, read as a stream of at most ``MAX_BUNDLE_EVENTS``
+    events) and put its run in the history: ``(bundle, notices, errors)``.
+
+    The run is imported (``RunStore.import_record``): it never replaces another run here; when
+    its id is taken, the returned bundle carries the id it was stored under, and a notice says so."""
+    if not _ONE_AT_A_TIME.acquire(timeout=BUNDLE_WAIT_S):
+        return None, [], [f"{name} was not opened: the app is busy opening other run bundles. Try again in a moment."]
     try:
-        bundle = read_bundle(data, source=name)
+        bundle = read_bundle(data, source=name, max_events=MAX_BUNDLE_EVENTS)
     except BundleError as exc:
         return None, [], [str(exc)]
+    finally:
+        _ONE_AT_A_TIME.release()
     notices: list[str] = []
-    path: Path | None
-    try:
-        path = resolve_source(bundle.index.name, app).path
-    except IndexAccessError:
-        path = Path(bundle.index.path) if bundle.index.path else None
+    path = _index_here(bundle, app)
     if mismatch := index_mismatch(bundle, path):
         notices.append(mismatch)
-    record = bundle.to_record()
-    if path is not None and path.exists():  # links and titles use the index here (found by its name), wherever the run's lay
-        record = record.model_copy(update={"index_path": str(path)})
+    record = bundle.to_record().model_copy(update={"index_path": None if path is None else str(path)})
     try:
-        RunStore(app.store_path).save(record)
+        stored_as = RunStore(app.store_path).import_record(record)
     except (StoreError, OSError, ValueError) as exc:
         return bundle, notices, [f"The run from {name} could not be put in the run history at {app.store_path}: {exc}"]
-    notices.append(f"Opened run {bundle.run_id[:8]} from {name} (recorded by {bundle.model}); no model was called.")
+    if stored_as != bundle.run_id:
+        notices.append(
+            f"A different run here already has this bundle's run id ({bundle.run_id[:8]}): the bundle's run is opened "
+            f"as run {stored_as[:8]}, and the run here is left as it was."
+        )
+        bundle = bundle.model_copy(update={"run_id": stored_as, "events": record.with_run_id(stored_as).events})
+    notices.append(f"Opened run {stored_as[:8]} from {name} (recorded by {bundle.model}); no model was called.")
     return bundle, notices, []
 
 
 def render_bundle_open(
-    container: DeltaGenerator, *, app: AppSettings, key: str, on_open: Callable[[RunBundle, list[str], list[str]], None]
+    container: DeltaGenerator, *, app: AppSettings, key: str, on_open: Callable[[str | None, list[str], list[str]], None]
 ) -> None:
-    """"Open run bundle": a file picker; ``on_open(bundle, notices, errors)`` runs once per file."""
+    """"Open run bundle": a file picker; ``on_open(run_id, notices, errors)`` runs once per file,
+    with the id the run is stored under (None when it was not opened). The bundle itself is let
+    go first, so a large run is never held twice while the page reads it from the history."""
 
     def changed() -> None:
         uploaded = st.session_state.get(key)
         if uploaded is None:
             return
-        bundle, notices, errors = open_bundle(uploaded.getvalue(), name=uploaded.name, app=app)
-        on_open(bundle, notices, errors)  # type: ignore[arg-type]
+        uploaded.seek(0)
+        bundle, notices, errors = open_bundle(uploaded, name=uploaded.name, app=app)
+        run_id = None if bundle is None or errors else bundle.run_id
+        del bundle
+        on_open(run_id, notices, errors)
 
     with container:
         st.file_uploader(

@@ -279,10 +279,9 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
             st.button("Delete", key="compare_delete", type="primary", on_click=delete_clicked, args=(str(store.path), run_id))
 
 
-def bundle_opened(bundle: object, notices: list[str], errors: list[str]) -> None:
-    """An opened run bundle joins the comparison (it is in the history now)."""
+def bundle_opened(run_id: str | None, notices: list[str], errors: list[str]) -> None:
+    """An opened run bundle joins the comparison (it is in the history now, as ``run_id``)."""
     CompareState.get().notice = " ".join([*errors, *notices])
-    run_id = getattr(bundle, "run_id", None)
     if run_id is not None:
         chosen = [r for r in st.session_state.get(SELECT_KEY, []) if r != run_id]
         st.session_state[SELECT_KEY] = [*chosen, run_id][-cc.MAX_COMPARED_RUNS :]

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.cache import MapCache, SqliteMapCache
+from graphrag_core.cache import MapCache, open_map_cache
 from graphrag_core.errors import GraphRAGError, NoSourceChunksError, PreflightError
-from graphrag_core.history import RunStore
+from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
-from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
+from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, inapplicable_settings
@@ -31,7 +31,7 @@ from .escaping import escape_markdown
 from .llm import build_embedder, build_model, ranking_line, shared_preflight
 from .jobs import check_model, start_run
 from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
-from .settings import AppSettings, load_settings
+from .settings import AppSettings, endpoint_refusal, load_settings
 from .state import ExploreState, RunView
 from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
 from .widgets import FOLDER_CHOICE, Keys
@@ -279,8 +279,12 @@ def _typed_key() -> str:
 
 def model_settings(app: AppSettings, current: RunSettings) -> ModelSettings:
     """The model a run with these settings calls (with the key typed in this browser session);
-    raises ``ValueError`` naming the field when the choice cannot be used."""
-    return resolve_model_settings(app.model, current.model.model_copy(update={"api_key": _typed_key()}))
+    raises ``ValueError`` naming the field when the choice cannot be used, or why a shared app
+    may not call the chosen endpoint (``endpoint_refusal``)."""
+    settings = resolve_model_settings(app.model, current.model.model_copy(update={"api_key": _typed_key()}))
+    if refusal := endpoint_refusal(app, settings):
+        raise SettingsError(refusal)
+    return settings
 
 
 def run_target(app: AppSettings, current: RunSettings) -> str:
@@ -310,7 +314,7 @@ def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCach
     path = app.cache_path
     if path is None or not use:
         return None
-    return lambda: SqliteMapCache(path)
+    return lambda: open_map_cache(path)  # a file that cannot be opened: the run says so once and goes on
 
 
 def start_clicked() -> None:
@@ -364,6 +368,9 @@ def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: 
     """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
     try:
         record = RunStore(app.store_path).get(run_id)
+    except StoreError as exc:  # its message names the file and what is wrong with it
+        page.errors.append(str(exc))
+        return False
     except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
         page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
         return False
@@ -378,11 +385,10 @@ def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: 
     return True
 
 
-def bundle_opened(page: ExploreState, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
-    """A run bundle was opened (and put in the history): show its run, unless a run is going."""
+def bundle_opened(page: ExploreState, run_id: str | None, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
+    """A run bundle was opened and put in the history as ``run_id``: show that run, unless a run is going."""
     page.errors.extend(errors)
     page.notices.extend(notices)
-    run_id = getattr(bundle, "run_id", None)
     if run_id is not None and not page.running:
         open_run(page, run_id, app=app)
 

@@ -34,7 +34,7 @@ from graphrag_core.evaluation import (
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
-from graphrag_core.evaluation.report import HEURISTIC_NOTE, choice_csv, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
+from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, choice_csv, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import resolve_model_settings
@@ -450,6 +450,10 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
     with container:
         st.subheader("Cost per answer")
         draw_paper_costs(st.container(), result)
+        st.caption(
+            "In detail. Prompt tokens are the engine's planned estimates (" + COST_BASIS + "); reported tokens are what the "
+            "endpoint reported for the calls made, which a model's own tokenizer may count several times higher."
+        )
         left, right = st.columns([3, 2])
         left.dataframe(pd.DataFrame(cost_rows(result)), hide_index=True, width="stretch", key="eval_costs")
         right.plotly_chart(cost_chart(result), key="eval_cost_chart", config=PLOTLY_CONFIG)

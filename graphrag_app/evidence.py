@@ -288,7 +288,8 @@ def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
         if attempt.duration_s is not None:
             parts.append(f"{attempt.duration_s:.2f}s")
         if attempt.usage is not None:
-            parts.append(f"{attempt.usage.prompt_tokens:,} prompt + {attempt.usage.completion_tokens:,} completion tokens")
+            estimated = " (estimated: the endpoint reported none)" if attempt.usage.estimated else ""
+            parts.append(f"{attempt.usage.prompt_tokens:,} prompt + {attempt.usage.completion_tokens:,} completion tokens{estimated}")
         if attempt.usefulness is not None:
             parts.append(f"usefulness {attempt.usefulness:g}")
         st.markdown("**" + " · ".join(parts) + "**")

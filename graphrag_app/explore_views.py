@@ -19,6 +19,7 @@ from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
 from graphrag_core.search import draw_seed
+from graphrag_core.tokens import planning_tokenizer_name
 
 from . import bundles, controls, views
 from .controls import OpenedIndex
@@ -62,15 +63,20 @@ def follow_sample_question(opened: OpenedIndex) -> None:
         st.session_state[Keys.QUESTION] = sample_question(opened.source.key) or asked
 
 
-def draw_cost_preview(container: DeltaGenerator, opened: OpenedIndex, current: RunSettings, problem: str | None, *, price: Price | None) -> None:
+def draw_cost_preview(
+    container: DeltaGenerator, opened: OpenedIndex, current: RunSettings, problem: str | None, *, price: Price | None, provider: str | None = None
+) -> None:
     """The cost of these settings before any model call, computed off the script thread: a huge
     index says "still computing" and the preview appears when it is ready (the whole page is
-    drawn again then)."""
+    drawn again then). ``provider`` is the model's: with ``"openai"`` the "auto" tokenizer is
+    previewed with the exact count a run against a real endpoint uses."""
     request = None
     pending: Future[CostPreview] | None = None
     if problem is None:
         try:
             request = current.to_request(query=current.query if current.query.strip() else "?")
+            counted_with = planning_tokenizer_name(request.tokenizer, real_endpoint=provider == "openai")
+            request = request.model_copy(update={"tokenizer": counted_with})
             if opened.index is not None and opened.source is not None:
                 signature = folder_signature(opened.source.path)
                 pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
@@ -153,7 +159,7 @@ def keep_url(page: ExploreState, current: RunSettings) -> None:
 
 
 def bundle_open(container: DeltaGenerator, page: ExploreState, app: AppSettings) -> None:
-    bundles.render_bundle_open(container, app=app, key="explore_bundle", on_open=lambda bundle, notices, errors: controls.bundle_opened(page, bundle, notices, errors, app=app))
+    bundles.render_bundle_open(container, app=app, key="explore_bundle", on_open=lambda run_id, notices, errors: controls.bundle_opened(page, run_id, notices, errors, app=app))
 
 
 def draw_run(bundle_slot: DeltaGenerator, run_area: DeltaGenerator, page: ExploreState, app: AppSettings) -> None:

@@ -28,7 +28,7 @@ from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
 from graphrag_core.sources import source_units
-from graphrag_core.tokens import ENDPOINT, HEURISTIC, get_tokenizer
+from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -68,6 +68,8 @@ def resolve_source(key: str, settings: AppSettings) -> IndexSource:
         return IndexSource(key=key, path=SAMPLES[key], is_sample=True)
     if not key:
         raise IndexAccessError("Enter the path of an index folder.")
+    if "\x00" in key:
+        raise IndexAccessError("The index path holds a NUL character (%00 in a link), which no folder name can hold: check the link or the path.")
     path = Path(key).expanduser().resolve()
     roots = settings.allowed_roots
     if roots is not None:
@@ -150,8 +152,8 @@ def _compute_sections(index: Index, tokenizer: str) -> Sections:
 
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    # the preview never calls the model server: the "endpoint" tokenizer is previewed with the heuristic
-    tokenizer = get_tokenizer(HEURISTIC if request.tokenizer == ENDPOINT else request.tokenizer)
+    # the preview never calls the model server (draw_cost_preview resolves "auto" for the model)
+    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)

@@ -15,7 +15,7 @@ from graphrag_core.citations import Reference, find_citations, references_of_kin
 from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import BatchStatus, RunState
-from graphrag_core.history import RunStore
+from graphrag_core.history import RunStore, StoreError
 from graphrag_core.levels import level_label
 
 from . import charts, record_views, selection_charts
@@ -48,6 +48,8 @@ def _run_state(run_id: str, *, app: AppSettings, session: ExploreState) -> tuple
         return view.state, view.index_key, None
     try:
         record = RunStore(app.store_path).get(run_id)
+    except StoreError as exc:  # its message names the file and what is wrong with it
+        return None, None, str(exc)
     except Exception as exc:  # noqa: BLE001 - page boundary: the rest of the page still works
         return None, None, f"The run history could not be read ({type(exc).__name__}): {exc}"
     if record is None:

@@ -7,7 +7,7 @@ from functools import partial
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.history import RunStore, RunSummary
+from graphrag_core.history import RunStore, RunSummary, StoreError
 from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
 
@@ -45,11 +45,15 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: Explo
         try:
             store = RunStore(app.store_path)
             runs = store.list_runs(RECENT_LIMIT)
+            shown_is_stored = page.view is not None and page.view.run_id in store
+        except StoreError as exc:  # its message names the file and what is wrong with it
+            st.error(escape_markdown(str(exc)))
+            return
         except Exception as exc:  # noqa: BLE001 - page boundary: a broken history must not break the page
             st.error(f"The run history at {escape_markdown(str(app.store_path))} could not be read ({type(exc).__name__}): {escape_markdown(str(exc))}")
             return
         view = page.view
-        if view is not None and not page.running and view.run_id in store:
+        if view is not None and not page.running and shown_is_stored:
             cols = st.columns([1, 1, 1, 3])
             cols[0].button("Close run", key="close_run", on_click=controls.close_clicked, icon=":material/close:")
             cols[1].download_button(

@@ -6,6 +6,12 @@
 ``GRAPHRAG_EXPLORER_ALLOWED_ROOTS``           folders (``os.pathsep``-separated) under which
                                               index folders may be opened; unset: any folder
                                               (a local tool); set but empty: samples only
+``GRAPHRAG_EXPLORER_SHARED``                  ``1`` (or ``true``): the app is shared with people
+                                              who are not its operator (so is an app with
+                                              allowed roots): runs call only the configured
+                                              endpoint and ``GRAPHRAG_LLM_ALLOWED_BASE_URLS``,
+                                              and without allowed roots only the bundled
+                                              samples open
 ``GRAPHRAG_EXPLORER_CACHE``                   the SQLite map cache; default: ``map-cache.sqlite3``
                                               beside the run history; ``off`` turns it off
                                               (both read by ``graphrag_core.locations``, which
@@ -32,10 +38,18 @@ import streamlit as st
 
 from graphrag_core.evaluation.store import evaluation_store_path
 from graphrag_core.llm.embeddings import EmbeddingSettings
-from graphrag_core.llm.settings import ModelChoice, ModelSettings, SettingsError
+from graphrag_core.llm.settings import (
+    DEFAULT_OPENAI_BASE_URL,
+    KEY_ALLOWED_BASE_URLS,
+    ModelChoice,
+    ModelSettings,
+    SettingsError,
+    endpoint_key,
+)
 from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from  # noqa: F401 - re-exported
 
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
+ENV_SHARED = "GRAPHRAG_EXPLORER_SHARED"
 
 
 @dataclass(frozen=True)
@@ -44,7 +58,9 @@ class AppSettings:
 
     ``allowed_roots`` is None when any folder may be opened. ``model`` is the configured model
     (offline when nothing is configured); ``model_error`` explains a configuration that could
-    not be used, in which case ``model`` falls back to offline.
+    not be used, in which case ``model`` falls back to offline. ``shared`` (allowed roots set,
+    or ``GRAPHRAG_EXPLORER_SHARED``): the app's visitors are not its operator, so runs call only
+    the endpoints the operator configured (:func:`endpoint_refusal`).
     """
 
     store_path: Path
@@ -56,6 +72,7 @@ class AppSettings:
     """The embedding model that ranks source chunks for naive RAG; None: BM25 ranks them."""
     embedding_error: str | None = None
     """Why the configured embedding model cannot be used (then ``embedding`` is None)."""
+    shared: bool = False
 
     @property
     def eval_store_path(self) -> Path:
@@ -95,14 +112,50 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         embedding = EmbeddingSettings.from_mapping(mapping, chat=model)
     except SettingsError as exc:
         embedding_error = str(exc)
+    roots = parse_allowed_roots(None if roots_value is None else str(roots_value))
+    shared = roots is not None or _flag(mapping.get(ENV_SHARED))
     return AppSettings(
         store_path=store_path,
-        allowed_roots=parse_allowed_roots(None if roots_value is None else str(roots_value)),
+        allowed_roots=() if shared and roots is None else roots,
         model=model,
         model_error=model_error,
         cache_path=cache_path,
         embedding=embedding,
         embedding_error=embedding_error,
+        shared=shared,
+    )
+
+
+def _flag(value: Any) -> bool:
+    return str(value).strip().lower() in ("1", "true", "yes", "on") if value is not None else False
+
+
+def callable_endpoints(app: AppSettings) -> list[str]:
+    """The endpoints a shared app's runs may call: the configured one (OpenAI's when the
+    configured provider is OpenAI-compatible with no base URL) and ``GRAPHRAG_LLM_ALLOWED_BASE_URLS``."""
+    configured = app.model
+    endpoints = list(configured.allowed_base_urls)
+    if configured.base_url or configured.provider == "openai":
+        endpoints.insert(0, configured.base_url or DEFAULT_OPENAI_BASE_URL)
+    return endpoints
+
+
+def endpoint_refusal(app: AppSettings, settings: ModelSettings) -> str | None:
+    """Why a run with ``settings`` may not call its endpoint here (None: it may).
+
+    Invariant: a shared app never calls an endpoint its operator did not configure, whatever a
+    link or a visitor typed, so nothing an unconfigured endpoint says (an error body, a refused
+    connection) reaches a page. A local app (not shared) calls what its user chose."""
+    if not app.shared or settings.provider != "openai":
+        return None
+    allowed = callable_endpoints(app)
+    target = endpoint_key(settings.base_url)
+    if target is not None and target in {endpoint_key(url) for url in allowed}:
+        return None
+    listed = ", ".join(allowed) or "none: only the offline model"
+    return (
+        f"This app is shared, so it only calls the endpoints its operator configured ({listed}); "
+        f"{settings.base_url} is not one of them. The operator can add it to {KEY_ALLOWED_BASE_URLS}."
     )
 
 

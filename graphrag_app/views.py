@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.figures import Price, RunSpend, figures_of, money
+from graphrag_core.figures import Price, RunSpend, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.methods import GLOBAL, method_label
@@ -116,6 +116,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
             st.caption(f"Model: {escape_markdown(notice)}")
+        for warning in state.warnings:
+            st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.status == RunStatus.CANCELLED:
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
@@ -261,7 +263,12 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
         cols = st.columns(4)
         cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (rating, map and reduce attempts).")
         cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches (and ratings) answered from the map cache, at no cost.")
-        cols[2].metric("Tokens spent", f"{spend.tokens.total_tokens:,}" if spend.tokens.total_tokens else "-", help="Prompt and completion tokens the model reported.")
+        cols[2].metric(
+            "Tokens spent",
+            tokens_text(spend.tokens) if spend.tokens.total_tokens else "-",
+            help="Prompt and completion tokens the model reported"
+            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else "."),
+        )
         cols[3].metric(
             "As if uncached",
             f"{spend.calls_as_if_uncached:,} calls",
@@ -272,6 +279,7 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
             f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
             + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
             + cost
+            + (f" · tokens ≈: {estimated_note(spend.tokens)}" if spend.tokens.estimated else "")
         )
 
 
@@ -373,9 +381,9 @@ def render_token_split(container: DeltaGenerator, diagnostics: GlobalSearchDiagn
     with container:
         cols = st.columns(4)
         cols[0].metric("Rating calls", d.rating_calls, help=f"{d.rating_cache_hits} more answered from the cache; {d.failed_rating_count} communities failed every repeat.")
-        cols[1].metric("Rating tokens", f"{d.rating_usage.total_tokens:,}", help=f"prompt {d.rating_usage.prompt_tokens:,} · completion {d.rating_usage.completion_tokens:,}")
-        cols[2].metric("Map tokens", f"{d.map_usage.total_tokens:,}", help=f"prompt {d.map_usage.prompt_tokens:,} · completion {d.map_usage.completion_tokens:,}")
-        cols[3].metric("Reduce tokens", f"{d.reduce_usage.total_tokens:,}", help=f"prompt {d.reduce_usage.prompt_tokens:,} · completion {d.reduce_usage.completion_tokens:,}")
+        for col, label, usage in ((cols[1], "Rating tokens", d.rating_usage), (cols[2], "Map tokens", d.map_usage), (cols[3], "Reduce tokens", d.reduce_usage)):
+            note = f" · {estimated_note(usage)}" if usage.estimated else ""
+            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{note}")
 
 
 def render_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:

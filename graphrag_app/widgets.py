@@ -72,7 +72,11 @@ LEVEL_HELP = (
     "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). Each shows the tokens "
     "of its map texts (summaries plus the claims and source excerpts included) and its number of summaries."
 )
-TOKENIZER_HELP = "How tokens are counted for the budgets: heuristic (fast, no download) or an exact OpenAI encoding."
+TOKENIZER_HELP = (
+    "How tokens are counted for the budgets: auto (the estimate for the offline model; for a real "
+    "endpoint o200k_base, or the server's own count when a local server offers one), heuristic "
+    "(the spec's estimate), an exact OpenAI encoding, or endpoint (the server's own count)."
+)
 
 METHOD_HELP = (
     "What answers the question. Summaries: GraphRAG's global search, map-reduce over the community summaries of a level "

@@ -61,6 +61,8 @@ class CliContext:
     endpoints: Endpoints = field(default_factory=Endpoints)
     embedder: EmbeddingModel | None = None
     """What each endpoint accepted, learned once for every model this invocation builds."""
+    said: set[str] = field(default_factory=set)
+    """The notes already printed by :meth:`note_once`."""
 
     @classmethod
     def create(
@@ -84,6 +86,13 @@ class CliContext:
     def note(self, text: str) -> None:
         """One line on stderr (progress, warnings, errors), flushed at once."""
         print(text, file=self.err, flush=True)
+
+    def note_once(self, message: str) -> None:
+        """``note: {message}`` on stderr, whole, the first time this invocation is told it (the
+        engine's log and a run's events may both carry one notice)."""
+        if message not in self.said:
+            self.said.add(message)
+            self.note(f"note: {message}")
 
     def write(self, text: str) -> None:
         """Text on stdout, as it is (the command's result)."""

@@ -12,7 +12,10 @@ native format), ``runs`` (the run history; ``runs export --bundle`` writes a run
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import sys
+from collections.abc import Iterator
 from collections.abc import Mapping, Sequence
 from typing import TextIO
 
@@ -23,6 +26,7 @@ from graphrag_core.errors import (
     IndexValidationError,
     RequestValidationError,
 )
+from graphrag_core.history import StoreError
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.embeddings import EmbeddingModel
 
@@ -40,6 +44,7 @@ from .context import (
 )
 from .loop import ctrl_c_interrupts
 from .options import CliParser
+from .resolve import store_failure
 
 COMMANDS = (query, sweep, eval_command, inspect, import_index, runs, replay)
 """The command modules, in the order ``--help`` lists them."""
@@ -53,6 +58,30 @@ def build_parser() -> argparse.ArgumentParser:
     for command in COMMANDS:
         command.add_parser(sub)
     return parser
+
+
+class _NoteHandler(logging.Handler):
+    """The engine's warnings (an endpoint's refused output form, its single slot) as notes."""
+
+    def __init__(self, context: CliContext) -> None:
+        super().__init__(logging.WARNING)
+        self.context = context
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.context.note_once(record.getMessage())
+
+
+@contextlib.contextmanager
+def engine_notes(context: CliContext) -> Iterator[None]:
+    """Within the block, what the engine logs at WARNING is printed once as ``note: ...``
+    (never a second time by Python's last-resort handler, never cut)."""
+    engine = logging.getLogger("graphrag_core")
+    handler = _NoteHandler(context)
+    engine.addHandler(handler)
+    try:
+        yield
+    finally:
+        engine.removeHandler(handler)
 
 
 def main(
@@ -76,7 +105,7 @@ def main(
             args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
         except SystemExit as exc:  # --help exits through argparse
             return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
-        with ctrl_c_interrupts():
+        with ctrl_c_interrupts(), engine_notes(context):
             return int(args.handler(args, context))
     except CliError as exc:
         if exc.usage:
@@ -87,6 +116,9 @@ def main(
         return exc.code
     except (RequestValidationError, BudgetError, NoSourceChunksError) as exc:
         context.note(f"error: {exc}")
+        return EXIT_USAGE
+    except StoreError as exc:  # a damaged or busy run history, the same message from every command
+        context.note(f"error: {store_failure(exc)}")
         return EXIT_USAGE
     except IndexValidationError as exc:
         context.note(f"error: {exc}")

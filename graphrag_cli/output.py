@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_core.bundle import RunBundle
+from graphrag_core.calls import why_no_answer
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.events import Event, RunFailed
@@ -33,11 +34,17 @@ def _json(document: Any) -> str:
     return json.dumps(document, indent=2, ensure_ascii=False)
 
 
-def format_result_json(result: GlobalSearchResult, *, model: str, index_ids: Collection[str]) -> str:
+def format_result_json(
+    result: GlobalSearchResult, *, model: str, index_ids: Collection[str], events: Sequence[Event] = ()
+) -> str:
     """A finished run as JSON: the model that answered, the whole result, and its three
-    community sets (``community_sets``) checked against ``index_ids``."""
+    community sets (``community_sets``) checked against ``index_ids``. A run without a full
+    answer also says why (``why_no_answer``: each reason's ``reason``, ``message`` and
+    ``batch_indexes``, read from its ``events``, as the app's "why no answer" panel)."""
     document = {"model": model, **result.model_dump(mode="json")}
     document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
+    if events:
+        document["why_no_answer"] = [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)]
     return _json(document)
 
 

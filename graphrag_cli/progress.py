@@ -9,6 +9,7 @@ run, :data:`EXPERIMENT_PROGRESS_STEPS` per experiment stage).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TextIO
 
 from graphrag_core.evaluation import EvalProgress
@@ -25,6 +26,7 @@ from graphrag_core.events import (
     ReduceRetried,
     ReduceStarted,
     RunFinished,
+    RunWarning,
     SelectionFinished,
     SelectionRound,
     SummariesSelected,
@@ -47,10 +49,19 @@ class ProgressPrinter:
 
     ``answer_stream``, when it is a terminal, receives a streaming reduce's answer as it is
     written (:attr:`streamed_answer` keeps what it received); a pipe gets the final answer in
-    one piece from the command."""
+    one piece from the command. ``on_notice``, when given, says a run's notices instead (the
+    command line's :meth:`~graphrag_cli.context.CliContext.note_once`, so each is said once)."""
 
-    def __init__(self, stream: TextIO, *, enabled: bool = True, answer_stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        enabled: bool = True,
+        answer_stream: TextIO | None = None,
+        on_notice: Callable[[str], None] | None = None,
+    ) -> None:
         self.stream = stream
+        self.on_notice = on_notice
         self.enabled = enabled
         self.answer_stream = answer_stream if answer_stream is not None and answer_stream.isatty() else None
         self.streamed_answer = ""
@@ -122,8 +133,13 @@ class ProgressPrinter:
                 self._map_progress()
             case ReduceStarted():
                 self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
+            case ModelNotice() if self.on_notice is not None:
+                self.on_notice(event.message)
             case ModelNotice():
                 self._line(f"note: {event.message}")
+            case RunWarning():  # not progress: said even with --quiet
+                self.stream.write(("\r\033[K" if self.live else "") + f"warning: {event.message}\n")
+                self.stream.flush()
             case ReduceAnswerDelta():
                 if self.answer_stream is not None:
                     self.answer_stream.write(event.text)
@@ -146,7 +162,8 @@ class ProgressPrinter:
 
     def _sweep_point(self, progress: SweepProgress) -> None:
         p = progress.point
-        detail = f"{p.status}" + (f": {p.error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
+        first_batch_error = f" (batch error: {p.batch_errors[0]})" if p.error and p.batch_errors else ""
+        detail = f"{p.status}" + (f": {p.error}{first_batch_error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
         self._line(
             f"point {progress.done}/{progress.total} level={level_text(p.level)} seed={p.seed} "
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"

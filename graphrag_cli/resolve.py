@@ -9,12 +9,11 @@ cannot be read, 2 for everything else here.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from graphrag_core.cache import SqliteMapCache
+from graphrag_core.cache import GuardedCache, MapCache, open_map_cache
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.evaluation.store import EvaluationStore, evaluation_store_path
 from graphrag_core.figures import Price
@@ -176,13 +175,19 @@ def configured_price(context: CliContext) -> Price | None:
 # -- stores ---------------------------------------------------------------------------------------
 
 
+def store_failure(exc: StoreError | OSError) -> str:
+    """The one message of every command whose run history cannot be used (damaged, busy, of a
+    newer version, or not a run store): the store's own sentence, which names the file."""
+    return f"Cannot use the run store: {exc}"
+
+
 def run_store(context: CliContext, path: Path | None) -> RunStore:
     """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder)."""
     where = path if path is not None else store_path_from(context.environ)
     try:
         return RunStore(where)
     except (StoreError, OSError) as exc:
-        raise CliError(f"Cannot use the run store: {exc}", EXIT_USAGE) from None
+        raise CliError(store_failure(exc), EXIT_USAGE) from None
 
 
 def open_store(context: CliContext, path: Path | None, *, off: bool) -> RunStore | None:
@@ -190,18 +195,25 @@ def open_store(context: CliContext, path: Path | None, *, off: bool) -> RunStore
     return None if off else run_store(context, path)
 
 
-def open_cache(context: CliContext, path: Path | None, *, off: bool) -> SqliteMapCache | None:
+def open_cache(context: CliContext, path: Path | None, *, off: bool) -> MapCache | None:
     """The map cache at ``path`` (default: ``GRAPHRAG_EXPLORER_CACHE``, else beside the run
-    history); None with ``--no-cache`` or ``GRAPHRAG_EXPLORER_CACHE=off``."""
+    history); None with ``--no-cache`` or ``GRAPHRAG_EXPLORER_CACHE=off``. A file that cannot
+    be opened is no error: each run says so once and goes on without it (``open_map_cache``)."""
     if off:
         return None
     where = path if path is not None else cache_path_from(context.environ, store_path_from(context.environ))
     if where is None:
         return None
-    try:
-        return SqliteMapCache(where)
-    except (OSError, sqlite3.Error) as exc:
-        raise CliError(f"Cannot use the map cache {where}: {exc}", EXIT_USAGE) from None
+    return open_map_cache(where)
+
+
+def shared_cache(context: CliContext, cache: MapCache | None) -> MapCache | None:
+    """``cache`` for a command that makes many runs (a sweep, an evaluation): its first failed
+    read or write is one warning for the whole command (not one per run), and no later run
+    waits on it again."""
+    if cache is None:
+        return None
+    return GuardedCache(cache, on_failure=lambda message: context.note(f"warning: {message}"))
 
 
 def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
@@ -227,5 +239,7 @@ __all__ = [
     "open_store",
     "resolve_index_path",
     "run_store",
+    "shared_cache",
+    "store_failure",
     "tokenizer",
 ]

@@ -8,14 +8,15 @@ budget together with the prompt skeleton; the same random source gives the same 
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from .context import COMMUNITY, Unit, format_part_header
 from .errors import BudgetError
-from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
+from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, is_safe_cut, join_tokens, last_safe_cut
 
 PART_HEADER_PLACEHOLDER = "9999999"
 """Only for sizing: the header of a part is measured with this part number, whatever its own."""
@@ -57,8 +58,10 @@ def _as_map_text(item: Any) -> MapText:
 class _Fitter:
     """Answers ``fits(content)`` for one skeleton and budget: ``count(skeleton + "\\n" + content) <= budget``.
 
-    With an additive tokenizer the skeleton is measured once and pieces are measured
-    separately; otherwise the whole string is counted each time, so any tokenizer works.
+    With the additive heuristic the skeleton is measured once and pieces are measured
+    separately; with a cut-additive tokenizer (the exact encodings) the skeleton is counted once
+    and every content starting at a safe cut is counted on its own (parts start with ``[``);
+    otherwise the whole string is counted each time, so any tokenizer works.
     """
 
     def __init__(self, skeleton: str, budget: int, tokenizer: Tokenizer) -> None:
@@ -67,7 +70,9 @@ class _Fitter:
         self.prefix = skeleton + "\n"
         self.heuristic = tokenizer if isinstance(tokenizer, HeuristicTokenizer) else None
         self.additive = self.heuristic is not None
+        self.cut_additive = not self.additive and is_cut_additive(tokenizer)
         self.prefix_measure = self.measure(self.prefix) if self.additive else (0, 0)
+        self.prefix_tokens = tokenizer.count(self.prefix) if self.cut_additive else 0
         max_token = getattr(tokenizer, "max_token_chars", None)
         self.max_run: int | None = budget * max_token if isinstance(max_token, int) and max_token > 0 else None
         """No run longer than this fits: each token covers at most ``max_token_chars`` code points."""
@@ -78,11 +83,18 @@ class _Fitter:
         return self.heuristic.measure(text)
 
     def fits(self, content: str) -> bool:
+        if self.cut_additive and content.startswith("["):
+            return self.prefix_tokens + self.tokenizer.count(content) <= self.budget
         return self.tokenizer.count(self.prefix + content) <= self.budget
 
     def fits_measure(self, ascii_count: int, cjk_count: int) -> bool:
         a, c = self.prefix_measure
         return HeuristicTokenizer.total(a + ascii_count, c + cjk_count) <= self.budget
+
+    @property
+    def content_budget(self) -> int:
+        """Tokens left for the content once the skeleton is counted (cut-additive tokenizers)."""
+        return self.budget - self.prefix_tokens
 
 
 _UNIT_NAMES: dict[str, str] = {COMMUNITY: "community summary", "source": "source chunk"}
@@ -93,24 +105,41 @@ def _split_parts(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list
     """Split one text into the longest code point runs whose header-plus-run fits the budget.
 
     Each run is the largest ``k`` with ``fits(header + next k code points)`` (spec section 5).
-    Work is linear in the text's length with the additive (heuristic) tokenizer; with another
-    tokenizer the spec's binary search runs as written, except that probes longer than any
-    fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
+    Work is linear in the text's length with the additive (heuristic) tokenizer; with a
+    cut-additive one the spec's binary search runs as written over counts made of memoized
+    segment counts (:class:`_CountedBody`), so each code point is encoded a bounded number of
+    times; with any other tokenizer the spec's binary search runs as written, except that probes
+    longer than any fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
+    return [run for run, _ in _split_counted(text, fitter, unit)]
+
+
+def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None]]:
+    """The runs of :func:`_split_parts`, each with the count of its part (real header and run)
+    when the tokenizer is cut-additive, else None."""
     header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER, unit=unit)
     body = text.text
     if not body.strip():
         return []
-    parts: list[str] = []
+    counted = _CountedBody(body, fitter) if fitter.cut_additive else None
+    runs: list[tuple[str, int | None]] = []
     offset = 0
     n = len(body)
+    number = 0
     while offset < n:
-        k = _longest_run_additive(body, offset, header, fitter) if fitter.additive else _longest_run_searched(body, offset, header, fitter)
+        if fitter.additive:
+            k = _longest_run_additive(body, offset, header, fitter)
+        elif counted is not None:
+            k = _longest_run_searched(n - offset, lambda k: counted.fits(header, offset, offset + k))
+        else:
+            k = _longest_run_searched(n - offset, _probe(body, offset, header, fitter))
         if k == 0:
             raise BudgetError(f"Map token budget is too small for {_UNIT_NAMES[unit]} {text.community_id}.")
-        parts.append(body[offset : offset + k])
+        number += 1
+        tokens = counted.count(format_part_header(text.community_id, number, unit=unit), offset, offset + k) if counted is not None else None
+        runs.append((body[offset : offset + k], tokens))
         offset += k
-    return parts
+    return runs
 
 
 FIRST_RUN = 512
@@ -145,8 +174,8 @@ def _longest_run_additive(body: str, offset: int, header: str, fitter: _Fitter) 
     return n - offset
 
 
-def _longest_run_searched(body: str, offset: int, header: str, fitter: _Fitter) -> int:
-    """The spec's binary search for any tokenizer (a count need not be additive or monotone)."""
+def _probe(body: str, offset: int, header: str, fitter: _Fitter) -> Callable[[int], bool]:
+    """``fits(header + next k code points)`` for any tokenizer, skipping probes that cannot fit."""
     bound = fitter.max_run
 
     def fits_run(k: int) -> bool:
@@ -154,7 +183,11 @@ def _longest_run_searched(body: str, offset: int, header: str, fitter: _Fitter) 
             return False  # more code points than the budget can hold, whatever the tokenizer
         return fitter.fits(header + body[offset : offset + k])
 
-    remaining = len(body) - offset
+    return fits_run
+
+
+def _longest_run_searched(remaining: int, fits_run: Callable[[int], bool]) -> int:
+    """The spec's binary search for any tokenizer (a count need not be additive or monotone)."""
     if fits_run(remaining):
         return remaining
     low, high = 0, remaining - 1  # the largest fitting k lies in [low, high]
@@ -165,6 +198,111 @@ def _longest_run_searched(body: str, offset: int, header: str, fitter: _Fitter) 
         else:
             high = middle - 1
     return low
+
+
+SEGMENT_CHARS = 1024
+"""About how many code points lie between two of the safe cuts a long map text is counted at."""
+
+
+SPAN_MEMO = 256
+"""Run counts a body keeps (a search asks for about 20 per part)."""
+
+
+class _CountedBody:
+    """One map text's body for a cut-additive tokenizer: ``count(header + body[start:end])``
+    exactly, from memoized counts of the segments between safe cuts (``tokens.is_safe_cut``).
+
+    A body longer than two segments is cut about every :data:`SEGMENT_CHARS` code points and
+    each segment is counted once; a count then reads at most two partial segments, so the
+    spec's binary search over run lengths encodes each code point a bounded number of times.
+    """
+
+    def __init__(self, body: str, fitter: _Fitter) -> None:
+        self.body = body
+        self.count_text = fitter.tokenizer.count
+        self.limit = fitter.content_budget
+        self.max_run = fitter.max_run
+        self.cuts: list[int] = []
+        self.sums: list[int] = [0]
+        """``sums[j]`` is the count of ``body[cuts[0]:cuts[j]]``."""
+        self._heads: dict[int, int] = {}
+        self._spans: dict[tuple[int, int], int] = {}
+        self._headers: dict[str, int] = {}
+        if len(body) > 2 * SEGMENT_CHARS:
+            self._cut()
+
+    def _cut(self) -> None:
+        body, n = self.body, len(self.body)
+        position = 0
+        while position + 2 * SEGMENT_CHARS < n:
+            cut = last_safe_cut(body, position + SEGMENT_CHARS, position)
+            if cut is None:
+                cut = _next_safe_cut(body, position + SEGMENT_CHARS)
+                if cut is None:
+                    break
+            if self.cuts:
+                self.sums.append(self.sums[-1] + self.count_text(body[self.cuts[-1] : cut]))
+            self.cuts.append(cut)
+            position = cut
+
+    def _usable(self, cut: int, end: int) -> bool:
+        """Whether ``cut`` splits ``body[...:end]`` additively (a cut between letters needs the
+        letter after it)."""
+        return cut == end or cut + 1 < end or self.body[cut - 1] == "\n"
+
+    def count(self, header: str, start: int, end: int) -> int:
+        """``count(header + body[start:end])`` (``header`` ends with a newline)."""
+        if start < end and is_safe_cut(header + self.body[start], len(header)):
+            return self._header_count(header) + self.span(start, end)
+        cuts = self.cuts
+        first = bisect.bisect_right(cuts, start)  # the first cut after start
+        if first == len(cuts) or cuts[first] > end or not self._usable(cuts[first], end):
+            return self.count_text(header + self.body[start:end])
+        return self.count_text(header + self.body[start : cuts[first]]) + self.span(cuts[first], end)
+
+    def span(self, start: int, end: int) -> int:
+        """``count(body[start:end])`` where ``start`` is 0 or a safe cut of the body."""
+        key = (start, end)
+        known = self._spans.get(key)
+        if known is not None:
+            return known
+        cuts = self.cuts
+        first = bisect.bisect_left(cuts, start)  # the first cut at or after start
+        last = bisect.bisect_right(cuts, end) - 1  # the last cut at or before end
+        while last >= first and not self._usable(cuts[last], end):
+            last -= 1
+        if last < first:
+            value = self.count_text(self.body[start:end])
+        else:
+            head = self._heads.get(start)
+            if head is None:
+                head = self._heads[start] = self.count_text(self.body[start : cuts[first]])
+            value = head + self.sums[last] - self.sums[first] + self.count_text(self.body[cuts[last] : end])
+        if len(self._spans) > SPAN_MEMO:
+            self._spans.clear()
+        self._spans[key] = value
+        return value
+
+    def _header_count(self, header: str) -> int:
+        known = self._headers.get(header)
+        if known is None:
+            known = self._headers[header] = self.count_text(header)
+        return known
+
+    def fits(self, header: str, start: int, end: int) -> bool:
+        if self.max_run is not None and end - start > self.max_run:
+            return False  # more code points than the budget can hold
+        return self.count(header, start, end) <= self.limit
+
+
+def _next_safe_cut(text: str, start: int) -> int | None:
+    """The first safe cut after ``start``, or None."""
+    newline = text.find("\n", start)
+    while newline != -1:
+        if is_safe_cut(text, newline + 1):
+            return newline + 1
+        newline = text.find("\n", newline + 1)
+    return None
 
 
 def build_summary_batches(
@@ -185,6 +323,21 @@ def build_summary_batches(
     Raises :class:`BudgetError` when the skeleton alone, or one code point of a text with its
     header, does not fit.
     """
+    return plan_summary_batches(texts, prompt_skeleton, prompt_budget, rng=rng, tokenizer=tokenizer, unit=unit)[0]
+
+
+def plan_summary_batches(
+    texts: Iterable[Any],
+    prompt_skeleton: str,
+    prompt_budget: int,
+    *,
+    rng: random.Random | None = None,
+    tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
+) -> tuple[list[SummaryBatch], list[int]]:
+    """:func:`build_summary_batches` and each batch's prompt tokens (what
+    :func:`estimate_batches` returns), counted while packing when the tokenizer allows it:
+    a batch's count is its parts' counts plus its joins, so no batch is read twice."""
     tokenizer = tokenizer or get_tokenizer()
     rng = rng if rng is not None else random.Random()
     fitter = _Fitter(prompt_skeleton, prompt_budget, tokenizer)
@@ -195,23 +348,34 @@ def build_summary_batches(
     shuffle_in_place(items, rng)
 
     batches: list[SummaryBatch] = []
+    estimates: list[int | None] = []
     current: list[str] = []
     current_ids: dict[str, None] = {}
     current_measure = (0, 0)
+    current_tokens = 0  # cut-additive: the count of prefix + the current batch's content
+    last_join = 0  # cut-additive: what the newline after the current batch's last part adds
 
     def flush() -> None:
         if current:
             batches.append(SummaryBatch(content="\n".join(current), community_ids=tuple(current_ids)))
+            if fitter.additive:
+                a, c = fitter.prefix_measure
+                estimates.append(HeuristicTokenizer.total(a + current_measure[0], c + current_measure[1]))
+            else:
+                estimates.append(current_tokens if fitter.cut_additive else None)
             current.clear()
             current_ids.clear()
 
     for item in items:
-        for number, run in enumerate(_split_parts(item, fitter, unit), start=1):
+        for number, (run, part_tokens) in enumerate(_split_counted(item, fitter, unit), start=1):
             part = format_part_header(item.community_id, number, unit=unit) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
                 joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)
                 fits_current = fitter.fits_measure(*joined)
+            elif part_tokens is not None:
+                tokens = current_tokens + last_join + part_tokens if current else fitter.prefix_tokens + part_tokens
+                fits_current = tokens <= fitter.budget
             else:
                 joined_text = "\n".join([*current, part])
                 fits_current = fitter.fits(joined_text)
@@ -220,6 +384,9 @@ def build_summary_batches(
                 if fitter.additive:
                     joined = (a, c)
                     fits_alone = fitter.fits_measure(a, c)
+                elif part_tokens is not None:
+                    tokens = fitter.prefix_tokens + part_tokens
+                    fits_alone = tokens <= fitter.budget
                 else:
                     fits_alone = fitter.fits(part)
                 if not fits_alone:
@@ -229,8 +396,13 @@ def build_summary_batches(
             current_ids.setdefault(item.community_id, None)
             if fitter.additive:
                 current_measure = joined
+            elif part_tokens is not None:
+                current_tokens = tokens
+                last_join = join_tokens(part, "\n", tokenizer)
     flush()
-    return batches
+    if any(estimate is None for estimate in estimates):
+        return batches, estimate_batches(batches, prompt_skeleton, tokenizer=tokenizer)
+    return batches, [e for e in estimates if e is not None]
 
 
 def estimate_batches(batches: Sequence[SummaryBatch], prompt_skeleton: str, *, tokenizer: Tokenizer | None = None) -> list[int]:

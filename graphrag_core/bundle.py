@@ -6,20 +6,29 @@ A bundle holds the request, the model's identity (never a key), the fingerprint 
 result. :func:`read_bundle` checks what it reads and names what is wrong; :func:`index_mismatch`
 says when the index at hand is not the one the run used.
 
+A bundle is untrusted input. :func:`read_bundle` reads it as a stream (one event at a time, never
+the whole document as one tree) and refuses it, naming the file and the event, as soon as it
+holds more than ``max_events`` events, an event its run could not have emitted (a batch that was
+not planned, anything before ``run_started`` or after the run ended: :func:`~graphrag_core.events.check_references`),
+or a header (run id, model, seed, request, status, result) that is not what its events say.
+
 Format versions: 2 records the fingerprint of the index's records; 1 (still read) recorded a
 hash of the index folder's files, which cannot be compared with an index here, and says so.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
-from typing import Literal
+from typing import BinaryIO, Literal
 
+import ijson
+from ijson.common import ObjectBuilder
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import GraphRAGError
-from .events import EventList
+from .events import Event, EventList, EventReferenceError, RunStarted, check_references, event_from_json
 from .history.records import RunRecord, utc_now_iso
 from .index.fingerprint import index_fingerprint
 from .request import GlobalSearchRequest
@@ -113,23 +122,160 @@ def bundle_to_json(bundle: RunBundle) -> str:
     return bundle.model_dump_json(indent=1)
 
 
-def read_bundle(data: str | bytes, *, source: str = "the run bundle") -> RunBundle:
-    """A bundle from its JSON text; raises :class:`BundleError` naming ``source`` and the problem."""
+MAX_BUNDLE_EVENTS = 50_000
+"""The most events a bundle may hold (a run of about 20,000 map batches); a bigger one is refused
+while it is read, before it takes the memory of its events."""
+
+_BOM = b"\xef\xbb\xbf"
+_NESTED = {"start_map": 1, "start_array": 1, "end_map": -1, "end_array": -1}
+
+
+def _stream_of(data: str | bytes | BinaryIO) -> BinaryIO:
+    """A binary stream over ``data`` (a file object, which must be seekable, is read from where
+    it is), past a UTF-8 byte order mark."""
+    if isinstance(data, str):
+        stream: BinaryIO = io.BytesIO(data.encode("utf-8", "surrogatepass"))
+    elif isinstance(data, bytes | bytearray | memoryview):
+        stream = io.BytesIO(data)
+    else:
+        stream = data
+    start = stream.read(len(_BOM))
+    if start != _BOM:
+        stream.seek(-len(start), io.SEEK_CUR)
+    return stream
+
+
+def _event_at(value: object, number: int, source: str) -> Event:
+    """Event ``number`` (from 1) of ``source``, validated; :class:`BundleError` naming it otherwise."""
+    if not isinstance(value, dict):
+        raise BundleError(f"{source}: event {number} is not a JSON object.")
+    kind = value.get("kind")
     try:
-        bundle = RunBundle.model_validate_json(data)
+        return event_from_json(value)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        if first.get("type") == "union_tag_invalid" or not isinstance(kind, str):
+            raise BundleError(f"{source}: event {number} has no known kind ({str(kind)[:40]!r}).") from None
+        where = ".".join(str(p) for p in first.get("loc", ())[1:]) or "the event"
+        raise BundleError(f"{source}: event {number} ({kind}): {where}: {first.get('msg')}.") from None
+
+
+def _parse(stream: BinaryIO, *, source: str, max_events: int) -> tuple[dict[str, object], list[Event]]:
+    """The bundle's header fields and its validated events, read token by token: an event's
+    tree is built, validated and dropped before the next is read, and the read stops at the
+    first event past ``max_events``."""
+    header: dict[str, object] = {}
+    events: list[Event] = []
+    tokens = ijson.parse(stream, use_float=True)
+    try:
+        _prefix, first, _value = next(tokens)
+        if first != "start_map":
+            raise BundleError(f"{source} is not a run bundle (it is not a JSON object).")
+        key: str | None = None
+        builder: ObjectBuilder | None = None
+        depth = 0
+        in_events = False
+        for _prefix, token, value in tokens:
+            if depth == 0:
+                if token == "map_key":
+                    key = value
+                    if key in header:
+                        raise BundleError(f"{source} is not a valid run bundle: the key {key!r} appears twice.")
+                    continue
+                if token == "end_map":
+                    break
+                if key == "events":
+                    if token != "start_array":
+                        raise BundleError(f"{source} is not a valid run bundle: events: it must be a list of events.")
+                    header["events"] = None
+                    in_events, depth = True, 1
+                    continue
+                if token in ("start_map", "start_array"):
+                    builder, depth = ObjectBuilder(), 1
+                    builder.event(token, value)
+                    continue
+                header[str(key)] = value
+                continue
+            if in_events and depth == 1:
+                if token == "end_array":
+                    in_events, depth = False, 0
+                    continue
+                if len(events) >= max_events:
+                    raise BundleError(
+                        f"{source} holds more than {max_events:,} events; runs of up to {max_events:,} events "
+                        "(about 20,000 map batches) can be opened."
+                    )
+                if token not in ("start_map", "start_array"):
+                    raise BundleError(f"{source}: event {len(events) + 1} is not a JSON object.")
+                builder, depth = ObjectBuilder(), 2
+                builder.event(token, value)
+                continue
+            assert builder is not None
+            builder.event(token, value)
+            depth += _NESTED.get(token, 0)
+            if in_events and depth == 1:
+                events.append(_event_at(builder.value, len(events) + 1, source))
+                builder = None
+            elif not in_events and depth == 0:
+                header[str(key)] = builder.value
+                builder = None
+        for _ in tokens:  # anything after the bundle's closing brace is an error (ijson raises)
+            pass
+    except StopIteration:
+        raise BundleError(f"{source} is not JSON: it is empty.") from None
+    except (ijson.JSONError, UnicodeDecodeError) as exc:  # UnicodeDecodeError: an escaped lone surrogate ("\\udcff")
+        said = exc.args[0] if isinstance(exc, ijson.JSONError) and exc.args else ""
+        said = (said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)).strip()
+        if isinstance(exc, UnicodeDecodeError) or "UTF8" in said:
+            raise BundleError(f"{source} holds text that is not valid Unicode (UTF-8).") from None
+        raise BundleError(f"{source} is not JSON: {(said.splitlines() or ['unreadable'])[0].rstrip('.')}.") from None
+    return header, events
+
+
+def read_bundle(data: str | bytes | BinaryIO, *, source: str = "the run bundle", max_events: int = MAX_BUNDLE_EVENTS) -> RunBundle:
+    """A bundle from its JSON (text, bytes or a binary file object, read as a stream); raises
+    :class:`BundleError` naming ``source`` and the problem (see the module's docstring)."""
+    header, events = _parse(_stream_of(data), source=source, max_events=max_events)
+    if header.get("format") != BUNDLE_FORMAT:
+        raise BundleError(f"{source} is not a run bundle (its format is not {BUNDLE_FORMAT!r}).")
+    if not events:
+        raise BundleError(f"{source} holds no events, so there is nothing to redraw.")
+    try:
+        check_references(events)
+    except EventReferenceError as exc:
+        raise BundleError(f"{source}: {exc}") from None
+    try:
+        bundle = RunBundle.model_validate({**header, "events": events})
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "the top level"
-        if first.get("type") == "json_invalid":
-            raise BundleError(f"{source} is not JSON: {first.get('msg')}") from None
-        if where == "format":
-            raise BundleError(f"{source} is not a run bundle (its format is not {BUNDLE_FORMAT!r}).") from None
         raise BundleError(f"{source} is not a valid run bundle: {where}: {first.get('msg')} ({exc.error_count()} problem(s)).") from None
     if bundle.format_version > BUNDLE_VERSION:
         raise BundleError(f"{source} is a version {bundle.format_version} run bundle; this version reads up to {BUNDLE_VERSION}.")
-    if not bundle.events:
-        raise BundleError(f"{source} holds no events, so there is nothing to redraw.")
+    if disagreement := _header_disagreement(bundle):
+        raise BundleError(f"{source}: its header and its events disagree about the {disagreement}, so it cannot be trusted.")
     return bundle
+
+
+def _header_disagreement(bundle: RunBundle) -> str | None:
+    """What the header says that the events do not (``"run id"``, ``"model"``...), or None."""
+    started = bundle.events[0]
+    assert isinstance(started, RunStarted)  # check_references
+    if bundle.run_id != started.run_id:
+        return f"run id ({bundle.run_id[:12]} in the header, {started.run_id[:12]} in the events)"
+    if bundle.model != started.model:
+        return "model"
+    if bundle.seed is not None and bundle.seed != started.seed:
+        return "seed"
+    if bundle.request != started.request:
+        return "request"
+    record = bundle.to_record()
+    stated = bundle.status
+    if stated != record.status and not (record.status == RunStatus.INTERRUPTED and stated == RunStatus.RUNNING):
+        return f"status ({stated} in the header, {record.status} in the events)"
+    if bundle.result is not None and bundle.result != record.result:
+        return "result"
+    return None
 
 
 def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> str | None:
@@ -162,6 +308,7 @@ def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> st
 __all__ = [
     "BUNDLE_FORMAT",
     "BUNDLE_VERSION",
+    "MAX_BUNDLE_EVENTS",
     "BundleError",
     "IndexIdentity",
     "RunBundle",

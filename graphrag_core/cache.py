@@ -6,6 +6,10 @@ and JSON mode against the same model give the same key; anything else gives anot
 replies that already parsed are stored (the engine calls ``put`` after parsing succeeds), so a
 hit is a reply the engine has accepted before. Model identities never carry secrets, so
 neither do keys.
+
+The cache is an optimisation: a run never fails through it. The engine uses every cache through
+:class:`GuardedCache`, which turns a failed read or write (a full disk, a file another process
+holds locked, a damaged file) into one warning, and leaves the cache alone for the rest of the run.
 """
 
 from __future__ import annotations
@@ -16,13 +20,19 @@ import threading
 import time
 import weakref
 from contextlib import AbstractContextManager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from .llm.base import ChatRequest, model_identity
 from .sqlite import connect, enable_wal
 
-SQLITE_TIMEOUT_S = 30.0
+CACHE_BUSY_TIMEOUT_S = 5.0
+"""How long a read or write waits for another process's lock on the file before it fails (and
+the run goes on without the cache: see :class:`GuardedCache`)."""
+CACHE_ERRORS: tuple[type[Exception], ...] = (sqlite3.Error, OSError, UnicodeError)
+"""What a failed cache read or write raises: SQLite's errors (locked, full, damaged), the file
+system's, and text SQLite cannot encode."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS map_cache (
     key TEXT PRIMARY KEY,
@@ -58,8 +68,9 @@ class SqliteMapCache:
     replaces its text. ``hits``/``misses`` count this instance's ``get`` calls.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, timeout: float | None = None) -> None:
         self.path = Path(path)
+        self.timeout = CACHE_BUSY_TIMEOUT_S if timeout is None else timeout
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self.hits = 0
@@ -85,7 +96,7 @@ class SqliteMapCache:
         # WAL with synchronous=NORMAL: a commit does not wait for the disk (fsync), only a
         # checkpoint does. The file stays consistent; a power cut may lose the last entries,
         # which a cache can afford.
-        return connect(self.path, timeout=SQLITE_TIMEOUT_S, pragmas=("synchronous = NORMAL",))
+        return connect(self.path, timeout=self.timeout, pragmas=("synchronous = NORMAL",))
 
     def get(self, key: str) -> str | None:
         with self._connect() as connection:
@@ -119,6 +130,76 @@ class SqliteMapCache:
         return {"entries": int(entries), "characters": int(characters), "hits": self.hits, "misses": self.misses}
 
 
+class GuardedCache:
+    """A :class:`MapCache` a run cannot fail through: ``cache``, until its first failed read or
+    write (any of :data:`CACHE_ERRORS`). That failure is reported once, as a sentence naming
+    the cache and the error, through ``on_failure`` (called on the thread of the failed call);
+    from then on every ``get`` misses and every ``put`` does nothing. Thread-safe."""
+
+    def __init__(self, cache: MapCache, *, on_failure: Callable[[str], None]) -> None:
+        self.cache = cache
+        self._on_failure = on_failure
+        self._lock = threading.Lock()
+        self.failure: str | None = None
+
+    def __repr__(self) -> str:
+        return f"GuardedCache({self.cache!r})"
+
+    def _fail(self, doing: str, exc: Exception) -> None:
+        with self._lock:
+            if self.failure is not None:
+                return
+            where = getattr(self.cache, "path", None)
+            self.failure = (
+                f"The map cache{f' {where}' if where is not None else ''} could not be {doing} ({exc}); "
+                "this run goes on without it (nothing is read from it or written to it)."
+            )
+        self._on_failure(self.failure)
+
+    def get(self, key: str) -> str | None:
+        if self.failure is not None:
+            return None
+        try:
+            return self.cache.get(key)
+        except CACHE_ERRORS as exc:
+            self._fail("read", exc)
+            return None
+
+    def put(self, key: str, text: str) -> None:
+        if self.failure is not None:
+            return
+        try:
+            self.cache.put(key, text)
+        except CACHE_ERRORS as exc:
+            self._fail("written", exc)
+
+
+class UnusableCache:
+    """A :class:`MapCache` whose file could not be opened: every read and write raises the error
+    of the opening, so a run using it (through :class:`GuardedCache`) says so once and goes on."""
+
+    def __init__(self, path: str | Path, error: Exception) -> None:
+        self.path, self.error = Path(path), error
+
+    def __repr__(self) -> str:
+        return f"UnusableCache({str(self.path)!r})"
+
+    def get(self, key: str) -> str | None:
+        raise self.error
+
+    def put(self, key: str, text: str) -> None:
+        raise self.error
+
+
+def open_map_cache(path: str | Path) -> SqliteMapCache | UnusableCache:
+    """The SQLite map cache at ``path``; an :class:`UnusableCache` carrying the error when the
+    file cannot be opened (locked, full, damaged, not writable): never an exception."""
+    try:
+        return SqliteMapCache(path)
+    except CACHE_ERRORS as exc:
+        return UnusableCache(path, exc)
+
+
 class MemoryMapCache:
     """A :class:`MapCache` in a dict, for tests and one-off runs (thread-safe)."""
 
@@ -144,4 +225,14 @@ class MemoryMapCache:
         return len(self._entries)
 
 
-__all__ = ["MapCache", "MemoryMapCache", "SqliteMapCache", "cache_key"]
+__all__ = [
+    "CACHE_BUSY_TIMEOUT_S",
+    "CACHE_ERRORS",
+    "GuardedCache",
+    "MapCache",
+    "MemoryMapCache",
+    "SqliteMapCache",
+    "UnusableCache",
+    "cache_key",
+    "open_map_cache",
+]

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     Event,
     MapBatchCached,
     MapBatchFailed,
@@ -30,7 +31,7 @@ from .events import (
 )
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
-from .state import CallOutcome
+from .state import CallOutcome, unfinished_error
 from .status import RunStatus
 
 
@@ -94,6 +95,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
     candidate: ReduceCandidate | None = None
     ended_at: float | None = None
     cancelled = False
+    run_error = ""
     for event in with_cache_hits(events):
         if isinstance(event, MapBatchStarted) and event.batch_index == batch_index:
             if event.messages is not None and messages is None:
@@ -130,12 +132,14 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
         elif isinstance(event, RunFinished) and candidate is None:
             candidate = next((c for c in event.result.reduce_candidates if c.answer.batch_index == batch_index), None)
         elif isinstance(event, RunFailed):
-            ended_at, cancelled = event.at, event.cancelled
+            ended_at, cancelled, run_error = event.at, event.cancelled, event.error
     records = []
     for number in sorted(attempts):
         data = attempts[number]
         if "outcome" not in data and ended_at is not None:
             data.update(outcome=CallOutcome.CANCELLED if cancelled else CallOutcome.ERROR)
+            if not cancelled:
+                data["error"] = unfinished_error(run_error)
             if data.get("started_at") is not None:
                 data["duration_s"] = ended_at - data["started_at"]
         records.append(CallAttempt(**data))
@@ -205,7 +209,7 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
 class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
-    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
+    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed"]
     message: str
     batch_indexes: tuple[int, ...] = ()
     texts: tuple[str, ...] = ()
@@ -220,6 +224,15 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
+    ranked = next((e for e in events if isinstance(e, ChunksRanked)), None)
+    if ranked is not None:  # naive RAG (the vector method): no map; the ranking or the packing left nothing
+        if finished is not None and ranked.relevant_count == 0:
+            items.append(WhyItem(reason="no_relevant_chunks", message=f"None of the {ranked.unit_count:,} source chunks was relevant to the question, so no call was made."))
+        elif finished is not None:
+            items.append(WhyItem(reason="no_chunk_fits", message="No relevant source chunk fit the reduce token budget, so no call was made."))
+        if failed is not None:
+            items.append(WhyItem(reason="run_failed", message=f"The run ended before its answer: {failed.error}"))
+        return items
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))

@@ -75,6 +75,16 @@ class ReplyTooLongError(ModelOutputError):
     """A reply far longer than the call's ``max_tokens`` allows: it is refused, never stored."""
 
 
+class ReplyCutError(ModelOutputError):
+    """A reply the endpoint stopped at the call's ``max_tokens`` (``finish_reason: "length"``)
+    before it was usable: retried with a request for a shorter answer and, where the call's
+    token budget allows, a larger output reserve. ``max_tokens`` is the reserve it was cut at."""
+
+    def __init__(self, message: str, *, max_tokens: int | None = None) -> None:
+        super().__init__(message)
+        self.max_tokens = max_tokens
+
+
 class ModelError(GraphRAGError):
     """A model call failed before it produced any text.
 

@@ -258,6 +258,14 @@ class ModelNotice(_Event):
     message: str
 
 
+class RunWarning(_Event):
+    """Something that did not stop the run but that its reader should know, said once (e.g. the
+    map cache could not be read or written, and the run went on without it)."""
+
+    kind: Literal["run_warning"] = "run_warning"
+    message: str
+
+
 class ReduceSelection(_Event):
     kind: Literal["reduce_selection"] = "reduce_selection"
     candidates: tuple[ReduceCandidate, ...]
@@ -356,6 +364,7 @@ Event = Annotated[
         MapBatchCached,
         MapBatchFailed,
         ModelNotice,
+        RunWarning,
         ReduceSelection,
         ReduceStarted,
         ReduceReplied,
@@ -397,6 +406,44 @@ def with_cache_hits(events: Iterable[Event]) -> list[Event]:
             duration_s=hit.duration_s, messages=messages, raw_reply=hit.raw_reply,
         )
     return [replaced.get(i, e) for i, e in enumerate(events) if i not in dropped]
+
+
+class EventReferenceError(ValueError):
+    """A list of events that no run could have emitted; the message names the event (from 1)."""
+
+
+_MAP_EVENTS = (MapBatchStarted, MapBatchRetried, MapBatchSucceeded, MapBatchCached, MapBatchFailed)
+
+
+def check_references(events: Iterable[Event]) -> None:
+    """Raise :class:`EventReferenceError` unless the events could be a run's, as the fold
+    (``state.RunState.apply``) reads them: the first is the one ``RunStarted``; the planned
+    batches are numbered 0, 1, ... in order; every map event names a planned batch (never a
+    negative one) after they were planned; nothing follows the run's end (``RunFinished`` or
+    ``RunFailed``)."""
+    planned: int | None = None
+    ended = False
+    for number, event in enumerate(events, start=1):
+        where = f"event {number} ({event.kind})"
+        if number == 1 and not isinstance(event, RunStarted):
+            raise EventReferenceError(f"{where}: a run's events start with run_started.")
+        if number > 1 and isinstance(event, RunStarted):
+            raise EventReferenceError(f"{where}: a run starts once, with its first event.")
+        if ended:
+            raise EventReferenceError(f"{where}: it comes after the run ended.")
+        if isinstance(event, BatchesPlanned):
+            if planned is not None:
+                raise EventReferenceError(f"{where}: a run plans its batches once.")
+            if any(batch.index != position for position, batch in enumerate(event.batches)):
+                raise EventReferenceError(f"{where}: the planned batches are not numbered 0, 1, 2, ... in order.")
+            planned = len(event.batches)
+        elif isinstance(event, _MAP_EVENTS):
+            if planned is None:
+                raise EventReferenceError(f"{where}: it names batch {event.batch_index} before the run planned its batches.")
+            if not 0 <= event.batch_index < planned:
+                numbers = f" (0-{planned - 1})" if planned else ""
+                raise EventReferenceError(f"{where}: batch {event.batch_index} is not one of the run's {planned} planned batches{numbers}.")
+        ended = isinstance(event, RunFinished | RunFailed)
 
 
 EventList = Annotated[list[Event], AfterValidator(with_cache_hits)]

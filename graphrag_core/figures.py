@@ -74,16 +74,33 @@ def money(amount: float) -> str:
     return f"{amount:.3g}" if amount > 0 else "0"
 
 
+def estimated_note(usage: TokenUsage) -> str:
+    """What people read beside tokens some of which the run counted itself: ``""`` when the
+    endpoint reported every call's, else ``"1 call's usage estimated: the endpoint reported none"``."""
+    calls = usage.estimated_calls
+    if not calls:
+        return ""
+    whose = "1 call's" if calls == 1 else f"{calls:,} calls'"
+    return f"{whose} usage estimated: the endpoint reported none"
+
+
+def tokens_text(usage: TokenUsage) -> str:
+    """A token total for people: ``"7,187"``, or ``"≈7,187"`` when some of it is the run's own count."""
+    return ("≈" if usage.estimated else "") + f"{usage.total_tokens:,}"
+
+
 def spend_line(spend: RunSpend, price: Price | None = None) -> str:
     """One line for people: ``model calls 1 (84 as if uncached, 83 cache hits) · tokens 7,187
     (≈515,953 as if uncached)`` plus the cost at ``price`` when one is configured."""
     calls = f"model calls {spend.calls:,}"
     if spend.cache_hits:
         calls += f" ({spend.calls_as_if_uncached:,} as if uncached, {spend.cache_hits:,} cache hits)"
-    approx = "≈" if spend.tokens_estimated else ""
-    tokens = f"tokens {spend.tokens.total_tokens:,}"
+    approx = "≈" if spend.tokens_estimated or spend.tokens.estimated else ""
+    tokens = f"tokens {tokens_text(spend.tokens)}"
     if spend.cache_hits:
         tokens += f" ({approx}{spend.tokens_as_if_uncached.total_tokens:,} as if uncached)"
+    if spend.tokens.estimated:
+        tokens += f" ({estimated_note(spend.tokens)})"
     parts = [calls, tokens]
     if price is not None:
         cost = f"cost {money(price.of(spend.tokens))}"
@@ -303,4 +320,7 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
     return figures_of(RunState.replay(events))
 
 
-__all__ = ["STOPPED_MESSAGE", "Price", "RunFigures", "RunSpend", "figures_of", "money", "run_figures", "spend_line"]
+__all__ = [
+    "STOPPED_MESSAGE", "Price", "RunFigures", "RunSpend", "estimated_note", "figures_of", "money", "run_figures", "spend_line",
+    "tokens_text",
+]

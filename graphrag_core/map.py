@@ -8,7 +8,13 @@ error, never as a fake answer; every attempt's reported token usage is counted.
 
 Only the model call and the parsing of its reply are retried. An error raised by the caller's
 own code (the ``on_event`` callback, the cache) is the caller's: it propagates unchanged and
-is never retried.
+is never retried. A reply cut at ``max_tokens`` is retried asking for less, with a larger
+reserve where the call's budget allows; a call whose endpoint reported no usage is counted
+with the run's tokenizer and marked estimated.
+
+Why this module is long: the one retry loop serves every kind of call, and what it decides
+(back-offs, feedback, cut replies, estimated usage, reply bounds) belongs together with the map
+phase it was written for, which every other phase copies in shape.
 """
 
 from __future__ import annotations
@@ -25,15 +31,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
 from .context import COMMUNITY, Unit
-from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyTooLongError, describe_error
+from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyCutError, ReplyTooLongError, describe_error
 from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
 from .parsing import parse_map_output, quote_reply
 from .pool import run_pool
-from .prompts import MAP_OUTPUT_SCHEMA, render_map_messages, render_retry_request
+from .prompts import MAP_OUTPUT_SCHEMA, render_cut_retry_request, render_map_messages, render_retry_request
 from .request import DEFAULT_MAP_OUTPUT_RESERVE
 from .results import BatchFailure, MapAnswer
-from .tokens import estimate_tokens
+from .tokens import HeuristicTokenizer, Tokenizer, estimate_tokens
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -48,6 +54,9 @@ DEFAULT_BACKOFF_CAP_S = 8.0
 """The longest back-off between two attempts without ``Retry-After``."""
 REPLY_TOKEN_FACTOR = 8
 """A reply estimated at more than this many times the call's ``max_tokens`` is refused."""
+CUT_RESERVE_GROWTH = 2
+"""A retry after a reply cut at ``max_tokens`` may have up to this many times the reserve, as
+far as the call's token budget leaves room beside its prompt."""
 WORKERS_PER_SLOT = 2
 """Map workers per concurrency slot: a worker reading the cache or waiting out a back-off never
 leaves a slot idle while another batch is ready to be sent."""
@@ -221,6 +230,8 @@ async def complete_with_retry(
     on_start: Callable[[int], None] | None = None,
     on_retry: Callable[[RetryNotice], None] | None = None,
     on_notice: Callable[[str], None] | None = None,
+    tokenizer: Tokenizer | None = None,
+    token_budget: int | None = None,
 ) -> Reply[T]:
     """Call the model and parse its reply, trying again as ``policy`` says.
 
@@ -228,10 +239,16 @@ async def complete_with_retry(
     (outside code) or a :class:`ModelOutputError` from ``parse`` fails the attempt; the
     callbacks' own errors propagate. ``slot`` is held only around ``model.complete`` (and the
     ``on_start`` it announces). A retry after an unusable reply sends the request again with
-    that reply and what was wrong with it. Raises :class:`CallFailed` when the tries run out.
+    that reply and what was wrong with it; after a reply cut at ``max_tokens`` that did not
+    parse (:class:`ReplyCutError`), it asks for a shorter answer instead, with up to
+    :data:`CUT_RESERVE_GROWTH` times the reserve where ``token_budget`` (prompt and reply of the
+    call together) leaves room. Raises :class:`CallFailed` when the tries run out.
     ``on_notice`` sees what the adapter says about its endpoint (``ChatResponse.notices``).
+    A reply whose endpoint reported no usage is counted with ``tokenizer`` (the spec's estimate
+    when none is given) and marked estimated.
     """
     attempts = attempts if attempts is not None else Attempts()
+    counter = tokenizer or HeuristicTokenizer()
     sent = request
     while True:
         attempts.count += 1
@@ -265,14 +282,16 @@ async def complete_with_retry(
             for notice in response.notices:
                 on_notice(notice)
         usage = response.usage if response is not None else None
+        if response is not None and usage is None and response.usage_unreported:
+            usage = await asyncio.to_thread(estimated_usage, sent, response.text, counter)
         if usage is not None:
             attempts.usage = attempts.usage + usage
         if response is not None:
             try:
-                check_reply_size(request, response.text)
+                check_reply_size(sent, response.text)
                 value = parse(response.text)
             except ModelOutputError as exc:
-                error = exc
+                error = _cut_error(sent, response, exc) if response.cut and not isinstance(exc, ReplyTooLongError) else exc
             else:
                 return Reply(value=value, text=response.text, attempt=number, usage=usage, duration_s=clock() - began, ended_at=ended)
         assert error is not None
@@ -283,12 +302,41 @@ async def complete_with_retry(
         if on_retry is not None:
             raw = _kept_reply(response, error)
             on_retry(RetryNotice(attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw, ended_at=ended))
-        if isinstance(error, ModelOutputError) and response is not None:
+        if isinstance(error, ReplyCutError):
+            sent = await asyncio.to_thread(_shorter_request, request, sent, counter, token_budget)
+        elif isinstance(error, ModelOutputError) and response is not None:
             sent = render_retry_request(request, response.text, describe_error(error))
         else:
             sent = request
         if delay:
             await policy.sleep(delay)
+
+
+def estimated_usage(request: ChatRequest, reply: str, tokenizer: Tokenizer) -> TokenUsage:
+    """One call's tokens as ``tokenizer`` counts its prompt and reply, marked estimated."""
+    return TokenUsage(prompt_tokens=tokenizer.count(request.prompt_text), completion_tokens=tokenizer.count(reply), estimated_calls=1)
+
+
+def _cut_error(sent: ChatRequest, response: ChatResponse, parse_error: ModelOutputError) -> ReplyCutError:
+    """The error of a reply cut at the output reserve, quoting its start."""
+    limit = sent.max_tokens
+    at = f"the output reserve ({limit:,} tokens)" if limit else "the model's output limit"
+    error = ReplyCutError(f"The reply was cut at {at} before it was complete.", max_tokens=limit)
+    error.reply_start = quote_reply(response.text)
+    error.__cause__ = parse_error
+    return error
+
+
+def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenizer, token_budget: int | None) -> ChatRequest:
+    """``request`` again, asking for a shorter answer; its reserve grows (up to
+    :data:`CUT_RESERVE_GROWTH` times the one ``cut`` was sent with) as far as ``token_budget``
+    leaves room beside the new prompt, and never shrinks."""
+    reserve = cut.max_tokens
+    retry = render_cut_retry_request(request, cut_at=reserve, max_tokens=reserve)
+    if reserve is None or token_budget is None:
+        return retry
+    room = token_budget - tokenizer.count(retry.prompt_text)
+    return retry.model_copy(update={"max_tokens": max(reserve, min(room, reserve * CUT_RESERVE_GROWTH))})
 
 
 def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY) -> ChatRequest:
@@ -317,8 +365,11 @@ class _MapRun:
         cache: MapCache | None,
         clock: Clock,
         unit: Unit = COMMUNITY,
+        tokenizer: Tokenizer | None,
+        token_budget: int | None,
     ) -> None:
         self.query, self.batches, self.model, self.unit = query, batches, model, unit
+        self.tokenizer, self.token_budget = tokenizer, token_budget
         self.policy, self.output_reserve, self.emit, self.cache, self.clock = policy, output_reserve, emit, cache, clock
         self.slot = asyncio.Semaphore(max(1, concurrency))
         self.answers: list[MapAnswer | None] = [None] * len(batches)
@@ -388,6 +439,7 @@ class _MapRun:
             reply = await complete_with_retry(
                 self.model, request, parse_map_output, policy=self.policy, attempts=tally,
                 slot=self.slot, clock=self.clock, on_start=on_start, on_retry=on_retry, on_notice=on_notice,
+                tokenizer=self.tokenizer, token_budget=self.token_budget,
             )
         except CallFailed as failed:
             self._fail(index, failed)
@@ -452,11 +504,15 @@ async def run_global_map(
     clock: Clock | None = None,
     retry_policy: RetryPolicy | None = None,
     unit: Unit = COMMUNITY,
+    tokenizer: Tokenizer | None = None,
+    token_budget: int | None = None,
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
     ``max_attempts``, when given, overrides ``retry_policy.max_attempts``; ``unit`` says what the
     batches' parts are (community reports, or source chunks for the ``text`` method).
+    ``tokenizer`` counts the calls whose endpoint reported no usage; ``token_budget`` (the map
+    token budget) bounds the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
     """
     if not batches:
         return MapPhaseResult(answers=[])
@@ -469,6 +525,7 @@ async def run_global_map(
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
         clock=clock or (lambda: time.monotonic() - started), unit=unit,
+        tokenizer=tokenizer, token_budget=token_budget,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)
     return run.result()
@@ -486,6 +543,7 @@ __all__ = [
     "RetryPolicy",
     "check_reply_size",
     "complete_with_retry",
+    "estimated_usage",
     "map_request",
     "run_global_map",
 ]

@@ -20,7 +20,7 @@ from typing import Literal
 
 from .context import CANDIDATE_SEPARATOR, format_source_header
 from .ranking import RankedChunk
-from .reduce import ReducePlan
+from .reduce import ReducePlan, trial_counter
 from .results import MapAnswer, ReduceCandidate
 from .tokens import Tokenizer, get_tokenizer
 
@@ -45,14 +45,16 @@ def plan_excerpts(
     strategy: Literal["skip", "stop"] = "skip",
     tokenizer: Tokenizer | None = None,
 ) -> ReducePlan:
-    """Pack the ranked chunks into the budget (see the module docstring)."""
+    """Pack the ranked chunks into the budget (see the module docstring); each chunk is counted
+    once, as :func:`~graphrag_core.reduce.plan_reduce` counts its candidates (exact for every
+    tokenizer)."""
     tokenizer = tokenizer or get_tokenizer()
-    prefix = prompt_skeleton + "\n"
     top = ranked[0].score if ranked else 0.0
-    separator_tokens = tokenizer.count(CANDIDATE_SEPARATOR)
-    used = tokenizer.count(prefix)
-    selected: list[tuple[RankedChunk, str]] = []
+    trial = trial_counter(tokenizer, prompt_skeleton + "\n")
+    selected: list[RankedChunk] = []
+    texts: list[str] = []
     fates: list[tuple[RankedChunk, str, int | None]] = []
+    tokens_now: int | None = None
     unpacked = 0
     stopped = False
     for chunk in ranked:
@@ -63,20 +65,18 @@ def plan_excerpts(
             unpacked += 1
             continue
         text = format_excerpt(chunk)
-        tokens = used + tokenizer.count(text) + (separator_tokens if selected else 0)
+        tokens = trial.tokens(texts, text)
         if tokens <= prompt_budget:
-            selected.append((chunk, text))
-            used = tokens
+            trial.keep(text, tokens)
+            selected.append(chunk)
+            texts.append(text)
+            tokens_now = tokens
             fates.append((chunk, "selected", tokens))
         else:
             fates.append((chunk, "skipped", tokens))
             unpacked += 1
             stopped = strategy == "stop"
-    context = CANDIDATE_SEPARATOR.join(text for _, text in selected)
-    while selected and tokenizer.count(prefix + context) > prompt_budget:  # a tokenizer that does not add up exactly
-        dropped, _ = selected.pop()
-        fates = [(c, "skipped", t) if c is dropped else (c, f, t) for c, f, t in fates]
-        context = CANDIDATE_SEPARATOR.join(text for _, text in selected)
+    context = CANDIDATE_SEPARATOR.join(texts)
     candidates: list[ReduceCandidate] = []
     answers: dict[str, MapAnswer] = {}
     for rank, (chunk, fate, tokens) in enumerate(fates, start=1):
@@ -85,9 +85,9 @@ def plan_excerpts(
         candidates.append(ReduceCandidate(rank=rank, answer=answer, fate=fate, tokens=tokens))  # type: ignore[arg-type]
     return ReducePlan(
         candidates=candidates,
-        selected=[answers[chunk.reference] for chunk, _ in selected],
+        selected=[answers[chunk.reference] for chunk in selected],
         context=context,
-        prompt_tokens=tokenizer.count(prefix + context) if selected else None,
+        prompt_tokens=tokens_now,
     )
 
 

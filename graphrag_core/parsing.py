@@ -1,4 +1,10 @@
-"""Read a model's text into validated map and reduce outputs (spec sections 6 and 7)."""
+"""Read a model's text into validated map and reduce outputs (spec sections 6 and 7).
+
+JSON is read leniently about control characters inside strings (a raw newline in an answer, as
+local servers' grammars allow), never about shape: the spec's shape checks apply unchanged. A
+reply that copies one of the prompt's own placeholders (``<why>``) instead of filling it in is
+refused with its own message (:data:`PLACEHOLDER_MESSAGE`), as the call's own output error.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from .errors import MapOutputError, ModelOutputError, RatingOutputError, ReduceOutputError
+from .prompts import PROMPT_PLACEHOLDERS
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -22,12 +29,37 @@ class MapOutput(BaseModel):
     usefulness: float
 
 
+PLACEHOLDER_MESSAGE = "The reply copies the prompt's placeholder {placeholder} instead of filling it in."
+"""The error of a reply that echoes a placeholder of the prompt's response format."""
+PLACEHOLDER_CONTAINED_MIN_CHARS = 20
+"""A placeholder at least this long is refused also inside a longer string; a shorter one
+(``<title>``, ``<item>``) only when it is the whole string (an answer may name an HTML tag)."""
+
+
+def echoed_placeholder(value: Any) -> str | None:
+    """The first prompt placeholder that a string of ``value`` (at any depth) copies, else ``None``."""
+    if isinstance(value, str):
+        text = value.strip()
+        for placeholder in PROMPT_PLACEHOLDERS:
+            if text == placeholder or (len(placeholder) >= PLACEHOLDER_CONTAINED_MIN_CHARS and placeholder in text):
+                return placeholder
+        return None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = echoed_placeholder(item)
+        if found is not None:
+            return found
+    return None
+
+
 def parse_json_output(raw: str, *, error: type[ModelOutputError] = ModelOutputError) -> Any:
     """The JSON value in a model's text.
 
     Tried in order: the inside of a ```json fence; the whole text; the slice from the first
-    ``{`` or ``[`` to the last ``}`` or ``]``. Raises ``error`` (a :class:`ModelOutputError`
-    class: each kind of call has its own) with the spec's not-valid-JSON message when none parses.
+    ``{`` or ``[`` to the last ``}`` or ``]``; control characters inside strings are accepted
+    (``strict=False``). Raises ``error`` (a :class:`ModelOutputError` class: each kind of call
+    has its own) with the spec's not-valid-JSON message when none parses, and with
+    :data:`PLACEHOLDER_MESSAGE` when the value copies one of the prompt's placeholders.
     """
     text = raw if isinstance(raw, str) else str(raw)
     candidates: list[str] = []
@@ -41,9 +73,13 @@ def parse_json_output(raw: str, *, error: type[ModelOutputError] = ModelOutputEr
         candidates.append(text[min(starts) : max(ends) + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            value = json.loads(candidate, strict=False)
         except ValueError:
             continue
+        placeholder = echoed_placeholder(value)
+        if placeholder is not None:
+            raise invalid_output(error, PLACEHOLDER_MESSAGE.format(placeholder=placeholder), text)
+        return value
     raise error(f"LLM output is not valid JSON: {text[:200]}...")
 
 
@@ -84,10 +120,7 @@ def parse_map_output(raw: str) -> MapOutput:
     ``answer`` may be blank only when usefulness is 0. Extra keys are ignored. Every error's
     message is the spec's exact text; its ``reply_start`` quotes the start of the reply.
     """
-    try:
-        value = parse_json_output(raw)
-    except ModelOutputError as exc:
-        raise MapOutputError(str(exc)) from None
+    value = parse_json_output(raw, error=MapOutputError)
     if not isinstance(value, dict) or "answer" not in value or "usefulness" not in value:
         raise invalid_output(MapOutputError, "Global Map output must contain answer and usefulness fields.", raw)
     answer, usefulness = value["answer"], value["usefulness"]
@@ -102,10 +135,7 @@ def parse_map_output(raw: str) -> MapOutput:
 
 def parse_reduce_output(raw: str) -> str:
     """Validate the reduce answer: a JSON object with a non-blank string ``answer``; returns it stripped."""
-    try:
-        value = parse_json_output(raw)
-    except ModelOutputError as exc:
-        raise ReduceOutputError(str(exc)) from None
+    value = parse_json_output(raw, error=ReduceOutputError)
     if not isinstance(value, dict) or "answer" not in value:
         raise invalid_output(ReduceOutputError, "Global Reduce output must contain an answer field.", raw)
     answer = value["answer"]
@@ -132,10 +162,7 @@ def parse_rating_output(raw: str) -> RatingOutput:
     A number with no fractional part counts as an integer (``3.0`` is 3); ``true`` is not a number.
     Text that is not JSON raises the not-valid-JSON error; any other shape the rating error.
     """
-    try:
-        value = parse_json_output(raw)
-    except ModelOutputError as exc:
-        raise RatingOutputError(str(exc)) from None
+    value = parse_json_output(raw, error=RatingOutputError)
     if not isinstance(value, dict):
         raise invalid_output(RatingOutputError, RATING_SHAPE_ERROR, raw)
     rating, reason = value.get("rating"), value.get("reason")

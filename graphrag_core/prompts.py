@@ -9,6 +9,7 @@ into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them 
 from __future__ import annotations
 
 import json
+import re
 from string import Template
 from typing import Any
 
@@ -232,6 +233,18 @@ TASK_MARKER = "---Task---"
 ANSWER_MARKER = "---Answer---"
 
 
+PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
+    dict.fromkeys(
+        re.findall(
+            r'"(<[^"<>]+>)"',
+            "\n".join(t.template for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM)),
+        )
+    )
+)
+"""The placeholders of the prompts' response formats (``<why>``): a reply that copies one
+instead of filling it in is refused (``graphrag_core.parsing``)."""
+
+
 RETRY_FEEDBACK = Template(
     """
 
@@ -241,6 +254,19 @@ $reply
 ---What was wrong with it---
 $error
 Reply again with one JSON object and nothing else, matching this JSON Schema:
+$shape"""
+)
+
+
+CUT_RETRY_FEEDBACK = Template(
+    """
+
+---Your previous reply---
+It was cut off at $limit, before its JSON object was complete.
+
+---What to do---
+Reply again with a shorter answer: keep only the most important points, in fewer words, and
+close the JSON object. Reply with one JSON object and nothing else, matching this JSON Schema:
 $shape"""
 )
 
@@ -336,6 +362,21 @@ def render_retry_request(request: ChatRequest, reply: str, error: str) -> ChatRe
     feedback = RETRY_FEEDBACK.substitute(
         reply=reply[:RETRY_REPLY_EXCERPT], error=error, shape=json.dumps(schema, ensure_ascii=False)
     )
+    return _with_feedback(request, feedback)
+
+
+def render_cut_retry_request(request: ChatRequest, *, cut_at: int | None, max_tokens: int | None) -> ChatRequest:
+    """``request`` again after its reply was cut at ``cut_at`` tokens: its system message asks
+    for a shorter answer (the cut reply is not sent back: it would only take room), and the
+    output reserve becomes ``max_tokens``."""
+    schema = request.output_schema.schema_ if request.output_schema is not None else {"type": "object"}
+    limit = f"the limit of {cut_at:,} tokens" if cut_at else "the model's output limit"
+    feedback = CUT_RETRY_FEEDBACK.substitute(limit=limit, shape=json.dumps(schema, ensure_ascii=False))
+    return _with_feedback(request, feedback).model_copy(update={"max_tokens": max_tokens})
+
+
+def _with_feedback(request: ChatRequest, feedback: str) -> ChatRequest:
+    """``request`` with ``feedback`` after its system message (or as one, when it has none)."""
     messages = list(request.messages)
     if messages and messages[0].role == "system":
         messages[0] = ChatMessage(role="system", content=messages[0].content + feedback)

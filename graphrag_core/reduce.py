@@ -14,8 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .context import CANDIDATE_SEPARATOR, COMMUNITY, Unit, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
 from .results import MapAnswer, ReduceCandidate
-from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer
-
+from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, join_tokens
 
 
 class ReducePlan(BaseModel):
@@ -40,17 +39,16 @@ def plan_reduce(
     unit: Unit = COMMUNITY,
 ) -> ReducePlan:
     """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget
-    (each candidate headed by the ids of its ``unit`` kind)."""
+    (each candidate headed by the ids of its ``unit`` kind).
+
+    Linear in the candidates with the heuristic and with the exact encodings: each candidate
+    is read once and a trial's count is the selection's count plus the separator and the
+    candidate's own (cut-additive counts, see :mod:`graphrag_core.tokens`); any other tokenizer
+    counts the whole trial context, as the spec writes it."""
     tokenizer = tokenizer or get_tokenizer()
     dropped = [a for a in answers if a.usefulness <= 0]
     ranked = sorted((a for a in answers if a.usefulness > 0), key=lambda a: -a.usefulness)  # sorted() is stable
-
-    heuristic = tokenizer if isinstance(tokenizer, HeuristicTokenizer) else None
-    prefix = prompt_skeleton + "\n"
-    if heuristic is not None:
-        prefix_a, prefix_c = heuristic.measure(prefix)
-        sep_a = len(CANDIDATE_SEPARATOR)
-        used_a, used_c = prefix_a, prefix_c
+    trial = trial_counter(tokenizer, prompt_skeleton + "\n")
 
     candidates: list[ReduceCandidate] = []
     selected: list[MapAnswer] = []
@@ -62,18 +60,12 @@ def plan_reduce(
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="not_tried"))
             continue
         text = format_reduce_candidate(answer, unit=unit)
-        if heuristic is not None:
-            a, c = heuristic.measure(text)
-            trial_a, trial_c = used_a + a + (sep_a if texts else 0), used_c + c
-            tokens = HeuristicTokenizer.total(trial_a, trial_c)
-        else:
-            tokens = tokenizer.count(prefix + CANDIDATE_SEPARATOR.join([*texts, text]))
+        tokens = trial.tokens(texts, text)
         if tokens <= prompt_budget:
+            trial.keep(text, tokens)
             texts.append(text)
             selected.append(answer)
             tokens_now = tokens
-            if heuristic is not None:
-                used_a, used_c = trial_a, trial_c
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="selected", tokens=tokens))
         else:
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="skipped", tokens=tokens))
@@ -83,6 +75,64 @@ def plan_reduce(
     return ReducePlan(
         candidates=candidates, selected=selected, context=CANDIDATE_SEPARATOR.join(texts), prompt_tokens=tokens_now
     )
+
+
+class _WholeTrials:
+    """Any tokenizer: a trial is ``count(prefix + separator.join(selected + [candidate]))``."""
+
+    def __init__(self, tokenizer: Tokenizer, prefix: str) -> None:
+        self.tokenizer, self.prefix = tokenizer, prefix
+
+    def tokens(self, selected: list[str], text: str) -> int:
+        return self.tokenizer.count(self.prefix + CANDIDATE_SEPARATOR.join([*selected, text]))
+
+    def keep(self, text: str, tokens: int) -> None:
+        pass
+
+
+class _MeasuredTrials:
+    """The heuristic: code point measures add up, separators included."""
+
+    def __init__(self, tokenizer: HeuristicTokenizer, prefix: str) -> None:
+        self.tokenizer = tokenizer
+        self.used = tokenizer.measure(prefix)
+        self.trial = self.used
+
+    def tokens(self, selected: list[str], text: str) -> int:
+        a, c = self.tokenizer.measure(text)
+        self.trial = (self.used[0] + a + (len(CANDIDATE_SEPARATOR) if selected else 0), self.used[1] + c)
+        return HeuristicTokenizer.total(*self.trial)
+
+    def keep(self, text: str, tokens: int) -> None:
+        self.used = self.trial
+
+
+class _CountedTrials:
+    """A cut-additive tokenizer: every candidate starts with ``[`` after a newline, a safe cut,
+    so a trial is the selection's count, the separator's share and the candidate's count."""
+
+    def __init__(self, tokenizer: Tokenizer, prefix: str) -> None:
+        self.tokenizer = tokenizer
+        self.used = tokenizer.count(prefix)
+        self.join = 0
+
+    def tokens(self, selected: list[str], text: str) -> int:
+        return self.used + (self.join if selected else 0) + self.tokenizer.count(text)
+
+    def keep(self, text: str, tokens: int) -> None:
+        self.used = tokens
+        self.join = join_tokens(text, CANDIDATE_SEPARATOR, self.tokenizer)
+
+
+def trial_counter(tokenizer: Tokenizer, prefix: str) -> _WholeTrials | _MeasuredTrials | _CountedTrials:
+    """How the count of ``prefix`` and candidates joined by :data:`CANDIDATE_SEPARATOR` is kept
+    while packing (each candidate starting with ``[``): exact for every tokenizer, reading each
+    candidate once with the heuristic and with cut-additive ones."""
+    if isinstance(tokenizer, HeuristicTokenizer):
+        return _MeasuredTrials(tokenizer, prefix)
+    if is_cut_additive(tokenizer):
+        return _CountedTrials(tokenizer, prefix)
+    return _WholeTrials(tokenizer, prefix)
 
 
 def select_reduce_answers(

@@ -1,6 +1,9 @@
 """A stored run as readable text: the Markdown report (:func:`record_to_markdown`) and the
 one line of its settings (:func:`settings_text`). Pure: no store, no front end.
 
+Every text the report did not write itself (names, the question, answers, errors, reasons) goes
+through :mod:`graphrag_core.markdown`, so the report holds no raw HTML and no link.
+
 Every figure comes from the run's :class:`~graphrag_core.figures.RunFigures`, so a completed,
 failed or stopped run reports the same rows; sections with nothing to show say so instead of
 disappearing, so two reports line up.
@@ -8,11 +11,12 @@ disappearing, so two reports line up.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
 from .levels import Level, level_text
+from .markdown import markdown_cell, markdown_table, markdown_text
 from .methods import GLOBAL, TEXT, method_label
 from .request import GlobalSearchRequest
 from .results import ReduceCandidate
@@ -52,19 +56,6 @@ def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, leve
     if not request.include_sources:
         parts.append("no excerpts")
     return " · ".join(parts)
-
-
-def markdown_cell(value: object) -> str:
-    """A value made safe for one Markdown table cell (no pipes, no line breaks)."""
-    text = "" if value is None else str(value)
-    return " ".join(text.split()).replace("|", "\\|")
-
-
-def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    """The lines of a Markdown table with that header and one line per row."""
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(markdown_cell(v) for v in row) + " |" for row in rows]
-    return lines
 
 
 def _number(value: float | None) -> str:
@@ -138,7 +129,7 @@ def _community_sets_markdown(record: RunRecord, *, index_ids: Collection[str] | 
     else:
         lines += ["_None: the answer cites no community._", ""]
     lines += [f"## Communities {_SET_HEADINGS['behind']}", ""]
-    lines += [", ".join(sets.behind) if sets.behind else "_None._", ""]
+    lines += [markdown_text(", ".join(sets.behind)) if sets.behind else "_None._", ""]
     lines += [f"## Communities {_SET_HEADINGS['read_but_unused']}", ""]
     if sets.read_but_unused:
         lines += markdown_table(
@@ -161,10 +152,10 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     request = record.request
     result = record.result
     figures = record.figures
-    lines: list[str] = [f"# Global search run {record.run_id}", ""]
+    lines: list[str] = [f"# Global search run {markdown_text(record.run_id)}", ""]
     if record.label:
-        lines += [f"**Label:** {record.label}", ""]
-    lines += ["## Question", "", request.query, ""]
+        lines += [f"**Label:** {markdown_cell(record.label)}", ""]
+    lines += ["## Question", "", markdown_text(request.query), ""]
 
     lines += ["## Settings", ""]
     settings: list[tuple[str, object]] = [
@@ -195,10 +186,10 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
 
     lines += ["## Status", "", f"**{RunStatus(record.status).word}** in {record.duration_s:.2f} s", ""]
     if record.error:
-        lines += [f"Error: {record.error}", ""]
+        lines += [f"Error: {markdown_text(record.error)}", ""]
 
     lines += ["## Answer", ""]
-    lines += [result.answer if result is not None else "_The run produced no answer._", ""]
+    lines += [markdown_text(result.answer) if result is not None else "_The run produced no answer._", ""]
 
     lines += _community_sets_markdown(record, index_ids=index_ids)
 
@@ -222,6 +213,8 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
         ("prompt tokens (reported)", figures.usage.prompt_tokens),
         ("completion tokens (reported)", figures.usage.completion_tokens),
     ]
+    if figures.usage.estimated:
+        rows.append(("calls whose tokens the run counted (the endpoint reported none)", figures.usage.estimated_calls))
     lines += markdown_table(["figure", "value"], rows) + [""]
     if figures.batch_community_ids:
         usefulness = result.diagnostics.batch_usefulness if result is not None else []
@@ -252,4 +245,4 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     return "\n".join(lines)
 
 
-__all__ = ["markdown_cell", "markdown_table", "record_to_markdown", "settings_text"]
+__all__ = ["record_to_markdown", "settings_text"]

@@ -12,9 +12,10 @@ from typing import Any, Literal, get_args, get_origin
 from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
+from .inputs import unicode_problem
 from .levels import DYNAMIC, LEAF, FixedLevel, Level
 from .methods import DEFAULT_METHOD, GLOBAL, METHODS, VECTOR, Method
-from .tokens import HEURISTIC, TOKENIZER_NAMES
+from .tokens import AUTO, TOKENIZER_NAMES
 
 DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
 DEFAULT_MAP_TOKEN_BUDGET = 8000
@@ -189,7 +190,11 @@ class SearchSettings(BaseModel):
     )
     include_claims: bool = _setting(True, "put supporting claims in the map texts", short="claims")
     include_sources: bool = _setting(True, "put source excerpts in the map texts", short="sources")
-    tokenizer: str = _setting(HEURISTIC, "token counting", choices=TOKENIZER_NAMES)
+    tokenizer: str = _setting(
+        AUTO,
+        'token counting: "auto" is the estimate for the offline model and an exact count for a real endpoint',
+        choices=TOKENIZER_NAMES,
+    )
     community_selection: CommunitySelection = _setting(
         DEFAULT_COMMUNITY_SELECTION,
         'how communities are chosen: "level" takes one level\'s summaries, "dynamic" has the model rate them from the roots down',
@@ -286,9 +291,12 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_query(query: Any) -> str:
-    """The query stripped; :class:`RequestValidationError` when nothing is left (spec message)."""
+    """The query stripped; :class:`RequestValidationError` when nothing is left (spec message)
+    or when it is not Unicode text (:func:`~graphrag_core.inputs.unicode_problem`)."""
     if not isinstance(query, str) or not query.strip():
         raise RequestValidationError("Global retrieval query must not be empty.")
+    if problem := unicode_problem(query):
+        raise RequestValidationError(f"The question is {problem}.")
     return query.strip()
 
 

@@ -130,6 +130,7 @@ class GlobalSearchDiagnostics(_Value):
             completion_tokens=max(
                 0, self.usage.completion_tokens - self.map_usage.completion_tokens - self.rating_usage.completion_tokens
             ),
+            estimated_calls=max(0, self.usage.estimated_calls - self.map_usage.estimated_calls - self.rating_usage.estimated_calls),
         )
 
     @property

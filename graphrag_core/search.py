@@ -27,7 +27,8 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .batching import MapText, SummaryBatch, build_summary_batches, estimate_batches
+from .batching import MapText, SummaryBatch, plan_summary_batches
+from .cache import GuardedCache
 from .context import SOURCE
 from .events import (
     BatchesPlanned,
@@ -44,6 +45,7 @@ from .events import (
     RunFailed,
     RunFinished,
     RunStarted,
+    RunWarning,
     SummariesSelected,
 )
 from .errors import describe_error
@@ -81,7 +83,7 @@ from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchD
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .status import RunStatus
-from .tokens import Tokenizer, tokenizer_for
+from .tokens import Tokenizer, prompt_overhead, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -117,10 +119,9 @@ def plan_batches(
     if request.method == TEXT:
         chunks = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
         skeleton = map_prompt_skeleton(request.query, unit=SOURCE)
-        batches = build_summary_batches(
-            chunks, skeleton, request.map_prompt_budget, rng=random.Random(seed), tokenizer=tokenizer, unit=SOURCE
-        )
-        return [], batches, estimate_batches(batches, skeleton, tokenizer=tokenizer)
+        budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
+        batches, estimates = plan_summary_batches(chunks, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer, unit=SOURCE)
+        return [], batches, estimates
     if communities is None:
         communities = index.select_communities(request.community_level)
     texts = [
@@ -133,8 +134,20 @@ def plan_batches(
     if not texts:
         return communities, [], []
     skeleton = map_prompt_skeleton(request.query)
-    batches = build_summary_batches(texts, skeleton, request.map_prompt_budget, rng=random.Random(seed), tokenizer=tokenizer)
-    return communities, batches, estimate_batches(batches, skeleton, tokenizer=tokenizer)
+    budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
+    batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
+    return communities, batches, estimates
+
+
+PROMPT_MESSAGES = 2
+"""Messages in a map or reduce call (system and user)."""
+
+
+def sent_prompt_budget(budget: int, tokenizer: Tokenizer) -> int:
+    """What of a prompt budget the prompt's text may take: the rest is what the endpoint adds
+    around the messages, as the tokenizer knows it (nothing for the spec's estimate), so a sent
+    prompt is within the budget in the endpoint's own count."""
+    return budget - prompt_overhead(tokenizer, PROMPT_MESSAGES)
 
 
 class _StreamedReduce:
@@ -301,7 +314,7 @@ class _Steps:
         """The ``vector`` method's context: the ranked chunks packed into the reduce budget."""
         request = self.request
         plan = plan_excerpts(
-            ranking.chunks, rag_prompt_skeleton(request.query), request.reduce_prompt_budget,
+            ranking.chunks, rag_prompt_skeleton(request.query), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
             strategy=request.reduce_strategy, tokenizer=self.tokenizer,
         )
         self.emit(
@@ -325,13 +338,15 @@ class _Steps:
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
+            tokenizer=self.tokenizer, token_budget=request.map_token_budget,
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
         skeleton = reduce_prompt_skeleton(request.query, unit=self.unit)
         plan = plan_reduce(
-            mapped.answers, skeleton, request.reduce_prompt_budget, strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit
+            mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
         )
         self.emit(
             ReduceSelection(
@@ -381,6 +396,7 @@ class _Steps:
                 model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
                 clock=self.clock, on_start=on_start, on_retry=on_retry,
                 on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
+                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget,
             )
         except CallFailed as failed:
             replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)
@@ -450,6 +466,12 @@ async def _run(
     def observe(event: Event) -> None:
         state.apply(event)
         emit(event)
+
+    if cache is not None:  # a failed read or write is one warning, never the run's end
+        loop = asyncio.get_running_loop()
+        cache = GuardedCache(
+            cache, on_failure=lambda message: loop.call_soon_threadsafe(observe, RunWarning(at=clock(), message=message))
+        )
 
     seed = request.seed if request.seed is not None else draw_seed()
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)

@@ -34,7 +34,7 @@ from .pool import run_pool
 from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
-from .tokens import Tokenizer
+from .tokens import Tokenizer, prompt_overhead
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -66,6 +66,8 @@ def rating_request(
             json_mode=True,
             output_schema=RATING_OUTPUT_SCHEMA,
         )
+
+    budget -= prompt_overhead(tokenizer, len(request_for("").messages))  # the endpoint's share around the messages
 
     def fits(length: int) -> bool:
         return tokenizer.count(request_for(summary[:length]).prompt_text) <= budget
@@ -374,7 +376,10 @@ class _Walk:
         else:
             tally = Attempts()
             try:
-                reply = await complete_with_retry(self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally)
+                reply = await complete_with_retry(
+                    self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
+                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget,
+                )
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
                 rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
             else:

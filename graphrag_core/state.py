@@ -26,6 +26,7 @@ from .events import (
     MapBatchStarted,
     MapBatchSucceeded,
     ModelNotice,
+    RunWarning,
     ReduceAnswerDelta,
     ReduceFailed,
     ReduceRetried,
@@ -189,6 +190,12 @@ class SelectionState:
         return totals
 
 
+def unfinished_error(run_error: str) -> str:
+    """What a batch (or a call) still in flight when its run failed says instead of an error
+    of its own: the run's end."""
+    return f"not finished: the run ended while it was in flight ({run_error})"
+
+
 def _call_end(event: MapBatchRetried | MapBatchSucceeded | MapBatchFailed) -> float:
     """When a map call ended: its own end time where the event carries it (the event is emitted
     after the call's slot went to the next call), else the event's time."""
@@ -226,6 +233,8 @@ class RunState:
     reduce_attempts: int = 0
     notices: list[str] = field(default_factory=list)
     """What the model adapter said about its endpoint during the run (each once)."""
+    warnings: list[str] = field(default_factory=list)
+    """What went wrong without stopping the run (``RunWarning``: e.g. a map cache it could not use)."""
     answer_draft: str = ""
     """The final answer as written so far by a streaming reduce (its current attempt)."""
     reduce_errors: list[str] = field(default_factory=list)
@@ -365,6 +374,8 @@ class RunState:
                 self.answer_draft = ""
             case ModelNotice():
                 self.notices.append(event.message)
+            case RunWarning():
+                self.warnings.append(event.message)
             case ReduceAnswerDelta():
                 if event.attempt == self.reduce_attempts:
                     self.answer_draft += event.text
@@ -387,6 +398,8 @@ class RunState:
                 for batch in self.batches:
                     if batch.status is BatchStatus.RUNNING:
                         batch.status = BatchStatus.CANCELLED if event.cancelled else BatchStatus.FAILED
+                        if not event.cancelled:
+                            batch.errors.append(unfinished_error(event.error))
                 if event.cancelled:
                     self.status = RunStatus.CANCELLED
                 elif event.error_type == INTERRUPTED_ERROR_TYPE:

@@ -19,8 +19,6 @@ Invariants:
 from __future__ import annotations
 
 import asyncio
-import csv
-import io
 import itertools
 import json
 import time
@@ -31,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from .csv_cells import csv_text
 from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
@@ -185,6 +184,8 @@ class SweepPoint(BaseModel):
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
     """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
+    estimated_usage_calls: int = 0
+    """Calls whose tokens in ``tokens_spent`` the run counted itself (the endpoint reported none)."""
     cited_community_ids: tuple[str, ...] = ()
     unsupported_citation_count: int = 0
 
@@ -263,7 +264,11 @@ class SweepResult(BaseModel):
         calls = sum(p.model_calls for p in self.points)
         hits = sum(p.cache_hits for p in self.points)
         completion = sum(p.completion_tokens_spent for p in self.points)
-        spent = TokenUsage(prompt_tokens=sum(p.tokens_spent for p in self.points) - completion, completion_tokens=completion)
+        spent = TokenUsage(
+            prompt_tokens=sum(p.tokens_spent for p in self.points) - completion,
+            completion_tokens=completion,
+            estimated_calls=sum(p.estimated_usage_calls for p in self.points),
+        )
         uncached_prompt = sum(
             max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
             for p in self.points
@@ -277,15 +282,14 @@ class SweepResult(BaseModel):
         )
 
     def to_csv(self) -> str:
-        """The rows as CSV with a header; community ids joined by ``;`` in one cell."""
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(ROW_FIELDS), lineterminator="\n")
-        writer.writeheader()
+        """The rows as CSV with a header (:func:`~graphrag_core.csv_cells.csv_text`: no cell
+        runs as a spreadsheet formula); community ids joined by ``;`` in one cell."""
+        rows = []
         for row in self.to_rows():
             row["community_ids"] = CSV_LIST_SEPARATOR.join(row["community_ids"])
             row["cited_community_ids"] = CSV_LIST_SEPARATOR.join(row["cited_community_ids"])
-            writer.writerow({k: "" if v is None else v for k, v in row.items()})
-        return buffer.getvalue()
+            rows.append([row[name] for name in ROW_FIELDS])
+        return csv_text(ROW_FIELDS, rows)
 
     def to_json(self, *, indent: int | None = 2) -> str:
         """The spec, the rows and the stability per level as one JSON document."""
@@ -352,6 +356,7 @@ def _figure_columns(figures: RunFigures) -> dict[str, Any]:
         cache_hits=spend.cache_hits,
         tokens_spent=spend.tokens.total_tokens,
         completion_tokens_spent=spend.tokens.completion_tokens,
+        estimated_usage_calls=spend.tokens.estimated_calls,
     )
 
 

@@ -1,20 +1,97 @@
-"""Token counting: the spec's heuristic estimate and exact OpenAI encodings.
+"""Token counting: the spec's heuristic estimate, exact OpenAI encodings, and which to use.
 
-The engine only needs ``Tokenizer.count``. A tokenizer that is *additive* (the count of a
-concatenation is a function of per-piece measures) also exposes ``measure``/``total``, which
-lets the batcher size parts and batches without re-reading whole strings.
+The engine only needs ``Tokenizer.count``. Two further properties let planners count a text
+once instead of re-reading whole strings:
+
+- *additive* (the heuristic): the count of a concatenation is a function of per-piece measures
+  (``measure``/``total``);
+- *cut-additive* (the exact encodings, ``cut_additive = True``): ``count(a + b) == count(a) +
+  count(b)`` whenever ``len(a)`` is a safe cut of ``a + b`` (:func:`is_safe_cut`): after a
+  newline that is followed by neither whitespace nor ``/``, or at a single separator (a space or
+  punctuation, not ``'``) between two letters. Both encodings split text into pieces with a
+  regular expression before merging bytes, and no piece crosses such a cut.
+
+``"auto"`` (the default setting) is the estimate for the offline model, where it is the
+spec's, and an exact count for a real endpoint (:func:`tokenizer_for`).
 """
 
 from __future__ import annotations
 
+import importlib.util
+import re
+import sys
+import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
 HEURISTIC = "heuristic"
 EXACT_ENCODINGS = ("cl100k_base", "o200k_base")
+DEFAULT_EXACT = "o200k_base"
+"""The exact encoding a real endpoint is counted with when it offers no count of its own."""
 ENDPOINT = "endpoint"
-"""Count with the model server's own tokenizer (``/tokenize`` of llama.cpp's and vLLM's servers)."""
-TOKENIZER_NAMES = (HEURISTIC, *EXACT_ENCODINGS, ENDPOINT)
+"""Count with the model server's own tokenizer (llama-cpp-python's ``/extras/tokenize``, llama.cpp's
+and vLLM's ``/tokenize``)."""
+AUTO = "auto"
+"""The model decides: the estimate offline, the server's own count for a local server that
+offers one, else :data:`DEFAULT_EXACT` (see :func:`tokenizer_for`)."""
+TOKENIZER_NAMES = (AUTO, HEURISTIC, *EXACT_ENCODINGS, ENDPOINT)
+
+MAX_ENCODE_CHARS = 500_000
+"""Longer texts are counted in pieces cut at safe cuts (the encoder refuses 1,000,000 code points)."""
+
+
+def is_safe_cut(text: str, i: int) -> bool:
+    """Whether ``count(text) == count(text[:i]) + count(text[i:])`` for a cut-additive tokenizer.
+
+    True after a newline followed by a character that is neither whitespace nor ``/``, and at a
+    separator (not a letter, mark, digit, newline or ``'``) between two letters."""
+    if i <= 0 or i >= len(text):
+        return False
+    before, at = text[i - 1], text[i]
+    if before == "\n":
+        return not at.isspace() and at != "/"
+    return (
+        i + 1 < len(text)
+        and before.isalpha()
+        and text[i + 1].isalpha()
+        and at not in "\r\n'"
+        and unicodedata.category(at)[0] not in "LMN"
+    )
+
+
+_SEPARATOR_CUT = re.compile(r"(?<=[^\W\d_])[ ,.;:!?()\"\-\u3001\u3002\uff0c\uff1b\uff1a\uff01\uff1f](?=[^\W\d_])")
+"""Candidates for the second kind of safe cut (each is checked with :func:`is_safe_cut`)."""
+CUT_SEARCH_CHARS = 512
+"""How far back from a position :func:`last_safe_cut` looks for a separator between letters."""
+
+
+def last_safe_cut(text: str, end: int, start: int = 0) -> int | None:
+    """The largest safe cut ``i`` with ``start < i <= end`` and ``i < len(text)``, preferring a
+    newline within reach; None when there is none (a cut at ``end`` needs ``text[end]``)."""
+    end = min(end, len(text) - 1)
+    newline = text.rfind("\n", start, end)
+    best: int | None = None
+    while newline >= start:
+        if is_safe_cut(text, newline + 1):
+            best = newline + 1
+            break
+        newline = text.rfind("\n", start, newline)
+    low = max(start, end - CUT_SEARCH_CHARS, best or 0)
+    if low < end:
+        for match in reversed(list(_SEPARATOR_CUT.finditer(text, low, end + 2))):
+            if start < match.start() <= end and is_safe_cut(text, match.start()):
+                return match.start()
+    return best
+
+
+def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
+    """``count(text + separator) - count(text)`` for a cut-additive tokenizer: what joining
+    ``text`` to a following text that starts at a safe cut adds, read from ``text``'s tail."""
+    cut = last_safe_cut(text, len(text) - 1)
+    tail = text[cut:] if cut is not None else text
+    return tokenizer.count(tail + separator) - tokenizer.count(tail)
 
 
 @runtime_checkable
@@ -61,23 +138,107 @@ class HeuristicTokenizer:
         return _total(ascii_count, cjk_count)
 
 
+LONGEST_TOKEN_BYTES = {"cl100k_base": 128, "o200k_base": 128}
+"""The byte length of each encoding's longest token (``max(len(b) for b in token_byte_values())``),
+so bounding a run needs no rank table."""
+REMEMBER_CHARS = 512
+"""Counts of texts at least this long are remembered (by length and hash), so planning a level
+again (the run after its cost preview, another seed or question, a sweep's next point) does
+not encode its map texts again."""
+REMEMBERED_COUNTS = 200_000
+
+
+@lru_cache(maxsize=None)
+def _compiled_counter(encoding: str) -> Callable[[str], int] | None:
+    """The count of bpe-openai's compiled encoder for ``encoding``, loaded straight from its
+    extension module (which carries the rank tables itself), so the package's import-time
+    reading of every encoding is skipped; None when the module cannot be loaded that way."""
+    loaded = sys.modules.get("bpe_openai._bindings")
+    try:
+        if loaded is None:
+            spec = importlib.util.find_spec("bpe_openai")
+            if spec is None or not spec.submodule_search_locations:
+                return None
+            path = next(Path(spec.submodule_search_locations[0]).glob("_bindings*.so"), None)
+            extension = importlib.util.spec_from_file_location("bpe_openai._bindings", path) if path else None
+            if extension is None or extension.loader is None:
+                return None
+            loaded = importlib.util.module_from_spec(extension)
+            extension.loader.exec_module(loaded)
+        return loaded.tokenizer_for_encoding(encoding).count
+    except (ImportError, OSError, AttributeError, ValueError):
+        return None
+
+
 class ExactTokenizer:
     """An exact OpenAI encoding (``cl100k_base`` or ``o200k_base``), read from files that ship
-    inside the ``bpe-openai`` wheel, so nothing is downloaded."""
+    inside the ``bpe-openai`` wheel, so nothing is downloaded. Cut-additive (module docstring);
+    the counts of long texts are remembered (:data:`REMEMBER_CHARS`)."""
+
+    cut_additive = True
 
     def __init__(self, encoding: str) -> None:
         if encoding not in EXACT_ENCODINGS:
             raise ValueError(f"Unknown tokenizer {encoding!r}; choose one of {', '.join(TOKENIZER_NAMES)}.")
-        import bpe_openai  # local import: only runs that ask for exact counts pay for loading
-
         self.name = encoding
-        self._encoding = bpe_openai.get_encoding(encoding)
+        self._full: Any = None
+        self._fast_count = _compiled_counter(encoding)
+        if self._fast_count is None:
+            self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
+        self._remembered: dict[tuple[int, int], int] = {}
+
+    @property
+    def _encoding(self) -> Any:
+        """bpe-openai's whole encoding (token ids, byte values), loaded on first use: importing the
+        package reads every encoding's rank table, seconds on a busy machine, which counting
+        alone does not need."""
+        if self._full is None:
+            import bpe_openai
+
+            self._full = bpe_openai.get_encoding(self.name)
+        return self._full
 
     def count(self, text: str) -> int:
         if not text:
             return 0
+        if len(text) < REMEMBER_CHARS:
+            return self._encode_count(text)
+        key = (len(text), hash(text))
+        known = self._remembered.get(key)
+        if known is None:
+            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._encode_count(text)
+            if len(self._remembered) >= REMEMBERED_COUNTS:
+                self._remembered.clear()
+            self._remembered[key] = known
+        return known
+
+    def _encode_count(self, text: str) -> int:
+        if self._fast_count is not None:
+            try:
+                return self._fast_count(text)
+            except UnicodeEncodeError:  # lone surrogates: the encoder's own path replaces them
+                pass
         return len(self._encoding.encode(text, disallowed_special=()))
+
+    def _count_long(self, text: str) -> int:
+        """A long text's count as the sum of pieces cut at safe cuts (exact by cut-additivity)."""
+        total, start = 0, 0
+        while len(text) - start > MAX_ENCODE_CHARS:
+            cut = last_safe_cut(text, start + MAX_ENCODE_CHARS, start)
+            if cut is None:
+                raise ValueError(
+                    f"A text of {len(text):,} characters has no place to count it in pieces within "
+                    f"{MAX_ENCODE_CHARS:,} characters; split it or choose the heuristic tokenizer."
+                )
+            total += self.count(text[start:cut])
+            start = cut
+        return total + self.count(text[start:])
+
+    def prompt_overhead(self, messages: int) -> int:
+        """Tokens a chat endpoint adds around ``messages`` messages and the reply's start
+        (OpenAI's chat format: 3 per message, 3 to prime the reply)."""
+        return 3 * messages + 3
 
     @property
     def max_token_chars(self) -> int:
@@ -85,15 +246,29 @@ class ExactTokenizer:
         at least one byte), so no text of more than ``budget * max_token_chars`` code points
         fits in ``budget`` tokens."""
         if self._max_token_chars is None:
-            self._max_token_chars = max(len(value) for value in self._encoding.token_byte_values())
+            known = LONGEST_TOKEN_BYTES.get(self.name)
+            self._max_token_chars = known or max(len(value) for value in self._encoding.token_byte_values())
         return self._max_token_chars
+
+
+def prompt_overhead(tokenizer: Tokenizer, messages: int) -> int:
+    """Tokens the endpoint adds around a prompt of ``messages`` messages, as ``tokenizer`` knows
+    them (0 for the spec's estimate and for tokenizers that do not say)."""
+    overhead = getattr(tokenizer, "prompt_overhead", None)
+    return int(overhead(messages)) if callable(overhead) else 0
+
+
+def is_cut_additive(tokenizer: object) -> bool:
+    """Whether ``tokenizer`` counts a text cut at a safe cut as the sum of its pieces."""
+    return getattr(tokenizer, "cut_additive", False) is True
 
 
 @lru_cache(maxsize=None)
 def get_tokenizer(name: str = HEURISTIC) -> Tokenizer:
     """The tokenizer called ``name``: ``"heuristic"``, ``"cl100k_base"`` or ``"o200k_base"``
-    (``"endpoint"`` needs the model: see :func:`tokenizer_for`)."""
-    if name == HEURISTIC:
+    (``"auto"`` without a model is the heuristic; ``"endpoint"`` needs the model: see
+    :func:`tokenizer_for`)."""
+    if name in (HEURISTIC, AUTO):
         return HeuristicTokenizer()
     if name == ENDPOINT:
         raise ValueError(
@@ -103,10 +278,30 @@ def get_tokenizer(name: str = HEURISTIC) -> Tokenizer:
     return ExactTokenizer(name)
 
 
+def default_tokenizer_name(model: object | None) -> str:
+    """What ``"auto"`` means for runs against ``model``: the model's own choice
+    (``model.default_tokenizer()``, e.g. the OpenAI-compatible adapter's), else the heuristic
+    (the offline model, fakes, no model)."""
+    choose = getattr(model, "default_tokenizer", None)
+    return choose() if callable(choose) else HEURISTIC
+
+
+def planning_tokenizer_name(name: str, *, real_endpoint: bool) -> str:
+    """The tokenizer a plan made without asking the model server counts with, for the setting
+    ``name`` (a cost preview): ``"auto"`` is the estimate for the offline model and
+    :data:`DEFAULT_EXACT` for a real endpoint; ``"endpoint"`` is :data:`DEFAULT_EXACT`, the
+    nearest count that needs no server."""
+    if name == AUTO:
+        return DEFAULT_EXACT if real_endpoint else HEURISTIC
+    return DEFAULT_EXACT if name == ENDPOINT else name
+
+
 def tokenizer_for(name: str, model: object | None) -> Tokenizer:
-    """The tokenizer called ``name`` for runs against ``model``: ``"endpoint"`` asks the model
-    for its server's own count (``model.endpoint_tokenizer()``); raises ``ValueError`` naming
-    the model when it offers none."""
+    """The tokenizer called ``name`` for runs against ``model``: ``"auto"`` is
+    :func:`default_tokenizer_name`; ``"endpoint"`` asks the model for its server's own count
+    (``model.endpoint_tokenizer()``); raises ``ValueError`` naming the model when it offers none."""
+    if name == AUTO:
+        name = default_tokenizer_name(model)
     if name != ENDPOINT:
         return get_tokenizer(name)
     make = getattr(model, "endpoint_tokenizer", None)

@@ -26,7 +26,10 @@ page = CompareState.get()
 try:
     store = RunStore(app.store_path)
     runs = store.list_runs(views.LIST_LIMIT)
-except (StoreError, OSError) as exc:
+except StoreError as exc:  # its message names the file and what is wrong with it
+    st.error(escape_markdown(str(exc)))
+    st.stop()
+except OSError as exc:
     st.error(f"The run history at {escape_markdown(str(app.store_path))} could not be opened: {escape_markdown(str(exc))}")
     st.stop()
 

@@ -31,7 +31,7 @@ page.settings = current
 
 if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
-explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price)
+explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price, provider=current.model.provider or app.model.provider)
 explore_views.draw_run_buttons(st.container(), page, app, current)
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)

@@ -1,36 +1,50 @@
 #!/usr/bin/env bash
 # Set up a fresh machine and run every test: the engine, the importers, the samples, the app
 # (AppTest) and the browser tests (Playwright driving Debian's chromium).
+#
+#   bash scripts/test.sh                 set up, then every test
+#   bash scripts/test.sh PYTEST_ARG...   set up, then pytest -q PYTEST_ARG...
+#   bash scripts/test.sh --setup-only    set up, then stop
+#
+# The set-up: Debian's chromium and a CJK font (installed as root, else named), and the
+# project's virtual environment .venv with the package and its test extras (scripts/setup.sh);
+# the tests run from it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/setup.sh
 
 if ! command -v chromium >/dev/null 2>&1; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  if is_root; then
+    say "installing Debian's chromium for the browser tests"
+    apt_install chromium || fail "apt-get could not install chromium (see above)"
   else
-    echo "chromium is missing: install Debian's chromium (sudo apt-get install chromium) for the browser tests" >&2
+    say "chromium is missing: install Debian's chromium (sudo apt-get install chromium) for the browser tests"
   fi
 fi
 
 # A CJK font, so the browser tests' screenshots of the Chinese sample show characters, not boxes.
-if ! fc-list 2>/dev/null | grep -qi "noto sans cjk\|wqy"; then
-  if [ "$(id -u)" = 0 ]; then
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-noto-cjk >/dev/null
+# (grep reads all of fc-list's output: with -q it would stop early, and pipefail would count
+# fc-list's broken pipe as no font.)
+if ! fc-list 2>/dev/null | grep -i "noto sans cjk\|wqy" >/dev/null; then
+  if is_root; then
+    say "installing a CJK font (fonts-noto-cjk) for readable Chinese screenshots"
+    apt_install fonts-noto-cjk || fail "apt-get could not install fonts-noto-cjk (see above)"
   else
-    echo "no CJK font: install one (sudo apt-get install fonts-noto-cjk) for readable Chinese screenshots" >&2
+    say "no CJK font: install one (sudo apt-get install fonts-noto-cjk) for readable Chinese screenshots"
   fi
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e ".[test]"
-if [ "$#" -gt 0 ]; then
-  python3 -m pytest -q "$@"
-else
-  # Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests
-  # one at a time (each drives a real server and chromium, and waits on what they draw).
-  status=0
-  python3 -m pytest -q -m "not browser" -n 2 || status=$?
-  python3 -m pytest -q -m browser || status=$?
-  exit "$status"
+set_up test
+if [ "${1:-}" = --setup-only ]; then
+  say "done: .venv is ready with the test extras (bash scripts/test.sh ARGS, or .venv/bin/python -m pytest ARGS)"
+  exit 0
 fi
+if [ "$#" -gt 0 ]; then
+  exec "$VENV/bin/python" -m pytest -q "$@"
+fi
+# Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests
+# one at a time (each drives a real server and chromium, and waits on what they draw).
+status=0
+"$VENV/bin/python" -m pytest -q -m "not browser" -n 2 || status=$?
+"$VENV/bin/python" -m pytest -q -m browser || status=$?
+exit "$status"

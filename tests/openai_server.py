@@ -8,13 +8,22 @@ endpoint: its answers are a function of the request, or a script of replies.
         ...
 
 A payload that is a dict is sent as JSON; a list of dicts as a server-sent event stream (each
-dict one ``data:`` line, then ``data: [DONE]``); a str as text/plain; bytes as they are.
+dict one ``data:`` line, then ``data: [DONE]``); a str as text/plain; bytes as they are. A
+reply with a ``pace`` sends its body slowly: one event (a stream) or one byte every ``pace``
+seconds.
+
+    with openai_server(llama_cpp_handler(answer), one_at_a_time=True) as server:
+        ...  # answers as llama-cpp-python's server does (see llama_cpp_handler)
+
+``server.abandoned`` counts the replies whose client went away before the end (a call
+cancelled on the wire); ``server.served`` holds each request's (start, end) of service.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,19 +44,22 @@ class Reply:
     body: Any = b""
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    pace: float = 0.0
 
 
 Handler = Callable[[str, dict], "tuple[int, Any] | Reply"]
 
 
-def completion_body(content: str | None = MAP_ANSWER, *, prompt_tokens: int = 11, completion_tokens: int = 7) -> dict:
+def completion_body(
+    content: str | None = MAP_ANSWER, *, prompt_tokens: int = 11, completion_tokens: int = 7, finish_reason: str = "stop"
+) -> dict:
     """A chat-completion response whose one choice says ``content``."""
     return {
         "id": "chatcmpl-1",
         "object": "chat.completion",
         "created": 0,
         "model": "test-model",
-        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "choices": [{"index": 0, "finish_reason": finish_reason, "message": {"role": "assistant", "content": content}}],
         "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens},
     }
 
@@ -63,6 +75,45 @@ def embedding_body(texts: list[str] | str, *, dimensions: int = 4) -> dict:
     return {"object": "list", "data": data, "model": "test-embedding", "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
 
+def stream_chunks(text: str, *, size: int = 8, finish_reason: str = "stop", usage: dict | None = None) -> list[dict]:
+    """A chat-completion stream of ``text`` in pieces of ``size`` characters, its last chunk
+    carrying ``finish_reason``, then (when given) a chunk with ``usage``."""
+    def chunk(delta: dict, reason: str | None) -> dict:
+        return {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "test-model",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": reason}]}
+
+    pieces = [text[i : i + size] for i in range(0, len(text), size)] or [""]
+    chunks = [chunk({"content": p}, None) for p in pieces] + [chunk({}, finish_reason)]
+    if usage is not None:
+        chunks.append({"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "test-model", "choices": [], "usage": usage})
+    return chunks
+
+
+CHARS_PER_TOKEN = 4
+"""How many characters the llama-cpp-like handler counts as one token."""
+
+
+def llama_cpp_handler(answer: Callable[[dict], str], *, delay: float = 0.0) -> Handler:
+    """Chat completions as llama-cpp-python's server sends them: the text ``answer(body)``
+    (JSON strings may hold raw newlines), cut at ``max_tokens`` (``CHARS_PER_TOKEN`` characters
+    a token) with ``finish_reason: "length"``; usage in a plain reply, none in a stream. Each
+    reply takes ``delay`` seconds."""
+
+    def handle(path: str, body: dict) -> Reply:
+        text = answer(body)
+        limit = body.get("max_tokens")
+        reason = "stop"
+        if limit and len(text) > limit * CHARS_PER_TOKEN:
+            text, reason = text[: limit * CHARS_PER_TOKEN], "length"
+        if body.get("stream"):
+            return Reply(body=stream_chunks(text, finish_reason=reason), delay=delay)
+        prompt = sum(len(m.get("content", "")) for m in body.get("messages", []))
+        usage = {"prompt_tokens": prompt // CHARS_PER_TOKEN, "completion_tokens": len(text) // CHARS_PER_TOKEN}
+        return Reply(body=completion_body(text, finish_reason=reason, **usage), delay=delay)
+
+    return handle
+
+
 @dataclass
 class Server:
     base_url: str
@@ -71,6 +122,10 @@ class Server:
     replies: deque[Reply] = field(default_factory=deque)
     """The script a server without a handler answers from, in order."""
     closing: threading.Event = field(default_factory=threading.Event)
+    abandoned: int = 0
+    """Replies whose client went away before their end (a call cancelled on the wire)."""
+    served: list[tuple[float, float]] = field(default_factory=list)
+    """Each answered request's (start, end) of service, on ``time.monotonic``."""
 
     def bodies(self, path_end: str = "/chat/completions") -> list[dict]:
         return [r["json"] for r in self.requests if r["path"].endswith(path_end)]
@@ -98,12 +153,21 @@ def _encode(body: Any) -> tuple[bytes, str]:
     return body, "application/json"
 
 
+def _pieces(data: bytes, body: Any) -> list[bytes]:
+    """The parts a paced reply is sent in: its events (a stream), else its bytes."""
+    if isinstance(body, list):
+        return [part + b"\n\n" for part in data.split(b"\n\n") if part]
+    return [data[i : i + 1] for i in range(len(data))]
+
+
 @contextmanager
-def openai_server(handler: Handler | None = None) -> Iterator[Server]:
+def openai_server(handler: Handler | None = None, *, one_at_a_time: bool = False) -> Iterator[Server]:
     """A server on a free port of 127.0.0.1 answering with ``handler`` (by default, the server's
-    own script); it is closed when the block ends."""
+    own script); it is closed when the block ends. ``one_at_a_time`` serves one request at a
+    time, as a single-slot local model server does (the others wait their turn)."""
     server = Server(base_url="")
     answer = handler or server.next_reply
+    slot = threading.Lock() if one_at_a_time else None
 
     class RequestHandler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: object) -> None:
@@ -111,6 +175,14 @@ def openai_server(handler: Handler | None = None) -> Iterator[Server]:
 
         def _answer(self, body: dict) -> None:
             server.requests.append({"path": self.path, "json": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
+            if slot is None:
+                self._serve(body)
+                return
+            with slot:
+                self._serve(body)
+
+        def _serve(self, body: dict) -> None:
+            started = time.monotonic()
             reply = answer(self.path, body)
             if not isinstance(reply, Reply):
                 reply = Reply(*reply)
@@ -124,9 +196,17 @@ def openai_server(handler: Handler | None = None) -> Iterator[Server]:
                     self.send_header(name, value)
                 self.send_header("content-length", str(len(data)))
                 self.end_headers()
-                self.wfile.write(data)
+                if not reply.pace:
+                    self.wfile.write(data)
+                for piece in _pieces(data, reply.body) if reply.pace else ():
+                    self.wfile.write(piece)
+                    self.wfile.flush()
+                    if server.closing.wait(reply.pace):
+                        break
             except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-                pass
+                server.abandoned += 1
+            finally:
+                server.served.append((started, time.monotonic()))
 
         def do_POST(self) -> None:  # noqa: N802 - http.server's naming
             length = int(self.headers.get("content-length", "0"))

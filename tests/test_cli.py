@@ -472,3 +472,32 @@ def test_a_refused_run_and_a_failed_run_print_one_failure_document(capsys, index
     failed = json.loads(out)
     assert list(failed) == list(refused)
     assert failed["endpoint"] is None and failed["error_type"] == "AllMapBatchesFailed" and failed["failed_batches"]
+
+
+def test_no_results_says_whether_nothing_was_found_or_every_answer_failed_or_scored_0(capsys, index_dir):  # type: ignore[no-untyped-def]
+    from graphrag_core.errors import RetryableModelError
+
+    def script(request):  # the mill's batch fails every attempt, the river's scores 0
+        if "mill" in request.prompt_text:
+            return RetryableModelError("Model endpoint answered HTTP 503: busy")
+        return {"answer": "", "usefulness": 0}
+
+    model = ScriptedChatModel(script)
+    argv = ("query", index_dir, QUESTION, "--level", "1", "--map-budget", "770", "--no-store", "--no-cache")
+    code, out, err = run_cli(capsys, *argv, model=model)
+    assert code == 0, err
+    assert out.strip() == "No relevant community summaries were found for this query."
+    assert "why there is no full answer: Every answered batch (1) scored usefulness 0" in err
+    assert "batches failed every attempt" in err
+    code, out, err = run_cli(capsys, *argv, "--json", model=model)
+    document = json.loads(out)
+    assert document["status"] == "no_results"
+    assert [item["reason"] for item in document["why_no_answer"]] == ["all_scores_zero", "failed_batch"]
+
+
+def test_no_results_where_every_batch_scored_0_says_that_alone(capsys, index_dir):  # type: ignore[no-untyped-def]
+    model = ScriptedChatModel(lambda request: {"answer": "", "usefulness": 0})
+    code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "1", "--no-store", "--no-cache", "--json", model=model)
+    document = json.loads(out)
+    reasons = [item["reason"] for item in document["why_no_answer"]]
+    assert document["status"] == "no_results" and reasons == ["all_scores_zero"]

@@ -126,7 +126,8 @@ def test_a_sweep_against_an_endpoint_without_tokenize_is_refused_once_before_any
     with openai_server(lambda path, body: (404, {"detail": "Not Found"})) as server:
         with pytest.raises(RequestValidationError, match="offers no token count at"):
             asyncio.run(run_sweep(small_index(), spec, model_at(server.base_url), on_progress=progress.append))
-        assert [r["path"] for r in server.requests] == ["/tokenize"]  # no model call
+        # every known place to count was asked once, and no model call was made
+        assert [r["path"] for r in server.requests] == ["/tokenize", "/extras/tokenize"]
     assert progress == []
 
 

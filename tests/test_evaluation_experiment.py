@@ -394,3 +394,37 @@ def test_an_answers_cost_is_read_from_its_runs_figures(tmp_path: Path):
         assert answer.cost.prompt_tokens["map"] == figures.map_prompt_tokens and answer.cost.batches == figures.batches
     failed = by_condition["C0"].cost
     assert failed.calls["reduce"] == 2 and failed.prompt_tokens["reduce"] > 0  # both attempts, at the planned reduce prompt
+
+
+def test_two_unanswered_answers_are_not_judged_and_are_reported_as_unanswered():
+    from graphrag_core.evaluation.report import to_markdown
+
+    def level0_finds_nothing(request: ChatRequest) -> str:
+        if request.purpose == "map" and "Everything about hackers" in request.prompt_text:
+            return json.dumps({"answer": "", "usefulness": 0})
+        return _answers_by_level(request)
+
+    judge = ScriptedChatModel('{"winner": 1}')
+    result = run(run_experiment(small_index(), _spec(seeds=[1, 2]), ScriptedChatModel(level0_finds_nothing), judge))
+    unanswered = [a for a in result.answers if a.status == "no_results"]
+    assert unanswered and all(a.condition == "C0" for a in unanswered)
+    aa = [j for j in result.judgments if j.row == j.col == "C0"]
+    assert aa and all(j.judgment is None and j.skipped and j.skipped.startswith("unanswered") for j in aa)
+    assert result.win_rate("diversity", "C0", "C0").win_rate is None  # not a 50 from two identical texts
+    assert result.win_rate("diversity", "C2", "C0").judgments == 8  # an answer against none is still judged
+    c0 = next(c for c in result.costs if c.condition == "C0")
+    assert c0.unanswered == len(unanswered)
+    report = to_markdown(result)
+    assert "## Unanswered" in report and "planned estimates" in report and "reported tokens" in report
+
+
+def test_the_cost_table_keeps_reported_tokens_beside_the_planned_estimates():
+    from graphrag_core.llm.base import ChatResponse, TokenUsage
+
+    def reported(request: ChatRequest) -> ChatResponse:
+        return ChatResponse(text=_answers_by_level(request), usage=TokenUsage(prompt_tokens=1000, completion_tokens=10))
+
+    result = run(run_experiment(small_index(), _spec(seeds=[1]), ScriptedChatModel(reported), ScriptedChatModel('{"winner": 0}')))
+    c0 = next(c for c in result.costs if c.condition == "C0")
+    calls = c0.calls["map"] + c0.calls["reduce"]
+    assert c0.reported_tokens == 1010 * calls and c0.total_prompt_tokens < c0.reported_tokens

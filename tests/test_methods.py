@@ -6,16 +6,17 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Sequence
 
 import pytest
 
 from graphrag_core import GlobalSearchRequest, Index, retrieve_global
 from graphrag_core.cache import MemoryMapCache
+from graphrag_core.calls import why_no_answer
 from graphrag_core.citations import community_sets, find_citations
-from graphrag_core.errors import EmbeddingError, FatalModelError, NoSourceChunksError, RequestValidationError, RetryableModelError
+from graphrag_core.errors import FatalModelError, NoSourceChunksError, ReplyTooLongError, RequestValidationError, RetryableModelError
 from graphrag_core.events import BatchesPlanned, ChunksRanked, MapBatchStarted, ReduceSelection, ReduceStarted, SummariesSelected
-from graphrag_core.evaluation import Condition
 from graphrag_core.evaluation.keys import answer_key
 from graphrag_core.figures import run_figures
 from graphrag_core.index import load_index
@@ -25,7 +26,7 @@ from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
 from graphrag_core.llm.settings import ModelSettings, SettingsError
 from graphrag_core.map import RetryPolicy
-from graphrag_core.models import Community, Document, SourceChunk
+from graphrag_core.models import Community
 from graphrag_core.naive_rag import MAX_UNPACKED_LISTED, plan_excerpts
 from graphrag_core.prompts import map_prompt_skeleton, rag_prompt_skeleton
 from graphrag_core.ranking import RankedChunk, decode_vector, embedding_key, encode_vector, rank_by_bm25
@@ -184,6 +185,8 @@ def test_a_chunk_sharing_no_term_with_the_question_is_not_relevant():
     result, events = search(small_index(), "Tell me about penguins and glaciers?", "vector")
     assert result.status == "no_results" and result.answer == NO_RELEVANT_CHUNKS_ANSWER
     assert next(e for e in events if isinstance(e, ChunksRanked)).relevant_count == 0
+    (why,) = why_no_answer(events)  # what query and the Evidence page say: not "no community summaries"
+    assert why.reason == "no_relevant_chunks" and "3 source chunks" in why.message
 
 
 def test_a_broad_question_ranks_the_most_typical_chunks():
@@ -291,6 +294,36 @@ def test_the_openai_embedding_adapter_turns_errors_into_model_errors():
             run(model.embed(["one"]))
     assert "HTTP 401" in str(fatal.value) and "sk-secret" not in str(fatal.value)
     assert busy.value.retry_after == 2.0
+
+
+def test_an_embedding_reply_without_usage_is_counted_by_the_spec_estimate_and_marked_estimated():
+    from graphrag_core.llm.openai_embeddings import OpenAIEmbeddingModel
+
+    def unreported(path: str, body: dict) -> tuple[int, dict]:
+        reply = embedding_body(body["input"])
+        del reply["usage"]
+        return 200, reply
+
+    texts = ["one", "two two", "three"]
+    with openai_server(unreported) as server:
+        result = run(OpenAIEmbeddingModel(EmbeddingSettings(model="e", base_url=server.base_url, batch_size=2)).embed(texts))
+    assert result.usage.prompt_tokens == sum(estimate_tokens(t) for t in texts) and result.usage.estimated_calls == 2
+
+
+def test_the_openai_embedding_adapter_ends_at_its_deadline_and_reads_no_reply_past_its_bound():
+    from graphrag_core.llm.openai_embeddings import OpenAIEmbeddingModel, reply_bound
+
+    with openai_server(lambda path, body: Reply(body=embedding_body(body["input"]), pace=0.2)) as server:
+        model = OpenAIEmbeddingModel(EmbeddingSettings(model="e", base_url=server.base_url, timeout=1))
+        started = time.monotonic()
+        with pytest.raises(RetryableModelError, match=r"Embedding request .* its reply did not end within 1s of its first byte"):
+            run(model.embed(["one"]))
+        assert time.monotonic() - started < 5  # the body alone would take over half a minute
+    bound = reply_bound(1)
+    with openai_server(lambda path, body: Reply(body=b"x" * (bound + 10))) as server:
+        model = OpenAIEmbeddingModel(EmbeddingSettings(model="e", base_url=server.base_url, batch_size=1))
+        with pytest.raises(ReplyTooLongError, match=rf"passed {bound:,} bytes, so it was refused"):
+            run(model.embed(["one"]))
 
 
 # -- Microsoft GraphRAG outputs -------------------------------------------------------------------------

@@ -290,3 +290,33 @@ def test_the_engine_never_reads_the_process_environment(monkeypatch) -> None:
     monkeypatch.setenv("GRAPHRAG_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     assert ModelSettings.from_mapping({}).provider == "offline"
     assert ModelEnvironment().model is None and ModelEnvironment().base_url is None
+
+
+def test_an_http_200_whose_body_is_an_error_shows_the_servers_message(server: Server) -> None:
+    server.script(Reply(body={"error": {"message": "model 'test-model' is loading, try later", "type": "server_error"}}))
+    with pytest.raises(RetryableModelError) as caught:
+        run(make_model(server))
+    assert "model 'test-model' is loading, try later" in str(caught.value)
+    assert "no choices" not in str(caught.value)
+
+
+@pytest.mark.parametrize(("prompt", "completion"), [(-1014, 7), (11, -3), (25_000_000_000_000, 7)], ids=["negative-prompt", "negative-completion", "absurd"])
+def test_negative_or_absurd_usage_is_recorded_as_unknown_with_a_warning(server: Server, prompt: int, completion: int) -> None:
+    server.script(Reply(body=completion_body(prompt_tokens=prompt, completion_tokens=completion)), Reply(body=completion_body(prompt_tokens=-5)))
+    model = make_model(server)
+    response = run(model)
+    assert response.usage is None and response.usage_unreported
+    assert len(response.notices) == 1 and "implausible token usage" in response.notices[0] and f"{prompt:,}" in response.notices[0]
+    again = run(model)
+    assert again.usage is None and again.notices == ()  # said once per model
+
+
+def test_the_finish_reason_is_kept_and_a_missing_usage_is_flagged(server: Server) -> None:
+    body = completion_body('{"answer": "cut', prompt_tokens=5, completion_tokens=256)
+    body["choices"][0]["finish_reason"] = "length"
+    server.script(Reply(body=body), Reply(body={k: v for k, v in completion_body().items() if k != "usage"}))
+    model = make_model(server)
+    cut = run(model)
+    assert cut.cut and cut.finish_reason == "length" and not cut.usage_unreported
+    plain = run(model)
+    assert not plain.cut and plain.usage is None and plain.usage_unreported

@@ -5,8 +5,6 @@ paper's form."""
 
 from __future__ import annotations
 
-import csv
-import io
 from pathlib import Path
 
 import pytest
@@ -50,7 +48,7 @@ def test_explore_offers_the_method_and_a_text_run_maps_over_chunks_with_links_to
     run_id = at.query_params["run"]
     assert at.query_params["method"] == "text"
     answer = next(m.value for m in at.markdown if "Sources:" in m.value and "](provenance?" in m.value)
-    assert f"provenance?index=jargon&source=" in answer and f"&run={run_id}" in answer and "community=" not in answer
+    assert "provenance?index=jargon&source=" in answer and f"&run={run_id}" in answer and "community=" not in answer
     record = RunStore(run_db).get(run_id)
     assert record is not None and record.request.method == "text" and record.figures.batches > 1
     assert any("Source chunks:" in c.value and "cited" in c.value for c in at.caption)

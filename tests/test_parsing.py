@@ -78,3 +78,45 @@ def test_reduce_output():
             parse_reduce_output(raw)
     with pytest.raises(ReduceOutputError, match="^LLM output is not valid JSON: nope..."):
         parse_reduce_output("nope")
+
+
+def test_a_raw_newline_inside_a_string_is_read_leniently_and_the_shape_checks_stay():
+    # llama-cpp-python's grammar lets a small model write control characters inside strings
+    raw = '{ "answer": "}\nThe main themes are:\n\n1. hacking\t2. wizards","usefulness" : 70 }'
+    out = parse_map_output(raw)
+    assert out.answer == "}\nThe main themes are:\n\n1. hacking\t2. wizards" and out.usefulness == 70
+    assert parse_reduce_output('{"answer": "line one\nline two"}') == "line one\nline two"
+    with pytest.raises(MapOutputError, match="^Global Map output contains an invalid answer or usefulness score.$"):
+        parse_map_output('{"answer": "a\nb", "usefulness": 170}')
+    with pytest.raises(MapOutputError, match="^Global Map output must contain answer and usefulness fields.$"):
+        parse_map_output('{"answer": "a\nb"}')
+
+
+@pytest.mark.parametrize(
+    ("parse", "raw", "placeholder"),
+    [
+        (parse_map_output, '{"answer": "<the key points, in prose or as a list>", "usefulness": 60}', "<the key points, in prose or as a list>"),
+        (parse_map_output, '{"answer": "Here: <the key points, in prose or as a list>", "usefulness": 60}', "<the key points, in prose or as a list>"),
+        (parse_reduce_output, '{"answer": " <the final answer, in Markdown> "}', "<the final answer, in Markdown>"),
+    ],
+)
+def test_a_reply_that_copies_the_prompts_placeholder_is_refused_with_its_own_message(parse, raw, placeholder):
+    from graphrag_core.errors import ModelOutputError
+
+    with pytest.raises(ModelOutputError) as info:
+        parse(raw)
+    assert str(info.value) == f"The reply copies the prompt's placeholder {placeholder} instead of filling it in."
+    assert info.value.reply_start and "The reply began" in info.value.reply_start
+    assert type(info.value) is (MapOutputError if parse is parse_map_output else ReduceOutputError)
+
+
+def test_placeholders_of_the_judge_and_rating_prompts_are_refused_and_a_tag_named_in_prose_is_not():
+    from graphrag_core import parse_rating_output
+    from graphrag_core.errors import JudgeOutputError, RatingOutputError
+    from graphrag_core.evaluation.judge import parse_judge_output
+
+    with pytest.raises(JudgeOutputError, match="placeholder <why>"):
+        parse_judge_output('{"winner": 1, "reason": "<why>"}')
+    with pytest.raises(RatingOutputError, match="placeholder <one sentence on why>"):
+        parse_rating_output('{"reason": "<one sentence on why>", "rating": 3}')
+    assert parse_map_output('{"answer": "The <title> element names a page.", "usefulness": 40}').usefulness == 40

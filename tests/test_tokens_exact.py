@@ -78,3 +78,17 @@ def test_loading_touches_no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
     assert ExactTokenizer("cl100k_base").count("hello world") == 2
     assert get_tokenizer("o200k_base").count("hello world") == 2
+
+
+def test_the_longest_token_of_each_encoding_is_known() -> None:
+    from graphrag_core.tokens import LONGEST_TOKEN_BYTES
+
+    for name, longest in LONGEST_TOKEN_BYTES.items():
+        assert max(len(value) for value in ExactTokenizer(name)._encoding.token_byte_values()) == longest
+
+
+def test_the_compiled_counter_agrees_with_the_package_encoder() -> None:
+    for name in ("cl100k_base", "o200k_base"):
+        exact = ExactTokenizer(name)
+        for text in ("hello world", "привет мир", "中文 test 12345", "hello <|endoftext|>", "a\ud800b", "x" * 600):
+            assert exact.count(text) == len(exact._encoding.encode(text, disallowed_special=()))

@@ -70,6 +70,7 @@ from ..resolve import (
     load_index_at,
     open_cache,
     open_store,
+    shared_cache,
 )
 
 
@@ -189,7 +190,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     ranks = any(c.method == VECTOR for c in spec.conditions)
     embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
-    cache = open_cache(context, args.cache, off=args.no_cache)
+    cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
     runs = open_store(context, args.store, off=args.no_store)
     if not args.quiet:
         estimate = estimate_experiment(loaded.index, spec)
@@ -200,7 +201,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"judge: {_model_label(judge)}; store: {store.path}"
             + (f"; chunks ranked by {embedder.identity if embedder is not None else 'bm25'}" if ranks else "")
         )
-    progress = ProgressPrinter(context.err, enabled=not args.quiet)
+    progress = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
     try:
         result = run_async(
             run_experiment(

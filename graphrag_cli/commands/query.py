@@ -20,6 +20,7 @@ from graphrag_core.errors import (
     PreflightError,
     describe_error,
 )
+from graphrag_core.calls import why_no_answer
 from graphrag_core.events import Event
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
@@ -112,7 +113,9 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     cache = open_cache(context, args.cache, off=args.no_cache)
     recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
     events = recorder.events
-    progress = ProgressPrinter(context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out)
+    progress = ProgressPrinter(
+        context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out, on_notice=context.note_once
+    )
 
     def on_event(event: Event) -> None:
         recorder(event)  # the run is stored from its start, its events as they stream
@@ -138,7 +141,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     answered_by = model_identity(model)
     if args.json:
-        context.write(format_result_json(result, model=answered_by, index_ids=unit_ids(loaded.index, request.method)) + "\n")
+        context.write(format_result_json(result, model=answered_by, index_ids=unit_ids(loaded.index, request.method), events=events) + "\n")
         return EXIT_OK
     streamed = progress.streamed_answer
     if streamed and streamed.strip() == result.answer.strip():
@@ -147,6 +150,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if streamed:
             context.write("\n")
         context.write(result.answer.rstrip() + "\n")
+    for item in why_no_answer(events):
+        context.note(f"why there is no full answer: {item.message}")
     if not args.quiet:
         context.note(f"answered by {answered_by}")
         if result.community_ids:

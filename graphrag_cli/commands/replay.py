@@ -27,11 +27,10 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
     try:
-        data = args.bundle.read_bytes()
+        with args.bundle.open("rb") as handle:  # read as a stream: refused early when too big
+            bundle = read_bundle(handle, source=str(args.bundle))
     except OSError as exc:
         raise CliError(f"Could not read {args.bundle}: {exc.strerror or exc}", EXIT_USAGE) from None
-    try:
-        bundle = read_bundle(data, source=str(args.bundle))
     except BundleError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     if args.index:

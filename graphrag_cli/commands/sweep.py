@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_core.figures import spend_line
+from graphrag_core.history import RunStore, StoreError
 from graphrag_core.levels import DYNAMIC, LEAF, Level, level_text
 from graphrag_core.llm.base import model_identity
 from graphrag_core.preflight import preflight
@@ -45,6 +46,8 @@ from ..resolve import (
     load_index_at,
     open_cache,
     open_store,
+    shared_cache,
+    store_failure,
     tokenizer,
 )
 
@@ -93,11 +96,11 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     check_levels(loaded, spec.levels, option="--levels")
     run_async(preflight(model))  # PreflightError: main reports it with the run exit code
     store = open_store(context, args.store, off=args.no_store)
-    cache = open_cache(context, args.cache, off=args.no_cache)
+    cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
 
     finished: list[SweepPoint] = []
     started = time.monotonic()
-    printer = ProgressPrinter(context.err, enabled=not args.quiet)
+    printer = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
 
     def on_progress(progress: SweepProgress) -> None:
         finished.append(progress.point)
@@ -118,12 +121,26 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         context.note(f"interrupted after {len(finished)} of {len(spec)} sweep points")
         raise
     _write(result, fmt, args.out, context)
+    if store is not None:
+        _check_recorded(result, store, context)
     if not args.quiet:
         _summarise(result, context)
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
-        raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN)
+        causes = dict.fromkeys(p.batch_errors[0] if p.batch_errors else (p.error or "") for p in result.points)
+        raise CliError(f"Every one of the {failed} sweep points failed.", EXIT_RUN, details=[c for c in causes if c])
     return EXIT_OK
+
+
+def _check_recorded(result: SweepResult, store: RunStore, context: CliContext) -> None:
+    """A warning when the points' runs did not reach the run history (as ``query`` says it)."""
+    try:
+        missing = sum(1 for point in result.points if point.run_id and point.run_id not in store)
+    except StoreError as exc:
+        context.note(f"warning: the sweep's runs were not recorded: {store_failure(exc)}")
+        return
+    if missing:
+        context.note(f"warning: {missing} of the sweep's runs were not recorded in {store.path}")
 
 
 def _summarise(result: SweepResult, context: CliContext) -> None:

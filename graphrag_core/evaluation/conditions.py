@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, RequestValidationError
+from ..inputs import unicode_problem
 from ..methods import DEFAULT_METHOD
 from ..request import GlobalSearchRequest, inapplicable_settings
 
@@ -66,6 +67,8 @@ class Condition(BaseModel):
         name = data.get("name")
         if not isinstance(name, str) or not name.strip():
             raise EvaluationError("A condition needs a name.")
+        if problem := unicode_problem(name):
+            raise EvaluationError(f"A condition's name is {problem}.")
         data["name"] = name.strip()
         overrides: dict[str, Any] = {}
         given: dict[str, str] = {}

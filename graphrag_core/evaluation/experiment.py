@@ -9,6 +9,8 @@ Invariants of :func:`run_experiment`:
   every question and seed; with two seeds or more each condition is also judged against itself
   (A/A: seed k's answer against seed k+1's), the sanity check that should come out near 50;
 - a pair whose answer failed is not judged; the failure is kept in the result;
+- a pair of two unanswered answers (both ``no_results``: the same fixed text) is not judged
+  either: it is skipped as unanswered, and the report lists the unanswered answers;
 - claims that could not be listed are recorded on their answer (``claims_error``), so the
   result, the experiment the store keeps and the report show them; that answer is left out of
   the claim metrics;
@@ -16,7 +18,8 @@ Invariants of :func:`run_experiment`:
   so a rerun makes only what is missing; failures are not stored, so a rerun tries them again;
 - once ``should_stop`` has returned true, no model is asked anything more;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
-  tokens the engine planned, so it does not depend on what ran before;
+  tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
+  reported are kept beside them (``reported_tokens``), labelled as such;
 - an index without source chunks is refused before anything runs when a condition's method
   reads them (``text``, ``vector``); ``vector`` answers rank chunks with ``embedder`` when one is
   given (its tokens counted apart), else by BM25.
@@ -203,7 +206,9 @@ class _Run:
                 break
             record, reused = await self.answer(condition, question, seed)
             answers.append(record)
-            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=f"{condition.name} · {question.id} · seed {seed}", reused=reused))
+            failed = f" · failed: {record.error_detail or record.error}" if record.status == RunStatus.FAILED else ""
+            label = f"{condition.name} · {question.id} · seed {seed}{failed}"
+            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=label, reused=reused))
         return answers
 
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
@@ -230,8 +235,10 @@ class _Run:
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method))
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
+            detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
             record = AnswerRecord(
-                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, cost=cost_of(run_figures(events), method=request.method)
+                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail,
+                cost=cost_of(run_figures(events), method=request.method),
             )
         if self.run_store is not None and events:
             label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
@@ -288,6 +295,8 @@ class _Run:
         if a is None or b is None or a.status == RunStatus.FAILED or b.status == RunStatus.FAILED:
             failed = [f"{r.condition} seed {r.seed}" for r in (a, b) if r is not None and r.status == RunStatus.FAILED]
             return JudgmentRecord(**job._asdict(), skipped=f"answer failed: {', '.join(failed)}" if failed else "answer missing")
+        if a.status == RunStatus.NO_RESULTS and b.status == RunStatus.NO_RESULTS:
+            return JudgmentRecord(**job._asdict(), skipped=f"{UNANSWERED_SKIP}: neither answer found anything to say (no results)")
         judgment = await judge_pair(question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store)
         return JudgmentRecord(**job._asdict(), judgment=judgment)
 
@@ -316,12 +325,17 @@ class _Run:
         )
 
 
+UNANSWERED_SKIP = "unanswered"
+"""How a judgment skipped because both answers are unanswered begins its ``skipped`` reason."""
+
+
 def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
     their reported prompt tokens; every map batch (a cached one too) at its planned prompt
     estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
     source chunks it mapped, or for ``vector`` those packed into its prompt) and the embedding
-    model's tokens."""
+    model's tokens; and, apart, the tokens the endpoint reported for the calls the run made
+    (``reported_tokens``)."""
     calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
     if figures.rating_calls:
@@ -337,8 +351,8 @@ def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
         units = figures.summaries or 0
     return AnswerCost(
         summaries=(figures.summaries or 0) if method == GLOBAL else 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
-        units=units, embedding_tokens=figures.embedding_usage.prompt_tokens,
+        units=units, embedding_tokens=figures.embedding_usage.prompt_tokens, reported_tokens=figures.usage.total_tokens,
     )
 
 
-__all__ = ["EvalProgress", "ProgressSink", "cost_of", "estimate_experiment", "run_experiment"]
+__all__ = ["UNANSWERED_SKIP", "EvalProgress", "ProgressSink", "cost_of", "estimate_experiment", "run_experiment"]

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, QuestionsOutputError
+from ..inputs import unicode_problem
 from ..llm.base import ChatModel, ChatRequest
 from ..map import CallFailed, complete_with_retry
 from ..models import Index
@@ -60,6 +61,8 @@ def _question(value: Any, where: str) -> str:
         raise EvaluationError(f"{where}: question must be a string.")
     if not value.strip():
         raise EvaluationError(f"{where}: question must not be empty.")
+    if problem := unicode_problem(value):
+        raise EvaluationError(f"{where}: the question is {problem}.")
     return value.strip()
 
 
@@ -70,6 +73,9 @@ def _finish(rows: list[tuple[int, Any, str, dict[str, str]]], file: str) -> list
     questions: list[EvalQuestion] = []
     for n, (line, given_id, text, tags) in enumerate(rows, start=1):
         qid = str(given_id).strip() if given_id not in (None, "") else f"q{n}"
+        for what, value in (("id", qid), *((f"tag {key!r}", f"{key}{tag}") for key, tag in tags.items())):
+            if problem := unicode_problem(value):
+                raise EvaluationError(f"{file}:{line}: the {what} is {problem}.")
         if qid in seen:
             raise EvaluationError(f"{file}:{line}: duplicate question id {qid}.")
         seen.add(qid)

@@ -1,5 +1,10 @@
 """An experiment as a Markdown report and as CSV tables (pure functions of the result).
 
+Every text the report did not write itself (names, questions, errors, the choice's sentences)
+goes through :mod:`graphrag_core.markdown`, so the report holds no raw HTML and no link but its
+own pictures (a criterion's choice, a file beside the report, its path percent-encoded); every
+CSV through :mod:`graphrag_core.csv_cells`, so no cell runs as a spreadsheet formula.
+
 Scores made by the offline heuristic are labelled as heuristic, never as an LLM's judgement.
 Nothing that failed is left out silently: failed answers and answers whose claims could not be
 listed each get a section naming the condition, question, seed and error.
@@ -7,12 +12,13 @@ listed each get a section naming the condition, question, seed and error.
 
 from __future__ import annotations
 
-import csv
-import io
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from urllib.parse import quote
 
-from ..methods import method_label
+from ..csv_cells import csv_text
 from ..llm.embeddings import ranker_label
+from ..markdown import markdown_cell, markdown_table, markdown_text
+from ..methods import method_label
 from ..status import RunStatus
 from .choice import CHOICE_FIELDS, Choice, choose
 from .results import ConditionCost, ExperimentResult, WinRate
@@ -38,14 +44,8 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def _cell(value: object) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:
-    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
-    return lines
+COST_BASIS = "every map batch, a cached one too, at its planned prompt; the reduce at its planned prompt; ratings as reported"
+"""What a cost table's planned prompt tokens count."""
 
 
 def win_rate_matrix(result: ExperimentResult, criterion: str) -> tuple[list[str], list[list[WinRate | None]]]:
@@ -100,12 +100,12 @@ def _choice_markdown(choice: Choice, heuristic: bool, picture: str | None = None
         for p in choice.points
     ]
     return [
-        f"### {label}",
+        f"### {markdown_cell(label)}",
         "",
-        choice.sentence,
+        markdown_text(choice.sentence),
         "",
-        *([f"![{choice.criterion}: prompt tokens per answer against overall win rate]({picture})", ""] if picture else []),
-        *_table(["condition", "method", "prompt tokens per answer", "overall win rate", "95% CI", "Pareto front", "choice"], rows),
+        *([f"![{choice.criterion}: prompt tokens per answer against overall win rate]({quote(picture)})", ""] if picture else []),
+        *markdown_table(["condition", "method", "prompt tokens per answer", "overall win rate", "95% CI", "Pareto front", "choice"], rows),
         "",
     ]
 
@@ -115,24 +115,24 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     (:func:`~graphrag_core.evaluation.choice_svg.choice_svg`, written beside the report), shown
     above that criterion's choice table."""
     spec = result.spec
-    lines = [f"# Evaluation {result.id}", ""]
+    lines = [f"# Evaluation {markdown_text(result.id)}", ""]
     if result.heuristic_judge:
         lines += [f"> {HEURISTIC_NOTE}", ""]
     if result.stopped:
         lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
     lines += [
-        f"- Index: {result.index_name}" + (f" ({result.index_path})" if result.index_path else ""),
-        f"- Answering model: {result.model}",
-        f"- Judge: {judge_label(result)}",
-        *([f"- Naive RAG (SS) ranks the source chunks by: {ranker_label(result.ranker)}"] if result.ranker else []),
+        f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
+        f"- Answering model: {markdown_cell(result.model)}",
+        f"- Judge: {markdown_cell(judge_label(result))}",
+        *([f"- Naive RAG (SS) ranks the source chunks by: {markdown_cell(ranker_label(result.ranker))}"] if result.ranker else []),
         f"- Questions: {len(spec.questions)}; seeds: {', '.join(map(str, spec.seeds))}; repeats: {spec.repeats}",
-        f"- Criteria: {', '.join(spec.criteria)}",
+        f"- Criteria: {markdown_cell(', '.join(spec.criteria))}",
         f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",
         f"- Duration: {result.duration_s:.1f} s",
         "",
         "## Conditions",
         "",
-        *_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
+        *markdown_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
         "",
         "## Win rates",
         "",
@@ -144,11 +144,11 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     ]
     for criterion in spec.criteria:
         names, matrix = win_rate_matrix(result, criterion)
-        lines += [f"### {criterion}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
+        lines += [f"### {markdown_cell(criterion)}" + (" (heuristic)" if result.heuristic_judge else ""), ""]
         rows = []
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
-        lines += _table(["row beats column", *names], rows) + [""]
+        lines += markdown_table(["row beats column", *names], rows) + [""]
     lines += [
         "## Choosing a condition",
         "",
@@ -163,31 +163,35 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         lines += _choice_markdown(choice, result.heuristic_judge, (pictures or {}).get(choice.criterion))
     share = share_label(result.costs)
     reference = next((c.share_of for c in result.costs if c.share_of), None)
+    embedding = any(c.embedding_tokens for c in result.costs)
     lines += [
         "## Cost per answer",
         "",
-        f"Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens, as a share of {reference}'s."
+        f"Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens, as a share of {markdown_cell(reference)}'s."
         if share.startswith("share of") and reference
         else "Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens.",
         "",
-        *_table(["condition", "method", "units read", "prompt tokens per answer", share], paper_cost_rows(result)),
+        *markdown_table(["condition", "method", "units read", "prompt tokens per answer", share], paper_cost_rows(result)),
         "",
-        "In detail (calls and prompt tokens per purpose"
-        + (", embedding tokens apart" if any(c.embedding_tokens for c in result.costs) else "")
-        + "):",
+        "In detail: calls and prompt tokens per purpose"
+        + (", embedding tokens apart" if embedding else "")
+        + f". The prompt tokens are the engine's **planned estimates** ({COST_BASIS}); **reported tokens** are the prompt "
+        "and completion tokens the endpoint reported for the calls made (none for a cached answer), which a model's own "
+        "tokenizer may count several times higher.",
         "",
     ]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
-    embedding = any(c.embedding_tokens for c in result.costs)
     header = [
-        "condition", "answers", "failed", "summaries", "map batches", *(f"{p} calls" for p in purposes), *(f"{p} prompt tokens" for p in purposes),
-        "prompt tokens", *(["embedding tokens"] if embedding else []), share,
+        "condition", "answers", "failed", "unanswered", "summaries", "map batches", *(f"{p} calls" for p in purposes),
+        *(f"{p} prompt tokens (planned)" for p in purposes), "prompt tokens (planned)", *(["embedding tokens"] if embedding else []),
+        share, "reported tokens",
     ]
     rows = [
         [
             c.condition,
             c.answers,
             c.failed,
+            c.unanswered,
             _number(c.summaries),
             _number(c.batches),
             *(_number(c.calls.get(p, 0.0)) for p in purposes),
@@ -195,10 +199,11 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
             f"{c.total_prompt_tokens:,.0f}",
             *([f"{c.embedding_tokens:,.0f}"] if embedding else []),
             "–" if c.share is None else f"{100 * c.share:.1f}%",
+            f"{c.reported_tokens:,.0f}",
         ]
         for c in result.costs
     ]
-    lines += _table(header, rows) + [""]
+    lines += markdown_table(header, rows) + [""]
     if result.claims:
         lines += [
             "## Claims",
@@ -206,12 +211,23 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
             f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {spec.claim_threshold} (diversity) per answer"
             + (", claims listed by the heuristic." if result.heuristic_judge else "."),
             "",
-            *_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+            *markdown_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+            "",
+        ]
+    unanswered = [a for a in result.answers if a.status == RunStatus.NO_RESULTS]
+    if unanswered:
+        lines += [
+            "## Unanswered",
+            "",
+            "These answers found nothing to say (no relevant community summaries or source chunks, or every batch scored 0 or failed); "
+            "a pair of two unanswered answers is not judged.",
+            "",
+            *markdown_table(["condition", "question", "seed"], [(a.condition, a.question_id, a.seed) for a in unanswered]),
             "",
         ]
     failed = [a for a in result.answers if a.status == RunStatus.FAILED]
     if failed:
-        lines += ["## Failed answers", "", *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.error or "") for a in failed]), ""]
+        lines += ["## Failed answers", "", *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, " ".join(filter(None, (a.error, a.error_detail)))) for a in failed]), ""]
     unlisted = result.claim_failures()
     if unlisted:
         lines += [
@@ -219,24 +235,16 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
             "",
             "These answers are left out of the claim metrics.",
             "",
-            *_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
+            *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
             "",
         ]
-    lines += ["## Questions", "", *_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
+    lines += ["## Questions", "", *markdown_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
     return "\n".join(lines)
-
-
-def _csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(header)
-    writer.writerows(rows)
-    return out.getvalue()
 
 
 def win_rates_csv(result: ExperimentResult) -> str:
     """One row per criterion and ordered pair (A/A rows have row == col), plus the judge label."""
-    return _csv(
+    return csv_text(
         [*WIN_RATE_FIELDS, "judge"],
         [[getattr(w, f) if getattr(w, f) is not None else "" for f in WIN_RATE_FIELDS] + [judge_label(result)] for w in result.win_rates],
     )
@@ -257,7 +265,7 @@ def costs_csv(result: ExperimentResult) -> str:
         ]
         for c in result.costs
     ]
-    return _csv(header, rows)
+    return csv_text(header, rows)
 
 
 def choice_csv(result: ExperimentResult, choices: Sequence[Choice] | None = None) -> str:
@@ -266,7 +274,7 @@ def choice_csv(result: ExperimentResult, choices: Sequence[Choice] | None = None
     nothing was judged."""
     choices = choose(result) if choices is None else choices
     rows = [[("" if getattr(p, f) is None else getattr(p, f)) for f in CHOICE_FIELDS] for choice in choices for p in choice.points]
-    return _csv(CHOICE_FIELDS, rows)
+    return csv_text(CHOICE_FIELDS, rows)
 
 
 def judgments_csv(result: ExperimentResult) -> str:
@@ -277,7 +285,7 @@ def judgments_csv(result: ExperimentResult) -> str:
             score = j.judgment.scores.get(criterion) if j.judgment else None
             reasons = " | ".join(c.reason or "" for c in (j.judgment.calls if j.judgment else []) if c.criterion == criterion and c.reason)
             rows.append([j.row, j.col, j.question_id, j.seed_a, j.seed_b, criterion, "" if score is None else score, "" if score is None else 100 - score, j.skipped or "", reasons])
-    return _csv(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
+    return csv_text(["row", "col", "question_id", "seed_a", "seed_b", "criterion", "score_row", "score_col", "skipped", "reasons"], rows)
 
 
 __all__ = ["HEURISTIC_NOTE", "choice_csv", "costs_csv", "paper_cost_rows", "share_label", "judge_label", "judgments_csv", "to_markdown", "win_rate_matrix", "win_rates_csv"]

@@ -19,7 +19,9 @@ from .spec import ExperimentSpec
 
 
 class AnswerCost(BaseModel):
-    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose.
+    """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose
+    (``prompt_tokens``: the engine's planned estimates, so a cached rerun costs the same), and the
+    prompt and completion tokens the endpoint reported for the calls made (``reported_tokens``).
 
     ``units`` is what the answer read, as the paper's Table 2 counts it: community summaries
     (``global``), source chunks mapped (``text``) or packed into the prompt (``vector``).
@@ -35,6 +37,7 @@ class AnswerCost(BaseModel):
     units: int | None = None
     """None in answers kept before units were counted: their summaries stand in."""
     embedding_tokens: int = 0
+    reported_tokens: int = 0
 
     @property
     def total_calls(self) -> int:
@@ -64,6 +67,8 @@ class AnswerRecord(BaseModel):
     run_id: str | None = None
     cost: AnswerCost = Field(default_factory=AnswerCost)
     error: str | None = None
+    error_detail: str | None = None
+    """What lies behind ``error`` when it is a summary (a batch's own error, e.g. a timeout)."""
     claims: list[str] | None = None
     claims_error: str | None = None
 
@@ -124,6 +129,10 @@ class ConditionCost(BaseModel):
     embedding_tokens: float = 0.0
     share_of: str | None = None
     """The condition ``share`` is relative to."""
+    reported_tokens: float = 0.0
+    """Mean prompt and completion tokens the endpoint reported per answer (calls made, not cached)."""
+    unanswered: int = 0
+    """Answers with no results (``no_results``)."""
 
     @property
     def units_read(self) -> float:

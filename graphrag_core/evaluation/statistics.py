@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy.stats import permutation_test, rankdata, wilcoxon
 
 from ..methods import TEXT
 from ..status import RunStatus
@@ -49,6 +48,8 @@ def wilcoxon_p(scores: Sequence[float]) -> float | None:
     if not untied and len(differences) <= EXACT_TIED_MAX:
         return _every_sign_p(nonzero)
     method = "exact" if untied and len(differences) <= EXACT_MAX else "asymptotic"
+    from scipy.stats import wilcoxon  # scipy loads only when a p-value is computed (a cold command line skips it)
+
     p = float(wilcoxon(differences, alternative="two-sided", method=method).pvalue)
     return p if p == p else 1.0
 
@@ -60,6 +61,8 @@ def _every_sign_p(nonzero: Sequence[float]) -> float:
     own evaluates it once per assignment, seconds at 13 scores). One difference: p = 1."""
     if len(nonzero) < 2:
         return 1.0
+    from scipy.stats import permutation_test, rankdata
+
     ranks = rankdata(np.abs(nonzero))
 
     def positive_rank_sum(signed: np.ndarray, axis: int) -> np.ndarray:
@@ -146,6 +149,8 @@ def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list
                 condition=condition.name,
                 answers=len(mine),
                 failed=sum(1 for a in mine if a.status == RunStatus.FAILED),
+                unanswered=sum(1 for a in mine if a.status == RunStatus.NO_RESULTS),
+                reported_tokens=sum(a.cost.reported_tokens for a in mine) / n,
                 summaries=sum(a.cost.summaries for a in mine) / n,
                 batches=sum(a.cost.batches for a in mine) / n,
                 calls=calls,

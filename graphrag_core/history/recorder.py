@@ -93,7 +93,9 @@ class RunRecorder:
             if interrupted and summary.status == RunStatus.RUNNING:
                 summary = summary.model_copy(update={"status": RunStatus.INTERRUPTED})
             self._store.append(summary, self.events, since=self._written, result=self._state.result)
-        except (StoreError, OSError, ValueError, sqlite3.Error) as exc:
+        except StoreError as exc:  # its message names the file and what is wrong with it
+            self.save_error = f"The run could not be saved: {exc}"
+        except (OSError, ValueError, sqlite3.Error) as exc:
             self.save_error = f"The run could not be saved to {self.store_path}: {type(exc).__name__}: {exc}"
         else:
             self.save_error, self.saved_run_id = None, summary.run_id

@@ -150,6 +150,14 @@ class RunRecord(BaseModel):
             label=label,
         )
 
+    def with_run_id(self, run_id: str) -> "RunRecord":
+        """The same run under another id: the record's and its ``RunStarted``'s (so its replay
+        names the id it is stored under)."""
+        events = list(self.events)
+        if events and isinstance(events[0], RunStarted):
+            events[0] = events[0].model_copy(update={"run_id": run_id})
+        return self.model_copy(update={"run_id": run_id, "events": events})
+
     def ended_events(self) -> list[Event]:
         """The stored events, ending as the run ended: an interrupted run's end with a
         ``RunFailed`` saying so (its finished batches stay as they were); a record made from a

@@ -14,6 +14,7 @@ Invariants:
 - ``get`` returns a record whose ``events`` replay (``RunState.replay``) to the same state as
   the events saved or appended;
 - ``save`` writes a whole record (replacing one with the same ``run_id``, events included);
+  ``import_record`` (a run made elsewhere) never replaces one: it takes an id of its own;
   ``append`` writes a run's row and only the events the store does not hold yet, so a running
   run's writes cost what is new, not what it has done so far;
 - the only model information stored is the model's *identity* string (``model_identity``),
@@ -25,15 +26,17 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from itertools import zip_longest
 from pathlib import Path
 
 from ..errors import GraphRAGError
-from ..events import Event, event_to_json, events_from_json
+from ..events import Event, event_from_json, event_to_json, with_cache_hits
 from ..levels import level_text, parse_level
 from ..request import GlobalSearchRequest
 from ..results import GlobalSearchResult
@@ -64,6 +67,7 @@ _UPSERT_ROW = (
     f"ON CONFLICT (run_id) DO UPDATE SET {', '.join(f'{c} = excluded.{c}' for c in _ROW_COLUMNS[1:])}"
 )
 _INSERT_EVENT = "INSERT INTO run_events (run_id, seq, event_json) VALUES (?, ?, ?)"
+_SELECT_EVENTS = "SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq"
 
 
 RECLAIM_MIN_BYTES = 1 << 20
@@ -71,7 +75,17 @@ RECLAIM_MIN_BYTES = 1 << 20
 
 
 class StoreError(Exception):
-    """The run store file cannot be used: it was written by a newer schema, or is not a run store."""
+    """The run store file cannot be used: it was written by a newer schema, is not a run store,
+    is damaged, or is busy. The message names the file (and the run, when one run is damaged)."""
+
+
+def damaged_message(path: Path, problem: object, *, run_id: str | None = None) -> str:
+    """The one sentence every front end shows for a damaged history (or one damaged run)."""
+    what = f"run {run_id} in {path}" if run_id is not None else str(path)
+    return (
+        f"{what}: the run history is damaged ({problem}). Move the file aside to start a new history "
+        "(or restore a copy); nothing was changed."
+    )
 
 
 def default_store_path(environ: Mapping[str, str]) -> Path:
@@ -94,9 +108,19 @@ class RunStore:
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
-    def _connect(self) -> AbstractContextManager[sqlite3.Connection]:
-        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`)."""
-        return sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",))
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`); a file
+        SQLite cannot read, or cannot lock in time, raises :class:`StoreError` naming it."""
+        try:
+            with sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",)) as connection:
+                yield connection
+        except sqlite3.OperationalError as exc:
+            if "malformed" in str(exc) or "not a database" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
+            raise StoreError(f"{self.path}: the run history cannot be used now ({exc}).") from exc
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(damaged_message(self.path, exc)) from exc
 
     def _migrate(self) -> None:
         """Bring the file to :data:`SCHEMA_VERSION` (:func:`.migrations.upgrade`) in one
@@ -129,8 +153,12 @@ class RunStore:
                 conn.execute("ROLLBACK")
                 raise
         except sqlite3.OperationalError as exc:
+            if "malformed" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
             raise StoreError(f"{self.path}: cannot open the run store: {exc}.") from exc
         except sqlite3.DatabaseError as exc:
+            if "malformed" in str(exc):
+                raise StoreError(damaged_message(self.path, exc)) from exc
             raise StoreError(f"{self.path}: not a run store ({exc}).") from exc
         finally:
             conn.close()
@@ -153,6 +181,28 @@ class RunStore:
             _write_row(conn, record.summary(), record.result)
             conn.execute("DELETE FROM run_events WHERE run_id = ?", (record.run_id,))
             conn.executemany(_INSERT_EVENT, ((record.run_id, seq, event_to_json(e)) for seq, e in enumerate(record.events)))
+
+    def import_record(self, record: RunRecord) -> str:
+        """Add a run that was made elsewhere (a run bundle) and return the id it is stored under.
+
+        Invariant: a stored run is never replaced. A record whose id is free is stored under it;
+        one whose id holds the same events is that run, already here (nothing is written); one
+        whose id holds another run is stored under an id derived from its own id and events, so
+        importing it again finds it there. Checked and written in one transaction."""
+        candidate = record.run_id
+        for attempt in range(IMPORT_ID_ATTEMPTS):
+            stored = record if candidate == record.run_id else record.with_run_id(candidate)
+            with self._connect() as conn:
+                conn.execute("BEGIN IMMEDIATE")
+                if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (candidate,)).fetchone() is None:
+                    _write_row(conn, stored.summary(), stored.result)
+                    conn.executemany(_INSERT_EVENT, ((candidate, seq, event_to_json(e)) for seq, e in enumerate(stored.events)))
+                    return candidate
+                held = (text for (text,) in conn.execute(_SELECT_EVENTS, (candidate,)))
+                if all(a == b for a, b in zip_longest(held, map(event_to_json, stored.events))):
+                    return candidate  # this very run is here already
+            candidate = _imported_id(record, attempt)
+        raise StoreError(f"{self.path}: run {record.run_id} could not be given an id of its own.")
 
     def append(self, summary: RunSummary, events: Sequence[Event], *, since: int, result: GlobalSearchResult | None = None) -> int:
         """Bring a run up to date: its row from ``summary`` (and ``result`` once it finished),
@@ -211,25 +261,31 @@ class RunStore:
             ).fetchone()
             if row is None:
                 return None
-            events = [text for (text,) in conn.execute("SELECT event_json FROM run_events WHERE run_id = ? ORDER BY seq", (run_id,))]
+            try:  # one row at a time: a run's events are never held twice, as text and as models
+                events = with_cache_hits(event_from_json(text) for (text,) in conn.execute(_SELECT_EVENTS, (run_id,)))
+            except ValueError as exc:  # pydantic's ValidationError
+                raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
          request_json, result_json, writer) = row
-        return RunRecord(
-            run_id=rid,
-            created_at=created_at,
-            index_name=index_name,
-            index_path=index_path,
-            query=query,
-            request=GlobalSearchRequest(**json.loads(request_json)),
-            model=model,
-            seed=seed,
-            status=live_status(status, writer, created_at, duration_s),
-            duration_s=duration_s,
-            error=error,
-            events=events_from_json("[" + ",".join(events) + "]"),
-            result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
-            label=label,
-        )
+        try:
+            return RunRecord(
+                run_id=rid,
+                created_at=created_at,
+                index_name=index_name,
+                index_path=index_path,
+                query=query,
+                request=GlobalSearchRequest(**json.loads(request_json)),
+                model=model,
+                seed=seed,
+                status=live_status(status, writer, created_at, duration_s),
+                duration_s=duration_s,
+                error=error,
+                events=events,
+                result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
+                label=label,
+            )
+        except (ValueError, TypeError, GraphRAGError) as exc:  # pydantic's ValidationError and JSON errors are ValueErrors
+            raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
 
     def list_runs(self, limit: int = DEFAULT_LIST_LIMIT, *, index_name: str | None = None) -> list[RunSummary]:
         """The newest runs first (at most ``limit``), optionally only those of one index."""
@@ -242,7 +298,13 @@ class RunStore:
         params.append(int(limit))
         with self._connect() as conn:
             rows = conn.execute(sql, params).fetchall()
-        return [_summary_from_row(row) for row in rows]
+        summaries = []
+        for row in rows:
+            try:
+                summaries.append(_summary_from_row(row))
+            except (ValueError, TypeError, GraphRAGError) as exc:
+                raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=str(row[0]))) from exc
+        return summaries
 
     def __len__(self) -> int:
         with self._connect() as conn:
@@ -263,6 +325,20 @@ class RunStore:
         if record is None:
             raise KeyError(f"No run {run_id!r} in {self.path}.")
         return record.model_dump_json(indent=2)
+
+
+IMPORT_ID_ATTEMPTS = 8
+"""How many ids :meth:`RunStore.import_record` tries before giving up (each taken by another run)."""
+
+
+def _imported_id(record: RunRecord, attempt: int) -> str:
+    """The id an imported run takes when its own is another run's: a hash of its id, events and
+    ``attempt``, so the same bundle imported twice lands on the same id."""
+    digest = hashlib.sha256(f"imported\x00{record.run_id}\x00{attempt}\x00".encode("utf-8", "surrogatepass"))
+    for event in record.events:
+        digest.update(event_to_json(event).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x00")
+    return digest.hexdigest()[:32]
 
 
 def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSearchResult | None) -> None:
@@ -295,6 +371,18 @@ def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSear
     )
 
 
+def _first_problem(exc: Exception) -> str:
+    """A short description of why a stored value could not be read (pydantic's first error)."""
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        try:
+            first = errors(include_url=False)[0]
+            return str(first.get("msg", exc))
+        except (IndexError, TypeError):
+            pass
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
 def _summary_from_row(row: Sequence[object]) -> RunSummary:
     names = [name.strip() for name in _SUMMARY_COLUMNS.split(",")]
     data = dict(zip(names, row))
@@ -309,4 +397,4 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     return RunSummary.model_validate(data)
 
 
-__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "default_store_path"]
+__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "damaged_message", "default_store_path"]

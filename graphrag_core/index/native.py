@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -104,7 +105,7 @@ def read_jsonl(path: Path, model: type[R]) -> tuple[list[R], RecordSource]:
     except OSError as exc:
         raise IndexValidationError(f"{path.name}: cannot be read ({exc.strerror}).", path=str(path)) from exc
     try:
-        text = raw.decode("utf-8")
+        text = raw.decode("utf-8-sig")  # a byte order mark (some editors write one) is not data
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise IndexValidationError(
@@ -146,7 +147,7 @@ def read_manifest(folder: Path) -> Manifest:
             f"{path}: is a folder, but a native index's {MANIFEST_FILE} must be a JSON file.", path=str(path)
         )
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
     except FileNotFoundError as exc:
         raise IndexFormatError(f"{folder}: no {MANIFEST_FILE} found.", path=str(path)) from exc
     except (OSError, UnicodeDecodeError) as exc:
@@ -250,13 +251,20 @@ def load_native(folder: Path) -> Index:
 
 
 def _write_atomically(path: Path, lines: Iterable[str]) -> None:
-    """Write text to ``path`` via a temporary sibling, so readers never see half a file."""
-    temporary = path.with_name(path.name + ".tmp")
-    with temporary.open("w", encoding="utf-8", newline="\n") as handle:
-        for line in lines:
-            handle.write(line)
-            handle.write("\n")
-    os.replace(temporary, path)
+    """Write text to ``path`` via a temporary sibling of a fresh name, so readers never see half
+    a file and no other file of the folder is touched; the temporary file is removed when
+    writing fails."""
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any new file
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
+            for line in lines:
+                handle.write(line)
+                handle.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 OMITTED_WHEN_NONE = ("short_id",)

@@ -59,10 +59,15 @@ class ChatRequest(BaseModel):
 
 
 class TokenUsage(BaseModel):
+    """Tokens of one or more calls. ``estimated_calls`` counts the calls whose tokens were counted
+    with the run's tokenizer because the endpoint reported none (or an implausible count); it is
+    left out of the JSON when 0, and a sum carries the sum of its parts'."""
+
     model_config = ConfigDict(frozen=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    estimated_calls: int = Field(default=0, exclude_if=lambda calls: calls == 0)
 
     @property
     def total_tokens(self) -> int:
@@ -72,18 +77,36 @@ class TokenUsage(BaseModel):
         return TokenUsage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
+            estimated_calls=self.estimated_calls + other.estimated_calls,
         )
+
+    @property
+    def estimated(self) -> bool:
+        """Whether any call's tokens here are the run's own count, not the endpoint's."""
+        return self.estimated_calls > 0
 
 
 class ChatResponse(BaseModel):
     """A reply: its text, its reported usage, and ``notices``: what the adapter says once about
-    the endpoint (e.g. a response format it refused), for the run's events."""
+    the endpoint (e.g. a response format it refused), for the run's events.
+
+    ``finish_reason`` is the endpoint's (``"length"``: the reply was cut at ``max_tokens``);
+    ``usage_unreported`` says that the endpoint should have reported usage and did not (a
+    stream without usage, an implausible count): the engine then counts the call's tokens with
+    the run's tokenizer and marks them estimated. A fake or offline model leaves both unset."""
 
     model_config = ConfigDict(frozen=True)
 
     text: str
     usage: TokenUsage | None = None
     notices: tuple[str, ...] = ()
+    finish_reason: str | None = None
+    usage_unreported: bool = False
+
+    @property
+    def cut(self) -> bool:
+        """Whether the endpoint stopped the reply at the call's ``max_tokens``."""
+        return self.finish_reason == "length"
 
 
 @runtime_checkable

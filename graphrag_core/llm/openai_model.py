@@ -24,6 +24,19 @@ format or schema); the next form is tried at once. What the endpoint settled on 
 by the model's :class:`~graphrag_core.llm.endpoints.Endpoints`, which a front end shares between
 the models it builds: each endpoint is then negotiated once, and a refusal is logged (and handed
 to the run as a notice) once per endpoint and form.
+
+Deadlines and bounds: every call ends within ``timeout`` seconds (for a local server, counted
+from the first byte of its reply, the wait for that byte bounded apart); a call past its
+deadline is cancelled and its connection closed. Reply bodies are read through
+:class:`~graphrag_core.llm.transport.BoundedTransport`, never past ``MAX_REPLY_BODY_BYTES``
+decoded. A local endpoint found answering one request at a time
+(:class:`~graphrag_core.llm.endpoints.SlotWatch`) is said so once, with advice, and its calls
+stream from then on, so a timed-out one stops the server's work too. The finish reason is kept;
+missing or implausible usage is flagged for the engine to count.
+
+Why this module is long: it is the one boundary with the SDK and the endpoint's HTTP: request
+forms, streams, errors, usage, deadlines and the server's own token count are each translated
+here, where the SDK's types are known, and nowhere else.
 """
 
 from __future__ import annotations
@@ -34,7 +47,6 @@ import json
 import logging
 import math
 import time
-import urllib.error
 import urllib.request
 import weakref
 from collections.abc import Callable, Mapping
@@ -42,6 +54,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 import openai
 
 from ..errors import (
@@ -51,14 +64,15 @@ from ..errors import (
     ModelOutputError,
     PreflightError,
     ReplyTooLongError,
-    RequestValidationError,
     RetryableModelError,
 )
 from ..parsing import quote_reply
-from ..tokens import ENDPOINT
+from ..tokens import DEFAULT_EXACT, ENDPOINT
 from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
+from .endpoint_tokenizer import EndpointTokenizer, is_local_endpoint
 from .settings import ModelSettings
-from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm
+from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm, SlotWatch
+from .transport import LOCAL_FIRST_BYTE_FACTOR, BoundedTransport, CallClock, DeadlinePassed, deadline_message, within_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -127,55 +141,14 @@ def _is_context_overflow(detail: str, body: object) -> bool:
     return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
 
 
-TOKENIZE_CACHE_ENTRIES = 4096
+MAX_REPLY_BODY_BYTES = 8 * MAX_REPLY_CHARS
+"""A reply body, decoded, is read up to this many bytes (its text is bounded by ``MAX_REPLY_CHARS``;
+JSON escapes take up to six bytes a character)."""
+MAX_PLAUSIBLE_CALL_TOKENS = 10_000_000
+"""A call reported to use more tokens than this (or a negative count) is recorded as unreported."""
 
-
-class EndpointTokenizer:
-    """Counts tokens with the model server's own tokenizer: ``POST {root}/tokenize`` (llama.cpp's
-    server answers ``{"tokens": [...]}``, vLLM's ``{"count": n, ...}``), where ``root`` is the
-    base URL without its ``/v1``. Counts are cached by text. The first failure raises
-    ``RequestValidationError`` naming the endpoint (the setting cannot be used with it).
-
-    The count is a blocking call: the engine uses it while planning, before any model call."""
-
-    def __init__(self, root_url: str, *, model: str, timeout: float, headers: Mapping[str, str] | None = None) -> None:
-        self.name = ENDPOINT
-        self.url = root_url.rstrip("/") + "/tokenize"
-        self.model = model
-        self.timeout = timeout
-        self._headers = dict(headers or {})
-        self._counts: dict[str, int] = {}
-
-    def __repr__(self) -> str:
-        return f"EndpointTokenizer({self.url!r})"
-
-    def count(self, text: str) -> int:
-        if not text:
-            return 0
-        known = self._counts.get(text)
-        if known is not None:
-            return known
-        body = json.dumps({"model": self.model, "prompt": text, "content": text, "add_special": False}).encode()
-        request = urllib.request.Request(self.url, data=body, method="POST", headers={"content-type": "application/json", **self._headers})
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310 - the configured endpoint
-                payload = json.loads(answer.read())
-            value = payload.get("count")
-            value = len(payload["tokens"]) if not isinstance(value, int) else value
-        except urllib.error.HTTPError as exc:
-            raise RequestValidationError(
-                f"The model endpoint offers no token count at {self.url} (HTTP {exc.code}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise RequestValidationError(
-                f"Could not count tokens at {self.url} ({type(exc).__name__}); "
-                "choose the heuristic tokenizer or an exact encoding instead."
-            ) from None
-        if len(self._counts) >= TOKENIZE_CACHE_ENTRIES:
-            self._counts.clear()
-        self._counts[text] = value
-        return value
+def _ignore(piece: str) -> None:
+    return None
 
 
 def _proxied(scheme: str, host: str) -> bool:
@@ -210,6 +183,9 @@ class OpenAIChatModel:
         self._http_client = http_client
         self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
+        self._usage_warned = False
+        self._endpoint_tokenizer: EndpointTokenizer | None = None
+        self._default_tokenizer: str | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
 
     @property
@@ -218,17 +194,33 @@ class OpenAIChatModel:
         return f"{self.settings.base_url}#{self.settings.model}"
 
     @property
+    def local(self) -> bool:
+        """Whether the endpoint is a server on this machine or a private network."""
+        return is_local_endpoint(self.settings.base_url or "")
+
+    @property
     def output_form(self) -> OutputForm | None:
         """The form this endpoint is known to accept, ``None`` before its first call."""
         return self.endpoints.accepted_form(self.endpoint)
 
     def endpoint_tokenizer(self) -> EndpointTokenizer:
-        """The server's own token count (the ``"endpoint"`` tokenizer setting)."""
-        base = (self.settings.base_url or "").rstrip("/")
-        root = base[: -len("/v1")] if base.endswith("/v1") else base
-        secret = self._secret()
-        headers = {"authorization": f"Bearer {secret}"} if secret else {}
-        return EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        """The server's own token count (the ``"endpoint"`` tokenizer setting); one per model,
+        so its counts and the form the server answered are asked for once."""
+        if self._endpoint_tokenizer is None:
+            base = (self.settings.base_url or "").rstrip("/")
+            root = base[: -len("/v1")] if base.endswith("/v1") else base
+            secret = self._secret()
+            headers = {"authorization": f"Bearer {secret}"} if secret else {}
+            self._endpoint_tokenizer = EndpointTokenizer(root, model=self.settings.model, timeout=self.settings.timeout, headers=headers)
+        return self._endpoint_tokenizer
+
+    def default_tokenizer(self) -> str:
+        """What the ``"auto"`` tokenizer setting counts with against this endpoint: the server's
+        own count when it is a local server that offers one (asked once), else o200k_base."""
+        if self._default_tokenizer is None:
+            local = is_local_endpoint(self.settings.base_url or "")
+            self._default_tokenizer = ENDPOINT if local and self.endpoint_tokenizer().available() else DEFAULT_EXACT
+        return self._default_tokenizer
 
     def needs_key(self) -> bool:
         """Hosted OpenAI and Azure OpenAI refuse calls without a key; local servers need none."""
@@ -294,11 +286,20 @@ class OpenAIChatModel:
             await client.close()
 
     def _new_client(self) -> openai.AsyncOpenAI:
+        """An SDK client with its retries off over a :class:`BoundedTransport` (an injected
+        ``http_client`` is used as it is). Its HTTP timeouts bound the gaps between bytes (for a
+        local endpoint, the wait for the first one is the longer bound); ``_call`` bounds the whole."""
         settings = self.settings
         api_key = self._secret() or NO_KEY_PLACEHOLDER
-        common: dict[str, Any] = {"api_key": api_key, "timeout": settings.timeout, "max_retries": 0}
+        timeout: Any = settings.timeout
+        if self.local:
+            timeout = httpx2.Timeout(settings.timeout * LOCAL_FIRST_BYTE_FACTOR, connect=settings.timeout)
+        common: dict[str, Any] = {"api_key": api_key, "timeout": timeout, "max_retries": 0}
         if self._http_client is not None:
             common["http_client"] = self._http_client
+        else:
+            inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+            common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=MAX_REPLY_BODY_BYTES))
         if settings.api_version:
             base_url = settings.base_url or ""
             if "/openai" in base_url:
@@ -341,7 +342,7 @@ class OpenAIChatModel:
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
         if self.endpoints.refused(self.endpoint, form, following=following):
-            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({detail[:120]}); using {following} from now on."
+            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({_excerpt(detail)}); using {following} from now on."
             logger.warning("%s", notice)
             self._notices.append(notice)
 
@@ -354,10 +355,46 @@ class OpenAIChatModel:
         return await self._call(request, on_text)
 
     async def _call(self, request: ChatRequest, on_text: Callable[[str], None] | None) -> ChatResponse:
+        """One call within its deadline: ``timeout`` seconds from its start, or, for a local
+        endpoint, from the first byte of its reply (waiting for that byte is bounded by
+        :data:`LOCAL_FIRST_BYTE_FACTOR` times the timeout). A call past its deadline is cancelled,
+        its connection closed (a streamed one stops the server's work too)."""
         try:
             client = self._client()
         except (openai.OpenAIError, ValueError) as exc:
             raise FatalModelError(f"Cannot configure the model client for {self.identity}: {self._redact(str(exc))}") from None
+        local = self.local
+        clock = CallClock()
+        watch = self.endpoints.slots(self.endpoint) if local else None
+        if watch is not None:
+            watch.started()
+        streamed = on_text if on_text is not None else (_ignore if watch is not None and watch.single_slot else None)
+        answered = False
+        try:
+            response = await within_deadline(lambda: self._exchange(client, request, streamed), timeout=self.settings.timeout, local=local, clock=clock)
+            answered = True
+        except DeadlinePassed as passed:
+            raise RetryableModelError(deadline_message("Model", self.identity, self.settings.timeout, local=local, began=passed.began)) from None
+        finally:
+            found = watch.ended(clock.sent, answered=answered) if watch is not None else False
+        if found and watch is not None:
+            self._single_slot_found(watch)
+        return self._with_notices(response)
+
+    def _single_slot_found(self, watch: SlotWatch) -> None:
+        notice = (
+            f"Model endpoint {self.identity} answers one request at a time: of its last {watch.observed} calls, sent "
+            f"{watch.most_in_flight} at a time, none was served while another was. Set the concurrency to 1 "
+            f"(--concurrency 1, or the concurrency slider) and give calls a longer timeout (GRAPHRAG_LLM_TIMEOUT, now "
+            f"{self.settings.timeout:g}s): each call waits for the ones before it. Its calls now stream, so one that "
+            "times out is also cancelled on the server."
+        )
+        logger.warning("%s", notice)
+        self._notices.append(notice)
+
+    async def _exchange(self, client: openai.AsyncOpenAI, request: ChatRequest, on_text: Callable[[str], None] | None) -> ChatResponse:
+        """Send ``request`` in the strongest accepted form and read the reply (streamed when
+        ``on_text`` is given); SDK failures become model errors."""
         forms = self._forms(request)
         extra: dict[str, Any] = {} if on_text is None else {"stream": True, "stream_options": {"include_usage": True}}
         try:
@@ -374,7 +411,7 @@ class OpenAIChatModel:
                     self.endpoints.settle(self.endpoint, form)
                 break
             if on_text is not None:
-                return self._with_notices(await self._read_stream(completion, on_text))
+                return await self._read_stream(completion, on_text)
         except openai.APITimeoutError as exc:
             raise RetryableModelError(f"Model request to {self.identity} timed out after {self.settings.timeout:g}s.") from exc
         except openai.APIConnectionError as exc:
@@ -387,12 +424,12 @@ class OpenAIChatModel:
         except openai.OpenAIError as exc:
             raise FatalModelError(f"Model call to {self.identity} failed: {self._redact(str(exc))}") from exc
         except ModelOutputError:
-            raise  # a reply refused while streaming (too long): the engine's to judge
+            raise  # a reply refused while it was read (too long): the engine's to judge
         except ValueError as exc:  # a 200 reply whose body is not JSON (json.JSONDecodeError)
             raise RetryableModelError(
                 f"Model response from {self.identity} ({self.settings.base_url}) is malformed: its body is not JSON ({exc})."
             ) from exc
-        return self._with_notices(self._response(completion))
+        return self._response(completion)
 
     def _with_notices(self, response: ChatResponse) -> ChatResponse:
         """Hand what this model has to say once (refused formats) to the engine with a reply."""
@@ -414,6 +451,7 @@ class OpenAIChatModel:
         pieces: list[str] = []
         received = 0
         usage: TokenUsage | None = None
+        finish_reason: str | None = None
         secret = self._secret()
         # a reply that echoes the key is redacted before any piece leaves: the last
         # len(key) - 1 characters wait until the next piece shows whether they start the key
@@ -422,8 +460,9 @@ class OpenAIChatModel:
         async with stream:
             async for chunk in stream:
                 if getattr(chunk, "usage", None) is not None:
-                    usage = _usage(chunk.usage)
+                    usage = self._checked_usage(chunk.usage)
                 choices = getattr(chunk, "choices", None) or []
+                finish_reason = (_finish_reason(choices[0]) if choices else None) or finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     received += len(piece)
@@ -443,7 +482,7 @@ class OpenAIChatModel:
             on_text(held)
         if not pieces:
             raise RetryableModelError(f"Model response from {self.identity} is malformed: the stream carried no content.")
-        return ChatResponse(text="".join(pieces), usage=usage)
+        return ChatResponse(text="".join(pieces), usage=usage, usage_unreported=usage is None, finish_reason=finish_reason)
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code
@@ -456,9 +495,14 @@ class OpenAIChatModel:
         return FatalModelError(message, status_code=status)
 
     def _response(self, completion: object) -> ChatResponse:
-        """The reply text and usage; a body without choices or content is a retryable error."""
+        """The reply text, usage and finish reason; a body without choices or content is a
+        retryable error (one that carries the server's own error message says it). An
+        implausible usage is said once per model (a notice) and recorded as unreported."""
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
+            served = _served_error(completion)
+            if served:
+                raise RetryableModelError(f"Model endpoint {self.identity} answered with an error: {self._redact(served)}")
             raise RetryableModelError(f"Model response from {self.identity} is malformed: it has no choices.")
         message = getattr(choices[0], "message", None)
         content = getattr(message, "content", None)
@@ -466,9 +510,58 @@ class OpenAIChatModel:
             refusal = getattr(message, "refusal", None)
             reason = f" (refusal: {self._redact(str(refusal)[:ERROR_BODY_EXCERPT])})" if isinstance(refusal, str) and refusal else ""
             raise RetryableModelError(f"Model response from {self.identity} is malformed: its first choice has no message content{reason}.")
+        usage = self._checked_usage(getattr(completion, "usage", None))
         # A reply that echoes the key is redacted here, before any event, result, cache entry,
         # stored run or page can hold it.
-        return ChatResponse(text=self._redact(content), usage=_usage(getattr(completion, "usage", None)))
+        return ChatResponse(
+            text=self._redact(content), usage=usage, usage_unreported=usage is None,
+            finish_reason=_finish_reason(choices[0]),
+        )
+
+    def _checked_usage(self, reported: object) -> TokenUsage | None:
+        """The reported usage, or ``None`` (with a notice) when it is negative or implausibly large."""
+        usage = _usage(reported)
+        if usage is None:
+            return None
+        if min(usage.prompt_tokens, usage.completion_tokens) < 0 or usage.total_tokens > MAX_PLAUSIBLE_CALL_TOKENS:
+            if self._usage_warned:
+                return None
+            self._usage_warned = True
+            notice = (
+                f"Model endpoint {self.identity} reported an implausible token usage (prompt {usage.prompt_tokens:,}, "
+                f"completion {usage.completion_tokens:,}); the call's tokens were counted by the run instead."
+            )
+            logger.warning("%s", notice)
+            self._notices.append(notice)
+            return None
+        return usage
+
+
+NOTICE_DETAIL_CHARS = 200
+"""How much of a server's message a notice quotes (cut at a word, never inside one)."""
+
+
+def _excerpt(text: str, limit: int = NOTICE_DETAIL_CHARS) -> str:
+    """``text`` whole when short, else its words up to ``limit`` characters and an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
+    return cut.rstrip(" ,;:") + "…"
+
+
+def _finish_reason(choice: object) -> str | None:
+    reason = getattr(choice, "finish_reason", None)
+    return reason if isinstance(reason, str) else None
+
+
+def _served_error(completion: object) -> str:
+    """The server's own message in a body that is an error (``{"error": {"message": ...}}``)."""
+    extra = getattr(completion, "model_extra", None) or {}
+    error = extra.get("error") if isinstance(extra, dict) else None
+    if isinstance(error, dict):
+        error = error.get("message") or error.get("type") or ""
+    return str(error).strip()[:ERROR_BODY_EXCERPT] if error else ""
 
 
 def _usage(usage: object) -> TokenUsage | None:

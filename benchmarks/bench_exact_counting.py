@@ -1,0 +1,158 @@
+"""Exact token counts at about the estimate's cost: planning a level and the reduce, side by side.
+
+1. Map planning (``plan_batches``) of one level of a 20,000-community Microsoft GraphRAG output
+   (``benchmarks/synthetic_msgraphrag.py`` scales a real one; made on first use, never committed),
+   with the spec's estimate, with o200k_base, and (``--reference``) with o200k_base counted the
+   whole-string way the spec writes (what the engine did before: every batch re-read for every
+   part added). Prints times, the ratio exact / estimate, and the code points encoded per code
+   point of map text. Budgets 12,000, reserves 512 / 1,024 (the peer's defaults).
+2. The reduce plan (``plan_reduce``) of N and 2N map answers of the real Christmas Carol output's
+   size, with the estimate, o200k_base, and the whole-string reference: linear means the 2N/N
+   ratio stays near 2.
+
+    python benchmarks/bench_exact_counting.py [--level 2] [--no-sources] [--reference] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from synthetic_msgraphrag import DEFAULT_SOURCE, default_out, write_scaled  # noqa: E402
+
+from graphrag_core.index import load_index  # noqa: E402
+from graphrag_core.prompts import reduce_prompt_skeleton  # noqa: E402
+from graphrag_core.reduce import plan_reduce  # noqa: E402
+from graphrag_core.request import GlobalSearchRequest  # noqa: E402
+from graphrag_core.results import MapAnswer  # noqa: E402
+from graphrag_core.search import plan_batches  # noqa: E402
+from graphrag_core.tokens import MAX_ENCODE_CHARS, ExactTokenizer, get_tokenizer  # noqa: E402
+
+BUDGET = 12_000
+QUESTION = "What are the main themes of this story?"
+
+
+class Reading(ExactTokenizer):
+    """o200k_base, tallying the code points it encodes."""
+
+    def __init__(self) -> None:
+        super().__init__("o200k_base")
+        self.read = 0
+
+    def count(self, text: str) -> int:
+        self.read += len(text)
+        return super().count(text)
+
+
+class WholeStrings:
+    """o200k_base with no declared property and no remembered counts: the engine counts whole
+    strings, every time (the old way)."""
+
+    name = "o200k_base (whole strings)"
+
+    def __init__(self) -> None:
+        self.exact = ExactTokenizer("o200k_base")
+        self.read = 0
+
+    def count(self, text: str) -> int:
+        self.read += len(text)
+        return self.exact._encode_count(text) if len(text) <= MAX_ENCODE_CHARS else self.exact._count_long(text)
+
+
+def timed(fn):  # type: ignore[no-untyped-def]
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def best_of(repeat: int, fn):  # type: ignore[no-untyped-def]
+    runs = [timed(fn) for _ in range(repeat)]
+    return min(r[0] for r in runs), runs[-1][1]
+
+
+def map_planning(args: argparse.Namespace) -> None:
+    folder = args.out or default_out(20_000)
+    write_scaled(DEFAULT_SOURCE, folder, communities=20_000)
+    load_s, index = timed(lambda: load_index(folder))
+    request = GlobalSearchRequest(
+        query=QUESTION, community_level=args.level, map_token_budget=BUDGET, reduce_token_budget=BUDGET,
+        include_sources=not args.no_sources, seed=1,
+    )
+    text_chars = sum(len(index.map_text(c.id, include_claims=True, include_sources=not args.no_sources)) for c in index.select_communities(args.level))
+    print(f"index: {folder.name}, {len(index.communities):,} communities (loaded in {load_s:.1f} s); level {args.level}, "
+          f"sources {'off' if args.no_sources else 'on'}: {len(index.select_communities(args.level)):,} summaries, {text_chars / 1e6:.1f} M code points of map text")
+    get_tokenizer("o200k_base").count("warm")  # the encoder's one-off load is not planning
+    estimate_s, (_, batches, estimates) = timed(lambda: plan_batches(index, request, seed=1, tokenizer=get_tokenizer("heuristic")))
+    print(f"  estimate   : {estimate_s:6.2f} s  {len(batches):,} batches, {sum(estimates) / 1e6:.2f} M tokens")
+    reading = Reading()
+    exact_s, (_, batches, estimates) = timed(lambda: plan_batches(index, request, seed=1, tokenizer=reading))
+    print(f"  o200k_base : {exact_s:6.2f} s  {len(batches):,} batches, {sum(estimates) / 1e6:.2f} M tokens; "
+          f"encoded {reading.read / text_chars:.2f} code points per code point of map text")
+    print(f"  ratio exact / estimate: {exact_s / estimate_s:.2f}x (target <= 1.5x and under 3 s)")
+    again = request.model_copy(update={"query": "Who changes the most, and why?"})
+    again_s, _ = timed(lambda: plan_batches(index, again, seed=2, tokenizer=reading))
+    estimate_again_s, _ = timed(lambda: plan_batches(index, again, seed=2, tokenizer=get_tokenizer("heuristic")))
+    print(f"  the level planned again (another question and seed; map text counts remembered): o200k_base {again_s:.2f} s, "
+          f"estimate {estimate_again_s:.2f} s, ratio {again_s / estimate_again_s:.2f}x")
+    if args.reference:
+        whole = WholeStrings()
+        whole_s, (_, reference, _) = timed(lambda: plan_batches(index, request, seed=1, tokenizer=whole))
+        print(f"  o200k_base, whole strings (before): {whole_s:6.2f} s; encoded {whole.read / text_chars:.1f} code points per code point; "
+              f"same batches: {'yes' if reference == batches else 'NO'}; speed-up {whole_s / exact_s:.1f}x")
+
+
+def reduce_answers(n: int, seed: int = 3) -> list[MapAnswer]:
+    """Map answers with the lengths and scores of real ones (the Christmas Carol's summaries' prose)."""
+    index = load_index(DEFAULT_SOURCE)
+    prose = [c.summary for c in index.communities if c.summary.strip()]
+    rng = random.Random(seed)
+    answers = []
+    for i in range(n):
+        text = rng.choice(prose)
+        start = rng.randrange(max(1, len(text) - 1500))
+        answers.append(MapAnswer(answer=text[start : start + rng.randint(300, 1500)].strip() or "x", usefulness=rng.choice([0, 20, 40, 60, 80, 90, 100]),
+                                 community_ids=tuple(str(rng.randrange(25)) for _ in range(3)), batch_index=i))
+    return answers
+
+
+def reduce_planning(args: argparse.Namespace) -> None:
+    skeleton = reduce_prompt_skeleton(QUESTION)
+    budget = BUDGET - 1024
+    print(f"reduce plan (budget {budget:,}, skip):")
+    rows = {}
+    for n in (args.answers, 2 * args.answers):
+        answers = reduce_answers(n)
+        for name, make in (("estimate", lambda: get_tokenizer("heuristic")), ("o200k_base", lambda: ExactTokenizer("o200k_base")), ("whole strings", WholeStrings)):
+            fresh = [make() for _ in range(3)]  # a fresh tokenizer per run: no count remembered from the one before
+            elapsed, plan = best_of(3, lambda: plan_reduce(answers, skeleton, budget, tokenizer=fresh.pop()))  # noqa: B023
+            rows[(name, n)] = elapsed
+            selected = sum(1 for c in plan.candidates if c.fate == "selected")
+            print(f"  {name:13s} {n:5d} answers: {elapsed * 1000:8.1f} ms ({selected} selected)")
+    for name in ("estimate", "o200k_base", "whole strings"):
+        print(f"  {name:13s} 2N/N: {rows[(name, 2 * args.answers)] / rows[(name, args.answers)]:.2f} (linear: about 2)")
+    print(f"  o200k_base / estimate at {2 * args.answers} answers: {rows[('o200k_base', 2 * args.answers)] / rows[('estimate', 2 * args.answers)]:.1f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--level", type=int, default=2)
+    parser.add_argument("--no-sources", action="store_true", help="map texts without source excerpts")
+    parser.add_argument("--reference", action="store_true", help="also time the whole-string counting (slow)")
+    parser.add_argument("--answers", type=int, default=400, help="map answers in the reduce benchmark (and twice as many)")
+    parser.add_argument("--out", type=Path, default=None, help="where the synthetic output is (made when missing)")
+    parser.add_argument("--skip-map", action="store_true")
+    args = parser.parse_args()
+    if not args.skip_map:
+        map_planning(args)
+    reduce_planning(args)
+
+
+if __name__ == "__main__":
+    main()
