@@ -310,6 +310,19 @@ def test_an_embedding_reply_without_usage_is_counted_by_the_spec_estimate_and_ma
     assert result.usage.prompt_tokens == sum(estimate_tokens(t) for t in texts) and result.usage.estimated_calls == 2
 
 
+def test_the_openai_embedding_adapter_reaches_azure_as_the_chat_adapter_does():
+    """An Azure base URL that already names its deployment (``.../openai/deployments/...``) is
+    called as given, as the chat adapter calls it; a resource URL gets the deployment's path."""
+    from graphrag_core.llm.openai_embeddings import OpenAIEmbeddingModel
+
+    with openai_server(lambda path, body: (200, embedding_body(body["input"]))) as server:
+        resource = server.base_url.removesuffix("/v1")
+        for base_url in (f"{resource}/openai/deployments/my-embeddings", resource):
+            settings = EmbeddingSettings(model="my-embeddings", base_url=base_url, api_version="2024-06-01")
+            assert len(run(OpenAIEmbeddingModel(settings).embed(["one"])).vectors) == 1
+        assert [r["path"] for r in server.requests] == ["/openai/deployments/my-embeddings/embeddings?api-version=2024-06-01"] * 2
+
+
 def test_the_openai_embedding_adapter_ends_at_its_deadline_and_reads_no_reply_past_its_bound():
     from graphrag_core.llm.openai_embeddings import OpenAIEmbeddingModel, reply_bound
 

@@ -23,7 +23,6 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-import httpx2
 import openai
 
 from ..errors import EmbeddingError, FatalModelError, ModelError, ModelOutputError, RetryableModelError
@@ -31,8 +30,8 @@ from ..tokens import estimate_tokens
 from .base import TokenUsage
 from .embeddings import EmbeddingSettings, Embeddings
 from .endpoint_tokenizer import is_local_endpoint
-from .openai_model import MAX_PLAUSIBLE_CALL_TOKENS, MAX_REPLY_BODY_BYTES, NO_KEY_PLACEHOLDER, REDACTED, parse_retry_after
-from .transport import LOCAL_FIRST_BYTE_FACTOR, BoundedTransport, CallClock, DeadlinePassed, deadline_message, within_deadline
+from .openai_model import MAX_PLAUSIBLE_CALL_TOKENS, MAX_REPLY_BODY_BYTES, REDACTED, parse_retry_after, sdk_client
+from .transport import CallClock, DeadlinePassed, deadline_message, within_deadline
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})
 REPLY_BYTES_PER_TEXT = 256 * 1024
@@ -76,27 +75,16 @@ class OpenAIEmbeddingModel:
         return is_local_endpoint(self.settings.base_url)
 
     def _client(self) -> openai.AsyncOpenAI:
-        """The SDK client of the running event loop, its retries off, over a
-        :class:`BoundedTransport` (an injected ``http_client`` is used as it is). Its HTTP
-        timeouts bound the gaps between bytes; :meth:`_call` bounds the whole call."""
+        """The running event loop's :func:`~graphrag_core.llm.openai_model.sdk_client`, replies
+        read up to :func:`reply_bound`; :meth:`_call` bounds the whole call."""
         loop = asyncio.get_running_loop()
         client = self._clients.get(loop)
         if client is None:
             settings = self.settings
-            timeout: Any = settings.timeout
-            if self.local:
-                timeout = httpx2.Timeout(settings.timeout * LOCAL_FIRST_BYTE_FACTOR, connect=settings.timeout)
-            common: dict[str, Any] = {"api_key": self._secret() or NO_KEY_PLACEHOLDER, "timeout": timeout, "max_retries": 0}
-            if self._http_client is not None:
-                common["http_client"] = self._http_client
-            else:
-                inner = httpx2.AsyncHTTPTransport()
-                common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=reply_bound(settings.batch_size)))
-            if settings.api_version:
-                client = openai.AsyncAzureOpenAI(azure_endpoint=settings.base_url, api_version=settings.api_version, **common)
-            else:
-                client = openai.AsyncOpenAI(base_url=settings.base_url, **common)
-            self._clients[loop] = client
+            client = self._clients[loop] = sdk_client(
+                base_url=settings.base_url, api_version=settings.api_version, api_key=self._secret(), timeout=settings.timeout,
+                local=self.local, http_client=self._http_client, max_bytes=reply_bound(settings.batch_size),
+            )
         return client
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:

@@ -161,6 +161,36 @@ def _is_retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
 
 
+def sdk_client(
+    *,
+    base_url: str | None,
+    api_version: str | None,
+    api_key: str | None,
+    timeout: float,
+    local: bool,
+    http_client: Any | None,
+    max_bytes: int,
+) -> openai.AsyncOpenAI:
+    """An SDK client (Azure's when ``api_version`` is set) with its retries off, over a
+    :class:`BoundedTransport` that reads no reply past ``max_bytes`` decoded bytes (an injected
+    ``http_client`` is used as it is). Its HTTP timeouts bound the gaps between bytes (for a
+    ``local`` endpoint, the wait for the first one is :data:`LOCAL_FIRST_BYTE_FACTOR` times
+    longer); the adapter bounds each whole call with
+    :func:`~graphrag_core.llm.transport.within_deadline`."""
+    http_timeout: Any = httpx2.Timeout(timeout * LOCAL_FIRST_BYTE_FACTOR, connect=timeout) if local else timeout
+    common: dict[str, Any] = {"api_key": api_key or NO_KEY_PLACEHOLDER, "timeout": http_timeout, "max_retries": 0}
+    if http_client is not None:
+        common["http_client"] = http_client
+    else:
+        inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+        common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=max_bytes))
+    if api_version:
+        if "/openai" in (base_url or ""):
+            return openai.AsyncAzureOpenAI(base_url=base_url, api_version=api_version, **common)
+        return openai.AsyncAzureOpenAI(azure_endpoint=base_url or "", api_version=api_version, **common)
+    return openai.AsyncOpenAI(base_url=base_url, **common)
+
+
 class OpenAIChatModel:
     """A :class:`~graphrag_core.llm.base.ChatModel` over the chat-completions API.
 
@@ -286,26 +316,12 @@ class OpenAIChatModel:
             await client.close()
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        """An SDK client with its retries off over a :class:`BoundedTransport` (an injected
-        ``http_client`` is used as it is). Its HTTP timeouts bound the gaps between bytes (for a
-        local endpoint, the wait for the first one is the longer bound); ``_call`` bounds the whole."""
+        """The SDK client of :func:`sdk_client`, replies read up to :data:`MAX_REPLY_BODY_BYTES`."""
         settings = self.settings
-        api_key = self._secret() or NO_KEY_PLACEHOLDER
-        timeout: Any = settings.timeout
-        if self.local:
-            timeout = httpx2.Timeout(settings.timeout * LOCAL_FIRST_BYTE_FACTOR, connect=settings.timeout)
-        common: dict[str, Any] = {"api_key": api_key, "timeout": timeout, "max_retries": 0}
-        if self._http_client is not None:
-            common["http_client"] = self._http_client
-        else:
-            inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
-            common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=MAX_REPLY_BODY_BYTES))
-        if settings.api_version:
-            base_url = settings.base_url or ""
-            if "/openai" in base_url:
-                return openai.AsyncAzureOpenAI(base_url=base_url, api_version=settings.api_version, **common)
-            return openai.AsyncAzureOpenAI(azure_endpoint=base_url, api_version=settings.api_version, **common)
-        return openai.AsyncOpenAI(base_url=settings.base_url, **common)
+        return sdk_client(
+            base_url=settings.base_url, api_version=settings.api_version, api_key=self._secret(), timeout=settings.timeout,
+            local=self.local, http_client=self._http_client, max_bytes=MAX_REPLY_BODY_BYTES,
+        )
 
     def _forms(self, request: ChatRequest) -> list[OutputForm]:
         """The forms to try for ``request``, strongest first, from what the endpoint accepted."""
@@ -589,4 +605,4 @@ def _error_detail(exc: openai.APIStatusError) -> str:
     return ""
 
 
-__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after"]
+__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after", "sdk_client"]
