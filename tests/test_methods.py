@@ -357,6 +357,24 @@ def test_a_msgraphrag_index_names_its_chunks_by_their_human_readable_ids():
 # -- what front ends show ---------------------------------------------------------------------------
 
 
+def test_query_progress_names_the_source_chunks_a_method_reads(small_index_dir, run_db):  # noqa: ANN001
+    import io
+
+    from graphrag_cli.main import main
+
+    def progress(method: str) -> str:
+        err = io.StringIO()
+        code = main(["query", str(small_index_dir), "What is a kludge?", "--method", method], stdout=io.StringIO(), stderr=err, environ={"GRAPHRAG_EXPLORER_DB": str(run_db)})
+        assert code == 0, err.getvalue()
+        return err.getvalue()
+
+    text = progress("text")
+    assert "mapping over 3 source chunks" in text and "map: 1/1 batches done" in text and "community summaries" not in text
+    vector = progress("vector")
+    assert "ranked 3 source chunks by BM25: 1 relevant" in vector and "answering from 1 source chunk, " in vector
+    assert "community summaries" not in vector and "map:" not in vector
+
+
 def test_a_run_over_chunks_is_named_by_its_method_in_lists():
     from graphrag_core.report import settings_text
 
