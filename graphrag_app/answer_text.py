@@ -89,24 +89,25 @@ def linked_markdown(
     return "".join(out)
 
 
-def community_linker(
+def _unit_linker(
+    kind: str,
+    noun: str,
     url_for: Callable[[str], str],
-    *,
     title_for: Callable[[str], str | None],
     unsupported: Callable[[str], str | None],
 ) -> Linker:
-    """Community references become links to their provenance (title on hover); an unsupported id
+    """References of ``kind`` become links (``noun`` and the title on hover); an unsupported id
     is flagged in place (a badge naming why), and an id not in the index is not a link."""
 
     def render(reference: Reference) -> str | None:
-        if reference.kind != "community":
+        if reference.kind != kind:
             return None
         cid = reference.id
         reason = unsupported(cid)
         if reason == "not_in_index":
             return f":red-badge[⚠ {safe_markdown(cid)}: unsupported, {UNSUPPORTED_LABELS[reason]}]"
         title = title_for(cid)
-        hover = f"Community {cid}: {title}" if title else f"Community {cid}"
+        hover = f"{noun} {cid}: {title}" if title else f"{noun} {cid}"
         if reason is not None:
             hover += f" (unsupported: {UNSUPPORTED_LABELS.get(reason, reason)})"
         text = link(cid, url_for(cid), title=hover)
@@ -115,6 +116,28 @@ def community_linker(
         return text
 
     return render
+
+
+def community_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Community references become links to their provenance (title on hover); an unsupported id
+    is flagged in place (a badge naming why), and an id not in the index is not a link."""
+    return _unit_linker("community", "Community", url_for, title_for, unsupported)
+
+
+def source_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Source chunk references (the citations of a ``text`` or ``vector`` run's answer) become
+    links to the chunk's view (its document on hover), flagged like community references."""
+    return _unit_linker("source", "Source", url_for, title_for, unsupported)
 
 
 def record_hover(record: AnyRecord) -> str:
@@ -173,12 +196,17 @@ def cited_markdown(
     run_id: str | None,
     unsupported: Callable[[str], str | None],
     title_for: Callable[[str], str | None],
+    unit: str = "community",
 ) -> str:
     """Model text (an answer, a map answer, one of their sentences) as safe Markdown with every
-    citation a link or flagged: communities to their provenance views (``unsupported`` says why
+    citation a link or flagged: the run's units (``unit``: communities, or the source chunks of a
+    ``text`` or ``vector`` run) to their views, titled by ``title_for`` (``unsupported`` says why
     an id is flagged), entities, relationships, claims and sources to their record views
     (flagged when ``index`` lacks them), ``+more`` to the cited community's record list."""
-    linker = community_linker(lambda cid: provenance_url(index_key, cid, run_id), title_for=title_for, unsupported=unsupported)
+    if unit == "source":
+        linker = source_linker(lambda cid: record_url(index_key, "source", cid, run_id), title_for=title_for, unsupported=unsupported)
+    else:
+        linker = community_linker(lambda cid: provenance_url(index_key, cid, run_id), title_for=title_for, unsupported=unsupported)
     if index is not None:
         linker = either(linker, record_linker(IndexRecords(index), lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=True))
     return linked_markdown(text, linker, more=more_linker(lambda cid: community_records_url(index_key, cid, run_id)))
@@ -213,4 +241,5 @@ __all__ = [
     "record_hover",
     "record_linker",
     "safe_markdown",
+    "source_linker",
 ]

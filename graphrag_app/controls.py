@@ -15,19 +15,20 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, open_map_cache
-from graphrag_core.errors import GraphRAGError, PreflightError
+from graphrag_core.errors import GraphRAGError, NoSourceChunksError, PreflightError
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
+from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.models import Index, map_text_tables
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.search import draw_seed
 from graphrag_core.state import RunState
 
 from . import widgets
 from .escaping import escape_markdown
-from .llm import build_model, shared_preflight
+from .llm import build_embedder, build_model, ranking_line, shared_preflight
 from .jobs import check_model, start_run
 from .loaders import (
     IndexAccessError,
@@ -227,20 +228,26 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     """Draw the sidebar's settings (``base`` names the settings model); return the index they name."""
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
-    widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+    widgets.draw_settings(widgets.fields_of(base, ["method"]))
+    method = str(st.session_state.get("method") or base.search.method)
+    unused = set(inapplicable_settings(method))  # a method's meaningless settings are not drawn (they keep their values)
     ExploreState.get().levels_unpriced = False  # until a level picker is drawn without its tokens
-    if st.session_state.get("community_selection") == "dynamic":
-        widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
+    if method != GLOBAL:
+        draw_method_note(st.container(), opened, method, app)
     else:
-        draw_level_picker(opened, base)
+        widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+        if st.session_state.get("community_selection") == "dynamic":
+            widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
+        else:
+            draw_level_picker(opened, base)
 
     st.header("Budgets")
-    widgets.draw_settings(widgets.fields_of(base, widgets.BUDGETS))
+    widgets.draw_settings([f for f in widgets.fields_of(base, widgets.BUDGETS) if f.name not in unused])
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
     st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
-    widgets.draw_settings(widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS))
+    widgets.draw_settings([f for f in widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS) if f.name not in unused])
 
     st.header("Model")
     st.radio(
@@ -280,6 +287,23 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     if app.model_error:
         st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
     return opened
+
+
+def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str, app: AppSettings) -> None:
+    """What a method that reads source chunks reads in this index, and how naive RAG ranks them."""
+    chunks = sum(1 for c in opened.index.chunks if c.text.strip()) if opened.index is not None else 0
+    if not chunks:
+        container.warning(str(NoSourceChunksError(method)), icon=":material/warning:")
+        return
+    if method == VECTOR:
+        current = ExploreState.get().settings
+        try:
+            chat = model_settings(app, widgets.choices_from_widgets(current)) if current is not None else app.model
+        except ValueError:
+            chat = app.model
+        container.caption(f"{chunks:,} source chunks. " + ranking_line(chat, app.embedding, error=app.embedding_error))
+    else:
+        container.caption(f"Map-reduce over the index's {chunks:,} source chunks in place of community summaries (the paper's TS).")
 
 
 def _new_seed() -> None:
@@ -364,6 +388,7 @@ def start_clicked() -> None:
         index_name=index_display_name(opened.source.path, opened.index),
         index_path=str(opened.source.path),
         cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True))),
+        embedder_factory=(lambda: build_embedder(chosen, app.embedding)) if request.method == VECTOR else None,
     )
     page.settings = current
     page.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)

@@ -14,7 +14,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from graphrag_core.evaluation.results import ExperimentResult
-from graphrag_core.evaluation.report import significance_mark, win_rate_matrix
+from graphrag_core.evaluation.report import share_label, significance_mark, win_rate_matrix
 
 HEATMAP_COLORS = [[0.0, "#b2182b"], [0.5, "#f7f7f7"], [1.0, "#2166ac"]]
 
@@ -121,18 +121,25 @@ def p_value_rows(result: ExperimentResult) -> list[dict[str, Any]]:
 
 
 def cost_rows(result: ExperimentResult) -> list[dict[str, Any]]:
+    """One row per condition; a purpose a condition makes no call for (naive RAG has no map) is 0.
+    The share is of TS's prompt tokens when the experiment has a ``text`` condition, else of the
+    most expensive condition's."""
+    purposes = list(dict.fromkeys(p for c in result.costs for p in c.calls))
+    share = share_label(result.costs)
+    if not share.startswith("share of") or share.endswith("(most expensive)"):
+        share = "share of most expensive"
     rows = []
     for c in result.costs:
         row: dict[str, Any] = {
             "condition": c.condition, "answers": c.answers, "failed": c.failed, "unanswered": c.unanswered,
             "summaries": c.summaries, "map batches": c.batches,
         }
-        for purpose, calls in c.calls.items():
-            row[f"{purpose} calls"] = calls
-        for purpose, tokens in c.prompt_tokens.items():
-            row[f"{purpose} prompt tokens (planned)"] = round(tokens)
+        for purpose in purposes:
+            row[f"{purpose} calls"] = c.calls.get(purpose, 0.0)
+        for purpose in purposes:
+            row[f"{purpose} prompt tokens (planned)"] = round(c.prompt_tokens.get(purpose, 0.0))
         row["prompt tokens (planned)"] = round(c.total_prompt_tokens)
-        row["share of most expensive"] = None if c.share is None else round(100 * c.share, 1)
+        row[share] = None if c.share is None else round(100 * c.share, 1)
         row["reported tokens"] = round(c.reported_tokens)
         rows.append(row)
     return rows

@@ -15,6 +15,8 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.figures import Price
 from graphrag_core.levels import level_text
+from graphrag_core.methods import GLOBAL, VECTOR
+from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
@@ -94,6 +96,13 @@ def draw_cost_preview(
             views.render_cost_preview(st.container(), None, problem)
         elif not pending.done():
             st.caption("Cost preview: still computing for this index and these settings…")
+        elif request is not None and request.method != GLOBAL:
+            try:
+                render_source_preview(st.container(), pending.result(), request)
+            except (GraphRAGError, ValueError) as exc:
+                views.render_cost_preview(st.container(), None, str(exc))
+            if not first:
+                st.rerun()
         else:
             sections = controls.level_sections_for(opened, tokenizer=current.search.tokenizer)
             level = level_text(current.search.community_level)
@@ -111,6 +120,22 @@ def draw_cost_preview(
             draw(True)
             if levels is not None:  # counted since the picker was drawn: draw it again with them
                 st.rerun()
+
+
+def render_source_preview(container: DeltaGenerator, preview: CostPreview, request: GlobalSearchRequest) -> None:
+    """The cost of a run over source chunks before it runs: ``text`` maps every chunk; ``vector``
+    makes one call with at most the reduce budget's prompt."""
+    with container:
+        cols = st.columns(4)
+        cols[0].metric("Source chunks", f"{preview.summaries:,}")
+        if request.method == VECTOR:
+            cols[1].metric("Batches", "0", help="Naive RAG has no map: the most relevant chunks go straight into one call.")
+            cols[2].metric("Est. prompt tokens", f"≤ {request.reduce_prompt_budget:,}", help="The chunks most relevant to the question, packed into the reduce budget (less its output reserve).")
+            cols[3].metric("Model calls", "1", help="One call writes the answer; a failed call is retried once.")
+            return
+        cols[1].metric("Batches", f"{preview.batches:,}")
+        cols[2].metric("Est. map prompt tokens", f"{preview.map_prompt_tokens:,}")
+        cols[3].metric("Model calls", f"{preview.model_calls:,}", help="One per map batch plus the reduce; a failed call is retried once.")
 
 
 def draw_run_buttons(container: DeltaGenerator, page: ExploreState, app: AppSettings, current: RunSettings) -> None:
@@ -184,4 +209,5 @@ __all__ = [
     "follow_sample_question",
     "keep_url",
     "load_url",
+    "render_source_preview",
 ]

@@ -15,6 +15,10 @@ Invariants:
   finished batches; whatever way a run ends (finished, failed, stopped), its events are saved
   before ``done`` is set, and a stopped run's events end with ``RunFailed(cancelled=True)``;
 - no streamlit import here: a worker thread never touches the page.
+
+Why this module is long: every kind of job (a run, a sweep, an evaluation, a question set, a
+model check) starts the one way (:func:`start_job`) and is followed the one way
+(:func:`follow`); keeping each kind's handle beside that one contract keeps it one contract.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from graphrag_core.events import Event, RunFailed, RunFinished
 from graphrag_core.history import RunRecorder, RunStore
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.base import ChatModel, model_identity
+from graphrag_core.llm.embeddings import EmbeddingModel
 from graphrag_core.models import Index
 from graphrag_core.preflight import Preflight
 from graphrag_core.request import GlobalSearchRequest
@@ -255,15 +260,18 @@ def start_run(
     index_path: str | None = None,
     cache_factory: Callable[[], MapCache] | None = None,
     run_id: str | None = None,
+    embedder_factory: Callable[[], EmbeddingModel | None] | None = None,
 ) -> RunHandle:
-    """Start a run in a daemon thread and return its handle at once."""
+    """Start a run in a daemon thread and return its handle at once (``embedder_factory`` builds
+    the embedding model a ``vector`` run ranks chunks with, inside the job)."""
     handle = RunHandle(run_id=run_id or uuid.uuid4().hex, index_name=index_name, index_path=index_path)
     handle._recorder = RunRecorder(store_path, index_name=index_name, index_path=index_path) if store_path is not None else None
 
     async def consume() -> None:
         model = model_factory()
         cache = cache_factory() if cache_factory is not None else None
-        async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id):
+        embedder = embedder_factory() if embedder_factory is not None else None
+        async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id, embedder=embedder):
             handle._append(event)
 
     start_job(
@@ -428,12 +436,14 @@ def start_evaluation(
     run_store_path: Path | None,
     cache_factory: Callable[[], MapCache] | None = None,
     index_path: str | None = None,
+    embedder_factory: Callable[[], EmbeddingModel | None] | None = None,
 ) -> EvalJob:
     """Start an experiment in a daemon thread and return its job at once."""
     job = EvalJob(spec=spec)
 
     async def work() -> None:
         model, judge = model_factory(), judge_factory()
+        embedder = embedder_factory() if embedder_factory is not None else None
         job.result = await run_experiment(
             index,
             spec,
@@ -445,6 +455,7 @@ def start_evaluation(
             index_path=index_path,
             on_progress=job._on_progress,
             should_stop=lambda: job.stop_requested,
+            embedder=embedder,
         )
 
     def failed(exc: BaseException) -> None:

@@ -24,10 +24,12 @@ from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.index import index_files, load_index, resolve_index_folder
 from graphrag_core.levels import LEAF, level_text
+from graphrag_core.methods import GLOBAL
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.selection import RatingCost, estimate_rating_cost
+from graphrag_core.sources import source_units
 from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
@@ -135,7 +137,8 @@ def load_source(source: IndexSource) -> Index:
 
 @dataclass(frozen=True)
 class CostPreview:
-    """What a run with these settings would cost, before any model call."""
+    """What a run with these settings would cost, before any model call. ``summaries`` counts the
+    units the run reads: summaries, or source chunks for the ``text`` and ``vector`` methods."""
 
     summaries: int
     batches: int
@@ -179,8 +182,8 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
         bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
     cost = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
-    return CostPreview(
-        summaries=cost.summaries,
+    return CostPreview(  # a run over source chunks reads chunks, not summaries
+        summaries=cost.summaries if request.method == GLOBAL else len(source_units(index, method=request.method)),
         batches=cost.batches,
         map_prompt_tokens=cost.map_prompt_tokens,
         largest_batch_tokens=cost.largest_batch_tokens,

@@ -17,6 +17,8 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.figures import Price, RunSpend, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
+from graphrag_core.methods import GLOBAL, method_label
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
@@ -111,6 +113,9 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
+        elif state.ranking is not None:  # naive RAG: no map, one call over the most relevant chunks
+            ranked = state.ranking
+            st.progress(1.0 if state.result is not None else 0.5, text=f"{ranked.relevant_count:,} of {ranked.unit_count:,} source chunks relevant · ranked by {ranker_label(ranked.ranker)}")
         elif state.status == RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
@@ -293,8 +298,12 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
         st.subheader("Diagnostics")
         cols = st.columns(4)
         request = state.request
-        cols[0].metric("Community level", str(request.reported_level) if request else "-")
-        cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        if request is not None and request.method != GLOBAL:  # a run over source chunks: its method, and the chunks it read
+            cols[0].metric("Method", method_label(request.method))
+            cols[1].metric("Source chunks", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        else:
+            cols[0].metric("Community level", str(request.reported_level) if request else "-")
+            cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
         cols[2].metric("Map batches", f"{figures.batches:,}")
         cols[3].metric("Failed batches", f"{figures.failed_batches:,}")
         cols = st.columns(4)
@@ -308,7 +317,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
             st.metric(
                 "Unsupported citations",
                 state.result.diagnostics.unsupported_citation_count,
-                help="Cited community ids that are not in the index or in no selected map answer.",
+                help="Cited ids (communities, or source chunks) that are not in the index or in no selected map answer.",
             )
         if state.result is not None and request is not None and request.dynamic:
             render_token_split(st.container(), state.result.diagnostics)
@@ -428,12 +437,12 @@ def render_run(
             render_selection(selection.container(), state, key=key)
         if state.batches:
             render_map_charts(maps.container(), state, key=key, interactive=interactive)
-            if interactive:
-                calls_box = calls.container()
-                evidence.render_call_inspector(calls_box, state, index_key=index_key)
-                if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
-                    # the page is redrawn under the opened call: only the reader's input ends the scroll
-                    scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
+        if interactive and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call
+            calls_box = calls.container()
+            evidence.render_call_inspector(calls_box, state, index_key=index_key)
+            if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
+                # the page is redrawn under the opened call: only the reader's input ends the scroll
+                scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
         if state.result is not None:

@@ -78,7 +78,14 @@ TOKENIZER_HELP = (
     "(the spec's estimate), an exact OpenAI encoding, or endpoint (the server's own count)."
 )
 
+METHOD_HELP = (
+    "What answers the question. Summaries: GraphRAG's global search, map-reduce over the community summaries of a level "
+    "(the paper's C0-C3). Source text: the same map-reduce over the index's source chunks (the paper's TS). Naive RAG: "
+    "the chunks most relevant to the question, packed into the reduce budget, one call (the paper's SS)."
+)
+
 LOOKS: dict[str, Look] = {
+    "method": Look(label="Method", help=METHOD_HELP, words={"global": "Summaries", "text": "Source text (TS)", "vector": "Naive RAG (SS)"}),
     "community_level": Look(help=LEVEL_HELP),
     "map_token_budget": Look(step=500, help="The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit."),
     "map_output_reserve": Look(step=128, help="Tokens kept free in each map call for its answer (taken from the map budget)."),
@@ -104,8 +111,8 @@ LOOKS: dict[str, Look] = {
 
 BUDGETS: tuple[str, ...] = ("map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "map_concurrency")
 """The settings of the sidebar's Budgets section, in the order drawn."""
-SELECTION: tuple[str, ...] = ("community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
-"""The settings of the sidebar's Index section (the level picker, or dynamic selection's settings)."""
+SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
+"""The settings of the sidebar's Index section (the method, then the level picker or dynamic selection's settings)."""
 
 
 def label_of(setting: SettingField) -> str:

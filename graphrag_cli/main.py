@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from graphrag_core.errors import (
+    NoSourceChunksError,
     BudgetError,
     GraphRAGError,
     IndexValidationError,
@@ -27,6 +28,7 @@ from graphrag_core.errors import (
 )
 from graphrag_core.history import StoreError
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.embeddings import EmbeddingModel
 
 from .commands import eval as eval_command
 from .commands import import_index, inspect, query, replay, runs, sweep
@@ -89,13 +91,14 @@ def main(
     stderr: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     model: ChatModel | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> int:
     """Run the command line; returns the exit code.
 
     ``model``, when given, replaces every model the options would build (the seam tests use to
-    script replies); ``environ`` replaces the process environment, ``stdout``/``stderr`` its
-    streams."""
-    context = CliContext.create(stdout=stdout, stderr=stderr, environ=environ, model=model)
+    script replies), ``embedder`` the embedding model of ``vector`` runs; ``environ`` replaces
+    the process environment, ``stdout``/``stderr`` its streams."""
+    context = CliContext.create(stdout=stdout, stderr=stderr, environ=environ, model=model, embedder=embedder)
     parser = build_parser()
     try:
         try:
@@ -111,7 +114,7 @@ def main(
         for detail in exc.details:
             context.note(f"  {detail}")
         return exc.code
-    except (RequestValidationError, BudgetError) as exc:
+    except (RequestValidationError, BudgetError, NoSourceChunksError) as exc:
         context.note(f"error: {exc}")
         return EXIT_USAGE
     except StoreError as exc:  # a damaged or busy run history, the same message from every command

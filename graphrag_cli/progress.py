@@ -15,6 +15,7 @@ from typing import TextIO
 from graphrag_core.evaluation import EvalProgress
 from graphrag_core.events import (
     BatchesPlanned,
+    ChunksRanked,
     CommunityRated,
     Event,
     MapBatchCached,
@@ -26,12 +27,15 @@ from graphrag_core.events import (
     ReduceRetried,
     ReduceStarted,
     RunFinished,
+    RunStarted,
     RunWarning,
     SelectionFinished,
     SelectionRound,
     SummariesSelected,
 )
 from graphrag_core.levels import is_fixed, level_text
+from graphrag_core.llm.embeddings import ranker_label
+from graphrag_core.methods import GLOBAL, TEXT, VECTOR, units_noun
 from graphrag_core.sweep import SweepProgress
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
@@ -71,6 +75,7 @@ class ProgressPrinter:
         self.done = 0
         self.failed = 0
         self.live = enabled and stream.isatty()
+        self.method = GLOBAL
         self._experiment_shown: dict[str, int] = {}
 
     def __call__(self, update: Event | SweepProgress | EvalProgress) -> None:
@@ -105,6 +110,10 @@ class ProgressPrinter:
 
     def _run_event(self, event: Event) -> None:
         match event:
+            case RunStarted():
+                self.method = event.request.method
+            case ChunksRanked():
+                self._line(f"ranked {event.unit_count:,} source chunks by {ranker_label(event.ranker)}: {event.relevant_count:,} relevant")
             case SelectionRound():
                 fallback = f" (fallback: every level-{event.round} community)" if event.fallback else ""
                 self._line(f"dynamic selection, round {event.round}: rating {counted(len(event.community_ids), 'community')}{fallback}")
@@ -116,6 +125,10 @@ class ProgressPrinter:
                     f"dynamic selection: kept {len(event.kept_ids)} of {counted(event.rated_count, 'rated community', 'rated communities')} in {counted(event.rounds, 'round')}"
                     f" ({counted(event.calls, 'rating call')}, {counted(event.usage.total_tokens, 'token')}{failed})"
                 )
+            case SummariesSelected() if self.method == TEXT:
+                self._line(f"mapping over {event.count:,} {units_noun(TEXT, event.count)}")
+            case SummariesSelected() if self.method == VECTOR:
+                pass  # the ranking's line says how many chunks are relevant
             case SummariesSelected():
                 level = event.community_level
                 where = f"at level {level_text(level)}" if is_fixed(level) else "by dynamic selection"
@@ -133,6 +146,8 @@ class ProgressPrinter:
                 self.failed += 1
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
+            case ReduceStarted() if self.method == VECTOR:
+                self._line(f"answering from {event.answer_count:,} {units_noun(VECTOR, event.answer_count)}, {event.prompt_tokens:,} prompt tokens")
             case ReduceStarted():
                 self._line(f"reduce: {counted(event.answer_count, 'answer')}, {counted(event.prompt_tokens, 'prompt token')}")
             case ModelNotice() if self.on_notice is not None:

@@ -21,7 +21,8 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name, load_index
 from graphrag_core.levels import LEAF, Level, is_fixed, level_text
 from graphrag_core.llm.base import ChatModel
-from graphrag_core.llm.factory import build_chat_model
+from graphrag_core.llm.embeddings import KEY_EMBEDDING_MODEL, EmbeddingModel, EmbeddingSettings
+from graphrag_core.llm.factory import build_chat_model, build_embedding_model
 from graphrag_core.llm.settings import (
     KEY_PRICE_COMPLETION,
     KEY_PRICE_PROMPT,
@@ -149,6 +150,28 @@ def build_model(context: CliContext, options: ModelOptions) -> ChatModel:
         raise CliError(f"The {settings.provider} model is not available in this installation: {exc}", EXIT_USAGE) from None
 
 
+def build_embedder(context: CliContext, options: ModelOptions, *, name: str | None = None, off: bool = False) -> EmbeddingModel | None:
+    """The embedding model that ranks a ``vector`` run's chunks: the context's injected one; none
+    with ``--no-embeddings`` or an offline answering model (BM25 ranks offline); else the one
+    ``--embedding-model`` (``name``) or ``GRAPHRAG_EMBEDDING_MODEL`` names, reached as the
+    ``GRAPHRAG_EMBEDDING_*`` keys say (None when none is named: BM25)."""
+    if off:
+        return None
+    if context.embedder is not None:
+        return context.embedder
+    chat = model_settings(context, options)
+    if chat.provider == "offline":
+        return None
+    environ = {**context.environ, **({KEY_EMBEDDING_MODEL: name} if name else {})}
+    try:
+        settings = EmbeddingSettings.from_mapping(environ, chat=chat)
+        return build_embedding_model(settings)
+    except SettingsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except ImportError as exc:
+        raise CliError(f"The embedding model is not available in this installation: {exc}", EXIT_USAGE) from None
+
+
 def configured_price(context: CliContext) -> Price | None:
     """The price per million tokens in ``GRAPHRAG_LLM_PRICE_PROMPT`` / ``_COMPLETION``, when both
     are set (read on their own: an injected model has no settings of its own)."""
@@ -214,6 +237,7 @@ def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
 
 __all__ = [
     "LoadedIndex",
+    "build_embedder",
     "build_model",
     "check_levels",
     "configured_model_settings",

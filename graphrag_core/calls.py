@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     Event,
     MapBatchCached,
     MapBatchFailed,
@@ -208,7 +209,7 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
 class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
-    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
+    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed"]
     message: str
     batch_indexes: tuple[int, ...] = ()
     texts: tuple[str, ...] = ()
@@ -223,6 +224,15 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
+    ranked = next((e for e in events if isinstance(e, ChunksRanked)), None)
+    if ranked is not None:  # naive RAG (the vector method): no map; the ranking or the packing left nothing
+        if finished is not None and ranked.relevant_count == 0:
+            items.append(WhyItem(reason="no_relevant_chunks", message=f"None of the {ranked.unit_count:,} source chunks was relevant to the question, so no call was made."))
+        elif finished is not None:
+            items.append(WhyItem(reason="no_chunk_fits", message="No relevant source chunk fit the reduce token budget, so no call was made."))
+        if failed is not None:
+            items.append(WhyItem(reason="run_failed", message=f"The run ended before its answer: {failed.error}"))
+        return items
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))

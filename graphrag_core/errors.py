@@ -58,6 +58,19 @@ class EvaluationError(GraphRAGError, ValueError):
     """An evaluation input is invalid: a criterion, a question set, a condition, a setting."""
 
 
+class NoSourceChunksError(GraphRAGError, ValueError):
+    """A method that reads source chunks (``text``, ``vector``) was asked of an index without any
+    (evaluation spec section 7)."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"The index has no source chunks, so method {method} cannot run.")
+        self.method = method
+
+
+class EmbeddingError(GraphRAGError):
+    """An embedding model could not embed a text (its endpoint failed, or replied with no vector)."""
+
+
 class ReplyTooLongError(ModelOutputError):
     """A reply far longer than the call's ``max_tokens`` allows: it is refused, never stored."""
 

@@ -45,6 +45,22 @@ class SummariesSelected(_Event):
     community_ids: tuple[str, ...] = ()
 
 
+class ChunksRanked(_Event):
+    """The ``vector`` method ranked the index's source chunks for the question (evaluation spec
+    section 7): by ``ranker`` (an embedding model's identity, or ``bm25``), ``relevant_count`` of
+    ``unit_count`` chunks relevant. Embedding calls, cache hits and tokens are the ranking's own,
+    apart from the chat model's."""
+
+    kind: Literal["chunks_ranked"] = "chunks_ranked"
+    ranker: str
+    unit_count: int
+    relevant_count: int
+    embedding_calls: int = 0
+    embedding_cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    duration_s: float = 0.0
+
+
 class HierarchyNode(BaseModel):
     """One community of the hierarchy, as much as a drawing of the walk needs."""
 
@@ -339,6 +355,7 @@ class RunFailed(_Event):
 Event = Annotated[
     Union[
         RunStarted,
+        ChunksRanked,
         SelectionStarted,
         SelectionRound,
         CommunityRated,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
+from .context import COMMUNITY, Unit
 from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyCutError, ReplyTooLongError, describe_error
 from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
@@ -338,11 +339,11 @@ def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenize
     return retry.model_copy(update={"max_tokens": max(reserve, min(room, reserve * CUT_RESERVE_GROWTH))})
 
 
-def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE) -> ChatRequest:
-    """The map call for one batch (also the cache's key material)."""
+def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY) -> ChatRequest:
+    """The map call for one batch (also the cache's key material); ``unit`` says what its parts are."""
     return ChatRequest(
         purpose="map",
-        messages=render_map_messages(query, content),
+        messages=render_map_messages(query, content, unit=unit),
         max_tokens=output_reserve or None,
         output_schema=MAP_OUTPUT_SCHEMA,
     )
@@ -363,10 +364,11 @@ class _MapRun:
         emit: EventSink,
         cache: MapCache | None,
         clock: Clock,
+        unit: Unit = COMMUNITY,
         tokenizer: Tokenizer | None,
         token_budget: int | None,
     ) -> None:
-        self.query, self.batches, self.model = query, batches, model
+        self.query, self.batches, self.model, self.unit = query, batches, model, unit
         self.tokenizer, self.token_budget = tokenizer, token_budget
         self.policy, self.output_reserve, self.emit, self.cache, self.clock = policy, output_reserve, emit, cache, clock
         self.slot = asyncio.Semaphore(max(1, concurrency))
@@ -407,7 +409,7 @@ class _MapRun:
         return True
 
     async def answer(self, index: int) -> None:
-        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve)
+        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit)
         key = None
         if self.cache is not None:
             from .cache import cache_key
@@ -460,7 +462,8 @@ class _MapRun:
 
     def _fail(self, index: int, failed: CallFailed) -> None:
         exc, ids = failed.error, self._community_ids(index)
-        exc.add_note(f"Global Map batch {index} (communities {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
+        units = "communities" if self.unit == COMMUNITY else "source chunks"
+        exc.add_note(f"Global Map batch {index} ({units} {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
         failure = BatchFailure(
             batch_index=index, community_ids=ids, attempts=failed.attempts,
             error=describe_error(exc), error_type=type(exc).__name__,
@@ -500,14 +503,16 @@ async def run_global_map(
     cache: MapCache | None = None,
     clock: Clock | None = None,
     retry_policy: RetryPolicy | None = None,
+    unit: Unit = COMMUNITY,
     tokenizer: Tokenizer | None = None,
     token_budget: int | None = None,
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
-    ``max_attempts``, when given, overrides ``retry_policy.max_attempts``. ``tokenizer`` counts
-    the calls whose endpoint reported no usage; ``token_budget`` (the map token budget) bounds
-    the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
+    ``max_attempts``, when given, overrides ``retry_policy.max_attempts``; ``unit`` says what the
+    batches' parts are (community reports, or source chunks for the ``text`` method).
+    ``tokenizer`` counts the calls whose endpoint reported no usage; ``token_budget`` (the map
+    token budget) bounds the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
     """
     if not batches:
         return MapPhaseResult(answers=[])
@@ -519,7 +524,7 @@ async def run_global_map(
         query, batches, model,
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
-        clock=clock or (lambda: time.monotonic() - started),
+        clock=clock or (lambda: time.monotonic() - started), unit=unit,
         tokenizer=tokenizer, token_budget=token_budget,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)

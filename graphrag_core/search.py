@@ -4,6 +4,16 @@
 summaries of a level, build their map texts, pack them into batches, map, select for the
 reduce, reduce. Every step reports itself as an event; a run that cannot finish reports
 ``RunFailed`` before raising, so what was computed up to then is not lost.
+
+The request's ``method`` (evaluation spec section 7) chooses the units: ``global`` maps over
+community summaries; ``text`` runs the same steps over the index's source chunks; ``vector``
+ranks the chunks (:mod:`.ranking`), packs the most relevant into the reduce budget
+(:mod:`.naive_rag`) and makes one call, with the reduce's events.
+
+Why this module is long: it is the run's one orchestration, and the steps of the three methods
+(plan, rank, map, select or pack, reduce, finish) share one state and one event stream, so a
+failure in any of them becomes the same ``RunFailed`` with the same figures; splitting them
+would spread that state over modules that each need all of it.
 """
 
 from __future__ import annotations
@@ -19,8 +29,10 @@ from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, plan_summary_batches
 from .cache import GuardedCache
+from .context import SOURCE
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     Event,
     ModelNotice,
     PlannedBatch,
@@ -38,6 +50,7 @@ from .events import (
 )
 from .errors import describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
+from .llm.embeddings import EmbeddingModel
 from .map import (
     DEFAULT_RETRY_POLICY,
     Attempts,
@@ -49,13 +62,24 @@ from .map import (
     complete_with_retry,
     run_global_map,
 )
+from .methods import GLOBAL, TEXT, VECTOR, unit_kind
+from .sources import source_units, unit_ids
 from .models import Community, Index
 from .citations import check_citations
+from .naive_rag import plan_excerpts
 from .parsing import AnswerStream, parse_reduce_output
-from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
+from .prompts import (
+    REDUCE_OUTPUT_SCHEMA,
+    map_prompt_skeleton,
+    rag_prompt_skeleton,
+    reduce_prompt_skeleton,
+    render_rag_messages,
+    render_reduce_messages,
+)
+from .ranking import Ranking, rank_chunks
 from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest
-from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
+from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .status import RunStatus
@@ -85,9 +109,19 @@ def plan_batches(
 
     ``communities`` overrides the level's selection (dynamic selection passes what it kept).
     Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
-    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count).
+    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count). The
+    ``text`` method's batches hold source chunks (no communities); ``vector`` sends no batch.
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
+    if request.method == VECTOR:
+        source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
+        return [], [], []
+    if request.method == TEXT:
+        chunks = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
+        skeleton = map_prompt_skeleton(request.query, unit=SOURCE)
+        budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
+        batches, estimates = plan_summary_batches(chunks, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer, unit=SOURCE)
+        return [], batches, estimates
     if communities is None:
         communities = index.select_communities(request.community_level)
     texts = [
@@ -152,10 +186,23 @@ class _Steps:
     tokenizer: Tokenizer
     clock: Callable[[], float]
     policy: RetryPolicy
+    embedder: EmbeddingModel | None = None
     selection: SelectionOutcome | None = None
+    ranking: Ranking | None = None
     communities: list[Community] = field(default_factory=list)
+    unit_count: int = 0
+    """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
     batches: list[SummaryBatch] = field(default_factory=list)
     estimates: list[int] = field(default_factory=list)
+
+    @property
+    def unit(self):  # noqa: ANN201 - a context.Unit
+        """What the run's units are: communities (``global``) or source chunks."""
+        return unit_kind(self.request.method)
+
+    @property
+    def no_results_answer(self) -> str:
+        return NO_RESULTS_ANSWER if self.request.method == GLOBAL else NO_RELEVANT_CHUNKS_ANSWER
 
     def finish(
         self,
@@ -177,9 +224,14 @@ class _Steps:
         if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
             extra = self.selection.diagnostics()
             usage = usage + self.selection.usage
+        if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
+            extra.update(
+                ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
+                embedding_cache_hits=self.ranking.embedding_cache_hits, embedding_usage=self.ranking.usage,
+            )
         diagnostics = GlobalSearchDiagnostics(
             community_level=request.reported_level,
-            summary_count=len(self.communities),
+            summary_count=self.unit_count,
             batch_count=len(self.batches),
             batch_community_ids=[b.community_ids for b in self.batches],
             batch_token_estimates=self.estimates,
@@ -200,7 +252,7 @@ class _Steps:
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
         if reduce_calls:
-            unsupported = check_citations(answer, behind=behind, index_ids={c.id for c in self.index.communities})
+            unsupported = check_citations(answer, behind=behind, index_ids=unit_ids(self.index, request.method), kind=self.unit)
             diagnostics = diagnostics.model_copy(update={"unsupported_citation_count": len(unsupported)})
         result = GlobalSearchResult(
             query=request.query,
@@ -231,14 +283,47 @@ class _Steps:
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,
             communities=self.selection.communities if self.selection is not None else None,
         )
+        if request.method == TEXT:
+            units = tuple(ref for ref, _ in source_units(self.index, method=TEXT))
+        else:
+            units = tuple(c.id for c in self.communities)
+        self.unit_count = len(units)
+        self.emit(SummariesSelected(at=self.clock(), community_level=request.reported_level, count=len(units), community_ids=units))
+
+    async def rank(self) -> Ranking:
+        """The ``vector`` method's first step: the source chunks ranked for the question."""
+        request = self.request
+        ranking = self.ranking = await rank_chunks(self.index, request.query, embedder=self.embedder, cache=self.cache, policy=self.policy)
+        self.unit_count = len(ranking.chunks)
         self.emit(
-            SummariesSelected(
-                at=self.clock(),
-                community_level=request.reported_level,
-                count=len(self.communities),
-                community_ids=tuple(c.id for c in self.communities),
+            ChunksRanked(
+                at=self.clock(), ranker=ranking.ranker, unit_count=ranking.unit_count, relevant_count=len(ranking.chunks),
+                embedding_calls=ranking.embedding_calls, embedding_cache_hits=ranking.embedding_cache_hits,
+                usage=ranking.usage, duration_s=ranking.duration_s,
             )
         )
+        self.emit(
+            SummariesSelected(
+                at=self.clock(), community_level=request.reported_level, count=len(ranking.chunks),
+                community_ids=tuple(c.reference for c in ranking.chunks),
+            )
+        )
+        return ranking
+
+    def pack(self, ranking: Ranking) -> ReducePlan:
+        """The ``vector`` method's context: the ranked chunks packed into the reduce budget."""
+        request = self.request
+        plan = plan_excerpts(
+            ranking.chunks, rag_prompt_skeleton(request.query), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
+        )
+        self.emit(
+            ReduceSelection(
+                at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,
+                strategy=request.reduce_strategy,
+            )
+        )
+        return plan
 
     async def map(self) -> MapPhaseResult:
         request = self.request
@@ -252,16 +337,16 @@ class _Steps:
         return await run_global_map(
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
-            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
+            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget,
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
-        skeleton = reduce_prompt_skeleton(request.query)
+        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit)
         plan = plan_reduce(
             mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
         )
         self.emit(
             ReduceSelection(
@@ -276,9 +361,13 @@ class _Steps:
 
         Raises the last attempt's error when every attempt failed (after ``ReduceFailed``)."""
         request = self.request
+        if request.method == VECTOR:
+            messages = render_rag_messages(request.query, plan.context)
+        else:
+            messages = render_reduce_messages(request.query, plan.context, unit=self.unit)
         reduce_request = ChatRequest(
             purpose="reduce",
-            messages=render_reduce_messages(request.query, plan.context),
+            messages=messages,
             max_tokens=request.reduce_output_reserve or None,
             output_schema=REDUCE_OUTPUT_SCHEMA,
         )
@@ -322,18 +411,29 @@ class _Steps:
         return reply.value, attempts
 
     async def run(self) -> GlobalSearchResult:
+        if self.request.method == VECTOR:
+            return await self.run_vector()
         await self.plan()
         if not self.batches:
-            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER)
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
         mapped = await self.map()
         plan = self.select(mapped)
         if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER, mapped=mapped, plan=plan)
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan)
         answer, attempts = await self.reduce(plan)
         return self.finish(
             RunStatus.PARTIAL if mapped.failures or (self.selection is not None and self.selection.failed_count) else RunStatus.COMPLETED, answer,
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage,
         )
+
+
+    async def run_vector(self) -> GlobalSearchResult:
+        """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""
+        plan = self.pack(await self.rank())
+        if not plan.selected:
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, plan=plan)
+        answer, attempts = await self.reduce(plan)
+        return self.finish(RunStatus.COMPLETED, answer, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage)
 
 
 def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
@@ -354,6 +454,7 @@ async def _run(
     tokenizer: Tokenizer | None,
     run_id: str | None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> GlobalSearchResult:
     started = time.monotonic()
 
@@ -383,7 +484,7 @@ async def _run(
             tokenizer=tokenizer.name,
         )
     )
-    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY)
+    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, embedder)
     try:
         return await steps.run()
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
@@ -404,15 +505,18 @@ async def retrieve_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> GlobalSearchResult:
     """Answer a global question over ``index``; ``on_event`` sees every event as it happens.
 
-    Raises ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets
-    cannot hold the prompt or a summary part, and the reduce's last error when it failed twice.
+    ``embedder`` ranks the chunks of a ``vector`` run by embeddings (BM25 without one). Raises
+    ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets cannot
+    hold the prompt or a summary part, ``NoSourceChunksError`` when a ``text`` or ``vector`` run
+    meets an index without chunks, and the reduce's last error when it failed twice.
     """
     return await _run(
         index, request, model, on_event or (lambda event: None),
-        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder,
     )
 
 
@@ -428,6 +532,7 @@ async def stream_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> AsyncIterator[Event]:
     """The events of a run as they happen; the last one is ``RunFinished`` (with the result).
 
@@ -440,7 +545,7 @@ async def stream_global(
         try:
             await _run(
                 index, request, model, queue.put_nowait,
-                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder,
             )
         finally:
             queue.put_nowait(_END)

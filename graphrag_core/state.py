@@ -16,6 +16,7 @@ from typing import Literal
 
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     CommunityRated,
     Event,
     HierarchyNode,
@@ -233,6 +234,8 @@ class RunState:
     reduce_strategy: str | None = None
     reduce_prompt_tokens: int | None = None
     selection: SelectionState = field(default_factory=SelectionState)
+    ranking: ChunksRanked | None = None
+    """How a ``vector`` run ranked the source chunks (None for the other methods)."""
     reduce_attempts: int = 0
     notices: list[str] = field(default_factory=list)
     """What the model adapter said about its endpoint during the run (each once)."""
@@ -327,6 +330,8 @@ class RunState:
                 self.status, self.phase = RunStatus.RUNNING, "selecting"
             case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
                 self.selection.apply(event)
+            case ChunksRanked():
+                self.ranking = event
             case SummariesSelected():
                 self.summary_count, self.community_level = event.count, event.community_level
                 self.selected_community_ids = event.community_ids

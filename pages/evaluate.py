@@ -32,8 +32,8 @@ opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLD
 assert opened.index is not None  # open_picked_index stops the page otherwise
 views.draw_models(st.container(), app)
 questions = views.draw_questions(st.container(), page, opened, app)
-spec, problem = views.draw_form(st.container(), questions)
-problem = views.draw_estimate(st.container(), page, opened.index, spec) or problem
+spec, problem = views.draw_form(st.container(), questions, index=opened.index)
+problem = views.draw_estimate(st.container(), page, opened.index, spec, app=app) or problem
 if problem:
     st.warning(escape_markdown(problem), icon=":material/warning:")
 

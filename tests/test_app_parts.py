@@ -16,7 +16,7 @@ from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app import jobs
-from graphrag_app.eval_views import nothing_judged
+from graphrag_app.drilldown_views import nothing_judged
 from graphrag_core.evaluation import drilldown, drilldown_choices
 from graphrag_app.loaders import CostPreviews
 from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, setting_fields, to_query_params

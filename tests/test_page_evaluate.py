@@ -47,7 +47,9 @@ def test_an_offline_experiment_end_to_end(db: Path):
     assert estimate and "40 to judge (10 judgments)" in estimate[0]  # 10 questions x 1 pair x 2 orders x 2 criteria
     at.button(key="eval_start").click().run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 3  # two heatmaps, one cost chart
+    charts = [chart.key for chart in at.get("plotly_chart")]
+    assert len(charts) == 5  # two heatmaps, the choice on both criteria, one cost chart
+    assert {"eval_choice_comprehensiveness", "eval_choice_directness"} <= set(charts)
     assert any("heuristic" in i.value for i in at.info)
     assert len(at.get("download_button")) >= 4
     assert at.query_params["experiment"]

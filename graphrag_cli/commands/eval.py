@@ -3,9 +3,12 @@
 
     graphrag-explorer eval QUESTIONS --index INDEX --condition C0:level=0 --condition leaf:level=leaf \\
         --seeds 1,2 --judge offline --out report.md
+    graphrag-explorer eval QUESTIONS --index INDEX --preset paper --out report.md   # C0..Cn, TS, SS, dynamic
 
-The report goes to ``--out`` (Markdown; the win rates, costs and judgments as CSV beside it) or
-to stdout; progress goes to stderr. Answers and judge calls are kept in the evaluation store as
+The report goes to ``--out`` (Markdown; the win rates, costs, judgments and the choice per
+criterion as CSV beside it: ``{stem}.choice.csv``, and each criterion's choice as a picture,
+``{stem}.choice-{criterion}.svg``, shown in the report) or to stdout; progress goes to stderr, and
+the recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
 (:func:`~graphrag_cli.resolve.build_model`), sharing the endpoint options.
@@ -21,16 +24,21 @@ from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.errors import EvaluationError
 from graphrag_core.evaluation import (
     DEFAULT_CRITERIA,
+    PRESETS,
+    choose,
     ExperimentSpec,
     estimate_experiment,
     generate_questions,
     is_heuristic,
     load_questions,
     parse_conditions,
+    preset_conditions,
     run_experiment,
 )
+from graphrag_core.evaluation.choice_svg import choice_svg
 from graphrag_core.evaluation.questions import questions_to_jsonl
 from graphrag_core.evaluation.report import (
+    choice_csv,
     costs_csv,
     judgments_csv,
     to_markdown,
@@ -40,6 +48,8 @@ from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.locations import DEFAULT_CACHE_NAME
+from graphrag_core.methods import VECTOR
+from graphrag_core.models import Index
 from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
@@ -47,6 +57,7 @@ from ..loop import run_async
 from ..options import (
     ModelOptions,
     add_cache_options,
+    add_embedding_options,
     add_model_options,
     add_quiet_option,
     add_store_options,
@@ -55,6 +66,7 @@ from ..options import (
 )
 from ..progress import ProgressPrinter
 from ..resolve import (
+    build_embedder,
     build_model,
     evaluation_store,
     load_index_at,
@@ -79,7 +91,15 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME:key=value,...",
-        help="a condition: a name and request overrides, e.g. C0:level=0 or small:map_budget=2000,strategy=stop (repeat the option)",
+        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector or "
+        "small:map_budget=2000,strategy=stop (repeat the option)",
+    )
+    ev.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default=None,
+        help="ready-made conditions: paper = every level of the index (C0, C1, ...; summaries only), TS (method=text), "
+        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them (--condition adds more)",
     )
     ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
     ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
@@ -98,7 +118,8 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the Markdown report to FILE and CSV tables beside it (default: Markdown on stdout)")
     ev.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
     ev.add_argument("--estimate", action="store_true", help="print how many model calls the experiment needs, and stop")
-    add_cache_options(ev, cache_help=f"map reply cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
+    add_embedding_options(ev)
+    add_cache_options(ev, cache_help=f"map reply and embedding cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
     add_store_options(ev, store_help="run history file, where each answer's run is saved", no_store_help="do not record the answers' runs")
     add_quiet_option(ev)
     ev.set_defaults(handler=run_eval)
@@ -129,11 +150,11 @@ def _model_label(model: ChatModel) -> str:
     return f"{name} (heuristic)" if is_heuristic(model) else name
 
 
-def _spec(args: argparse.Namespace) -> ExperimentSpec:
+def _spec(args: argparse.Namespace, index: Index) -> ExperimentSpec:
     try:
-        conditions = parse_conditions("\n".join(args.condition))
+        conditions = (preset_conditions(args.preset, index) if args.preset else []) + parse_conditions("\n".join(args.condition))
         if not conditions:
-            raise CliError("eval needs at least one --condition NAME:key=value.", EXIT_USAGE)
+            raise CliError("eval needs at least one --condition NAME:key=value, or --preset paper.", EXIT_USAGE)
         return ExperimentSpec(
             questions=load_questions(args.questions),
             conditions=conditions,
@@ -159,8 +180,8 @@ def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
 
 
 def run_eval(args: argparse.Namespace, context: CliContext) -> int:
-    spec = _spec(args)
     loaded = load_index_at(args.index, tables=DEFERRED_TABLES)  # an experiment names its index by every table's fingerprint
+    spec = _spec(args, loaded.index)
     if args.estimate:
         for key, value in estimate_experiment(loaded.index, spec).model_dump().items():
             context.write(f"{key}: {value}\n")
@@ -168,6 +189,8 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
+    ranks = any(c.method == VECTOR for c in spec.conditions)
+    embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
     runs = open_store(context, args.store, off=args.no_store)
@@ -178,31 +201,44 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
             f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
             f"judge: {_model_label(judge)}; store: {store.path}"
+            + (f"; chunks ranked by {embedder.identity if embedder is not None else 'bm25'}" if ranks else "")
         )
     progress = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
     try:
         result = run_async(
             run_experiment(
-                loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress
+                loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress,
+                embedder=embedder,
             )
         )
     except KeyboardInterrupt:
         context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
         raise
     result = result.model_copy(update={"index_name": loaded.name})
-    markdown = to_markdown(result)
+    choices = choose(result)
     if args.out is None:
-        context.write(markdown + "\n")
+        context.write(to_markdown(result) + "\n")
     else:
-        tables = {"win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result)}
+        tables = {
+            "win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result),
+            "choice": choice_csv(result, choices),
+        }
+        pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
         try:
-            stem = _write_report(markdown, tables, args.out)
+            stem = _write_report(to_markdown(result, pictures=pictures), tables, args.out)
+            for choice in choices:
+                (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
         except OSError as exc:
             raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
         if not args.quiet:
-            context.note(f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables))
+            context.note(
+                f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables)
+                + f", and the choice per criterion as {stem}.choice-<criterion>.svg"
+            )
     if not args.quiet:
         context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
+        for choice in choices:
+            context.note(choice.sentence)
     return EXIT_OK
 
 

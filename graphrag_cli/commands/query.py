@@ -26,16 +26,20 @@ from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
 from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
+from graphrag_core.methods import GLOBAL, VECTOR, units_noun
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.search import retrieve_global
+from graphrag_core.sources import unit_ids
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
-from ..options import ModelOptions, add_run_options, search_defaults, setting_dest
+from ..options import ModelOptions, add_embedding_options, add_run_options, search_defaults, setting_dest
 from ..output import format_failure_json, format_result_json
 from ..progress import ProgressPrinter
 from ..resolve import (
+    build_embedder,
     build_model,
     check_levels,
     configured_price,
@@ -53,6 +57,7 @@ SHOWN_COMMUNITY_IDS = 20
 def add_parser(sub: Any) -> None:
     query = sub.add_parser("query", help="answer one global question", description="Answer one global question over an index.")
     add_run_options(query, sweep=False)
+    add_embedding_options(query)
     query.add_argument("--json", action="store_true", help="print the result as JSON instead of the answer")
     query.set_defaults(handler=run)
 
@@ -92,10 +97,12 @@ def _batch_error_lines(exc: AllMapBatchesFailed, events: list[Event]) -> list[st
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
-    model = build_model(context, ModelOptions.from_args(args))
+    options = ModelOptions.from_args(args)
+    model = build_model(context, options)
+    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if request.method == VECTOR else None
     counter = tokenizer(request.tokenizer, model)
     loaded = load_index_at(args.index, tables=search_tables(request))
-    if not request.dynamic:  # dynamic selection does not use the level
+    if not request.dynamic and request.method == GLOBAL:  # dynamic selection and the chunk methods do not use the level
         check_levels(loaded, [request.community_level])
     try:
         run_async(preflight(model))
@@ -116,7 +123,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         progress(event)
 
     try:
-        result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter))
+        result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter, embedder=embedder))
     except (GraphRAGError, KeyboardInterrupt) as exc:
         interrupted = isinstance(exc, KeyboardInterrupt)
         failed_run_id = _close(recorder, context, interrupted=interrupted)
@@ -138,7 +145,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         document = format_result_json(
             result,
             model=answered_by,
-            index_ids={c.id for c in loaded.index.communities},
+            index_ids=unit_ids(loaded.index, request.method),
             run_id=run_id or next((e.run_id for e in events if isinstance(e, RunStarted)), None),
             recorded_in=str(store.path) if run_id and store is not None else None,
             events=events,
@@ -159,7 +166,10 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if result.community_ids:
             ids = result.community_ids
             more = f" ... ({len(ids) - SHOWN_COMMUNITY_IDS} more)" if len(ids) > SHOWN_COMMUNITY_IDS else ""
-            context.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+            noun = "communities" if request.method == GLOBAL else units_noun(request.method)
+            context.note(f"{noun} behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+        if result.diagnostics.ranker:
+            context.note(f"source chunks ranked by {ranker_label(result.diagnostics.ranker)}")
         for failure in result.failed_batches:
             context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
         context.note(spend_line(run_figures(events).spend, configured_price(context)))

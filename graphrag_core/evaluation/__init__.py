@@ -11,13 +11,18 @@
 - :mod:`.drilldown`: one question's two answers and their judgments, scored from one side;
 - :mod:`.claims`: claim-based comprehensiveness and diversity;
 - :mod:`.store`: what an experiment made, kept as it is made so a rerun resumes;
+- :mod:`.choice`: the choice per criterion: cost against overall win rate, the Pareto front, the
+  recommended condition;
+- :mod:`.presets`: ready-made conditions (the paper's: every level, TS, SS, dynamic selection);
 - :mod:`.report`: an experiment as Markdown and CSV.
 """
 
+from .choice import Choice, ChoicePoint, choose
 from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims, rouge_l_f1
 from .conditions import Condition, parse_conditions
 from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
 from .experiment import EvalProgress, estimate_experiment, run_experiment
+from .presets import PRESETS, conditions_text, paper_conditions, preset_conditions
 from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
 from .questions import EvalQuestion, QuestionCounts, QuestionSet, generate_questions, load_questions, parse_questions
 from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
@@ -28,7 +33,10 @@ from .store import EvaluationStore, evaluation_store_path
 __all__ = [
     "CRITERIA",
     "DEFAULT_CRITERIA",
+    "PRESETS",
     "AnswerRecord",
+    "Choice",
+    "ChoicePoint",
     "ClaimMetrics",
     "Condition",
     "Drilldown",
@@ -46,8 +54,10 @@ __all__ = [
     "QuestionCounts",
     "QuestionSet",
     "WinRate",
+    "choose",
     "claim_metrics",
     "cluster_claims",
+    "conditions_text",
     "drilldown",
     "drilldown_choices",
     "estimate_experiment",
@@ -58,9 +68,11 @@ __all__ = [
     "is_heuristic",
     "judge_pair",
     "load_questions",
+    "paper_conditions",
     "parse_conditions",
     "parse_judge_output",
     "parse_questions",
+    "preset_conditions",
     "rouge_l_f1",
     "run_experiment",
     "validate_criteria",

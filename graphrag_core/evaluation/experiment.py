@@ -19,7 +19,10 @@ Invariants of :func:`run_experiment`:
 - once ``should_stop`` has returned true, no model is asked anything more;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
   tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
-  reported are kept beside them (``reported_tokens``), labelled as such.
+  reported are kept beside them (``reported_tokens``), labelled as such;
+- an index without source chunks is refused before anything runs when a condition's method
+  reads them (``text``, ``vector``); ``vector`` answers rank chunks with ``embedder`` when one is
+  given (its tokens counted apart), else by BM25.
 """
 
 from __future__ import annotations
@@ -32,11 +35,13 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import GraphRAGError, describe_error
+from ..errors import GraphRAGError, NoSourceChunksError, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
 from ..history.records import EVALUATION_LABEL_PREFIX, RunRecord
 from ..llm.base import ChatModel, model_identity
+from ..llm.embeddings import EmbeddingModel, ranker_name
+from ..methods import GLOBAL, VECTOR, reads_chunks
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
@@ -78,6 +83,7 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     Map batches are planned for each question with the first seed, or, with
     ``every_question=False``, for the first question only and counted for every question (a
     question's length barely changes the batches; much faster on a big index)."""
+    check_index(index, spec)
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
     scale = len(spec.seeds) * (1 if every_question else len(spec.questions))
@@ -92,8 +98,19 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     )
 
 
+def check_index(index: Index, spec: ExperimentSpec) -> None:
+    """Refuse an index without source chunks when a condition's method reads them (evaluation
+    spec section 7: ``The index has no source chunks, so method text cannot run.``)."""
+    for condition in spec.conditions:
+        if reads_chunks(condition.method) and not any(c.text.strip() for c in index.chunks):
+            raise NoSourceChunksError(condition.method)
+
+
 def _answer_calls(index: Index, request: GlobalSearchRequest, seed: int) -> int:
-    """One answer's planned calls: its map batches and, when there is any, the reduce."""
+    """One answer's planned calls: its map batches and, when there is any, the reduce (the
+    ``vector`` method's one call)."""
+    if request.method == VECTOR:
+        return 1
     try:
         _, batches, _ = plan_batches(index, request, seed=seed)
     except GraphRAGError:
@@ -113,6 +130,7 @@ async def run_experiment(
     index_path: str | None = None,
     on_progress: ProgressSink | None = None,
     should_stop: Callable[[], bool] | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
 
@@ -121,8 +139,10 @@ async def run_experiment(
     ``should_stop`` is polled between items: when it returns true the experiment ends early
     with what it has (``stopped=True``); everything made so far is in ``store``.
     """
+    check_index(index, spec)
     run = _Run(
-        index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen, stop=should_stop or _never
+        index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen,
+        stop=should_stop or _never, embedder=embedder,
     )
     answers = await run.answers()
     if spec.claims and not run.stopped:
@@ -159,13 +179,15 @@ class _Run:
         index_path: str | None,
         emit: ProgressSink,
         stop: Callable[[], bool],
+        embedder: EmbeddingModel | None = None,
     ) -> None:
-        self.index, self.spec, self.model, self.judge = index, spec, model, judge
+        self.index, self.spec, self.model, self.judge, self.embedder = index, spec, model, judge, embedder
         self.store, self.cache, self.run_store, self.index_path = store, cache, run_store, index_path
         self.emit, self.stop = emit, stop
         self.started = time.monotonic()
         self.fingerprint = index_fingerprint(index)
-        self.id = experiment_id(spec, self.fingerprint, model, judge)
+        self.ranker = ranker_name(embedder) if any(c.method == VECTOR for c in spec.conditions) else None
+        self.id = experiment_id(spec, self.fingerprint, model, judge, ranker=self.ranker)
         self.stopped = False
 
     def stopping(self) -> bool:
@@ -192,7 +214,7 @@ class _Run:
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
         """One answer, from the store when a finished one is kept there, and whether it was."""
         request = condition.request(question.question, seed)
-        key = answer_key(self.fingerprint, self.model, request)
+        key = answer_key(self.fingerprint, self.model, request, ranker=ranker_name(self.embedder))
         kept = self.store.get_answer(key) if self.store is not None else None
         if kept is not None and kept.status != RunStatus.FAILED:
             return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
@@ -207,13 +229,16 @@ class _Run:
         run_id = uuid.uuid4().hex
         base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
         try:
-            result = await retrieve_global(self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id)
-            record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
+            result = await retrieve_global(
+                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, embedder=self.embedder
+            )
+            record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method))
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
             detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
             record = AnswerRecord(
-                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail, cost=cost_of(run_figures(events)),
+                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail,
+                cost=cost_of(run_figures(events), method=request.method),
             )
         if self.run_store is not None and events:
             label = f"{EVALUATION_LABEL_PREFIX}{self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
@@ -286,6 +311,7 @@ class _Run:
             model=model_identity(self.model),
             judge=model_identity(self.judge),
             heuristic_judge=is_heuristic(self.judge),
+            ranker=self.ranker,
             spec=self.spec,
             answers=answers,
             judgments=judgments,
@@ -303,11 +329,13 @@ UNANSWERED_SKIP = "unanswered"
 """How a judgment skipped because both answers are unanswered begins its ``skipped`` reason."""
 
 
-def cost_of(figures: RunFigures) -> AnswerCost:
+def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
     their reported prompt tokens; every map batch (a cached one too) at its planned prompt
-    estimate; the reduce's attempts at its planned prompt; and, apart, the tokens the endpoint
-    reported for the calls the run made (``reported_tokens``)."""
+    estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
+    source chunks it mapped, or for ``vector`` those packed into its prompt) and the embedding
+    model's tokens; and, apart, the tokens the endpoint reported for the calls the run made
+    (``reported_tokens``)."""
     calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
     if figures.rating_calls:
@@ -316,9 +344,14 @@ def cost_of(figures: RunFigures) -> AnswerCost:
     calls["reduce"] = figures.reduce_calls
     tokens["map"] = figures.map_prompt_tokens
     tokens["reduce"] = (figures.reduce_prompt_tokens or 0) if figures.reduce_calls else 0
+    if method == VECTOR:
+        del calls["map"], tokens["map"]
+        units = figures.selected_answers
+    else:
+        units = figures.summaries or 0
     return AnswerCost(
-        summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
-        reported_tokens=figures.usage.total_tokens,
+        summaries=(figures.summaries or 0) if method == GLOBAL else 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
+        units=units, embedding_tokens=figures.embedding_usage.prompt_tokens, reported_tokens=figures.usage.total_tokens,
     )
 
 

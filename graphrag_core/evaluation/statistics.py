@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..methods import TEXT
 from ..status import RunStatus
 from .claims import claim_metrics
 from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, WinRate
@@ -128,8 +129,14 @@ def _purpose_order(purpose: str) -> tuple[bool, int, str]:
     return (purpose not in PURPOSES_SHOWN, PURPOSES_SHOWN.index(purpose) if purpose in PURPOSES_SHOWN else 0, purpose)
 
 
+def _units(answer: AnswerRecord) -> int:
+    return answer.cost.units if answer.cost.units is not None else answer.cost.summaries
+
+
 def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list[ConditionCost]:
-    """Each condition's mean cost per answer (failed answers included: they cost too)."""
+    """Each condition's mean cost per answer (failed answers included: they cost too), and its
+    prompt tokens as a share of the first ``text`` condition's (the paper's Table 2), else of
+    the most expensive condition's (evaluation spec sections 3 and 7)."""
     rows: list[ConditionCost] = []
     for condition in spec.conditions:
         mine = [a for a in answers if a.condition == condition.name]
@@ -150,10 +157,16 @@ def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list
                 prompt_tokens=tokens,
                 total_prompt_tokens=sum(tokens.values()),
                 share=None,
+                method=condition.method,
+                units=sum(_units(a) for a in mine) / n,
+                embedding_tokens=sum(a.cost.embedding_tokens for a in mine) / n,
             )
         )
-    most = max((r.total_prompt_tokens for r in rows), default=0.0)
-    return [r.model_copy(update={"share": (r.total_prompt_tokens / most) if most else None}) for r in rows]
+    reference = next((r for r in rows if r.method == TEXT), None) or max(rows, key=lambda r: r.total_prompt_tokens, default=None)
+    if reference is None or not reference.total_prompt_tokens:
+        return rows
+    base = reference.total_prompt_tokens
+    return [r.model_copy(update={"share": r.total_prompt_tokens / base, "share_of": reference.condition}) for r in rows]
 
 
 def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list[ClaimSummary]:
