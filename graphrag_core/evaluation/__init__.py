@@ -11,9 +11,13 @@
 - :mod:`.drilldown`: one question's two answers and their judgments, scored from one side;
 - :mod:`.claims`: claim-based comprehensiveness and diversity;
 - :mod:`.store`: what an experiment made, kept as it is made so a rerun resumes;
-- :mod:`.report`: an experiment as Markdown and CSV.
+- :mod:`.report`: an experiment as Markdown and CSV;
+- :mod:`.votes`: people judging the same pairs blind, their votes kept as they are cast;
+- :mod:`.agreement`: people's win rates and their agreement with the LLM judge and each other;
+- :mod:`.vote_report`: people's votes in the report, and as CSV.
 """
 
+from .agreement import Agreement, cohen_kappa, people_and_judge, people_win_rates, people_with_each_other
 from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims, rouge_l_f1
 from .conditions import Condition, parse_conditions
 from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
@@ -24,10 +28,12 @@ from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, Judgmen
 from .spec import ExperimentSpec
 from .statistics import holm, wilcoxon_p
 from .store import EvaluationStore, evaluation_store_path
+from .votes import Vote, VoteStore, VoteTask, order_shown, vote_tasks
 
 __all__ = [
     "CRITERIA",
     "DEFAULT_CRITERIA",
+    "Agreement",
     "AnswerRecord",
     "ClaimMetrics",
     "Condition",
@@ -43,8 +49,12 @@ __all__ = [
     "JudgeCall",
     "JudgmentRecord",
     "PairJudgment",
+    "Vote",
+    "VoteStore",
+    "VoteTask",
     "WinRate",
     "claim_metrics",
+    "cohen_kappa",
     "cluster_claims",
     "drilldown",
     "drilldown_choices",
@@ -58,9 +68,14 @@ __all__ = [
     "load_questions",
     "parse_conditions",
     "parse_judge_output",
+    "order_shown",
     "parse_questions",
+    "people_and_judge",
+    "people_win_rates",
+    "people_with_each_other",
     "rouge_l_f1",
     "run_experiment",
     "validate_criteria",
+    "vote_tasks",
     "wilcoxon_p",
 ]
