@@ -4,8 +4,9 @@
     graphrag-explorer eval QUESTIONS --index INDEX --condition C0:level=0 --condition leaf:level=leaf \\
         --seeds 1,2 --judge offline --out report.md
 
-The report goes to ``--out`` (Markdown; the win rates, costs and judgments as CSV beside it) or
-to stdout; progress goes to stderr. Answers and judge calls are kept in the evaluation store as
+The report goes to ``--out`` (Markdown; the win rates, costs and judgments as CSV beside it, and
+people's votes when anyone has judged the experiment's pairs, ``{stem}.votes.csv``) or to
+stdout; progress goes to stderr. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
 (:func:`~graphrag_cli.resolve.build_model`), sharing the endpoint options.
@@ -36,6 +37,8 @@ from graphrag_core.evaluation.report import (
     win_rates_csv,
 )
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
+from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.locations import DEFAULT_CACHE_NAME
@@ -188,11 +191,14 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
         raise
     result = result.model_copy(update={"index_name": loaded.name})
-    markdown = to_markdown(result)
+    votes = VoteStore(store.path).votes(result.id)
+    markdown = to_markdown(result) + ("\n" + people_markdown(result, votes) if votes else "")
     if args.out is None:
         context.write(markdown + "\n")
     else:
         tables = {"win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result)}
+        if votes:
+            tables["votes"] = votes_csv(votes)
         try:
             stem = _write_report(markdown, tables, args.out)
         except OSError as exc:
