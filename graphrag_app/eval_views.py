@@ -31,6 +31,8 @@ from graphrag_core.evaluation import (
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
+from graphrag_core.evaluation.agreement import people_win_rates
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
@@ -39,6 +41,7 @@ from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
 from graphrag_core.status import RunStatus
 
+from . import vote_views
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
 from .llm import build_model
@@ -389,15 +392,23 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             f"{len(result.spec.questions)} questions × {len(result.spec.conditions)} conditions × {len(result.spec.seeds)} seeds · "
             f"{result.judge_calls} judge calls ({result.judge_calls_failed} failed) · {result.duration_s:.1f} s"
         )
+        votes = vote_views.experiment_votes(app, result)
+        vote_views.draw_invite(st.container(), result, votes)
+        people = people_win_rates(result, votes) if votes else None
         tabs = st.tabs([f"{c} (heuristic)" if result.heuristic_judge else c for c in result.spec.criteria])
         for tab, criterion in zip(tabs, result.spec.criteria):
-            tab.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            llm, theirs = tab.columns(2) if people is not None else (tab, None)
+            llm.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            if theirs is not None:
+                theirs.plotly_chart(win_rate_heatmap(result, criterion, people=people), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
             "* Holm-corrected p < 0.05. The diagonal is the A/A check across seeds."
+            + (" Beside the LLM judge's map, people's: their votes scored the same way." if people is not None else "")
         )
         with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
+        vote_views.draw_agreement(st.container(), result, votes)
         st.subheader("Cost per answer")
         st.caption(
             "Prompt tokens are the engine's planned estimates (" + COST_BASIS + "); reported tokens are what the "
@@ -412,9 +423,12 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
     draw_drilldown(container.container(), result, app)
     with container:
         st.subheader("Export")
-        cols = st.columns(4)
+        cols = st.columns(5 if votes else 4)
         stem = f"evaluation-{result.id}"
-        cols[0].download_button("Markdown report", to_markdown(result), file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
+        report = to_markdown(result) + ("\n" + people_markdown(result, votes) if votes else "")
+        if votes:
+            cols[4].download_button("Votes CSV", votes_csv(votes), file_name=f"{stem}.votes.csv", mime="text/csv", key="eval_votes_csv", on_click="ignore", icon=":material/download:")
+        cols[0].download_button("Markdown report", report, file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
         cols[1].download_button("Win rates CSV", win_rates_csv(result), file_name=f"{stem}.win-rates.csv", mime="text/csv", key="eval_csv", on_click="ignore", icon=":material/download:")
         cols[2].download_button("Costs CSV", costs_csv(result), file_name=f"{stem}.costs.csv", mime="text/csv", key="eval_costs_csv", on_click="ignore", icon=":material/download:")
         cols[3].download_button(

@@ -5,7 +5,8 @@ A question set (bundled, uploaded or generated) x conditions x seeds runs as a b
 with progress and Stop; the result is a win-rate heatmap per criterion (rows beat columns),
 p-values, a cost table and a drill-down to each question's two answers, the judge's reasons and
 the runs. Shareable: ``/evaluate?experiment=<id>`` reopens a finished experiment from the
-evaluation store. Scores of the offline judge are labelled heuristic.
+evaluation store, and ``/evaluate?experiment=<id>&judge=1`` opens its blind judging screen, where
+people vote on the same pairs. Scores of the offline judge are labelled heuristic.
 """
 
 from __future__ import annotations
@@ -13,20 +14,25 @@ from __future__ import annotations
 import streamlit as st
 
 from graphrag_app import eval_views as views
+from graphrag_app import vote_views
 from graphrag_app.controls import open_picked_index
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.state import EvaluateState
+from graphrag_app.urls import judging_requested
 
 ensure_app_navigation()
+app = load_settings()
+if judging_requested(st.query_params):  # the blind judging screen: nothing else of the page, no condition named
+    vote_views.draw_judging(st.container(), app)
+    st.stop()
 
 st.title("Evaluate")
 st.caption(
     "Which level, budget or selection mode gives better answers? Every condition answers every question; an LLM judge compares "
     "every pair of answers on the GraphRAG paper's four criteria, both ways round."
 )
-app = load_settings()
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 
