@@ -42,9 +42,7 @@ EXPERIMENT_PARAM = "experiment"
 """Evaluate's finished experiment: ``evaluate?experiment=<id>``."""
 JUDGE_PARAM = "judge"
 """Evaluate's judging screen: ``evaluate?experiment=<id>&judge=1`` (the link handed to people)."""
-JUDGE_NAME_PARAM = "judge_name"
-"""The name a person judges under, kept in the URL so a reload resumes as them."""
-EVALUATE_PATH = "evaluate"
+JUDGE_NAME_PARAM, EVALUATE_PATH = "judge_name", "evaluate"
 PROVENANCE_PATH = "provenance"
 COMPARE_PATH = "compare"
 EXPLORE_PATH = "./"
@@ -444,11 +442,6 @@ def judging_url(experiment_id: str) -> str:
     return f"{EVALUATE_PATH}?{urlencode({EXPERIMENT_PARAM: experiment_id, JUDGE_PARAM: '1'})}"
 
 
-def judging_requested(params: Mapping[str, str | list[str]]) -> bool:
-    """Whether the URL asks for the judging screen (``judge=1``, or any yes-word)."""
-    return str(_one(params.get(JUDGE_PARAM)) or "").strip().lower() in ("1", "true", "yes", "on")
-
-
 def run_ids_param(raw: str | None) -> list[str]:
     """The run ids of a ``runs`` parameter (comma-separated; blanks dropped)."""
     return [part.strip() for part in str(raw or "").split(",") if part.strip()]
@@ -488,7 +481,6 @@ __all__ = [
     "from_query_params",
     "ignored_notice",
     "index_param",
-    "judging_requested",
     "judging_url",
     "level_notice",
     "level_option",

@@ -27,13 +27,18 @@ from .escaping import escape_markdown
 from .eval_charts import agreement_chart
 from .settings import AppSettings
 from .state import JudgingState
-from .urls import EXPERIMENT_PARAM, JUDGE_NAME_PARAM, judging_url
+from .urls import EXPERIMENT_PARAM, JUDGE_NAME_PARAM, JUDGE_PARAM, judging_url
 
 NAME_KEY = "judge_name_input"
 ANSWER_HEIGHT_PX = 330
 SHORTCUTS: dict[int, str] = {1: "1", 2: "2", 0: "0"}
 SKIP_SHORTCUT = "S"
 PLOTLY_CONFIG = {"displaylogo": False}
+
+
+def judging_requested() -> bool:
+    """Whether the URL asks for the judging screen (``judge=1``, or another yes-word)."""
+    return str(st.query_params.get(JUDGE_PARAM) or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def criterion_prompt(criterion: str) -> str:
@@ -217,4 +222,4 @@ def draw_agreement(container: DeltaGenerator, result: ExperimentResult, votes: l
         right.plotly_chart(agreement_chart(rows), key="eval_agreement_chart", config=PLOTLY_CONFIG)
 
 
-__all__ = ["criterion_prompt", "draw_agreement", "draw_invite", "draw_judging", "experiment_votes"]
+__all__ = ["criterion_prompt", "draw_agreement", "draw_invite", "draw_judging", "experiment_votes", "judging_requested"]

@@ -20,11 +20,10 @@ from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.state import EvaluateState
-from graphrag_app.urls import judging_requested
 
 ensure_app_navigation()
 app = load_settings()
-if judging_requested(st.query_params):  # the blind judging screen: nothing else of the page, no condition named
+if vote_views.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
     vote_views.draw_judging(st.container(), app)
     st.stop()
 
