@@ -167,10 +167,10 @@ def draw_pair(container: DeltaGenerator, judge: str, result: ExperimentResult, t
             st.markdown(f"**Criterion: {task.criterion}.** {escape_markdown(criterion_prompt(task.criterion))}")
             st.markdown(f"**Question:** {safe_markdown(question.question if question else task.question_id)}")
         left, right = st.columns(2)
-        for column, label, answer in ((left, "Answer 1", first), (right, "Answer 2", second)):
+        for column, position, answer in ((left, 1, first), (right, 2, second)):
             with column:
-                st.markdown(f"**{label}**")
-                with st.container(border=True, height=ANSWER_HEIGHT_PX):
+                st.markdown(f"**Answer {position}**")
+                with st.container(border=True, height=ANSWER_HEIGHT_PX, key=f"judge_answer_{position}"):
                     st.markdown(safe_markdown(answer.answer) if answer is not None else "*(no answer)*")
         buttons = st.columns([1, 1, 1, 1, 2], vertical_alignment="center")
         args = (store_path, result.id, judge, task, order)
