@@ -19,6 +19,7 @@ from graphrag_core.citations import SetName, community_sets
 from graphrag_core.errors import EvaluationError, GraphRAGError
 from graphrag_core.evaluation import (
     CRITERIA,
+    Drilldown,
     DrilldownSide,
     EvalProgress,
     EvaluationStore,
@@ -41,7 +42,9 @@ from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
 from graphrag_core.status import RunStatus
 
-from . import vote_views
+from . import side_by_side, vote_views
+from .answer_text import Linker
+from .evidence import answer_linker, index_for
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
 from .llm import build_model
@@ -345,6 +348,21 @@ def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str
             st.markdown(" · ".join(links))
 
 
+def draw_points(container: DeltaGenerator, shown: Drilldown, *, index_key: str) -> None:
+    """The pair's two answers point by point: what one has that the other lacks."""
+    sides = [side for side in (shown.row, shown.col) if side.answer is not None and side.answer.status != RunStatus.FAILED and side.answer.answer.strip()]
+    if len(sides) < 2:
+        return
+
+    def side(view: DrilldownSide) -> tuple[str, str, Linker]:
+        assert view.answer is not None
+        linker = answer_linker(None, index=index_for(index_key), index_key=index_key, run_id=view.answer.run_id)
+        return f"{view.condition} (seed {view.seed})", view.answer.answer, linker
+
+    with container.expander("Point by point: what one answer has that the other lacks", expanded=True):
+        side_by_side.draw_points(st.container(), left=side(sides[0]), right=side(sides[1]), key="eval_dd_points")
+
+
 def nothing_judged(row: str, col: str) -> str:
     """Why a drill-down between ``row`` and ``col`` is empty."""
     return "Nothing was judged between these two." + (" (A/A needs two seeds.)" if row == col else "")
@@ -375,6 +393,7 @@ def draw_drilldown(container: DeltaGenerator, result: ExperimentResult, app: App
         _draw_side(right, shown.col, criterion=criterion, index_key=index_key, app=app)
         if shown.compare_run_ids:
             st.markdown(f"[:material/compare_arrows: Compare the two runs]({compare_url(shown.compare_run_ids)})")
+        draw_points(st.container(), shown, index_key=index_key)
         if shown.judged:
             st.markdown("**Judge calls**" + (" (heuristic)" if result.heuristic_judge else ""))
             st.dataframe(pd.DataFrame(shown.call_rows()), hide_index=True, width="stretch", key="eval_dd_calls")

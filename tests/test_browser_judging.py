@@ -122,3 +122,17 @@ def test_the_results_put_people_beside_the_llm_judge(server: str, server_seed, p
     page.get_by_text("row beats column, by people").first.wait_for()
     wait_for_plots_settled(page)
     shot(page, "judging-results")
+
+
+def test_the_drilldown_sets_the_two_answers_point_by_point(server: str, server_seed, page) -> None:  # type: ignore[no-untyped-def]
+    page.set_viewport_size({"width": 1500, "height": 3800})  # the whole drill-down in the screenshot
+    page.goto(f"{server}/evaluate?experiment={server_seed.id}")
+    panel = page.get_by_text("Point by point: what one answer has that the other lacks")
+    panel.wait_for()
+    page.get_by_text("both make").first.wait_for()
+    rows = page.locator(".st-key-eval_dd_points_rows")
+    assert rows.get_by_text("only here").count() > 0
+    assert rows.locator("a[href*='provenance?']").count() > 0  # each point's citations link to their communities
+    page.get_by_role("button", name="Markdown report").wait_for()
+    wait_for_plots_settled(page)
+    shot(page, "judging-drilldown-points")
