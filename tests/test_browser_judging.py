@@ -1,22 +1,22 @@
 """People judge in a real browser: two judges vote on the same experiment from two browser
 contexts at once, and every vote is in the store afterwards, with the order each was shown; the
 blind screen names no condition. Screenshots: ``test-artifacts/judging.png`` (1280x800, as a
-colleague handed the link sees it) and ``test-artifacts/judging-results.png``.
+colleague handed the link sees it), ``test-artifacts/judging-results.png`` and
+``test-artifacts/judging-drilldown-points.png`` (the drill-down's answers point by point).
 
 Skipped when /usr/bin/chromium is missing.
 """
 
 from __future__ import annotations
 
-import asyncio
 import difflib
 import re
 from pathlib import Path
 
 import pytest
 
-from . import APP_ROOT
 from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, require_browser, shot, wait_for_plots_settled
+from .test_page_judging import seed_experiment
 
 pytestmark = pytest.mark.browser
 
@@ -31,21 +31,7 @@ CHOICES = {"Ada": [1, 2, 0, 1, 1, 2], "Grace": [2, 2, 1, 0, 1, 1]}
 @pytest.fixture(scope="module")
 def server_seed(server_history: Path):  # type: ignore[no-untyped-def]
     """An offline experiment on the zh-tea sample (three questions, C0 against C1), where the app looks."""
-    from graphrag_core.evaluation import Condition, EvaluationStore, ExperimentSpec, load_questions, run_experiment
-    from graphrag_core.index import load_index
-    from graphrag_core.llm.offline import OfflineChatModel
-    from graphrag_core.samples import SAMPLES
-
-    spec = ExperimentSpec(
-        questions=load_questions(APP_ROOT / "sample_data" / "zh-tea-questions.jsonl")[:3],
-        conditions=[Condition.parse(f"{CONDITIONS[0]}:level=0"), Condition.parse(f"{CONDITIONS[1]}:level=1")],
-        seeds=[1],
-        criteria=["comprehensiveness", "directness"],
-    )
-    store = EvaluationStore(server_history.parent / "evaluations.sqlite3")
-    result = asyncio.run(run_experiment(load_index(SAMPLES["zh-tea"]), spec, OfflineChatModel(), OfflineChatModel(), store=store, index_path=str(SAMPLES["zh-tea"])))
-    store.close()
-    return result
+    return seed_experiment(server_history, questions=3, conditions=CONDITIONS)
 
 
 @pytest.fixture

@@ -22,11 +22,11 @@ TIMEOUT = 120
 CONDITIONS = ("Czero", "Cone")
 
 
-def seed_experiment(run_db: Path):  # type: ignore[no-untyped-def]
-    """An offline experiment on zh-tea (two questions, two conditions named unlike any text), in the app's store."""
+def seed_experiment(run_db: Path, *, questions: int = 2, conditions: tuple[str, str] = CONDITIONS):  # type: ignore[no-untyped-def]
+    """An offline experiment on zh-tea (``questions`` questions, ``conditions`` at levels 0 and 1), in the app's store."""
     spec = ExperimentSpec(
-        questions=load_questions(APP_ROOT / "sample_data" / "zh-tea-questions.jsonl")[:2],
-        conditions=[Condition.parse(f"{CONDITIONS[0]}:level=0"), Condition.parse(f"{CONDITIONS[1]}:level=1")],
+        questions=load_questions(APP_ROOT / "sample_data" / "zh-tea-questions.jsonl")[:questions],
+        conditions=[Condition.parse(f"{conditions[0]}:level=0"), Condition.parse(f"{conditions[1]}:level=1")],
         seeds=[1],
         criteria=["comprehensiveness", "directness"],
     )
