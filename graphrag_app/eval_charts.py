@@ -146,6 +146,8 @@ def agreement_chart(rows: Sequence[Agreement]) -> go.Figure:
                 text=[next((f"{a.kappa:.2f}" for a in rows if a.criterion == c and a.between == between and a.kappa is not None), "") for c in criteria],
                 customdata=[next((a.items for a in rows if a.criterion == c and a.between == between), 0) for c in criteria],
                 hovertemplate="%{x}: kappa %{y:.2f} over %{customdata} pairs<extra>%{fullData.name}</extra>",
+                textposition="outside",
+                cliponaxis=False,
             )
             for between in dict.fromkeys(a.between for a in rows)
         ]
