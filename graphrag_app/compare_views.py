@@ -20,7 +20,6 @@ from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
 
 from . import bundles, evidence, side_by_side
-from .answer_text import Linker
 from . import compare_charts as cc
 from .escaping import escape_markdown
 from .labels import run_label
@@ -217,13 +216,14 @@ def draw_answers(container: DeltaGenerator, records: list[RunRecord]) -> None:
                     st.markdown(links)
 
 
-def _points_side(record: RunRecord, label: str) -> tuple[str, str, Linker]:
-    """A run's answer for the point-by-point panel: its label, its text, its citations' links."""
+def _points_side(record: RunRecord, label: str) -> tuple[str, str, side_by_side.Render]:
+    """A run's answer for the point-by-point panel: its label, its text, and how a point of it is
+    drawn (its citations linked to this run's provenance, unsupported ones flagged)."""
     key = cc.index_key_for(record)
     index = evidence.index_for(key)
     sets = evidence.sets_of(record.replay(), index)
     answer = record.result.answer if record.result is not None else ""
-    return label, answer, evidence.answer_linker(sets, index=index, index_key=key, run_id=record.run_id)
+    return label, answer, lambda text: evidence.answer_markdown(text, sets, index=index, index_key=key, run_id=record.run_id)
 
 
 def draw_points(container: DeltaGenerator, records: list[RunRecord]) -> None:

@@ -8,13 +8,11 @@ cells (Holm-corrected p < 0.05) marked with a star, the diagonal the A/A check.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 
-from graphrag_core.evaluation.agreement import ALL_CRITERIA, Agreement
-from graphrag_core.evaluation.results import ExperimentResult, WinRate
+from graphrag_core.evaluation.results import ExperimentResult
 from graphrag_core.evaluation.report import significance_mark, win_rate_matrix
 
 HEATMAP_COLORS = [[0.0, "#b2182b"], [0.5, "#f7f7f7"], [1.0, "#2166ac"]]
@@ -26,15 +24,9 @@ def _p(value: float | None) -> str:
     return "<0.001" if value < 0.001 else f"{value:.3f}"
 
 
-def win_rate_heatmap(result: ExperimentResult, criterion: str, *, people: Sequence[WinRate] | None = None) -> go.Figure:
-    """Rows beat columns on ``criterion``; hover shows judgments, questions and p-values. With
-    ``people`` (their win rates, :func:`~graphrag_core.evaluation.agreement.people_win_rates`)
-    the same map of people's votes, titled as theirs."""
+def win_rate_heatmap(result: ExperimentResult, criterion: str) -> go.Figure:
+    """Rows beat columns on ``criterion``; hover shows judgments, questions and p-values."""
     names, matrix = win_rate_matrix(result, criterion)
-    if people is not None:
-        theirs = {(w.criterion, w.row, w.col): w for w in people}
-        matrix = [[theirs.get((criterion, r, c)) for c in names] for r in names]
-    counted = "votes" if people is not None else "judgments"
     z: list[list[float | None]] = []
     text: list[list[str]] = []
     hover: list[list[str]] = []
@@ -45,7 +37,7 @@ def win_rate_heatmap(result: ExperimentResult, criterion: str, *, people: Sequen
             [
                 (
                     f"<b>{html.escape(row)}</b> vs <b>{html.escape(col)}</b>{' (A/A)' if row == col else ''}<br>"
-                    f"win rate {w.win_rate:.1f}<br>{w.judgments} {counted} over {w.questions} questions<br>"
+                    f"win rate {w.win_rate:.1f}<br>{w.judgments} judgments over {w.questions} questions<br>"
                     f"p = {_p(w.p_value)}, Holm {_p(w.p_holm)}"
                 )
                 if w is not None and w.win_rate is not None
@@ -71,9 +63,9 @@ def win_rate_heatmap(result: ExperimentResult, criterion: str, *, people: Sequen
             ygap=2,
         )
     )
-    label = f"{criterion} (heuristic)" if result.heuristic_judge and people is None else criterion
+    label = f"{criterion} (heuristic)" if result.heuristic_judge else criterion
     figure.update_layout(
-        title=f"{label}: row beats column" if people is None else f"{criterion}: row beats column, by people",
+        title=f"{label}: row beats column",
         height=max(260, 90 + 60 * len(names)),
         margin=dict(l=40, r=20, t=50, b=40),
         xaxis=dict(title="column", type="category", side="bottom"),
@@ -133,36 +125,4 @@ def cost_chart(result: ExperimentResult) -> go.Figure:
     return figure
 
 
-def agreement_chart(rows: Sequence[Agreement]) -> go.Figure:
-    """Cohen's kappa per criterion: people against the LLM judge, and people with each other
-    (a bar per comparison; undefined kappas are left out, the pooled row last)."""
-    criteria = list(dict.fromkeys(a.criterion for a in rows))
-    figure = go.Figure(
-        [
-            go.Bar(
-                name=between,
-                x=criteria,
-                y=[next((a.kappa for a in rows if a.criterion == c and a.between == between), None) for c in criteria],
-                text=[next((f"{a.kappa:.2f}" for a in rows if a.criterion == c and a.between == between and a.kappa is not None), "") for c in criteria],
-                customdata=[next((a.items for a in rows if a.criterion == c and a.between == between), 0) for c in criteria],
-                hovertemplate="%{x}: kappa %{y:.2f} over %{customdata} pairs<extra>%{fullData.name}</extra>",
-                textposition="outside",
-                cliponaxis=False,
-            )
-            for between in dict.fromkeys(a.between for a in rows)
-        ]
-    )
-    figure.add_hline(y=0, line_width=1, line_color="#888")
-    figure.update_layout(
-        title="Cohen's kappa (1 = always agree)",
-        barmode="group",
-        height=300,
-        margin=dict(l=40, r=20, t=50, b=40),
-        yaxis=dict(range=[-1, 1], title="kappa"),
-        xaxis=dict(type="category", categoryorder="array", categoryarray=[c for c in criteria if c != ALL_CRITERIA] + [ALL_CRITERIA]),
-        legend=dict(orientation="h", y=-0.2),
-    )
-    return figure
-
-
-__all__ = ["agreement_chart", "cost_chart", "cost_rows", "p_value_rows", "win_rate_heatmap"]
+__all__ = ["cost_chart", "cost_rows", "p_value_rows", "win_rate_heatmap"]

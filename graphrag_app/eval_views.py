@@ -32,9 +32,9 @@ from graphrag_core.evaluation import (
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
+from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.evaluation.agreement import people_win_rates
 from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
-from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import resolve_model_settings
@@ -43,12 +43,12 @@ from graphrag_core.samples import SAMPLES
 from graphrag_core.status import RunStatus
 
 from . import side_by_side, vote_views
-from .answer_text import Linker
-from .evidence import answer_linker, index_for
+from .evidence import answer_markdown, index_for
 from .controls import OpenedIndex, cache_factory
 from .escaping import escape_markdown
 from .llm import build_model
 from .eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
+from .vote_charts import people_heatmap
 from .jobs import EvalJob, follow, start_evaluation, start_question_generation
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
 from .state import EvaluateState
@@ -354,10 +354,12 @@ def draw_points(container: DeltaGenerator, shown: Drilldown, *, index_key: str) 
     if len(sides) < 2:
         return
 
-    def side(view: DrilldownSide) -> tuple[str, str, Linker]:
+    index = index_for(index_key)
+
+    def side(view: DrilldownSide) -> tuple[str, str, side_by_side.Render]:
         assert view.answer is not None
-        linker = answer_linker(None, index=index_for(index_key), index_key=index_key, run_id=view.answer.run_id)
-        return f"{view.condition} (seed {view.seed})", view.answer.answer, linker
+        run_id = view.answer.run_id
+        return f"{view.condition} (seed {view.seed})", view.answer.answer, lambda text: answer_markdown(text, None, index=index, index_key=index_key, run_id=run_id)
 
     with container.expander("Point by point: what one answer has that the other lacks", expanded=True):
         side_by_side.draw_points(st.container(), left=side(sides[0]), right=side(sides[1]), key="eval_dd_points")
@@ -419,12 +421,13 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             llm, theirs = tab.columns(2) if people is not None else (tab, None)
             llm.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
             if theirs is not None:
-                theirs.plotly_chart(win_rate_heatmap(result, criterion, people=people), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
+                theirs.plotly_chart(people_heatmap(result, people, criterion), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
             "* Holm-corrected p < 0.05. The diagonal is the A/A check across seeds."
-            + (" Beside the LLM judge's map, people's: their votes scored the same way." if people is not None else "")
         )
+        if people is not None:
+            st.caption("Beside the LLM judge's map, people's: their votes scored as the judge's calls are (100 won, 50 tie, 0 lost).")
         with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
         vote_views.draw_agreement(st.container(), result, votes)

@@ -21,7 +21,7 @@ from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
-from .answer_text import Linker, community_linker, demote_headings, link, linked_markdown
+from .answer_text import community_linker, demote_headings, link, linked_markdown
 from .urls import provenance_url
 
 CALL_KEY = "evidence_open_call"
@@ -70,19 +70,14 @@ def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
     return community_sets(state.result, index_ids={c.id for c in index.communities} if index is not None else None)
 
 
-def answer_linker(sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> Linker:
-    """A run's citations as links to their communities' provenance views (titles on hover when
-    the index is at hand, unsupported ids flagged when the run's sets are)."""
-    return community_linker(
+def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
+    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
+    linker = community_linker(
         lambda cid: provenance_url(index_key, cid, run_id),
         title_for=lambda cid: _title(index, cid),
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
     )
-
-
-def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
-    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
-    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), answer_linker(sets, index=index, index_key=index_key, run_id=run_id))
+    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker)
 
 
 def sets_caption(sets: CommunitySets) -> str:
@@ -393,7 +388,6 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
 __all__ = [
     "CALL_KEY",
     "SET_NAMES",
-    "answer_linker",
     "answer_markdown",
     "index_for",
     "sets_caption",

@@ -7,23 +7,28 @@ citations linked to their communities' provenance. Used by Compare and by Evalua
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.answer_points import Alignment, Point, align_answers
 
-from .answer_text import Linker, linked_markdown, safe_markdown
+from .answer_text import safe_markdown
+
+Render = Callable[[str], str]
+"""A point's text as safe Markdown with its citations linked (e.g. :func:`graphrag_app.evidence.answer_markdown` for one run)."""
 
 ONLY_HERE = ":orange-badge[only here]"
 """How a point only one answer makes is marked."""
 PANEL_HEIGHT_PX = 520
 
 
-def point_markdown(point: Point | None, linker: Linker, *, alone: bool) -> str:
-    """A point as safe Markdown, its citations links, marked when only its answer makes it."""
+def point_markdown(point: Point | None, render: Render, *, alone: bool) -> str:
+    """A point as ``render`` draws it (safe Markdown, citations linked), marked when only its answer makes it."""
     if point is None:
         return ""
-    text = linked_markdown(point.text, linker)
+    text = render(point.text)
     return f"{ONLY_HERE} {text}" if alone else text
 
 
@@ -36,11 +41,11 @@ def summary(alignment: Alignment, left: str, right: str) -> str:
 
 
 def draw_points(
-    container: DeltaGenerator, *, left: tuple[str, str, Linker], right: tuple[str, str, Linker], key: str
+    container: DeltaGenerator, *, left: tuple[str, str, Render], right: tuple[str, str, Render], key: str
 ) -> Alignment:
-    """The two answers (``(label, text, linker)`` each) aligned by their points; a toggle keeps
+    """The two answers (``(label, text, render)`` each) aligned by their points; a toggle keeps
     only the points one answer makes. Returns the alignment drawn."""
-    (left_label, left_text, left_linker), (right_label, right_text, right_linker) = left, right
+    (left_label, left_text, left_render), (right_label, right_text, right_render) = left, right
     alignment = align_answers(left_text, right_text)
     with container:
         top = st.columns([3, 1], vertical_alignment="center")
@@ -55,9 +60,9 @@ def draw_points(
                 st.caption("The two answers make the same points.")
             for row in rows:
                 cells = st.columns(2, gap="medium")
-                cells[0].markdown(point_markdown(row.left, left_linker, alone=row.only == "left"))
-                cells[1].markdown(point_markdown(row.right, right_linker, alone=row.only == "right"))
+                cells[0].markdown(point_markdown(row.left, left_render, alone=row.only == "left"))
+                cells[1].markdown(point_markdown(row.right, right_render, alone=row.only == "right"))
     return alignment
 
 
-__all__ = ["ONLY_HERE", "draw_points", "point_markdown", "summary"]
+__all__ = ["ONLY_HERE", "Render", "draw_points", "point_markdown", "summary"]

@@ -24,7 +24,7 @@ from graphrag_core.evaluation.votes import CHOICE_WORDS, Choice, Vote, VoteStore
 
 from .answer_text import safe_markdown
 from .escaping import escape_markdown
-from .eval_charts import agreement_chart
+from .vote_charts import agreement_chart
 from .settings import AppSettings
 from .state import JudgingState
 from .urls import EXPERIMENT_PARAM, JUDGE_NAME_PARAM, JUDGE_PARAM, judging_url

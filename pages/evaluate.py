@@ -22,9 +22,8 @@ from graphrag_app.settings import load_settings
 from graphrag_app.state import EvaluateState
 
 ensure_app_navigation()
-app = load_settings()
 if vote_views.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
-    vote_views.draw_judging(st.container(), app)
+    vote_views.draw_judging(st.container(), load_settings())
     st.stop()
 
 st.title("Evaluate")
@@ -32,6 +31,7 @@ st.caption(
     "Which level, budget or selection mode gives better answers? Every condition answers every question; an LLM judge compares "
     "every pair of answers on the GraphRAG paper's four criteria, both ways round."
 )
+app = load_settings()
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 

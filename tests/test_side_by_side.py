@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag_app.answer_text import community_linker
+from graphrag_app.answer_text import community_linker, linked_markdown
 from graphrag_app.side_by_side import ONLY_HERE, point_markdown
 from graphrag_core.answer_points import align_answers
 from graphrag_core.history import RunStore
@@ -16,7 +16,9 @@ from .test_pages_browse import offline_run
 
 
 def _linker(run: str):  # type: ignore[no-untyped-def]
-    return community_linker(lambda cid: f"provenance?community={cid}&run={run}", title_for=lambda cid: None, unsupported=lambda cid: None)
+    """A point drawn as safe Markdown with its community citations linked to ``run``'s provenance."""
+    links = community_linker(lambda cid: f"provenance?community={cid}&run={run}", title_for=lambda cid: None, unsupported=lambda cid: None)
+    return lambda text: linked_markdown(text, links)
 
 
 def test_a_point_only_one_answer_makes_is_marked_and_its_citations_link():
