@@ -33,10 +33,10 @@ from graphrag_core.evaluation import (
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
 from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
-from graphrag_core.evaluation.agreement import people_win_rates
-from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.history import RunStore
 from graphrag_core.inputs import parse_ints
+from graphrag_core.evaluation.agreement import people_win_rates
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.llm.settings import resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
@@ -422,12 +422,11 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             llm.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
             if theirs is not None:
                 theirs.plotly_chart(people_heatmap(result, people, criterion), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
+                theirs.caption("People's votes, scored as the judge's calls are (100 won, 50 tie, 0 lost).")
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
             "* Holm-corrected p < 0.05. The diagonal is the A/A check across seeds."
         )
-        if people is not None:
-            st.caption("Beside the LLM judge's map, people's: their votes scored as the judge's calls are (100 won, 50 tie, 0 lost).")
         with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
         vote_views.draw_agreement(st.container(), result, votes)
