@@ -40,9 +40,6 @@ RUNS_PARAM = "runs"
 """Compare's runs: ``compare?runs=<id1>,<id2>``."""
 EXPERIMENT_PARAM = "experiment"
 """Evaluate's finished experiment: ``evaluate?experiment=<id>``."""
-JUDGE_PARAM = "judge"
-"""Evaluate's judging screen: ``evaluate?experiment=<id>&judge=1`` (the link handed to people)."""
-JUDGE_NAME_PARAM, EVALUATE_PATH = "judge_name", "evaluate"
 PROVENANCE_PATH = "provenance"
 COMPARE_PATH = "compare"
 EXPLORE_PATH = "./"
@@ -437,11 +434,6 @@ def compare_url(run_ids: Sequence[str]) -> str:
     return f"{COMPARE_PATH}?{urlencode({RUNS_PARAM: ','.join(run_ids)})}"
 
 
-def judging_url(experiment_id: str) -> str:
-    """A relative link to the blind judging screen of an experiment: ``evaluate?experiment=<id>&judge=1``."""
-    return f"{EVALUATE_PATH}?{urlencode({EXPERIMENT_PARAM: experiment_id, JUDGE_PARAM: '1'})}"
-
-
 def run_ids_param(raw: str | None) -> list[str]:
     """The run ids of a ``runs`` parameter (comma-separated; blanks dropped)."""
     return [part.strip() for part in str(raw or "").split(",") if part.strip()]
@@ -466,8 +458,6 @@ __all__ = [
     "COMMUNITY_PARAM",
     "EXPERIMENT_PARAM",
     "INDEX_PARAM",
-    "JUDGE_NAME_PARAM",
-    "JUDGE_PARAM",
     "MAX_LATENCY_S",
     "MAX_SEED",
     "OFFLINE",
@@ -481,7 +471,6 @@ __all__ = [
     "from_query_params",
     "ignored_notice",
     "index_param",
-    "judging_url",
     "level_notice",
     "level_option",
     "provenance_params",

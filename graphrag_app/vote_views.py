@@ -11,6 +11,8 @@ back (or another browser) resumes at the first pair not yet voted on or skipped.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -27,13 +29,22 @@ from .escaping import escape_markdown
 from .vote_charts import agreement_chart
 from .settings import AppSettings
 from .state import JudgingState
-from .urls import EXPERIMENT_PARAM, JUDGE_NAME_PARAM, JUDGE_PARAM, judging_url
+from .urls import EXPERIMENT_PARAM
 
+JUDGE_PARAM = "judge"
+"""``evaluate?experiment=<id>&judge=1``: the judging screen (the link handed to people)."""
+JUDGE_NAME_PARAM = "judge_name"
+"""The name a person judges under, kept in the URL so that a reload resumes as them."""
 NAME_KEY = "judge_name_input"
 ANSWER_HEIGHT_PX = 330
 SHORTCUTS: dict[int, str] = {1: "1", 2: "2", 0: "0"}
 SKIP_SHORTCUT = "S"
 PLOTLY_CONFIG = {"displaylogo": False}
+
+
+def judging_url(experiment_id: str) -> str:
+    """A relative link to an experiment's blind judging screen: ``evaluate?experiment=<id>&judge=1``."""
+    return f"evaluate?{urlencode({EXPERIMENT_PARAM: experiment_id, JUDGE_PARAM: '1'})}"
 
 
 def judging_requested() -> bool:
@@ -222,4 +233,4 @@ def draw_agreement(container: DeltaGenerator, result: ExperimentResult, votes: l
         right.plotly_chart(agreement_chart(rows), key="eval_agreement_chart", config=PLOTLY_CONFIG)
 
 
-__all__ = ["criterion_prompt", "draw_agreement", "draw_invite", "draw_judging", "experiment_votes", "judging_requested"]
+__all__ = ["JUDGE_NAME_PARAM", "JUDGE_PARAM", "criterion_prompt", "draw_agreement", "draw_invite", "draw_judging", "experiment_votes", "judging_requested", "judging_url"]
