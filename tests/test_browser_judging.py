@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, require_browser, shot, wait_for_plots_settled
+from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 from .test_page_judging import seed_experiment
 
 pytestmark = pytest.mark.browser
@@ -74,6 +74,7 @@ def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(serve
                 page.get_by_role("textbox", name="Your name").fill(judge)
                 page.get_by_role("button", name="Start judging").click()
                 page.get_by_text(f"0 of {len(tasks)} judged").wait_for()
+                wait_for_script_run(page)
                 pages[judge] = page
             for judge, page in pages.items():
                 body = page.locator("body").inner_text()
@@ -90,6 +91,7 @@ def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(serve
                         page.get_by_role("button", name={1: "Answer 1", 2: "Answer 2", 0: "Tie"}[choice]).click()
                 for judge, page in pages.items():
                     page.get_by_text(f"{step + 1} of {len(tasks)} judged").wait_for()
+                    wait_for_script_run(page)  # the run that counted the vote has drawn the next pair too
             for page in pages.values():
                 page.get_by_text("Thank you").wait_for()
         finally:
