@@ -1,5 +1,6 @@
 """The Evaluate page's drill-down: one judged pair, both answers side by side with their scores
-on a criterion, links to each answer's run and provenance, and the judge's calls."""
+on a criterion, links to each answer's run and provenance, the two answers point by point, and
+the judge's calls."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.citations import SetName, community_sets
-from graphrag_core.evaluation import DrilldownSide, ExperimentResult, drilldown, drilldown_choices
+from graphrag_core.evaluation import Drilldown, DrilldownSide, ExperimentResult, drilldown, drilldown_choices
 from graphrag_core.history import RunStore
 from graphrag_core.status import RunStatus
 
+from . import side_by_side
 from .escaping import escape_markdown
-from .evidence import unit_url
+from .evidence import answer_markdown, index_for, unit_url
 from .settings import AppSettings
 from .urls import compare_url, run_url
 
@@ -57,6 +59,23 @@ def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str
             st.markdown(" · ".join(links))
 
 
+def draw_points(container: DeltaGenerator, shown: Drilldown, *, index_key: str) -> None:
+    """The pair's two answers point by point: what one has that the other lacks."""
+    sides = [side for side in (shown.row, shown.col) if side.answer is not None and side.answer.status != RunStatus.FAILED and side.answer.answer.strip()]
+    if len(sides) < 2:
+        return
+
+    index = index_for(index_key)
+
+    def side(view: DrilldownSide) -> tuple[str, str, side_by_side.Render]:
+        assert view.answer is not None
+        run_id = view.answer.run_id
+        return f"{view.condition} (seed {view.seed})", view.answer.answer, lambda text: answer_markdown(text, None, index=index, index_key=index_key, run_id=run_id)
+
+    with container.expander("Point by point: what one answer has that the other lacks", expanded=True):
+        side_by_side.draw_points(st.container(), left=side(sides[0]), right=side(sides[1]), key="eval_dd_points")
+
+
 def nothing_judged(row: str, col: str) -> str:
     """Why a drill-down between ``row`` and ``col`` is empty."""
     return "Nothing was judged between these two." + (" (A/A needs two seeds.)" if row == col else "")
@@ -87,9 +106,10 @@ def draw_drilldown(container: DeltaGenerator, result: ExperimentResult, app: App
         _draw_side(right, shown.col, criterion=criterion, index_key=index_key, app=app)
         if shown.compare_run_ids:
             st.markdown(f"[:material/compare_arrows: Compare the two runs]({compare_url(shown.compare_run_ids)})")
+        draw_points(st.container(), shown, index_key=index_key)
         if shown.judged:
             st.markdown("**Judge calls**" + (" (heuristic)" if result.heuristic_judge else ""))
             st.dataframe(pd.DataFrame(shown.call_rows()), hide_index=True, width="stretch", key="eval_dd_calls")
 
 
-__all__ = ["draw_drilldown", "first_cited_community", "nothing_judged"]
+__all__ = ["draw_drilldown", "draw_points", "first_cited_community", "nothing_judged"]

@@ -42,17 +42,21 @@ from graphrag_core.evaluation.report import (
     win_rates_csv,
 )
 from graphrag_core.inputs import parse_ints
+from graphrag_core.evaluation.agreement import people_win_rates
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.llm.settings import resolve_model_settings
 from graphrag_core.methods import VECTOR
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
 
 from .choice_views import draw_choice, draw_paper_costs
+from . import vote_views
 from .controls import OpenedIndex, cache_factory
 from .drilldown_views import draw_drilldown
 from .escaping import escape_markdown
 from .llm import build_embedder, build_model, ranking_line
 from .eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
+from .vote_charts import people_heatmap
 from .jobs import EvalJob, follow, start_evaluation, start_question_generation
 from .settings import MODEL_PICKS, AppSettings, configured_model_name, load_settings
 from .state import EvaluateState
@@ -382,9 +386,16 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             f"{len(result.spec.questions)} questions × {len(result.spec.conditions)} conditions × {len(result.spec.seeds)} seeds · "
             f"{result.judge_calls} judge calls ({result.judge_calls_failed} failed) · {result.duration_s:.1f} s"
         )
+        votes = vote_views.experiment_votes(app, result)
+        vote_views.draw_invite(st.container(), result, votes)
+        people = people_win_rates(result, votes) if votes else None
         tabs = st.tabs([f"{c} (heuristic)" if result.heuristic_judge else c for c in result.spec.criteria])
         for tab, criterion in zip(tabs, result.spec.criteria):
-            tab.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            llm, theirs = tab.columns(2) if people is not None else (tab, None)
+            llm.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            if theirs is not None:
+                theirs.plotly_chart(people_heatmap(result, people, criterion), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
+                theirs.caption("People's votes, scored as the judge's calls are (100 won, 50 tie, 0 lost).")
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
             f"{significance_legend(result)} "
@@ -393,6 +404,7 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         heuristic = " of the heuristic judge's scores" if result.heuristic_judge else ""
         with st.expander(f"p-values{heuristic} (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
+        vote_views.draw_agreement(st.container(), result, votes)
     choices = choose(result)
     draw_choice(container.container(), result, choices)
     with container:
@@ -411,9 +423,12 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
     draw_drilldown(container.container(), result, app, index_key=index_key_of(result))
     with container:
         st.subheader("Export")
-        cols = st.columns(5)
+        cols = st.columns(6 if votes else 5)
         stem = f"evaluation-{result.id}"
-        cols[0].download_button("Markdown report", to_markdown(result), file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
+        report = to_markdown(result) + ("\n" + people_markdown(result, votes) if votes else "")
+        if votes:
+            cols[5].download_button("Votes CSV", votes_csv(votes), file_name=f"{stem}.votes.csv", mime="text/csv", key="eval_votes_csv", on_click="ignore", icon=":material/download:")
+        cols[0].download_button("Markdown report", report, file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
         cols[1].download_button("Win rates CSV", win_rates_csv(result), file_name=f"{stem}.win-rates.csv", mime="text/csv", key="eval_csv", on_click="ignore", icon=":material/download:")
         cols[2].download_button("Costs CSV", costs_csv(result), file_name=f"{stem}.costs.csv", mime="text/csv", key="eval_costs_csv", on_click="ignore", icon=":material/download:")
         cols[3].download_button(

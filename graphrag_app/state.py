@@ -128,6 +128,19 @@ class EvaluateState(PageState):
 
 
 @dataclass
+class JudgingState(PageState):
+    """Evaluate's judging screen: the experiment being judged (read once from the store) and the
+    name this browser session judges under (None until it is given)."""
+
+    KEY: ClassVar[str] = "judging_page"
+
+    experiment: ExperimentResult | None = None
+    name: str | None = None
+    notice: str | None = None
+    """What the last action left to say (a refused name, skipped pairs brought back), once."""
+
+
+@dataclass
 class BrowseState(PageState):
     """Index browser: the index the entity graph's community box was set for (another index
     resets it: its community ids mean other communities)."""
@@ -148,4 +161,4 @@ class ProvenanceState(PageState):
     back_to: str | None = None
 
 
-__all__ = ["BrowseState", "CompareState", "EvaluateState", "ExploreState", "PageState", "ProvenanceState", "RunView", "SweepsState"]
+__all__ = ["BrowseState", "CompareState", "EvaluateState", "ExploreState", "JudgingState", "PageState", "ProvenanceState", "RunView", "SweepsState"]

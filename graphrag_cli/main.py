@@ -3,7 +3,8 @@
 and an exit code (:mod:`graphrag_cli.context`).
 
 Commands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
-``eval`` and ``eval-questions`` (conditions judged head to head; a question set), ``inspect``
+``eval`` and ``eval-questions`` (conditions judged head to head; a question set), ``eval-votes``
+(people's votes on an experiment: their agreement with the LLM judge), ``inspect``
 (what an index holds, level by level), ``import`` (a Microsoft GraphRAG output folder to the
 native format), ``runs`` (the run history; ``runs export --bundle`` writes a run bundle) and
 ``replay`` (a run bundle's status, answer and community sets, with no model).
@@ -31,6 +32,7 @@ from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.embeddings import EmbeddingModel
 
 from .commands import eval as eval_command
+from .commands import eval_votes
 from .commands import import_index, inspect, query, replay, runs, sweep
 from .context import (
     EXIT_INDEX,
@@ -46,7 +48,7 @@ from .loop import ctrl_c_interrupts
 from .options import CliParser
 from .resolve import store_failure
 
-COMMANDS = (query, sweep, eval_command, inspect, import_index, runs, replay)
+COMMANDS = (query, sweep, eval_command, eval_votes, inspect, import_index, runs, replay)
 """The command modules, in the order ``--help`` lists them."""
 
 

@@ -99,13 +99,19 @@ def format_failure_json(
     return _json(document)
 
 
+def aligned_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 0) -> list[str]:
+    """The lines of a plain-text table: every column as wide as its widest cell, the first
+    ``left`` columns left-aligned (names), the rest right-aligned (figures)."""
+    cells = [[str(h) for h in header], *([str(v) for v in row] for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(v.ljust(w) if i < left else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in cells]
+
+
 def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer: str) -> str:
     """``inspect``'s text: the index, one right-aligned row per level, the totals, the warnings."""
     lines = [f"Index {name} ({path})", f"tokens counted with {tokenizer}", ""]
     header = ("level", "communities", "summaries", "summary_tokens", "map_text_tokens", "claims")
-    widths = [max(len(h), *(len(str(r[h])) for r in stats["levels"])) for h in header]
-    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    lines.extend("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths, strict=True)) for r in stats["levels"])
+    lines += aligned_table(header, [[r[h] for h in header] for r in stats["levels"]])
     lines += ["", "totals: " + ", ".join(f"{k} {v}" for k, v in stats["totals"].items())]
     if stats["warnings"]:
         lines += ["", "warnings:", *(f"- {w}" for w in stats["warnings"])]
@@ -164,6 +170,7 @@ def format_replay_json(bundle: RunBundle, state: RunState, sets: CommunitySets |
 
 
 __all__ = [
+    "aligned_table",
     "format_failure_json",
     "format_replay",
     "format_replay_json",

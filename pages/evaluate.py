@@ -5,7 +5,8 @@ A question set (bundled, uploaded or generated) x conditions x seeds runs as a b
 with progress and Stop; the result is a win-rate heatmap per criterion (rows beat columns),
 p-values, a cost table and a drill-down to each question's two answers, the judge's reasons and
 the runs. Shareable: ``/evaluate?experiment=<id>`` reopens a finished experiment from the
-evaluation store. Scores of the offline judge are labelled heuristic.
+evaluation store, and ``/evaluate?experiment=<id>&judge=1`` opens its blind judging screen, where
+people vote on the same pairs. Scores of the offline judge are labelled heuristic.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import streamlit as st
 
 from graphrag_app import eval_views as views
+from graphrag_app import vote_views
 from graphrag_app.controls import open_picked_index
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
@@ -21,6 +23,9 @@ from graphrag_app.state import EvaluateState
 from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
+if vote_views.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
+    vote_views.draw_judging(st.container(), load_settings())
+    st.stop()
 
 st.title("Evaluate")
 app = load_settings()

@@ -7,8 +7,9 @@
 
 The report goes to ``--out`` (Markdown; the win rates, costs, judgments and the choice per
 criterion as CSV beside it: ``{stem}.choice.csv``, and each criterion's choice as a picture,
-``{stem}.choice-{criterion}.svg``, shown in the report) or to stdout; progress goes to stderr, and
-the recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
+``{stem}.choice-{criterion}.svg``, shown in the report; people's votes when anyone has judged the
+experiment's pairs, ``{stem}.votes.csv``) or to stdout; progress goes to stderr, and the
+recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
 (:func:`~graphrag_cli.resolve.build_model`), sharing the endpoint options.
@@ -45,6 +46,8 @@ from graphrag_core.evaluation.report import (
     win_rates_csv,
 )
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
+from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.locations import DEFAULT_CACHE_NAME
@@ -216,16 +219,20 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         raise
     result = result.model_copy(update={"index_name": loaded.name})
     choices = choose(result)
+    votes = VoteStore(store.path).votes(result.id)
+    people = "\n" + people_markdown(result, votes) if votes else ""
     if args.out is None:
-        context.write(to_markdown(result) + "\n")
+        context.write(to_markdown(result) + people + "\n")
     else:
         tables = {
             "win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result),
             "choice": choice_csv(result, choices),
         }
+        if votes:
+            tables["votes"] = votes_csv(votes)
         pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
         try:
-            stem = _write_report(to_markdown(result, pictures=pictures), tables, args.out)
+            stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, args.out)
             for choice in choices:
                 (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
         except OSError as exc:

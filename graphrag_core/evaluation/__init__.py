@@ -14,9 +14,13 @@
 - :mod:`.choice`: the choice per criterion: cost against overall win rate, the Pareto front, the
   recommended condition;
 - :mod:`.presets`: ready-made conditions (the paper's: every level, TS, SS, dynamic selection);
-- :mod:`.report`: an experiment as Markdown and CSV.
+- :mod:`.report`: an experiment as Markdown and CSV;
+- :mod:`.votes`: people judging the same pairs blind, their votes kept as they are cast;
+- :mod:`.agreement`: people's win rates and their agreement with the LLM judge and each other;
+- :mod:`.vote_report`: people's votes in the report, and as CSV.
 """
 
+from .agreement import Agreement, cohen_kappa, people_and_judge, people_win_rates, people_with_each_other
 from .choice import Choice, ChoicePoint, choose
 from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims, rouge_l_f1
 from .conditions import Condition, parse_conditions
@@ -29,11 +33,13 @@ from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, Judgmen
 from .spec import ExperimentSpec
 from .statistics import holm, wilcoxon_p
 from .store import EvaluationStore, evaluation_store_path
+from .votes import Vote, VoteStore, VoteTask, order_shown, vote_tasks
 
 __all__ = [
     "CRITERIA",
     "DEFAULT_CRITERIA",
     "PRESETS",
+    "Agreement",
     "AnswerRecord",
     "Choice",
     "ChoicePoint",
@@ -55,7 +61,11 @@ __all__ = [
     "QuestionSet",
     "WinRate",
     "choose",
+    "Vote",
+    "VoteStore",
+    "VoteTask",
     "claim_metrics",
+    "cohen_kappa",
     "cluster_claims",
     "conditions_text",
     "drilldown",
@@ -71,10 +81,15 @@ __all__ = [
     "paper_conditions",
     "parse_conditions",
     "parse_judge_output",
+    "order_shown",
     "parse_questions",
     "preset_conditions",
+    "people_and_judge",
+    "people_win_rates",
+    "people_with_each_other",
     "rouge_l_f1",
     "run_experiment",
     "validate_criteria",
+    "vote_tasks",
     "wilcoxon_p",
 ]

@@ -113,15 +113,22 @@ def compute_win_rates(spec: ExperimentSpec, judgments: Sequence[JudgmentRecord])
     names = [c.name for c in spec.conditions]
     rates: list[WinRate] = []
     for criterion in spec.criteria:
-        block = [_win_rate(criterion, row, col, judgments) for row, col in [*spec.pairs(), *((n, n) for n in names if spec.seed_pairs())]]
-        distinct = [w for w in block if w.row != w.col]
-        corrected = {(w.row, w.col): a for w, a in zip(distinct, holm([w.p_value for w in distinct]))}
-        for w in block:
-            p_holm = corrected.get((w.row, w.col), w.p_value)
-            rates.append(w.model_copy(update={"p_holm": p_holm}))
-            if w.row != w.col:
-                reverse = None if w.win_rate is None else 100.0 - w.win_rate
-                rates.append(w.model_copy(update={"row": w.col, "col": w.row, "win_rate": reverse, "p_holm": p_holm}))
+        rates.extend(corrected_both_ways([_win_rate(criterion, row, col, judgments) for row, col in [*spec.pairs(), *((n, n) for n in names if spec.seed_pairs())]]))
+    return rates
+
+
+def corrected_both_ways(block: Sequence[WinRate]) -> list[WinRate]:
+    """One criterion's win rates, each followed by its reverse (100 minus it) unless it is A/A,
+    with the p-values of distinct pairs Holm-corrected together (A/A ones left as they are)."""
+    distinct = [w for w in block if w.row != w.col]
+    corrected = {(w.row, w.col): a for w, a in zip(distinct, holm([w.p_value for w in distinct]))}
+    rates: list[WinRate] = []
+    for w in block:
+        p_holm = corrected.get((w.row, w.col), w.p_value)
+        rates.append(w.model_copy(update={"p_holm": p_holm}))
+        if w.row != w.col:
+            reverse = None if w.win_rate is None else 100.0 - w.win_rate
+            rates.append(w.model_copy(update={"row": w.col, "col": w.row, "win_rate": reverse, "p_holm": p_holm}))
     return rates
 
 
@@ -187,4 +194,4 @@ def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord
     return summaries
 
 
-__all__ = ["PURPOSES_SHOWN", "compute_claim_summaries", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]
+__all__ = ["PURPOSES_SHOWN", "compute_claim_summaries", "corrected_both_ways", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]
