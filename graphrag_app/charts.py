@@ -2,7 +2,10 @@
 
 Each figure is drawn from a :class:`~graphrag_core.state.RunState` alone, so a live run, a
 reopened run and a test draw the same thing. One trace per category (not per bar) keeps a
-1,000-batch run cheap to redraw.
+1,000-batch run cheap to redraw, and the live charts (:func:`usefulness_figure`,
+:func:`timeline_figure`) are built in one constructor call from plain data (no per-redraw
+``update_layout``): they are redrawn twice a second while a run streams. Legends sit under the
+plot, clear of the title and of the chart's toolbar.
 """
 
 from __future__ import annotations
@@ -55,15 +58,24 @@ def short_ids(ids: Sequence[str], limit: int = HOVER_IDS_MAX) -> str:
     return shown if len(ids) <= limit else f"{shown}, … (+{len(ids) - limit})"
 
 
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "xanchor": "left", "x": 0.0, "font": {"size": 11}}
+"""A horizontal legend at the foot of the figure, under the x axis title: never over the chart's
+title, its axis titles or its toolbar."""
+
+
+def _layout_dict(title: str, *, height: int = CHART_HEIGHT) -> dict[str, object]:
+    return {
+        "title": {"text": title, "font": {"size": 14}, "x": 0.0, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        "height": height,
+        "margin": {"l": 50, "r": 20, "t": 36, "b": 92},
+        "legend": LEGEND_BELOW,
+        "bargap": 0.1,
+        "uirevision": "keep",  # keeps zoom and legend toggles across live redraws
+    }
+
+
 def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 14}},
-        height=height,
-        margin={"l": 50, "r": 20, "t": 40, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
-        bargap=0.1,
-        uirevision="keep",  # keeps zoom and legend toggles across live redraws
-    )
+    fig.update_layout(**_layout_dict(title, height=height))
     return fig
 
 
@@ -78,13 +90,13 @@ def _integer_axis(count: int) -> dict[str, object]:
     return {"tickformat": "d"}
 
 
-def usefulness_figure(state: RunState) -> go.Figure:
+def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
     """Per-batch usefulness, coloured by state. Pending and running batches are faint slots;
     failed and cancelled batches are marks in a "no score" lane below 0, never bars."""
-    fig = go.Figure()
     by_status: dict[str, list[BatchState]] = {status: [] for status in BATCH_COLORS}
     for batch in state.batches:
         by_status[batch.status].append(batch)
+    traces: list[dict[str, object]] = []
     for status, batches in by_status.items():
         if not batches:
             continue
@@ -100,37 +112,22 @@ def usefulness_figure(state: RunState) -> go.Figure:
             + ("<br>Error: %{customdata[4]}" if status == BatchStatus.FAILED else "")
             + "<extra></extra>"
         )
+        x = [b.index for b in batches]
         if unscored_end:
-            fig.add_trace(
-                go.Scatter(
-                    name=f"{status} (no score)",
-                    x=[b.index for b in batches],
-                    y=[NO_SCORE_Y] * len(batches),
-                    mode="markers",
-                    marker={"color": BATCH_COLORS[status], "symbol": "x" if status == BatchStatus.FAILED else "square", "size": 9},
-                    customdata=customdata,
-                    hovertemplate=hover,
-                )
-            )
+            marker = {"color": BATCH_COLORS[status], "symbol": "x" if status == BatchStatus.FAILED else "square", "size": 9}
+            traces.append({"type": "scatter", "name": f"{status} (no score)", "x": x, "y": [NO_SCORE_Y] * len(batches), "mode": "markers", "marker": marker, "customdata": customdata, "hovertemplate": hover})
             continue
-        fig.add_trace(
-            go.Bar(
-                name=status,
-                x=[b.index for b in batches],
-                # a score of 0 still shows as a sliver; the hover gives the true score
-                y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
-                marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25},
-                customdata=customdata,
-                hovertemplate=hover,
-            )
-        )
+        # a score of 0 still shows as a sliver; the hover gives the true score
+        y = [max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches]
+        marker = {"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25}
+        traces.append({"type": "bar", "name": status, "x": x, "y": y, "marker": marker, "customdata": customdata, "hovertemplate": hover})
     count = len(state.batches)
-    fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5], **_integer_axis(count))
-    fig.update_yaxes(title_text="usefulness", range=[NO_SCORE_Y - 6, 100], tickvals=[0, 20, 40, 60, 80, 100])
+    layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height)
+    layout["xaxis"] = {"title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
+    layout["yaxis"] = {"title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
     if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
-        fig.add_hline(y=0, line={"color": "#9aa0aa", "width": 1})
-    finished = state.finished_batches
-    return _layout(fig, f"Map batches: {finished:,} of {count:,} finished")
+        layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0, "line": {"color": "#9aa0aa", "width": 1}}]
+    return go.Figure(data=traces, layout=layout)
 
 
 def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
@@ -154,7 +151,7 @@ def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
     return lanes
 
 
-def timeline_figure(state: RunState) -> go.Figure:
+def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
     """Each model call of the map as a bar on the run's clock, one row per call in flight.
 
     Batches answered from the map cache are no calls: they hold no slot, so they are drawn in a
@@ -164,40 +161,39 @@ def timeline_figure(state: RunState) -> go.Figure:
     cached = [span for span in state.calls if span.outcome == CallOutcome.CACHED]
     lanes = call_lanes(calls, now)
     rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
-    fig = go.Figure()
+    traces: list[dict[str, object]] = []
     for outcome, color in CALL_COLORS.items():
         picked = [(span, row) for span, row in rows if span.outcome == outcome]
         if not picked:
             continue
-        fig.add_trace(
-            go.Bar(
-                name=outcome,
-                orientation="h",
-                y=[row for _, row in picked],
-                base=[span.start for span, _ in picked],
-                x=[max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
-                marker={"color": color},
-                customdata=[[span.batch_index, span.attempt] for span, _ in picked],
-                hovertemplate=(
-                    "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long"
-                    "<extra>" + outcome + "</extra>"
-                ),
-            )
+        traces.append(
+            {
+                "type": "bar",
+                "name": outcome,
+                "orientation": "h",
+                "y": [row for _, row in picked],
+                "base": [span.start for span, _ in picked],
+                "x": [max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
+                "marker": {"color": color},
+                "customdata": [[span.batch_index, span.attempt] for span, _ in picked],
+                "hovertemplate": "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long<extra>" + outcome + "</extra>",
+            }
         )
     peak = max(lanes, default=-1) + 1
     limit = state.concurrency or peak
     top = max(limit, peak, 1)
     bottom = 0 if cached else 1
-    fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
-    fig.update_yaxes(
-        title_text="call slot",
-        range=[bottom - 0.5, top + 0.5],
-        tickvals=list(range(bottom, top + 1)),
-        ticktext=(["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
-    )
-    fig.update_layout(barmode="overlay")
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
-    return _layout(fig, f"Model calls: {len(calls):,}, at most {peak} in flight (limit {limit}){from_cache}")
+    layout = _layout_dict(f"Model calls: {len(calls):,}, at most {peak} in flight (limit {limit}){from_cache}", height=height)
+    layout["barmode"] = "overlay"
+    layout["xaxis"] = {"title": {"text": "seconds since start"}, "rangemode": "tozero"}
+    layout["yaxis"] = {
+        "title": {"text": "call slot"},
+        "range": [bottom - 0.5, top + 0.5],
+        "tickvals": list(range(bottom, top + 1)),
+        "ticktext": (["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
+    }
+    return go.Figure(data=traces, layout=layout)
 
 
 def reduce_figure(state: RunState) -> go.Figure:
@@ -271,3 +267,28 @@ def reduce_figure(state: RunState) -> go.Figure:
         fig.update_xaxes(tickmode="array", tickvals=list(range(1, len(candidates) + 1)))
     selected = sum(1 for c in candidates if c.fate == "selected")
     return _layout(fig, f"Reduce candidates: {selected:,} of {len(candidates):,} selected", height=CHART_HEIGHT + 120)
+
+
+PLANNED_HEIGHT = 150
+
+
+def planned_batches_figure(batch_tokens: Sequence[int], budget: int, *, height: int = PLANNED_HEIGHT) -> go.Figure:
+    """The batches a run would send, before it runs: each batch's map prompt estimate against the
+    map prompt budget (how full the packing is)."""
+    count = len(batch_tokens)
+    layout = _layout_dict(f"Planned map batches: {count:,}, prompt tokens of each (budget {budget:,})", height=height)
+    layout.update(
+        margin={"l": 50, "r": 20, "t": 30, "b": 30},
+        showlegend=False,
+        xaxis={"range": [-0.5, max(count, 1) - 0.5], "showticklabels": count <= 12, **_integer_axis(count)},
+        yaxis={"range": [0, max(budget, max(batch_tokens, default=0)) * 1.05], "title": {"text": "tokens"}},
+        shapes=[{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": budget, "y1": budget, "line": {"dash": "dash", "color": "#d63b3b", "width": 1}}],
+    )
+    bars = {
+        "type": "bar",
+        "x": list(range(count)),
+        "y": list(batch_tokens),
+        "marker": {"color": BATCH_COLORS["pending"]},
+        "hovertemplate": "Batch %{x}: %{y:,} prompt tokens (estimate)<extra></extra>",
+    }
+    return go.Figure(data=[bars], layout=layout)

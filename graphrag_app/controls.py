@@ -16,19 +16,21 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.cache import MapCache, SqliteMapCache
 from graphrag_core.errors import GraphRAGError, PreflightError
-from graphrag_core.history import RunStore
+from graphrag_core.history import RunRecord, RunStore
 from graphrag_core.index import index_display_name
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
-from graphrag_core.request import DYNAMIC_SETTING_NAMES
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest
 from graphrag_core.search import draw_seed
+from graphrag_core.events import RunStarted
 from graphrag_core.state import RunState
 
 from . import widgets
 from .escaping import escape_markdown
 from .llm import build_model, shared_preflight
 from .jobs import check_model, start_run
+from .live import LiveRuns, replay_run, start_partial_answer
 from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
 from .settings import AppSettings, load_settings
 from .state import ExploreState, RunView
@@ -282,16 +284,40 @@ def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
     return f"Runs call model {settings.model} at {settings.base_url} {key}."
 
 
-def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCache] | None:
-    """The map cache of a job, or None when it is off (by setting, or ``use=False``)."""
+class FreshCache:
+    """A map cache that is written but never read: a fresh run calls the model for every batch
+    (a rehearsed question streams again) and leaves its answers for the next run."""
+
+    def __init__(self, inner: MapCache) -> None:
+        self.inner = inner
+
+    def get(self, key: str) -> str | None:
+        return None
+
+    def put(self, key: str, text: str) -> None:
+        self.inner.put(key, text)
+
+
+def cache_factory(app: AppSettings, *, use: bool = True, fresh: bool = False) -> Callable[[], MapCache] | None:
+    """The map cache of a job, or None when it is off (by setting, or ``use=False``); ``fresh``
+    writes it without reading it."""
     path = app.cache_path
     if path is None or not use:
         return None
+    if fresh:
+        return lambda: FreshCache(SqliteMapCache(path))
     return lambda: SqliteMapCache(path)
 
 
-def start_clicked() -> None:
-    """Callback of "Run global search": start the run in its worker, or queue why not."""
+@st.cache_resource(show_spinner=False)
+def live_runs() -> LiveRuns:
+    """The runs this process is running (shared by every session): what a reload attaches to."""
+    return LiveRuns()
+
+
+def start_clicked(*, fresh: bool = False) -> None:
+    """Callback of "Run global search" (and of "Run fresh", ``fresh``: no map answer read from
+    the cache): start the run in its worker, or queue why not."""
     page = ExploreState.get()
     if page.running or page.settings is None:
         return
@@ -323,35 +349,109 @@ def start_clicked() -> None:
         store_path=app.store_path,
         index_name=index_display_name(opened.source.path, opened.index),
         index_path=str(opened.source.path),
-        cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True))),
+        cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True)), fresh=fresh),
     )
     page.settings = current
     page.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
+    live_runs().add(handle, index_key=opened.source.key)
+
+
+def fresh_clicked() -> None:
+    """Callback of "Run fresh": a run that reads no map answer from the cache."""
+    start_clicked(fresh=True)
 
 
 def stop_clicked() -> None:
-    """Callback of "Stop": cancel the running search (the page then shows it stopped)."""
+    """Callback of "Stop": cancel the running search (the page then shows it stopped), or end a
+    replay (the run is then shown whole)."""
     view = ExploreState.get().view
     if view is not None and view.handle is not None:
         view.handle.request_stop()
 
 
-def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
-    """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
+def _stored(page: ExploreState, run_id: str, *, app: AppSettings) -> RunRecord | None:
+    """The stored run ``run_id``, or None with the reason queued on the page."""
     try:
         record = RunStore(app.store_path).get(run_id)
     except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
         page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
-        return False
+        return None
     if record is None:
         page.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
+    return record
+
+
+def _show_settings(page: ExploreState, request: GlobalSearchRequest, seed: int | None, key: str, *, set_widgets: bool) -> None:
+    page.settings = RunSettings.from_request(request, index=key, seed=seed, base=page.settings or RunSettings())
+    if set_widgets:
+        widgets.seed_widgets(page.settings, index_options=sample_names(), overwrite=True)
+
+
+def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
+    """Show a run: followed live when this process is running it (a reload, the run's link in
+    another tab: Stop works there too), else the stored run replayed from its events (no model);
+    its settings go into the widgets."""
+    live = live_runs().get(run_id)
+    if live is not None:
+        page.view = RunView(run_id=run_id, state=RunState(), index_key=live.index_key, handle=live.handle)
+        started = next(iter(live.handle.events_since(0)), None)
+        if isinstance(started, RunStarted):
+            _show_settings(page, started.request, started.seed, live.index_key, set_widgets=set_widgets)
+        return True
+    record = _stored(page, run_id, app=app)
+    if record is None:
         return False
     key = index_param(record.index_path, name=record.index_name)
     page.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
-    page.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=page.settings or RunSettings())
-    if set_widgets:
-        widgets.seed_widgets(page.settings, index_options=sample_names(), overwrite=True)
+    _show_settings(page, record.request, record.seed, key, set_widgets=set_widgets)
     return True
+
+
+def start_replay(page: ExploreState, run_id: str, *, speed: float, app: AppSettings, set_widgets: bool = True) -> bool:
+    """Play a stored run back on the live view at ``speed`` times its recorded pace (no model, no
+    cache, nothing recorded); False (with the reason queued) when it cannot be."""
+    record = _stored(page, run_id, app=app)
+    if record is None:
+        return False
+    try:
+        handle = replay_run(record.events, speed=speed)
+    except ValueError as exc:
+        page.errors.append(str(exc))
+        return False
+    key = index_param(record.index_path, name=record.index_name)
+    page.view = RunView(run_id=record.run_id, state=RunState(), index_key=key, handle=handle, replay_speed=speed)
+    _show_settings(page, record.request, record.seed, key, set_widgets=set_widgets)
+    return True
+
+
+def replay_clicked() -> None:
+    """Callback of "Replay": play the run shown back at the chosen speed."""
+    page = ExploreState.get()
+    if page.view is not None and not page.running:
+        start_replay(page, page.view.run_id, speed=float(st.session_state.get(Keys.REPLAY_SPEED) or 1.0), app=load_settings())
+
+
+def answer_from_read_clicked() -> None:
+    """Callback of "Answer from what was read": a stopped run goes on to a reduce over the map
+    answers it finished (recorded with the run, labelled partial)."""
+    page = ExploreState.get()
+    view = page.view
+    if view is None or page.running or not view.state.answerable_from_read or page.settings is None:
+        return
+    app = load_settings()
+    record = _stored(page, view.run_id, app=app)
+    opened = open_index(view.index_key, app)
+    if record is None or opened.index is None:
+        page.errors.append(opened.problem or f"Run {view.run_id} could not be read back from the history.")
+        return
+    try:
+        chosen = model_settings(app, page.settings)
+    except ValueError as exc:
+        page.errors.append(f"The model settings cannot be used: {exc}")
+        return
+    handle = start_partial_answer(opened.index, record, lambda: build_model(chosen), store_path=app.store_path)
+    page.view = RunView(run_id=view.run_id, state=view.state, index_key=view.index_key, handle=handle)
+    live_runs().add(handle, index_key=view.index_key)
 
 
 def bundle_opened(page: ExploreState, bundle: object, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
@@ -376,26 +476,9 @@ def close_clicked() -> None:
 
 
 __all__ = [
-    "OpenedIndex",
-    "bundle_opened",
-    "cache_factory",
-    "close_clicked",
-    "describe_target",
-    "draw_level_picker",
-    "draw_settings",
-    "included_tokens",
-    "level_picker_label",
-    "level_sections_for",
-    "model_settings",
-    "open_clicked",
-    "open_index",
-    "open_picked_index",
-    "open_run",
-    "pick_index",
-    "run_target",
-    "seed_from_url",
-    "short_count",
-    "show_index_problem",
-    "start_clicked",
-    "stop_clicked",
+    "FreshCache", "OpenedIndex", "answer_from_read_clicked", "bundle_opened", "cache_factory", "close_clicked",
+    "describe_target", "draw_level_picker", "draw_settings", "fresh_clicked", "included_tokens", "level_picker_label",
+    "level_sections_for", "live_runs", "model_settings", "open_clicked", "open_index", "open_picked_index", "open_run",
+    "pick_index", "replay_clicked", "run_target", "seed_from_url", "short_count", "show_index_problem", "start_clicked",
+    "start_replay", "stop_clicked"
 ]

@@ -40,6 +40,8 @@ SET_HELP = {
     "read_but_unused": "Communities whose batches' answers were dropped (usefulness 0), skipped (over the reduce budget) or not tried.",
 }
 MAX_WHY_LINKS = 24
+ANSWER_BOX_KEY = "answer-box"
+"""The key of the answer's box: its citations are the ones a click opens beside the answer."""
 ANSWER_HEADING_SHIFT = 2
 """A model's ``# Heading`` in the answer becomes ``###``: below the page's Answer heading."""
 
@@ -103,11 +105,12 @@ def render_answer(
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
-        st.text(f"Status: {result.status}")
-        with st.container(border=True):
+        note = result.diagnostics.stopped_note
+        st.text(f"Status: {result.status}" + (f" · {note}" if note else ""))
+        with st.container(border=True, key=ANSWER_BOX_KEY):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
-            st.caption(sets_caption(sets))
+            st.caption(sets_caption(sets) + " · click a citation to see its evidence here")
         render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
 
 
@@ -385,6 +388,7 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
 
 
 __all__ = [
+    "ANSWER_BOX_KEY",
     "CALL_KEY",
     "SET_NAMES",
     "answer_markdown",

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import streamlit as st
 
+from graphrag_core.cache import SqliteMapCache, cache_key
 from graphrag_core.index import load_index
 from graphrag_core.cost import section_tokens
+from graphrag_core.map import map_request
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
@@ -124,6 +126,8 @@ class CostPreview:
     rating: RatingCost | None = None
     """Dynamic selection: the rating cost range; the map figures are then its upper bound."""
     bound_label: str = ""
+    batch_tokens: tuple[int, ...] = ()
+    """Each planned batch's map prompt estimate, in batch order."""
 
     @property
     def model_calls(self) -> int:
@@ -161,7 +165,43 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
         largest_batch_tokens=max(estimates, default=0),
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
+        batch_tokens=tuple(estimates),
     )
+
+
+class _Identity:
+    """Stands for a model in a cache key: only its identity counts (``cache_key``)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+
+def _count_cached(index: Index, request_json: str, seed: int, identity: str, cache_path: Path) -> int:
+    """How many of the request's map batches the cache at ``cache_path`` answers for the model
+    ``identity`` (the keys the map phase would look up)."""
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
+    model = _Identity(identity)
+    cache = SqliteMapCache(cache_path)
+    try:
+        return sum(
+            cache.get(cache_key(model, map_request(request.query, batch.content, output_reserve=request.map_output_reserve))) is not None
+            for batch in batches
+        )
+    finally:
+        cache.close()
+
+
+def cache_signature(path: Path) -> int:
+    """A number that changes whenever the SQLite file at ``path`` (or its write-ahead log) is written."""
+    stats = []
+    for name in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = name.stat()
+        except OSError:
+            continue
+        stats.append((stat.st_mtime_ns, stat.st_size))
+    return hash(tuple(stats))
 
 
 class CostPreviews:
@@ -176,6 +216,7 @@ class CostPreviews:
         self._lock = threading.Lock()
         self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
         self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
+        self._cached: OrderedDict[tuple[object, ...], Future[int]] = OrderedDict()
         self._preview_entries = preview_entries
         self._section_entries = section_entries
 
@@ -213,6 +254,22 @@ class CostPreviews:
                     self._previews.popitem(last=False)
             else:
                 self._previews.move_to_end(key)
+            return future
+
+    def cached_future(
+        self, index: Index, index_key: str, signature: int, request_json: str, seed: int, *, identity: str, cache_path: Path
+    ) -> Future[int]:
+        """How many of a request's map batches the map cache would answer (a fixed level's
+        request; the endpoint tokenizer is not planned here). Counted again whenever the cache
+        file changes."""
+        key = (index_key, signature, request_json, seed, identity, str(cache_path), cache_signature(cache_path))
+        with self._lock:
+            future = self._cached.get(key)
+            if future is None:
+                future = self._pool.submit(_count_cached, index, request_json, seed, identity, cache_path)
+                self._cached[key] = future
+                while len(self._cached) > self._preview_entries:
+                    self._cached.popitem(last=False)
             return future
 
     def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:

@@ -35,6 +35,14 @@ OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
 
 INDEX_PARAM = "index"
 RUN_PARAM = "run"
+REPLAY_PARAM = "replay"
+"""Explore plays a recorded run back: ``?replay=<run id>&speed=<factor>``."""
+SPEED_PARAM = "speed"
+PRESENTER_PARAM = "presenter"
+"""Explore in presenter mode: ``?presenter=1``."""
+REPLAY_SPEEDS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""The speeds the Replay picker offers (a link may ask for any speed in the range below)."""
+MAX_REPLAY_SPEED = 100.0
 COMMUNITY_PARAM = "community"
 RUNS_PARAM = "runs"
 """Compare's runs: ``compare?runs=<id1>,<id2>``."""
@@ -237,9 +245,12 @@ def _linked(settings: RunSettings, name: str) -> bool:
     return name not in DYNAMIC_SETTING_NAMES or settings.dynamic
 
 
-def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict[str, str]:
+def to_query_params(
+    settings: RunSettings, *, run_id: str | None = None, replay_speed: float | None = None, presenter: bool = False
+) -> dict[str, str]:
     """The query parameters of ``settings`` (the endpoint only for the OpenAI model, the
-    simulated latency only for the offline one)."""
+    simulated latency only for the offline one), the run shown (``replay`` and ``speed`` instead
+    of ``run`` while it is played back) and presenter mode."""
     params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
     for setting in settings.fields:
         if _linked(settings, setting.name):
@@ -255,9 +266,32 @@ def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict
             params[OWN_PARAMS["base_url"]] = model.base_url
     elif model.offline_latency_s is not None:
         params[OWN_PARAMS["latency_s"]] = f"{model.offline_latency_s:g}"
-    if run_id:
+    if run_id and replay_speed is not None:
+        params[REPLAY_PARAM], params[SPEED_PARAM] = run_id, f"{replay_speed:g}"
+    elif run_id:
         params[RUN_PARAM] = run_id
+    if presenter:
+        params[PRESENTER_PARAM] = "1"
     return params
+
+
+def replay_speed(raw: str | None) -> float:
+    """The speed a ``speed`` parameter asks for (1 when absent); ``ValueError`` naming the
+    parameter when it is not a number above 0 and at most :data:`MAX_REPLAY_SPEED`."""
+    if raw is None or not raw.strip():
+        return 1.0
+    try:
+        speed = float(raw)
+    except ValueError:
+        raise ValueError(f"Ignored the URL parameter {SPEED_PARAM}={raw[:40]!r}: not a number; the replay plays at its recorded pace.") from None
+    if not 0 < speed <= MAX_REPLAY_SPEED:
+        raise ValueError(f"Ignored the URL parameter {SPEED_PARAM}={raw[:40]!r}: the speed must be above 0 and at most {MAX_REPLAY_SPEED:g}; the replay plays at its recorded pace.")
+    return speed
+
+
+def replay_url(run_id: str, *, speed: float = 1.0) -> str:
+    """A relative link that plays a stored run back on Explore: ``./?replay=<id>&speed=2``."""
+    return f"{EXPLORE_PATH}?{urlencode({REPLAY_PARAM: run_id, SPEED_PARAM: f'{speed:g}'})}"
 
 
 def _one(value: str | list[str] | None) -> str | None:
@@ -455,30 +489,9 @@ def index_param(index_path: str | Path | None, *, name: str) -> str:
 
 
 __all__ = [
-    "COMMUNITY_PARAM",
-    "EXPERIMENT_PARAM",
-    "INDEX_PARAM",
-    "MAX_LATENCY_S",
-    "MAX_SEED",
-    "OFFLINE",
-    "PARAM_NAMES",
-    "RECORD_PARAMS",
-    "RUNS_PARAM",
-    "RUN_PARAM",
-    "RunSettings",
-    "SettingField",
-    "compare_url",
-    "from_query_params",
-    "ignored_notice",
-    "index_param",
-    "level_notice",
-    "level_option",
-    "provenance_params",
-    "provenance_url",
-    "record_params",
-    "record_url",
-    "run_ids_param",
-    "run_url",
-    "setting_fields",
-    "to_query_params",
+    "COMMUNITY_PARAM", "EXPERIMENT_PARAM", "INDEX_PARAM", "MAX_LATENCY_S", "MAX_SEED", "OFFLINE", "PARAM_NAMES",
+    "PRESENTER_PARAM", "RECORD_PARAMS", "REPLAY_PARAM", "REPLAY_SPEEDS", "RUNS_PARAM", "RUN_PARAM", "RunSettings",
+    "SPEED_PARAM", "SettingField", "compare_url", "from_query_params", "ignored_notice", "index_param", "level_notice",
+    "level_option", "provenance_params", "provenance_url", "record_params", "record_url", "replay_speed", "replay_url",
+    "run_ids_param", "run_url", "setting_fields", "to_query_params"
 ]

@@ -47,6 +47,11 @@ class Keys:
     USE_CACHE = "use_map_cache"
     RUN = "run_global_search"
     STOP = "stop"
+    RUN_FRESH = "run_fresh"
+    REPLAY = "replay"
+    REPLAY_SPEED = "replay_speed"
+    ANSWER_FROM_READ = "answer_from_read"
+    PRESENTER = "presenter_mode"
 
 
 FOLDER_CHOICE = "__folder__"

@@ -23,21 +23,25 @@ with st.sidebar:
 explore_views.check_url_level(page, opened)
 explore_views.follow_sample_question(opened)
 
-st.title("Explore")
-st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
+title, switch = st.columns([4, 1], vertical_alignment="bottom")
+title.title("Explore")
+explore_views.draw_presenter_switch(switch)
+presenting = explore_views.presenting()
+if not presenting and not page.running:  # while a run streams, the screen is the run's
+    st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
 st.text_area("Question", key=Keys.QUESTION, height=80, placeholder="What are the main themes of this corpus?")
 current, problem = read_widgets(base)
 page.settings = current
 
 if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
-explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price)
+if not page.running:
+    explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price, app=app)
 explore_views.draw_run_buttons(st.container(), page, app, current)
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)
 
-draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
-explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
-bundle_slot = st.empty()  # always drawn, so the run area keeps its place while a new run streams in
-run_area = st.empty()
-explore_views.draw_run(bundle_slot, run_area, page, app)
+explore_views.draw_run(st.container(), page, app)
+if not presenting:
+    draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
+    explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
