@@ -73,7 +73,7 @@ def draw_citation_evidence(container: DeltaGenerator, state: RunState, *, index_
         keys = {cid: BUTTON_KEY.format(n=n) for n, cid in enumerate(cited)}
         with container:
             row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="answer-evidence")
-            row.caption("Evidence for:")
+            row.caption("Evidence (a click on a citation opens it too):", width="content")
             for cid, key in keys.items():
                 row.button(escape_markdown(cid), key=key, type="tertiary", on_click=_open, args=(cid,), help=f"What supports community {cid}, beside the answer")
             script = _CLICKS % {"buttons": json.dumps(keys).replace("</", "<\\/"), "box": ANSWER_BOX_KEY, "param": COMMUNITY_PARAM}

@@ -209,10 +209,10 @@ def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -
         )
         with right:
             st.text_input("Seeds", key=SEEDS_KEY, help="Two or more add the A/A check (each condition against itself across seeds).")
-            st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)
             r1, r2 = st.columns(2)
             r1.number_input("Repeats", 1, 10, 1, key=REPEATS_KEY)
             r2.checkbox("Claim metrics", key=CLAIMS_KEY, help="Also list each answer's claims: comprehensiveness = distinct claims, diversity = claim clusters.")
+        st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)  # across the page: every criterion's tag whole
     try:
         if not questions:
             raise EvaluationError("Choose, upload or generate a question set.")

@@ -8,6 +8,8 @@ Markdown); no panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -95,9 +97,16 @@ def sets_caption(sets: CommunitySets) -> str:
 
 
 def render_answer(
-    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    index: Index | None = None,
+    anchor: str | None = None,
+    under_answer: Callable[[DeltaGenerator], None] | None = None,
 ) -> None:
-    """The final answer as Markdown, each citation a link (title on hover), unsupported ids flagged."""
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
+    flagged; ``under_answer`` draws into the place right under it (above the three sets)."""
     result = state.result
     if result is None:
         return
@@ -110,7 +119,9 @@ def render_answer(
         with st.container(border=True, key=ANSWER_BOX_KEY):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
-            st.caption(sets_caption(sets) + " · click a citation to see its evidence here")
+            st.caption(sets_caption(sets))
+        if under_answer is not None:
+            under_answer(st.container())
         render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
 
 

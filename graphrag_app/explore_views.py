@@ -92,10 +92,22 @@ html { font-size: 19px; }
 """Presenter mode's clean screen: no sidebar (the main area takes the full width), larger type."""
 
 
+EXPLORE_CSS = """<style>
+.stMainBlockContainer { padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }
+</style>"""
+"""Explore's page: less empty margin, so a streaming run's progress and both charts fit on a
+1280x800 screen under the question."""
+
+
+def draw_page_style() -> None:
+    st.html(EXPLORE_CSS)
+
+
 def draw_presenter_switch(container: DeltaGenerator) -> None:
     """The presenter mode switch (on the page itself, since presenter mode hides the sidebar)."""
     container.toggle(
         "Presenter mode",
+        width="stretch",
         key=Keys.PRESENTER,
         help="A clean screen for an audience: no sidebar, larger type, charts across the page, no developer detail. "
         "The URL keeps it (presenter=1).",
@@ -145,11 +157,20 @@ def cache_line(cached: int, batches: int) -> str:
 
 
 def draw_cost_preview(
-    container: DeltaGenerator, opened: OpenedIndex, current: RunSettings, problem: str | None, *, price: Price | None, app: AppSettings | None = None
+    container: DeltaGenerator,
+    opened: OpenedIndex,
+    current: RunSettings,
+    problem: str | None,
+    *,
+    price: Price | None,
+    app: AppSettings | None = None,
+    shown_run: bool = False,
 ) -> None:
     """The cost of these settings before any model call, computed off the script thread: a huge
     index says "still computing" and the preview appears when it is ready (the whole page is
-    drawn again then). With ``app``, it also says how many batches the map cache would answer."""
+    drawn again then). With ``app``, it also says how many batches the map cache would answer.
+    Until a run is shown (``shown_run``) it draws the planned batches too, which loads the
+    charts' code while the reader types, before a run needs it."""
     request = None
     pending: Future[CostPreview] | None = None
     cached: Future[int] | None = None
@@ -181,7 +202,7 @@ def draw_cost_preview(
             else:
                 if cached is not None and cached.done() and cached.exception() is None and preview.batches:
                     st.caption(escape_markdown(cache_line(cached.result(), preview.batches)))
-                if preview.batch_tokens and request is not None and preview.rating is None:
+                if preview.batch_tokens and request is not None and preview.rating is None and not shown_run:
                     st.plotly_chart(
                         charts.planned_batches_figure(preview.batch_tokens, request.map_prompt_budget), key="planned-batches", config=views.CHART_CONFIG
                     )

@@ -17,7 +17,10 @@ from pathlib import Path
 import streamlit as st
 
 APP_ROOT = Path(__file__).resolve().parents[1]
-PAGE_CONFIG: dict[str, str] = {"page_title": "GraphRAG Global Explorer", "page_icon": ":material/hub:", "layout": "wide"}
+SIDEBAR_WIDTH_PX = 390
+"""The sidebar's width when a session opens: Explore's level picker shows its whole choice
+(``level 1 · ≈478k tokens · 170 summaries``) on a 1280-pixel screen."""
+PAGE_CONFIG: dict[str, str | int] = {"page_title": "GraphRAG Global Explorer", "page_icon": ":material/hub:", "layout": "wide", "initial_sidebar_state": SIDEBAR_WIDTH_PX}
 
 
 @dataclass(frozen=True)

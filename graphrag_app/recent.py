@@ -50,7 +50,7 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: Explo
             return
         view = page.view
         if view is not None and not page.running and view.run_id in store:
-            cols = st.columns([1, 1, 1, 3])
+            cols = [st.container(horizontal=True, vertical_alignment="center")] * 3  # each button as wide as its label
             cols[0].button("Close run", key="close_run", on_click=controls.close_clicked, icon=":material/close:")
             cols[1].download_button(
                 "Export JSON", partial(store.export_json, view.run_id), file_name=f"run-{view.run_id}.json", mime="application/json", key="export_json", on_click="ignore"

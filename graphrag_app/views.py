@@ -259,8 +259,10 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
     """The answer as Markdown with its citations as links (a click shows the citation's evidence
     on this page), and the three community sets."""
-    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR)
-    citation_evidence.draw_citation_evidence(container, state, index_key=index_key)
+    evidence.render_answer(
+        container, state, index_key=index_key, anchor=ANSWER_ANCHOR,
+        under_answer=lambda box: citation_evidence.draw_citation_evidence(box, state, index_key=index_key),
+    )
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:

@@ -23,7 +23,8 @@ with st.sidebar:
 explore_views.check_url_level(page, opened)
 explore_views.follow_sample_question(opened)
 
-title, switch = st.columns([4, 1], vertical_alignment="bottom")
+explore_views.draw_page_style()
+title, switch = st.columns([3, 2], vertical_alignment="bottom")
 title.title("Explore")
 explore_views.draw_presenter_switch(switch)
 presenting = explore_views.presenting()
@@ -36,7 +37,7 @@ page.settings = current
 if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 if not page.running:
-    explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price, app=app)
+    explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price, app=app, shown_run=page.view is not None)
 explore_views.draw_run_buttons(st.container(), page, app, current)
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)

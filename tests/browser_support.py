@@ -182,3 +182,116 @@ def chart_title(page, pattern: str):  # type: ignore[no-untyped-def]
     """The first visible title of a Plotly chart matching the regex ``pattern`` (Plotly keeps
     hidden copies of text while it lays out)."""
     return page.locator(".js-plotly-plot .gtitle >> visible=true").filter(has_text=re.compile(pattern)).first
+
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` CPU-bound processes (a busy machine) for the length of the block."""
+    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield processes
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+LIVE_SAMPLE_MS = 100
+"""How often :func:`install_live_sampler` looks at the page."""
+
+_LIVE_SAMPLER = """(every) => {
+    if (window.__graphragLive) return;
+    const live = window.__graphragLive = {clicked: null, started: null, firstBar: null, answer: null, samples: 0, held: 0, gaps: []};
+    const shown = (element) => { const box = element.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
+    const title = (pattern) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => shown(t) && pattern.test(t.textContent));
+    const running = () => [...document.querySelectorAll('[data-testid="stText"]')].some((t) => /^Status: running/.test(t.textContent));
+    document.addEventListener('click', (event) => {
+        const button = event.target.closest('button');
+        if (button && /Run global search|Run fresh|Replay/.test(button.textContent) && live.clicked === null) live.clicked = performance.now();
+    }, true);
+    setInterval(() => {
+        if (live.clicked === null) return;
+        const now = performance.now();
+        if (live.started === null) {
+            if (!running()) return;  // what the page showed before the run streams is not the run's
+            live.started = now;
+        }
+        if (live.firstBar === null && title(/^Map batches: [1-9]/)) live.firstBar = now;
+        const answer = document.getElementById('graphrag-answer');  // the finished answer's heading (not the draft's)
+        if (live.answer === null && answer && shown(answer) && !running()) live.answer = now;
+        if (live.firstBar !== null && live.answer === null && running()) {
+            live.samples += 1;
+            const both = title(/^Map batches: /) && title(/^Model calls: /);
+            if (both) live.held += 1; else live.gaps.push(Math.round(now - live.clicked));
+        }
+    }, every);
+}"""
+
+
+def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
+    """Sample ``page`` every :data:`LIVE_SAMPLE_MS` from the next click on a button that starts
+    a run: when the usefulness chart first shows a finished batch, when the answer's heading
+    appears, and, while the run streams after its first bar, whether the usefulness chart and
+    the call timeline are both on the page. Read the figures with :func:`live_figures`."""
+    page.evaluate(_LIVE_SAMPLER, LIVE_SAMPLE_MS)
+
+
+def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """What :func:`install_live_sampler` saw: ``first_bar_s`` and ``answer_s`` (seconds after
+    the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
+    bar, ``held`` (both charts present) and ``gaps`` (when they were not, ms after the click)."""
+    page.wait_for_function("() => window.__graphragLive.answer !== null")
+    live = page.evaluate("() => window.__graphragLive")
+    clicked = live["clicked"]
+
+    def since(value: float | None) -> float | None:
+        return None if value is None or clicked is None else (value - clicked) / 1000
+
+    return {"first_bar_s": since(live["firstBar"]), "answer_s": since(live["answer"]), "samples": live["samples"], "held": live["held"], "gaps": live["gaps"]}
+
+
+_CUT_TEXTS = """() => {
+    const cut = [];
+    for (const el of document.querySelectorAll('[data-testid="stApp"] *')) {
+        const style = getComputedStyle(el);
+        const box = el.getBoundingClientRect();
+        if (!box.width || !box.height) continue;
+        if (el.tagName === 'INPUT' && el.getAttribute('role') === 'combobox') {  // a select box shows its choice in an input
+            if (el.scrollWidth > el.clientWidth + 1) cut.push(el.value.slice(0, 80));
+            continue;
+        }
+        if (!el.textContent.trim()) continue;
+        const ellipsis = style.textOverflow === 'ellipsis';
+        const faded = (style.maskImage || style.webkitMaskImage || 'none') !== 'none';
+        if ((ellipsis || faded) && el.scrollWidth > el.clientWidth + 1) cut.push(el.textContent.trim().slice(0, 80));
+    }
+    return cut;
+}"""
+"""Every text the page cuts to fit: an ellipsis, a choice wider than its select box, or a row of
+tags faded out at its edge."""
+
+
+def cut_texts(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts on ``page`` that do not fit their box and are cut (an ellipsis, or clipped)."""
+    return page.evaluate(_CUT_TEXTS)
+
+
+_LEGEND_OVERLAPS = """() => {
+    const found = [];
+    const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+        const legend = plot.querySelector('.legend');
+        if (!legend || !legend.getBoundingClientRect().width) continue;
+        const box = legend.getBoundingClientRect();
+        const others = [...plot.querySelectorAll('.gtitle, .xtitle, .ytitle, .modebar')].filter((e) => e.getBoundingClientRect().width);
+        for (const other of others) {
+            if (meet(box, other.getBoundingClientRect())) found.push((plot.querySelector('.gtitle') || {}).textContent + ' / ' + (other.textContent || other.className.baseVal || other.className));
+        }
+    }
+    return found;
+}"""
+
+
+def legend_overlaps(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each chart whose legend lies over its title, an axis title or its toolbar."""
+    return page.evaluate(_LEGEND_OVERLAPS)
