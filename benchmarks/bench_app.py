@@ -51,7 +51,7 @@ def measure(url: str, db: Path, *, latency: float, runs: int) -> list[dict[str, 
             open_s = time.monotonic() - opened
             install_live_sampler(page)
             run.click()
-            expect(page.locator("#graphrag-answer")).to_be_visible(timeout=300_000)
+            expect(page.locator(".st-key-answer-box").first).to_be_visible(timeout=300_000)
             page.wait_for_url(lambda u: url_param(u, "run") is not None)
             figures = live_figures(page)
             record = RunStore(db).get(str(url_param(page.url, "run")))

@@ -130,25 +130,46 @@ def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figu
     return go.Figure(data=traces, layout=layout)
 
 
-def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
+def call_lanes(calls: Sequence[CallSpan], now: float, *, limit: int | None = None) -> list[int]:
     """A lane for each call such that calls in one lane never overlap (greedy interval colouring).
 
-    The number of lanes used is the peak number of calls in flight.
+    The number of lanes used is the peak number of calls in flight. With ``limit`` (the run's
+    concurrency, which the engine never exceeds) a call that finds every lane taken takes the lane
+    of the running call that started first: that call's end has not been folded yet (a slot goes
+    to the next call a moment before the end of the last is reported), so it never reads as more
+    calls in flight than the limit.
     """
     order = sorted(range(len(calls)), key=lambda i: (calls[i].start, calls[i].batch_index))
     lane_free: list[float] = []
+    occupant: list[int] = []
     lanes = [0] * len(calls)
     for i in order:
         span = calls[i]
         end = span.end if span.end is not None else now
-        for lane, free_at in enumerate(lane_free):
-            if free_at <= span.start:
-                lanes[i], lane_free[lane] = lane, end
-                break
-        else:
-            lanes[i] = len(lane_free)
+        free = next((lane for lane, free_at in enumerate(lane_free) if free_at <= span.start), None)
+        if free is None and limit is not None and len(lane_free) >= limit:
+            running = [lane for lane in range(len(lane_free)) if calls[occupant[lane]].end is None]
+            free = min(running, key=lambda lane: calls[occupant[lane]].start, default=None)
+        if free is None:
+            free = len(lane_free)
             lane_free.append(end)
+            occupant.append(i)
+        lanes[i], lane_free[free], occupant[free] = free, end, i
     return lanes
+
+
+def _drawn_ends(calls: Sequence[CallSpan], lanes: Sequence[int], now: float) -> list[float]:
+    """Where each call's bar ends: its end, else now, else (a running call whose lane a later call
+    took, see :func:`call_lanes`) where that call starts."""
+    ends = [span.end if span.end is not None else now for span in calls]
+    by_lane: dict[int, list[int]] = {}
+    for i in sorted(range(len(calls)), key=lambda i: calls[i].start):
+        by_lane.setdefault(lanes[i], []).append(i)
+    for members in by_lane.values():
+        for here, after in zip(members, members[1:]):
+            if calls[here].end is None:
+                ends[here] = min(ends[here], calls[after].start)
+    return ends
 
 
 def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
@@ -159,11 +180,12 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     now = state.elapsed_s
     calls = [span for span in state.calls if span.outcome != CallOutcome.CACHED]
     cached = [span for span in state.calls if span.outcome == CallOutcome.CACHED]
-    lanes = call_lanes(calls, now)
-    rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
+    lanes = call_lanes(calls, now, limit=state.concurrency)
+    ends = _drawn_ends(calls, lanes, now) + [span.end if span.end is not None else now for span in cached]
+    rows = [(span, lane + 1, end) for span, lane, end in zip(calls + cached, lanes + [-1] * len(cached), ends)]
     traces: list[dict[str, object]] = []
     for outcome, color in CALL_COLORS.items():
-        picked = [(span, row) for span, row in rows if span.outcome == outcome]
+        picked = [(span, row, end) for span, row, end in rows if span.outcome == outcome]
         if not picked:
             continue
         traces.append(
@@ -171,11 +193,11 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
                 "type": "bar",
                 "name": outcome,
                 "orientation": "h",
-                "y": [row for _, row in picked],
-                "base": [span.start for span, _ in picked],
-                "x": [max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
+                "y": [row for _, row, _ in picked],
+                "base": [span.start for span, _, _ in picked],
+                "x": [max(end - span.start, 0.002) for span, _, end in picked],
                 "marker": {"color": color},
-                "customdata": [[span.batch_index, span.attempt] for span, _ in picked],
+                "customdata": [[span.batch_index, span.attempt] for span, _, _ in picked],
                 "hovertemplate": "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long<extra>" + outcome + "</extra>",
             }
         )

@@ -29,7 +29,7 @@ from graphrag_core.search import draw_seed
 from graphrag_core.levels import is_fixed
 from graphrag_core.llm.base import model_identity
 
-from . import bundles, charts, controls, views
+from . import bundles, charts, controls, evidence, views
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
@@ -87,7 +87,7 @@ def presenting() -> bool:
 PRESENTER_CSS = """<style>
 section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"], [data-testid="stExpandSidebarButton"] { display: none; }
 html { font-size: 19px; }
-.block-container { padding-top: 2.5rem; padding-left: 2rem; padding-right: 2rem; max-width: 100%; }
+.stMainBlockContainer { padding-top: 1.5rem; padding-left: 2rem; padding-right: 2rem; max-width: 100%; }
 </style>"""
 """Presenter mode's clean screen: no sidebar (the main area takes the full width), larger type."""
 
@@ -292,13 +292,14 @@ def _end_live(page: ExploreState) -> None:
     save_error = getattr(view.handle, "save_error", None)
     if save_error:
         page.errors.append(save_error)
-    view.handle, view.replay_speed = None, None
+    view.handle, view.replay_speed, view.end_drawn = None, None, False
     view.reveal_answer = view.state.result is not None
 
 
 def _live_tick(interval: float) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
-    place; when it ended, the whole page is drawn again (its answer, its diagnostics, Run)."""
+    place. The tick that finds the run ended draws its end (the answer under the charts) at
+    once; the next one draws the whole page again (its answer, its diagnostics, Run)."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
@@ -306,13 +307,17 @@ def _live_tick(interval: float) -> None:
         return
     ended = view.handle.done  # read before catching up, so the run's last events are never missed
     view.handle.progress(view.state)
-    if ended:
+    if ended and view.end_drawn:
         _end_live(page)
         st.rerun()
-    if redraw_interval(view.state) != interval:
+    if not ended and redraw_interval(view.state) != interval:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     views.render_live(st.container(), view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height)
+    if ended:
+        view.end_drawn = True
+        if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
+            evidence.render_answer(st.container(), view.state, index_key=view.index_key)
 
 
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:

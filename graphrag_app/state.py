@@ -59,6 +59,8 @@ class RunView:
     """Set when a live run ends: the next drawing scrolls its answer into view, once."""
     replay_speed: float | None = None
     """The speed of the replay being played (None: a run, or a replay that ended)."""
+    end_drawn: bool = False
+    """The live view has drawn the run's end (its answer); the next tick draws the page whole."""
 
     @property
     def live(self) -> bool:

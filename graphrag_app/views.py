@@ -407,8 +407,9 @@ def render_selection(container: DeltaGenerator, state: RunState, *, key: str) ->
 LIVE_CHART_HEIGHT = 290
 """The live charts' height: with the status and the progress bar above them they fit, with the
 question and the buttons, on one 1280x800 screen."""
-PRESENTER_CHART_HEIGHT = 360
-"""The live charts' height in presenter mode (no sidebar, larger type: the charts fill the screen)."""
+PRESENTER_CHART_HEIGHT = 300
+"""The live charts' height in presenter mode (no sidebar, larger type: the charts span the page
+and still fit a 1280x800 screen under the question)."""
 
 
 def render_live(

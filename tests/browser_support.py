@@ -199,12 +199,17 @@ def busy_processes(count: int) -> Iterator[list[subprocess.Popen]]:
 LIVE_SAMPLE_MS = 100
 """How often :func:`install_live_sampler` looks at the page."""
 
-_LIVE_SAMPLER = """(every) => {
+_LIVE_SAMPLER = r"""(every) => {
     if (window.__graphragLive) return;
     const live = window.__graphragLive = {clicked: null, started: null, firstBar: null, answer: null, samples: 0, held: 0, gaps: []};
     const shown = (element) => { const box = element.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
     const title = (pattern) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => shown(t) && pattern.test(t.textContent));
     const running = () => [...document.querySelectorAll('[data-testid="stText"]')].some((t) => /^Status: running/.test(t.textContent));
+    const streaming = () => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => {  // some batches finished, not all:
+        const m = shown(t) && /^Map batches: ([\d,]+) of ([\d,]+) finished/.exec(t.textContent);  // this run's chart, not one left
+        const count = (text) => Number(text.replace(/,/g, ''));                                      // from what the page showed before
+        return Boolean(m) && count(m[1]) > 0 && count(m[1]) < count(m[2]);
+    });
     document.addEventListener('click', (event) => {
         const button = event.target.closest('button');
         if (button && /Run global search|Run fresh|Replay/.test(button.textContent) && live.clicked === null) live.clicked = performance.now();
@@ -216,13 +221,14 @@ _LIVE_SAMPLER = """(every) => {
             if (!running()) return;  // what the page showed before the run streams is not the run's
             live.started = now;
         }
-        if (live.firstBar === null && title(/^Map batches: [1-9]/)) live.firstBar = now;
-        const answer = document.getElementById('graphrag-answer');  // the finished answer's heading (not the draft's)
+        if (live.firstBar === null && streaming()) live.firstBar = now;
+        const answer = document.querySelector('.st-key-answer-box');  // the finished answer (not the draft the reduce streams)
         if (live.answer === null && answer && shown(answer) && !running()) live.answer = now;
         if (live.firstBar !== null && live.answer === null && running()) {
             live.samples += 1;
-            const both = title(/^Map batches: /) && title(/^Model calls: /);
-            if (both) live.held += 1; else live.gaps.push(Math.round(now - live.clicked));
+            const useful = title(/^Map batches: /), timeline = title(/^Model calls: /);
+            if (useful && timeline) live.held += 1;
+            else live.gaps.push([Math.round(now - live.clicked), useful, timeline, document.querySelectorAll('.js-plotly-plot').length]);
         }
     }, every);
 }"""
@@ -230,7 +236,8 @@ _LIVE_SAMPLER = """(every) => {
 
 def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
     """Sample ``page`` every :data:`LIVE_SAMPLE_MS` from the next click on a button that starts
-    a run: when the usefulness chart first shows a finished batch, when the answer's heading
+    a run: when the usefulness chart first shows some of its batches finished (not all: a chart
+    left from the page before shows them all), when the answer's heading
     appears, and, while the run streams after its first bar, whether the usefulness chart and
     the call timeline are both on the page. Read the figures with :func:`live_figures`."""
     page.evaluate(_LIVE_SAMPLER, LIVE_SAMPLE_MS)
@@ -239,7 +246,8 @@ def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
 def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """What :func:`install_live_sampler` saw: ``first_bar_s`` and ``answer_s`` (seconds after
     the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
-    bar, ``held`` (both charts present) and ``gaps`` (when they were not, ms after the click)."""
+    bar, ``held`` (both charts present) and ``gaps`` (when they were not: ms after the click,
+    whether each chart's title was there, and how many charts the page held)."""
     page.wait_for_function("() => window.__graphragLive.answer !== null")
     live = page.evaluate("() => window.__graphragLive")
     clicked = live["clicked"]

@@ -35,6 +35,7 @@ def test_run_a_question_watch_it_and_follow_a_cited_community(server: str, page)
     assert "run=" in page.url and "seed=" in page.url
     shot(page, "explore-completed")
 
+    sync_api.expect(page.locator(".st-key-answer-evidence")).to_be_visible()
     page.locator(".st-key-answer-box a[href*='provenance?']").first.click()  # a citation: its evidence beside the answer
     dialog = page.get_by_role("dialog")
     sync_api.expect(dialog.get_by_text("In this run")).to_be_visible()

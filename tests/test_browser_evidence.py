@@ -45,6 +45,7 @@ def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, p
     title = citation.get_attribute("title") or ""
     assert title.startswith("Community "), "the community's title on hover"
     shot(page, "evidence-answer")
+    expect(page.locator(".st-key-answer-evidence")).to_be_visible()
     citation.click()  # its evidence beside the answer (issue 20: no new tab), then the full page in this tab
     page.get_by_role("dialog").get_by_role("link", name="Open the full Provenance page").click()
     provenance = page

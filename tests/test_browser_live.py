@@ -62,6 +62,12 @@ def open_explore(page, url: str, *, timeout: float | None = None) -> None:  # ty
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled(timeout=timeout)
 
 
+def answer(page):  # type: ignore[no-untyped-def]
+    """A finished answer on the page (the first: while the page is drawn whole after a run, the
+    live view's copy and the page's own may both be there for a moment)."""
+    return page.locator(".st-key-answer-box").first
+
+
 def record_figures(name: str, figures: dict) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "live-samples.txt", "a", encoding="utf-8") as out:
@@ -71,21 +77,24 @@ def record_figures(name: str, figures: dict) -> None:
         )
 
 
-def box_of(locator) -> dict:  # type: ignore[no-untyped-def]
-    box = locator.bounding_box()
-    assert box is not None, f"{locator} is not on the page"
-    return box
+_FITS = """() => {
+    const shown = (el) => { const box = el.getBoundingClientRect(); return box.width > 0 && box.height > 0 ? box : null; };
+    const plot = (pattern) => [...document.querySelectorAll('.js-plotly-plot')].find((p) => {
+        const title = p.querySelector('.gtitle');
+        return title && shown(p) && pattern.test(title.textContent);
+    });
+    const parts = [document.querySelector('[data-testid="stProgress"]'), plot(/^Map batches: [1-9]/), plot(/^Model calls: /)];
+    return parts.every((part) => {
+        const box = part && shown(part);
+        return box && box.top >= 0 && box.bottom <= window.innerHeight && box.right <= window.innerWidth;
+    });
+}"""
 
 
-def on_screen(page, locator) -> bool:  # type: ignore[no-untyped-def]
-    box = box_of(locator)
-    size = page.viewport_size
-    return box["y"] >= 0 and box["y"] + box["height"] <= size["height"] and box["x"] + box["width"] <= size["width"]
-
-
-def chart(page, pattern: str):  # type: ignore[no-untyped-def]
-    """The Plotly chart (its whole plot) whose title matches ``pattern``."""
-    return page.locator(".js-plotly-plot").filter(has=page.locator(".gtitle", has_text=re.compile(pattern))).first
+def wait_until_the_run_fits_on_screen(page) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the progress bar, the usefulness chart (with a finished batch) and the call
+    timeline are all on the screen at once, with no scrolling (one look at the page)."""
+    page.wait_for_function(_FITS, polling=200)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
@@ -99,14 +108,10 @@ def test_the_live_view_holds_under_load(server: str, size: tuple[int, int]) -> N
         page.get_by_role("button", name="Run global search").click()
         sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of")).to_be_visible()
         sync_api.expect(chart_title(page, r"^Model calls: ")).to_be_visible()
-        progress = page.locator("[data-testid='stProgress']").first
-        # while it streams, the progress and both charts fit on the screen, with no scrolling
-        assert on_screen(page, progress), "the progress bar is off the screen"
-        assert on_screen(page, chart(page, r"^Map batches: ")), "the usefulness chart is off the screen"
-        assert on_screen(page, chart(page, r"^Model calls: ")), "the call timeline is off the screen"
+        wait_until_the_run_fits_on_screen(page)  # while it streams, the progress and both charts fit on the screen
         assert cut_texts(page) == [] and legend_overlaps(page) == []
         shot(page, f"live-{width}x{height}")
-        sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+        sync_api.expect(answer(page)).to_be_visible()
         figures = live_figures(page)
         record_figures(f"a paced run at {width}x{height}, two CPU-bound processes beside the server", figures)
         assert figures["samples"] >= MIN_SAMPLES, figures
@@ -124,7 +129,7 @@ def test_a_reload_mid_run_follows_the_run_to_its_end_with_stop_offered(server: s
     sync_api.expect(page.get_by_text(re.compile(r"^Status: running"))).to_be_visible()
     sync_api.expect(page.get_by_role("button", name="Stop")).to_be_enabled()  # attached to the run itself
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_disabled()
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()  # followed to the end, no click
+    sync_api.expect(answer(page)).to_be_visible()  # followed to the end, no click
     sync_api.expect(page.get_by_text("Status: completed", exact=True).first).to_be_visible()
     sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()
     assert url_param(page.url, "run") == run_id
@@ -143,7 +148,7 @@ def test_a_second_tab_stops_the_run_and_the_first_answers_from_what_was_read(ser
     sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()  # the first tab follows
 
     page.get_by_role("button", name="Answer from what was read").click()
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(answer(page)).to_be_visible()
     sync_api.expect(page.get_by_text(re.compile(r"^Status: partial · Stopped after reading \d+ of \d+ batches"))).to_be_visible()
     shot(page, "explore-partial-answer")
     second.goto(server)
@@ -164,7 +169,7 @@ def usefulness_bars(page) -> list:  # type: ignore[no-untyped-def]
 def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?latency=0.2&concurrency=4&level=1&seed=13")
     page.get_by_role("button", name="Run global search").click()
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(answer(page)).to_be_visible()
     wait_for_plots_settled(page)
     recorded = usefulness_bars(page)
     run_id = url_param(page.url, "run")
@@ -176,7 +181,7 @@ def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> 
     sync_api.expect(playing).to_be_visible()
     assert url_param(page.url, "replay") == run_id and url_param(page.url, "speed") == "1"
     sync_api.expect(playing).to_have_count(0)  # it played to the end
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(answer(page)).to_be_visible()
     figures = live_figures(page)
     record_figures("a replay at its recorded pace, 1500x1800", figures)
     assert figures["held"] >= HELD_SHARE * figures["samples"], figures
@@ -185,7 +190,7 @@ def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> 
 
     open_explore(page, server + f"/?replay={run_id}&speed=8")  # from a link, in a new session
     sync_api.expect(page.get_by_text(re.compile(r"replay of a recorded run at 8×"))).to_have_count(0)
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(answer(page)).to_be_visible()
     wait_for_plots_settled(page)
     assert usefulness_bars(page) == recorded
 
@@ -197,9 +202,9 @@ def test_presenter_mode_is_a_clean_screen(server: str) -> None:
         sync_api.expect(page.locator("section[data-testid='stSidebar']")).to_be_hidden()
         page.get_by_role("button", name="Run global search").click()
         sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of")).to_be_visible()
-        assert on_screen(page, chart(page, r"^Map batches: ")) and on_screen(page, chart(page, r"^Model calls: "))
+        wait_until_the_run_fits_on_screen(page)
         shot(page, "presenter-live")
-        sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+        sync_api.expect(answer(page)).to_be_visible()
         assert page.get_by_text("run id:").count() == 0 and page.get_by_role("heading", name="Diagnostics").count() == 0
         assert url_param(page.url, "presenter") == "1"
         page.get_by_text("Presenter mode").click()  # the switch is on the page itself
@@ -209,7 +214,7 @@ def test_presenter_mode_is_a_clean_screen(server: str) -> None:
 def test_a_citation_shows_its_evidence_beside_the_answer_and_provenance_opens_in_the_same_tab(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?latency=0&level=1&seed=15")
     page.get_by_role("button", name="Run global search").click()
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(page.locator(".st-key-answer-evidence")).to_be_visible()  # the page drawn whole, its evidence ready
     citation = page.locator(".st-key-answer-box a[href*='provenance?']").first
     community = re.search(r"community=([^&]+)", citation.get_attribute("href") or "").group(1)  # type: ignore[union-attr]
     citation.click()
@@ -223,7 +228,7 @@ def test_a_citation_shows_its_evidence_beside_the_answer_and_provenance_opens_in
     assert len(page.context.pages) == 1
     sync_api.expect(page.get_by_role("heading", name=re.compile(rf"^Community {re.escape(community)}:"))).to_be_visible()
     page.go_back()  # Back returns to the answer
-    sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+    sync_api.expect(answer(page)).to_be_visible()
     sync_api.expect(page.get_by_role("dialog")).to_have_count(0)
 
 
@@ -234,7 +239,7 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: s
         if path == "":
             open_explore(page, server + "/?latency=0&level=1&seed=16")
             page.get_by_role("button", name="Run global search").click()
-            sync_api.expect(page.locator("#graphrag-answer")).to_be_visible()
+            sync_api.expect(answer(page)).to_be_visible()
         else:
             page.goto(f"{server}/{path}")
             sync_api.expect(page.locator("[data-testid='stApp'][data-test-script-state='notRunning']")).to_be_attached()

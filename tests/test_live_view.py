@@ -194,3 +194,24 @@ def test_explore_offers_an_answer_from_what_a_stopped_run_read(run_db: Path, tmp
     assert not at.button(key="run_global_search").disabled
     [summary] = RunStore(run_db).list_runs()
     assert summary.run_id == handle.run_id and summary.status == "partial"
+
+
+def test_the_live_timeline_never_shows_more_calls_in_flight_than_the_limit() -> None:
+    """A slot goes to the next call a moment before the end of the last is reported: a tick that
+    folds the next call's start first must not draw a fifth call in flight at concurrency 4."""
+    from graphrag_core.events import BatchesPlanned, MapBatchStarted, PlannedBatch, RunStarted
+
+    events: list = [RunStarted(run_id="r", request=GlobalSearchRequest(query="q", seed=1), seed=1, model="m", tokenizer="heuristic")]
+    events.append(BatchesPlanned(batches=tuple(PlannedBatch(index=i, community_ids=(str(i),), token_estimate=10) for i in range(6)), map_prompt_budget=100, concurrency=4))
+    events += [MapBatchStarted(at=0.1 * i, batch_index=i, attempt=1) for i in range(4)]
+    events.append(MapBatchStarted(at=1.0, batch_index=4, attempt=1))  # batch 0's end is not folded yet
+    state = RunState.replay(events)
+    state.elapsed_s = 1.4
+    lanes = charts.call_lanes(state.calls, state.elapsed_s, limit=4)
+    assert max(lanes) + 1 == 4 and lanes[4] == lanes[0]
+    figure = charts.timeline_figure(state)
+    assert "at most 4 in flight (limit 4)" in figure.layout.title.text
+    running = next(t for t in figure.data if t.name == "running")
+    first = list(running.customdata).index([0, 1])
+    assert abs(running.base[first] + running.x[first] - 1.0) < 1e-9  # batch 0's bar ends where batch 4 took its slot
+    assert max(charts.call_lanes(state.calls, state.elapsed_s)) + 1 == 5  # with no limit, lanes are only what the spans say
