@@ -22,12 +22,10 @@ from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.figures import Price
-from graphrag_core.levels import level_text
+from graphrag_core.levels import is_fixed, level_text
+from graphrag_core.llm.base import model_identity
 from graphrag_core.samples import SAMPLE_QUESTIONS, sample_question
 from graphrag_core.search import draw_seed
-
-from graphrag_core.levels import is_fixed
-from graphrag_core.llm.base import model_identity
 
 from . import bundles, charts, controls, evidence, views
 from .controls import OpenedIndex

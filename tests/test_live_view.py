@@ -215,3 +215,20 @@ def test_the_live_timeline_never_shows_more_calls_in_flight_than_the_limit() -> 
     first = list(running.customdata).index([0, 1])
     assert abs(running.base[first] + running.x[first] - 1.0) < 1e-9  # batch 0's bar ends where batch 4 took its slot
     assert max(charts.call_lanes(state.calls, state.elapsed_s)) + 1 == 5  # with no limit, lanes are only what the spans say
+
+
+def test_before_run_the_preview_says_the_cache_would_answer_and_run_fresh_reads_none_of_it(run_db: Path) -> None:
+    at = app({"q": QUESTION, "level": "1", "seed": "5", "latency": "0"}).run(timeout=TIMEOUT)
+    assert any(c.value.startswith("Map cache: no batch") for c in at.caption)
+    at.button(key="run_global_search").click().run(timeout=TIMEOUT)
+    first = RunStore(run_db).get(at.query_params["run"])
+    assert first is not None and first.figures.spend.cache_hits == 0
+    assert any(c.value.startswith("Map cache: all") for c in at.caption)  # said before the next Run
+
+    at.button(key="run_fresh").click().run(timeout=TIMEOUT)
+    fresh = RunStore(run_db).get(at.query_params["run"])
+    assert fresh is not None and fresh.run_id != first.run_id
+    assert fresh.figures.spend.cache_hits == 0 and fresh.figures.spend.calls == first.figures.spend.calls
+    at.button(key="run_global_search").click().run(timeout=TIMEOUT)
+    cached = RunStore(run_db).get(at.query_params["run"])
+    assert cached is not None and cached.figures.spend.cache_hits == first.figures.batches
