@@ -15,6 +15,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from graphrag_app.navigation import SIDEBAR_WIDTH_PX
+
 from .browser_support import (
     ARTIFACTS,
     UI_TIMEOUT_MS,
@@ -72,7 +74,8 @@ def record_figures(name: str, figures: dict) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     with open(ARTIFACTS / "live-samples.txt", "a", encoding="utf-8") as out:
         out.write(
-            f"{name}: charts present in {figures['held']} of {figures['samples']} samples; first bar {figures['first_bar_s']:.2f} s and "
+            f"{name}: charts present in {figures['held']} of {figures['samples']} samples (greyed out in {figures['faded']}); "
+            f"first bar {figures['first_bar_s']:.2f} s and "
             f"answer {figures['answer_s']:.2f} s after Run; gaps at {figures['gaps']} ms\n"
         )
 
@@ -116,6 +119,7 @@ def test_the_live_view_holds_under_load(server: str, size: tuple[int, int]) -> N
         record_figures(f"a paced run at {width}x{height}, two CPU-bound processes beside the server", figures)
         assert figures["samples"] >= MIN_SAMPLES, figures
         assert figures["held"] >= HELD_SHARE * figures["samples"], figures
+        assert figures["faded"] == 0, figures  # never greyed out while a tick draws them again
         assert figures["answer_s"] > figures["first_bar_s"] > 0
 
 
@@ -249,3 +253,16 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: s
         cut = [text for text in cut_texts(page) if not (path == "compare" and re.match(r"^[0-9a-f]{8} · ", text))]
         assert cut == [], f"cut at 1280x800 on /{path}: {cut}"
         assert legend_overlaps(page) == [], f"legends over titles or toolbars on /{path}"
+
+
+def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str) -> None:
+    """The first session of a freshly started server draws the sidebar before the page config
+    (and its width) arrives: the sidebar then opens 300 px wide. It must still show the level
+    picker's whole choice at 1280x800."""
+    with chromium_page(height=800) as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_explore(page, server + "/?latency=0&seed=17")
+        sidebar = page.locator("section[data-testid='stSidebar']")
+        sidebar.evaluate("(element) => { element.style.width = '300px'; }")  # the width a late page config leaves
+        assert (sidebar.bounding_box() or {}).get("width", 0) >= SIDEBAR_WIDTH_PX - 1
+        assert cut_texts(page) == []
