@@ -90,11 +90,17 @@ html { font-size: 19px; }
 """Presenter mode's clean screen: no sidebar (the main area takes the full width), larger type."""
 
 
+LIVE_VIEW_KEY = "live-view"
+"""The key of the live view's container (its elements are under ``.st-key-live-view``)."""
+
 EXPLORE_CSS = """<style>
 .stMainBlockContainer { padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }
+.st-key-live-view [data-stale="true"] { opacity: 1 !important; transition: none !important; }
 </style>"""
 """Explore's page: less empty margin, so a streaming run's progress and both charts fit on a
-1280x800 screen under the question."""
+1280x800 screen under the question; and the live view never fades its charts while a tick is
+drawing them again (Streamlit greys an element until its new copy arrives, which on a busy
+machine made the charts blink grey on every tick)."""
 
 
 def draw_page_style() -> None:
@@ -311,11 +317,12 @@ def _live_tick(interval: float) -> None:
     if not ended and redraw_interval(view.state) != interval:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
-    views.render_live(st.container(), view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height)
+    live = st.container(key=LIVE_VIEW_KEY)
+    views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height)
     if ended:
         view.end_drawn = True
         if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
-            evidence.render_answer(st.container(), view.state, index_key=view.index_key)
+            evidence.render_answer(live.container(), view.state, index_key=view.index_key)
 
 
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:

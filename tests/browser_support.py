@@ -201,9 +201,15 @@ LIVE_SAMPLE_MS = 100
 
 _LIVE_SAMPLER = r"""(every) => {
     if (window.__graphragLive) return;
-    const live = window.__graphragLive = {clicked: null, started: null, firstBar: null, answer: null, samples: 0, held: 0, gaps: []};
+    const live = window.__graphragLive = {clicked: null, started: null, firstBar: null, answer: null, samples: 0, held: 0, faded: 0, gaps: []};
     const shown = (element) => { const box = element.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
     const title = (pattern) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => shown(t) && pattern.test(t.textContent));
+    const opacity = (element) => {  // as seen: the product of the opacities of the element and its ancestors
+        let seen = 1;
+        for (let e = element; e && e !== document.body; e = e.parentElement) seen *= Number(getComputedStyle(e).opacity);
+        return seen;
+    };
+    const faded = () => [...document.querySelectorAll('.js-plotly-plot')].some((p) => shown(p) && opacity(p) < 0.99);
     const running = () => [...document.querySelectorAll('[data-testid="stText"]')].some((t) => /^Status: running/.test(t.textContent));
     const streaming = () => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => {  // some batches finished, not all:
         const m = shown(t) && /^Map batches: ([\d,]+) of ([\d,]+) finished/.exec(t.textContent);  // this run's chart, not one left
@@ -229,6 +235,7 @@ _LIVE_SAMPLER = r"""(every) => {
             const useful = title(/^Map batches: /), timeline = title(/^Model calls: /);
             if (useful && timeline) live.held += 1;
             else live.gaps.push([Math.round(now - live.clicked), useful, timeline, document.querySelectorAll('.js-plotly-plot').length]);
+            if (faded()) live.faded += 1;
         }
     }, every);
 }"""
@@ -246,7 +253,7 @@ def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
 def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
     """What :func:`install_live_sampler` saw: ``first_bar_s`` and ``answer_s`` (seconds after
     the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
-    bar, ``held`` (both charts present) and ``gaps`` (when they were not: ms after the click,
+    bar, ``held`` (both charts present), ``faded`` (a chart drawn greyed out) and ``gaps`` (when they were not: ms after the click,
     whether each chart's title was there, and how many charts the page held)."""
     page.wait_for_function("() => window.__graphragLive.answer !== null")
     live = page.evaluate("() => window.__graphragLive")
@@ -255,7 +262,14 @@ def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
     def since(value: float | None) -> float | None:
         return None if value is None or clicked is None else (value - clicked) / 1000
 
-    return {"first_bar_s": since(live["firstBar"]), "answer_s": since(live["answer"]), "samples": live["samples"], "held": live["held"], "gaps": live["gaps"]}
+    return {
+        "first_bar_s": since(live["firstBar"]),
+        "answer_s": since(live["answer"]),
+        "samples": live["samples"],
+        "held": live["held"],
+        "faded": live["faded"],
+        "gaps": live["gaps"],
+    }
 
 
 _CUT_TEXTS = """() => {
