@@ -302,8 +302,9 @@ def _end_live(page: ExploreState) -> None:
 
 def _live_tick(interval: float) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
-    place. The tick that finds the run ended draws its end (the answer under the charts) at
-    once; the next one draws the whole page again (its answer, its diagnostics, Run)."""
+    place. The first tick that folds the run's result draws the answer under the charts at
+    once (the run may still be saving); the tick after the one that finds the run ended draws
+    the whole page again (its answer, its diagnostics, Run)."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
@@ -319,10 +320,9 @@ def _live_tick(interval: float) -> None:
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     live = st.container(key=LIVE_VIEW_KEY)
     views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height)
-    if ended:
-        view.end_drawn = True
-        if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
-            evidence.render_answer(live.container(), view.state, index_key=view.index_key)
+    if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
+        evidence.render_answer(live.container(), view.state, index_key=view.index_key)
+    view.end_drawn = ended
 
 
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:
