@@ -244,6 +244,7 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: s
             open_explore(page, server + "/?latency=0&level=1&seed=16")
             page.get_by_role("button", name="Run global search").click()
             sync_api.expect(answer(page)).to_be_visible()
+            sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()  # the page drawn whole after the run
         else:
             page.goto(f"{server}/{path}")
             sync_api.expect(page.locator("[data-testid='stApp'][data-test-script-state='notRunning']")).to_be_attached()
