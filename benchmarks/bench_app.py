@@ -11,7 +11,10 @@ presentation pace (``--latency``, default 0.4 s per call):
 - **answer**: seconds from the run's end until the answer's heading is on the page (target:
   under 1 s);
 - **charts held**: once the first bar is drawn, in how many samples (every 100 ms, taken in the
-  page) both the usefulness chart and the call timeline are on the page while the run streams.
+  page) both the usefulness chart and the call timeline are on the page while the run streams
+  (and in how many a chart was greyed out);
+- **shown**: seconds from the click on Run until the page says the run is running (how long the
+  click takes to reach the server and the page to be drawn again: part of both lags).
 
 Both lags are measured from the click on Run, so they include the time the click takes to
 reach the server (an upper bound). ``--load N`` runs N CPU-bound processes beside the server
@@ -64,6 +67,8 @@ def measure(url: str, db: Path, *, latency: float, runs: int) -> list[dict[str, 
                     "first bar": figures["first_bar_s"] - first_reply,
                     "answer": figures["answer_s"] - end,
                     "held": figures["held"],
+                    "faded": figures["faded"],
+                    "shown": figures["shown_s"],
                     "samples": figures["samples"],
                     "run": end,
                 }
@@ -82,10 +87,12 @@ def main() -> None:
         with streamlit_server(home, home / "runs.sqlite3") as url:
             rows = measure(url, home / "runs.sqlite3", latency=args.latency, runs=args.runs)
     print(f"Explore at 1280x800, offline model at {args.latency:g} s per call, {args.load} CPU-bound processes beside the server")
-    print(f"{'run':>4} {'run s':>7} {'open s':>7} {'first bar s':>12} {'answer s':>9} {'charts held':>14}")
+    print(f"{'run':>4} {'run s':>7} {'open s':>7} {'shown s':>8} {'first bar s':>12} {'answer s':>9} {'charts held':>14} {'greyed':>7}")
     for n, row in enumerate(rows, start=1):
         held = f"{row['held']:.0f} of {row['samples']:.0f}"
-        print(f"{n:>4} {row['run']:>7.2f} {row['open']:>7.2f} {row['first bar']:>12.2f} {row['answer']:>9.2f} {held:>14}")
+        print(
+            f"{n:>4} {row['run']:>7.2f} {row['open']:>7.2f} {row['shown']:>8.2f} {row['first bar']:>12.2f} {row['answer']:>9.2f} {held:>14} {row['faded']:>7.0f}"
+        )
     for name, target in TARGETS.items():
         worst = max(row[name] for row in rows)
         print(f"{name}: median {statistics.median(row[name] for row in rows):.2f} s, worst {worst:.2f} s (target < {target:g} s)")

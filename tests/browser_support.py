@@ -251,8 +251,8 @@ def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
 
 
 def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
-    """What :func:`install_live_sampler` saw: ``first_bar_s`` and ``answer_s`` (seconds after
-    the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
+    """What :func:`install_live_sampler` saw: ``shown_s`` (the page says the run is running),
+    ``first_bar_s`` and ``answer_s`` (seconds after the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
     bar, ``held`` (both charts present), ``faded`` (a chart drawn greyed out) and ``gaps`` (when they were not: ms after the click,
     whether each chart's title was there, and how many charts the page held)."""
     page.wait_for_function("() => window.__graphragLive.answer !== null")
@@ -263,6 +263,7 @@ def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
         return None if value is None or clicked is None else (value - clicked) / 1000
 
     return {
+        "shown_s": since(live["started"]),
         "first_bar_s": since(live["firstBar"]),
         "answer_s": since(live["answer"]),
         "samples": live["samples"],
