@@ -26,6 +26,7 @@ reach the server (an upper bound). ``--load N`` runs N CPU-bound processes besid
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -82,11 +83,13 @@ def main() -> None:
     parser.add_argument("--load", type=int, default=2, help="CPU-bound processes beside the server")
     parser.add_argument("--latency", type=float, default=0.4, help="the offline model's simulated seconds per call")
     args = parser.parse_args()
+    before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp, busy_processes(args.load):
         home = Path(tmp)
         with streamlit_server(home, home / "runs.sqlite3") as url:
             rows = measure(url, home / "runs.sqlite3", latency=args.latency, runs=args.runs)
     print(f"Explore at 1280x800, offline model at {args.latency:g} s per call, {args.load} CPU-bound processes beside the server")
+    print(f"load average (1 min) {before:.1f} before, {os.getloadavg()[0]:.1f} after, on {os.cpu_count()} CPUs (other work on the machine counts too)")
     print(f"{'run':>4} {'run s':>7} {'open s':>7} {'shown s':>8} {'first bar s':>12} {'answer s':>9} {'charts held':>14} {'greyed':>7}")
     for n, row in enumerate(rows, start=1):
         held = f"{row['held']:.0f} of {row['samples']:.0f}"
