@@ -14,6 +14,7 @@ from graphrag_app.explore_views import cache_line
 from graphrag_app.jobs import follow
 from graphrag_app.live import LiveRuns, replay_run, start_partial_answer
 from graphrag_app.loaders import CostPreviews
+from graphrag_app.state import ExploreState
 from graphrag_app.urls import RunSettings, replay_speed, replay_url, to_query_params
 from graphrag_core.cache import MemoryMapCache, SqliteMapCache
 from graphrag_core.history import RunStore
@@ -232,3 +233,25 @@ def test_before_run_the_preview_says_the_cache_would_answer_and_run_fresh_reads_
     at.button(key="run_global_search").click().run(timeout=TIMEOUT)
     cached = RunStore(run_db).get(at.query_params["run"])
     assert cached is not None and cached.figures.spend.cache_hits == first.figures.batches
+
+
+def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bars(run_db: Path, tmp_path: Path) -> None:
+    from graphrag_app.bundles import open_bundle
+    from graphrag_app.settings import load_settings
+    from graphrag_core.bundle import bundle_to_json, make_bundle
+
+    elsewhere = tmp_path / "elsewhere.sqlite3"
+    run_id = stored_run(elsewhere)
+    recorded = RunStore(elsewhere).get(run_id)
+    assert recorded is not None
+    bundle, _notices, errors = open_bundle(bundle_to_json(make_bundle(recorded)).encode(), name="run.json", app=load_settings())
+    assert bundle is not None and errors == []
+
+    at = app({"replay": run_id, "speed": "50"}).run(timeout=TIMEOUT)
+    assert not at.exception
+    assert any(t.startswith("Status: completed") for t in texts(at))
+    assert at.query_params["run"] == run_id
+    shown = at.session_state[ExploreState.KEY].view
+    assert shown is not None and shown.handle is None  # played to its end through the live view
+    assert charts.usefulness_figure(shown.state).to_plotly_json()["data"] == charts.usefulness_figure(recorded.replay()).to_plotly_json()["data"]
+    assert shown.state.result == recorded.replay().result
