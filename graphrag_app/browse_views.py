@@ -73,11 +73,12 @@ def draw_overview(container: DeltaGenerator, opened: OpenedIndex) -> None:
 def draw_hierarchy(container: DeltaGenerator, index: Index) -> None:
     with container:
         st.subheader("Community hierarchy")
-        cols = st.columns([2, 2, 2, 4], vertical_alignment="bottom")
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # each control as wide as its choices
+        cols = [row, row, row, st.container()]
         size_by = cols[0].segmented_control("Size by", list(ic.SIZE_CHOICES), key=SIZE_KEY, default="members")
         kind = cols[1].segmented_control("Chart", list(ic.KIND_CHOICES), key=KIND_KEY, default="sunburst")
         depth_options = list(range(1, len(index.levels()) + 1))
-        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY)
+        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY, width=180)
         cols[3].caption("Click a community to zoom in; click the centre (or the top bar) to zoom out.")
         fig = ic.hierarchy_figure(index, size_by=size_by or "members", kind=kind or "sunburst", max_depth=depth)
         st.plotly_chart(fig, key="browse_hierarchy", config=PLOTLY_CONFIG)

@@ -285,7 +285,8 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
         if st.session_state.get(HISTORY_KEY) not in by_id:
             st.session_state[HISTORY_KEY] = selected[0] if selected else runs[0].run_id
         run_id = st.selectbox("Run to export or delete", list(by_id), key=HISTORY_KEY, format_func=lambda r: run_option_label(by_id[r]))
-        cols = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # buttons as wide as their labels
+        cols = [row, row, row, st.container()]
         cols[0].download_button(
             "Download JSON",
             partial(store.export_json, run_id),

@@ -8,28 +8,23 @@ the page then draws Stop enabled); errors are queued on :class:`ExploreState` an
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.cache import MapCache, open_map_cache
-from graphrag_core.errors import GraphRAGError, NoSourceChunksError, PreflightError
-from graphrag_core.history import RunStore, StoreError
-from graphrag_core.index import index_display_name
+from graphrag_core.errors import GraphRAGError, NoSourceChunksError
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
 from graphrag_core.methods import GLOBAL, VECTOR
-from graphrag_core.models import Index, map_text_tables
+from graphrag_core.models import Index
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.search import draw_seed
-from graphrag_core.state import RunState
 
 from . import widgets
 from .escaping import escape_markdown
-from .llm import build_embedder, build_model, ranking_line, shared_preflight
-from .jobs import check_model, start_run
+from .llm import ranking_line
 from .loaders import (
     IndexAccessError,
     IndexSource,
@@ -41,9 +36,9 @@ from .loaders import (
     resolve_source,
     sample_names,
 )
-from .settings import AppSettings, endpoint_refusal, load_settings
-from .state import ExploreState, RunView
-from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
+from .settings import AppSettings, endpoint_refusal
+from .state import ExploreState
+from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, level_option
 from .widgets import FOLDER_CHOICE, Keys, read_widgets
 
 Sections = dict[str, tuple[int, int, int]]
@@ -346,124 +341,21 @@ def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
     return f"Runs call model {settings.model} at {settings.base_url} {key}."
 
 
-def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCache] | None:
-    """The map cache of a job, or None when it is off (by setting, or ``use=False``)."""
-    path = app.cache_path
-    if path is None or not use:
-        return None
-    return lambda: open_map_cache(path)  # a file that cannot be opened: the run says so once and goes on
-
-
-def start_clicked() -> None:
-    """Callback of "Run global search": start the run in its worker, or queue why not."""
-    page = ExploreState.get()
-    if page.running or page.settings is None:
-        return
-    app = load_settings()
-    try:
-        current = widgets.settings_from_widgets(page.settings)
-        request = current.to_request()
-    except ValueError as exc:
-        page.errors.append(str(exc).splitlines()[0])
-        return
-    opened = open_index(current.index, app, tables=map_text_tables(include_claims=request.include_claims, include_sources=request.include_sources))
-    if opened.problem is not None or opened.index is None or opened.source is None:
-        page.errors.append(opened.problem or "The index could not be opened.")
-        return
-    try:
-        chosen = model_settings(app, current)
-    except ValueError as exc:
-        page.errors.append(f"The model settings cannot be used: {exc}")
-        return
-    try:
-        check_model(build_model(chosen), checks=shared_preflight())
-    except PreflightError as exc:
-        page.errors.append(str(exc))
-        return
-    handle = start_run(
-        opened.index,
-        request,
-        lambda: build_model(chosen),
-        store_path=app.store_path,
-        index_name=index_display_name(opened.source.path, opened.index),
-        index_path=str(opened.source.path),
-        cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True))),
-        embedder_factory=(lambda: build_embedder(chosen, app.embedding)) if request.method == VECTOR else None,
-    )
-    page.settings = current
-    page.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
-
-
-def stop_clicked() -> None:
-    """Callback of "Stop": cancel the running search (the page then shows it stopped)."""
-    view = ExploreState.get().view
-    if view is not None and view.handle is not None:
-        view.handle.request_stop()
-
-
-def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
-    """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
-    try:
-        record = RunStore(app.store_path).get(run_id)
-    except StoreError as exc:  # its message names the file and what is wrong with it
-        page.errors.append(str(exc))
-        return False
-    except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
-        page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
-        return False
-    if record is None:
-        page.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
-        return False
-    key = index_param(record.index_path, name=record.index_name)
-    page.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
-    page.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=page.settings or RunSettings())
-    if set_widgets:
-        widgets.seed_widgets(page.settings, index_options=sample_names(), overwrite=True)
-    return True
-
-
-def bundle_opened(page: ExploreState, run_id: str | None, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
-    """A run bundle was opened and put in the history as ``run_id``: show that run, unless a run is going."""
-    page.errors.extend(errors)
-    page.notices.extend(notices)
-    if run_id is not None and not page.running:
-        open_run(page, run_id, app=app)
-
-
-def open_clicked(run_id: str) -> None:
-    page = ExploreState.get()
-    if not page.running:
-        open_run(page, run_id, app=load_settings())
-
-
-def close_clicked() -> None:
-    page = ExploreState.get()
-    if not page.running:
-        page.view = None
-
-
 __all__ = [
     "OpenedIndex",
-    "bundle_opened",
-    "cache_factory",
-    "close_clicked",
     "describe_target",
     "draw_level_picker",
     "draw_settings",
-    "level_picker_label",
-    "picker_request",
     "level_costs_for",
+    "level_picker_label",
     "level_sections_for",
     "model_settings",
-    "open_clicked",
     "open_index",
     "open_picked_index",
-    "open_run",
     "pick_index",
+    "picker_request",
     "run_target",
     "seed_from_url",
     "short_count",
     "show_index_problem",
-    "start_clicked",
-    "stop_clicked",
 ]

@@ -51,7 +51,8 @@ from graphrag_core.samples import SAMPLES
 
 from .choice_views import draw_choice, draw_paper_costs
 from . import vote_views
-from .controls import OpenedIndex, cache_factory
+from .controls import OpenedIndex
+from .run_controls import cache_factory
 from .drilldown_views import draw_drilldown
 from .escaping import escape_markdown
 from .llm import build_embedder, build_model, ranking_line
@@ -263,10 +264,10 @@ def draw_form(
         )
         with right:
             st.text_input("Seeds", key=SEEDS_KEY, help="Two or more add the A/A check (each condition against itself across seeds).")
-            st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)
             r1, r2 = st.columns(2)
             r1.number_input("Repeats", 1, 10, 1, key=REPEATS_KEY)
             r2.checkbox("Claim metrics", key=CLAIMS_KEY, help="Also list each answer's claims: comprehensiveness = distinct claims, diversity = claim clusters.")
+        st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)  # across the page: every criterion's tag whole
     try:
         if not questions:
             raise EvaluationError("Choose, upload or generate a question set.")

@@ -8,6 +8,8 @@ Markdown); no panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -49,6 +51,8 @@ SOURCE_SET_HELP = {
 }
 """The three sets' help for a run whose units are source chunks (the ``text`` and ``vector`` methods)."""
 MAX_WHY_LINKS = 24
+ANSWER_BOX_KEY = "answer-box"
+"""The key of the answer's box: its citations are the ones a click opens beside the answer."""
 ANSWER_HEADING_SHIFT = 2
 """A model's ``# Heading`` in the answer becomes ``###``: below the page's Answer heading."""
 
@@ -129,10 +133,18 @@ def sets_caption(sets: CommunitySets) -> str:
 
 
 def render_answer(
-    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None, key: str | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    index: Index | None = None,
+    anchor: str | None = None,
+    key: str | None = None,
+    under_answer: Callable[[DeltaGenerator], None] | None = None,
 ) -> None:
     """The final answer as Markdown, each citation a link (title on hover), unsupported ids
-    flagged; then the three community sets (``key``: see :func:`render_community_sets`)."""
+    flagged; ``under_answer`` draws into the place right under it; then the three community sets
+    (``key``: see :func:`render_community_sets`)."""
     result = state.result
     if result is None:
         return
@@ -140,11 +152,14 @@ def render_answer(
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
-        st.text(f"Status: {RunStatus(result.status).word}")
-        with st.container(border=True):
+        note = result.diagnostics.stopped_note
+        st.text(f"Status: {RunStatus(result.status).word}" + (f" · {note}" if note else ""))
+        with st.container(border=True, key=ANSWER_BOX_KEY):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
             st.caption(sets_caption(sets))
+        if under_answer is not None:
+            under_answer(st.container())
         render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
 
 
@@ -448,6 +463,7 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
 
 
 __all__ = [
+    "ANSWER_BOX_KEY",
     "CALL_KEY",
     "SET_NAMES",
     "answer_markdown",

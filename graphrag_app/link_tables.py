@@ -68,7 +68,7 @@ def _clicked(key: str, links: list[str | None], column: str, here: str | None) -
         st.query_params.from_dict(params)
         return
     if page == EXPLORE_PAGE and RUN_PARAM in params:
-        from .controls import open_run
+        from .run_controls import open_run
         from .settings import load_settings
         from .state import ExploreState
         from .urls import to_query_params

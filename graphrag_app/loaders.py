@@ -20,14 +20,17 @@ from typing import Any
 
 import streamlit as st
 
+from graphrag_core.cache import SqliteMapCache, cache_key
 from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.index import index_files, load_index, resolve_index_folder
+from graphrag_core.map import map_request
 from graphrag_core.levels import LEAF, level_text
-from graphrag_core.methods import GLOBAL
+from graphrag_core.methods import GLOBAL, unit_kind
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
+from graphrag_core.search import plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
 from graphrag_core.sources import source_units
 from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name
@@ -147,6 +150,8 @@ class CostPreview:
     rating: RatingCost | None = None
     """Dynamic selection: the rating cost range; the map figures are then its upper bound."""
     bound_label: str = ""
+    batch_tokens: tuple[int, ...] = ()
+    """Each planned batch's map prompt estimate, in batch order."""
 
     @property
     def model_calls(self) -> int:
@@ -189,6 +194,7 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
         largest_batch_tokens=cost.largest_batch_tokens,
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
+        batch_tokens=cost.batch_tokens,
     )
 
 
@@ -199,6 +205,42 @@ LevelCosts = dict[str, LevelCost]
 def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
     request = GlobalSearchRequest.model_validate_json(request_json)
     return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
+
+
+class _Identity:
+    """Stands for a model in a cache key: only its identity counts (``cache_key``)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+
+def _count_cached(index: Index, request_json: str, seed: int, identity: str, cache_path: Path) -> int:
+    """How many of the request's map batches the cache at ``cache_path`` answers for the model
+    ``identity`` (the keys the map phase would look up)."""
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=not identity.startswith("offline")))
+    _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
+    model, unit = _Identity(identity), unit_kind(request.method)
+    cache = SqliteMapCache(cache_path)
+    try:
+        return sum(
+            cache.get(cache_key(model, map_request(request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit))) is not None
+            for batch in batches
+        )
+    finally:
+        cache.close()
+
+
+def cache_signature(path: Path) -> int:
+    """A number that changes whenever the SQLite file at ``path`` (or its write-ahead log) is written."""
+    stats = []
+    for name in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = name.stat()
+        except OSError:
+            continue
+        stats.append((stat.st_mtime_ns, stat.st_size))
+    return hash(tuple(stats))
 
 
 class CostPreviews:
@@ -214,6 +256,7 @@ class CostPreviews:
         self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
         self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
         self._levels: OrderedDict[tuple[str, int, str, int], Future[LevelCosts]] = OrderedDict()
+        self._cached: OrderedDict[tuple[object, ...], Future[int]] = OrderedDict()
         self._preview_entries = preview_entries
         self._section_entries = section_entries
 
@@ -272,6 +315,15 @@ class CostPreviews:
             else:
                 table.move_to_end(key)
             return future
+
+    def cached_future(
+        self, index: Index, index_key: str, signature: int, request_json: str, seed: int, *, identity: str, cache_path: Path
+    ) -> Future[int]:
+        """How many of a request's map batches the map cache would answer (a fixed level's
+        request; the endpoint tokenizer is not planned here). Counted again whenever the cache
+        file changes."""
+        key = (index_key, signature, request_json, seed, identity, str(cache_path), cache_signature(cache_path))
+        return self._recent(self._cached, key, _count_cached, index, request_json, seed, identity, cache_path)
 
     def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
         """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``);

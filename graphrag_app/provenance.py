@@ -23,7 +23,8 @@ from graphrag_core.wording import counted
 
 from . import charts, record_views, selection_charts
 from .answer_text import cited_markdown, community_linker, demote_headings, either, link, linked_markdown, record_linker
-from .controls import open_index, open_run, show_index_problem
+from .controls import open_index, show_index_problem
+from .run_controls import open_run
 from .evidence import sets_of
 from .loaders import default_index_key
 from .state import ExploreState, ProvenanceState

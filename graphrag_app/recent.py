@@ -15,7 +15,7 @@ from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
 
-from . import controls
+from . import run_controls
 from .state import ExploreState
 from .settings import AppSettings
 from .escaping import escape_markdown
@@ -101,8 +101,8 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: Explo
             return
         view = page.view
         if view is not None and not page.running and shown_is_stored:
-            cols = st.columns([1, 1, 1, 3])
-            cols[0].button("Close run", key="close_run", on_click=controls.close_clicked, icon=":material/close:")
+            cols = [st.container(horizontal=True, vertical_alignment="center")] * 3  # each button as wide as its label
+            cols[0].button("Close run", key="close_run", on_click=run_controls.close_clicked, icon=":material/close:")
             cols[1].download_button(
                 "Export JSON", partial(store.export_json, view.run_id), file_name=f"run-{view.run_id}.json", mime="application/json", key="export_json", on_click="ignore"
             )
@@ -137,7 +137,7 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, page: Explo
             button_col.button(
                 "Open",
                 key=f"open-{summary.run_id}",
-                on_click=controls.open_clicked,
+                on_click=run_controls.open_clicked,
                 args=(summary.run_id,),
                 disabled=page.running or shown,
             )

@@ -26,7 +26,8 @@ from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 from graphrag_core.wording import counted
 
-from .controls import OpenedIndex, cache_factory, level_costs_for, short_count
+from .controls import OpenedIndex, level_costs_for, short_count
+from .run_controls import cache_factory
 from .loaders import LevelCosts
 from .escaping import escape_markdown
 from .link_tables import link_table
@@ -117,21 +118,20 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     model_words = {"offline": "Offline (no network)", "configured": f"Configured model ({configured})" if configured else "Configured model (offline: nothing configured)"}
     with container:
         st.text_input("Question", key=QUESTION_KEY)
-        c1, c2 = st.columns([3, 2])  # the levels' labels carry their tokens and summaries: room for them
-        c1.multiselect(
+        st.multiselect(  # across the page: each level's tag is long (its tokens and summaries)
             "Levels", options, key=LEVELS_KEY, format_func=label, help=LEVEL_HELP + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep."
         )
+        c2, c3, c4 = st.columns(3)
         c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
-        c3, c4 = st.columns(2)
         c3.text_input("Map token budgets", key=MAP_BUDGETS_KEY, help="One or more, separated by commas.")
         c4.text_input("Reduce token budgets", key=REDUCE_BUDGETS_KEY, help="One or more, separated by commas.")
         if DYNAMIC in state[LEVELS_KEY]:
             state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
             st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
-        m1, m2, m3 = st.columns([2, 1, 2])
+        m1, m2 = st.columns([2, 1])
         m1.radio("Model", list(model_words), key=MODEL_KEY, format_func=model_words.__getitem__, horizontal=True)
         m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
-        m3.checkbox("Save each point's run to the history", key=SAVE_KEY, help="To open each point's run from the results table, or on Compare.")
+        st.checkbox("Save each point's run to the history", key=SAVE_KEY, help="To open each point's run from the results table, or on Compare.")
     return grid_spec(app)
 
 
@@ -226,7 +226,7 @@ def stop_clicked() -> None:
 def draw_buttons(container: DeltaGenerator, page: SweepsState, opened: OpenedIndex, spec: SweepSpec | None, problem: str | None, app: AppSettings) -> None:
     """Run sweep and Stop, and why the last click started nothing or why the last sweep ended early."""
     with container:
-        run_col, stop_col, _ = st.columns([1, 1, 5], vertical_alignment="center")
+        run_col = stop_col = st.container(horizontal=True, vertical_alignment="center")  # buttons as wide as their labels
         run_col.button(
             "Run sweep",
             key=RUN_KEY,
@@ -327,7 +327,7 @@ def draw_result(container: DeltaGenerator, result: SweepResult, *, price: Price 
         if not any(p.run_id for p in result.points):
             st.caption("Tick “Save each point's run to the history” to open each point's run from this table.")
         stem = f"sweep-{result.sweep_id[:8]}"
-        cols = st.columns([1, 1, 4])
+        cols = [st.container(horizontal=True)] * 2  # buttons as wide as their labels
         cols[0].download_button("Download CSV", result.to_csv(), file_name=f"{stem}.csv", mime="text/csv", key="sweep_csv", on_click="ignore", icon=":material/download:")
         cols[1].download_button(
             "Download JSON", result.to_json(), file_name=f"{stem}.json", mime="application/json", key="sweep_json", on_click="ignore", icon=":material/download:"

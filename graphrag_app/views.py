@@ -24,7 +24,7 @@ from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
 
-from . import charts, evidence, selection_charts
+from . import charts, citation_evidence, evidence, selection_charts
 from .escaping import escape_markdown
 from .loaders import CostPreview
 from .urls import provenance_params
@@ -43,6 +43,8 @@ def status_label(state: RunState) -> str:
 def phase_label(state: RunState) -> str:
     if state.status != RunStatus.RUNNING:
         return ""
+    if state.stopped_early:
+        return "answering from what was read"
     if state.phase == "map":
         return f"map: {state.finished_batches:,} of {len(state.batches):,} batches"
     if state.phase == "selecting" and state.selection.active:
@@ -103,12 +105,14 @@ def render_cost_preview(
             st.caption(escape_markdown(line))
 
 
-def render_status(container: DeltaGenerator, state: RunState) -> None:
+def render_status(container: DeltaGenerator, state: RunState, *, note: str | None = None) -> None:
+    """The status line (with ``note`` after it, e.g. that this is a replay), the progress bar, and
+    what the end of the run means: stopped, failed, or answered from what was read."""
     with container:
         status = status_label(state)
         phase = phase_label(state)
         line = f"Status: {status}" + (f" ({phase})" if phase else "")
-        st.text(line + f" · {state.elapsed_s:.1f}s")
+        st.text(line + f" · {state.elapsed_s:.1f}s" + (f" · {note}" if note else ""))
         if state.status == RunStatus.RUNNING and state.phase == "selecting" and state.selection.active:
             selection = state.selection
             total = selection.community_count or 1
@@ -122,6 +126,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.caption(f"Model: {escape_markdown(notice)}")
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
+        if state.result is not None and state.result.diagnostics.stopped_note:
+            st.warning(escape_markdown(state.result.diagnostics.stopped_note), icon=":material/stop_circle:")
         if state.status == RunStatus.CANCELLED:
             st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
@@ -129,23 +135,30 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.text(state.error or "")
 
 
-def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
+def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT) -> None:
+    """The usefulness chart and the call timeline side by side (``height`` px each)."""
     if not state.batches:
         return
     with container:
         left, right = st.columns(2)
         chart_key = f"{key}-usefulness"
         # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
-        _chart(left, charts.usefulness_figure(state), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None)
-        right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
+        _chart(left, charts.usefulness_figure(state, height=height), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
+        _chart(right, charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
 
 
-def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None) -> None:
+LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
+"""A chart redrawn while a run streams has no toolbar: nothing to zoom yet, and no toolbar over its legend."""
+CHART_CONFIG = {"displaylogo": False}
+
+
+def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None, live: bool = False) -> None:
     """A Plotly chart; with ``on_select``, clicking a point calls it (a finished run's charts)."""
+    config = LIVE_CHART_CONFIG if live else CHART_CONFIG
     if on_select is None:
-        container.plotly_chart(figure, key=key, config={"displaylogo": False})
+        container.plotly_chart(figure, key=key, config=config)
     else:
-        container.plotly_chart(figure, key=key, config={"displaylogo": False}, on_select=on_select, selection_mode="points")
+        container.plotly_chart(figure, key=key, config=config, on_select=on_select, selection_mode="points")
 
 
 def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
@@ -255,9 +268,13 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
 
 
 def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
-    """The answer as Markdown with its citations as links, and the three community sets (their
-    communities open in one click when ``key`` is given: a run drawn once per script run)."""
-    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key)
+    """The answer as Markdown with its citations as links (a click shows the citation's evidence
+    on this page), and the three community sets (their communities open in one click when
+    ``key`` is given: a run drawn once per script run)."""
+    evidence.render_answer(
+        container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key,
+        under_answer=lambda box: citation_evidence.draw_citation_evidence(box, state, index_key=index_key),
+    )
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
@@ -409,47 +426,70 @@ def render_selection(container: DeltaGenerator, state: RunState, *, key: str) ->
                 st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
 
 
-RUN_PANELS = 9
-"""The panels of a run. Each is an ``st.empty`` slot written on every drawing, and a panel not
-reached yet stays a bare empty slot (a container is opened only to draw into): Streamlit merges
-a placeholder and the container that replaces it into one message, and a container that
-replaces a container keeps the old one's children, so this is what stops the previous run's
-answer and diagnostics lingering, greyed out, under a new run's charts."""
+LIVE_CHART_HEIGHT = 290
+"""The live charts' height: with the status and the progress bar above them they fit, with the
+question and the buttons, on one 1280x800 screen."""
+PRESENTER_CHART_HEIGHT = 300
+"""The live charts' height in presenter mode (no sidebar, larger type: the charts span the page
+and still fit a 1280x800 screen under the question)."""
+
+
+def render_live(
+    container: DeltaGenerator, state: RunState, *, key: str, note: str | None = None, chart_height: int = LIVE_CHART_HEIGHT
+) -> None:
+    """A run while it streams (or a replay): status and progress, the walk of a dynamic
+    selection, the usefulness chart and the call timeline, then the reduce and the answer as it
+    is written. Drawn again on every tick of the live view with the same elements in the same
+    places under the same keys, so each chart stays on the page and only its data changes."""
+    with container:
+        render_status(st.container(), state, note=note)
+        if state.selection.active:
+            render_selection(st.container(), state, key=key)
+        render_map_charts(st.container(), state, key=key, height=chart_height)
+        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
+            render_reduce_chart(st.container(), state, key=key)
+        render_answer_draft(st.container(), state)
 
 
 def render_run(
-    container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None, interactive: bool | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    key: str,
+    price: Price | None = None,
+    interactive: bool | None = None,
+    presenter: bool = False,
 ) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics.
 
-    ``interactive`` (default: the run is not running) draws the widgets that open a call; a page
-    that redraws the same run several times in one script run (the live loop) passes False."""
+    ``interactive`` (default: the run is not running) draws the widgets that open a call;
+    ``presenter`` leaves out the developer detail (the call inspector, the diagnostics)."""
     interactive = state.status != RunStatus.RUNNING if interactive is None else interactive
     with container:
-        status, why, selection, maps, calls, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status is None:
-            status.text("Status: starting")
+            st.text("Status: starting")
             return
-        render_status(status.container(), state)
+        render_status(st.container(), state)
         if interactive and state.status != RunStatus.RUNNING:
-            evidence.render_why(why.container(), state)
+            evidence.render_why(st.container(), state)
         if state.selection.active:
-            render_selection(selection.container(), state, key=key)
+            render_selection(st.container(), state, key=key)
         if state.batches:
-            render_map_charts(maps.container(), state, key=key, interactive=interactive)
-        if interactive and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call
-            calls_box = calls.container()
+            render_map_charts(st.container(), state, key=key, interactive=interactive)
+        if interactive and not presenter and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call
+            calls_box = st.container()
             evidence.render_call_inspector(calls_box, state, index_key=index_key)
             if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
                 # the page is redrawn under the opened call: only the reader's input ends the scroll
                 scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
-            render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
+            render_reduce_chart(st.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            render_answer(answer.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
+            render_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
         else:
-            render_answer_draft(answer.container(), state)
-        if state.status != RunStatus.RUNNING:
+            render_answer_draft(st.container(), state)
+        if state.status != RunStatus.RUNNING and not presenter:
             if any(b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors) for b in state.batches):
-                render_failed_batches(failures.container(), state)
-            render_diagnostics(diagnostics.container(), state, price=price, key=key)
+                render_failed_batches(st.container(), state)
+            render_diagnostics(st.container(), state, price=price, key=key)

@@ -1,10 +1,10 @@
 """The settings widgets, generated from ``SearchSettings``' field metadata.
 
 Each search setting is one widget whose key is the setting's name, read back through
-:meth:`~graphrag_app.urls.SettingField.cast`: a checkbox for a flag, a radio for up to three
+:meth:`~graphrag_app.setting_fields.SettingField.cast`: a checkbox for a flag, a radio for up to three
 choices and a selectbox for more, a slider for a small scale (an integer its rule bounds on
 both sides, like a rating), a number input for any other number; its bounds and help come from
-the field (:func:`~graphrag_app.urls.setting_fields`).
+the field (:func:`~graphrag_app.setting_fields.setting_fields`).
 :data:`LOOKS` adds what metadata does not say about a widget (a label other than the name, a
 step, words for the choices, a longer help line); a field without a look is drawn from its
 metadata alone, so a field added to ``SearchSettings`` gets its widget with no change here.
@@ -27,7 +27,8 @@ from graphrag_core.levels import level_text
 from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, SearchSettings
 
-from .urls import RunSettings, SettingField, setting_fields
+from .setting_fields import SettingField, setting_fields
+from .urls import RunSettings
 
 
 class Keys:
@@ -47,6 +48,11 @@ class Keys:
     USE_CACHE = "use_map_cache"
     RUN = "run_global_search"
     STOP = "stop"
+    RUN_FRESH = "run_fresh"
+    REPLAY = "replay"
+    REPLAY_SPEED = "replay_speed"
+    ANSWER_FROM_READ = "answer_from_read"
+    PRESENTER = "presenter_mode"
 
 
 FOLDER_CHOICE = "__folder__"

@@ -23,6 +23,7 @@ from graphrag_core.events import (
     MapBatchRetried,
     MapBatchSucceeded,
     ModelNotice,
+    PartialAnswerStarted,
     ReduceAnswerDelta,
     ReduceRetried,
     ReduceStarted,
@@ -148,6 +149,8 @@ class ProgressPrinter:
                 self._map_progress()
             case ReduceStarted() if self.method == VECTOR:
                 self._line(f"answering from {event.answer_count:,} {units_noun(VECTOR, event.answer_count)}, {event.prompt_tokens:,} prompt tokens")
+            case PartialAnswerStarted():
+                self._line(f"stopped after {event.batches_read:,} of {event.batch_count:,} batches: answering from the {event.answers:,} answers read (Ctrl-C again to quit)")
             case ReduceStarted():
                 self._line(f"reduce: {counted(event.answer_count, 'answer')}, {counted(event.prompt_tokens, 'prompt token')}")
             case ModelNotice() if self.on_notice is not None:
@@ -172,6 +175,8 @@ class ProgressPrinter:
                 d = result.diagnostics
                 rating = "" if is_fixed(result.community_level) else f"{counted(d.rating_calls, 'rating call')}, "
                 self._line(f"{RunStatus(result.status).word} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{counted(d.map_calls, 'map call')})")
+                if d.stopped_note:
+                    self._line(d.stopped_note)
             case _:
                 pass  # a failed run is reported by main, with its exit code
 

@@ -20,7 +20,7 @@ from .errors import (
     RetryableModelError,
     RunCancelled,
 )
-from .errors import ContextLengthError, EmbeddingError, NoSourceChunksError, PreflightError, ReplyTooLongError
+from .errors import ContextLengthError, EmbeddingError, NoSourceChunksError, NothingReadError, PreflightError, ReplyTooLongError
 from .events import Event, event_from_json, events_from_json, events_to_json
 from .figures import RunFigures, run_figures
 from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, OutputSchema, StreamingChatModel, TokenUsage
@@ -43,7 +43,7 @@ from .results import (
     MapAnswer,
     ReduceCandidate,
 )
-from .search import plan_batches, retrieve_global, stream_global
+from .search import answer_from_read, plan_batches, retrieve_global, stream_global
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
@@ -80,6 +80,8 @@ __all__ = [
     "Method",
     "NoSourceChunksError",
     "build_embedding_model",
+    "answer_from_read",
+    "NothingReadError",
     "load_index",
     "save_index",
     "OpenAIChatModel",

@@ -35,6 +35,8 @@ class MapCost:
     batches: int
     map_prompt_tokens: int
     largest_batch_tokens: int
+    batch_tokens: tuple[int, ...] = ()
+    """Each batch's planned prompt tokens, in the order the map sends them."""
 
     @property
     def model_calls(self) -> int:
@@ -53,7 +55,10 @@ def map_cost(
     tokenizer = tokenizer or get_tokenizer(request.tokenizer)
     bound = None if communities is None else list(communities)
     selected, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
-    return MapCost(summaries=len(selected), batches=len(estimates), map_prompt_tokens=sum(estimates), largest_batch_tokens=max(estimates, default=0))
+    return MapCost(
+        summaries=len(selected), batches=len(estimates), map_prompt_tokens=sum(estimates), largest_batch_tokens=max(estimates, default=0),
+        batch_tokens=tuple(estimates),
+    )
 
 
 @dataclass(frozen=True)

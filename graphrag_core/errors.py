@@ -181,3 +181,8 @@ class PreflightError(GraphRAGError):
 
 class RunCancelled(GraphRAGError):
     """A run was stopped by its user before it finished."""
+
+
+class NothingReadError(GraphRAGError, ValueError):
+    """A stopped run cannot be answered from what it read: it finished no useful map answer
+    (or it was not stopped at all)."""

@@ -121,6 +121,20 @@ class GlobalSearchDiagnostics(_Value):
     embedding_cache_hits: int = 0
     embedding_usage: TokenUsage = Field(default_factory=TokenUsage)
     """The embedding model's tokens (a ``vector`` run with one): apart from ``usage``, the chat model's."""
+    stopped_early: bool = False
+    """The run was stopped during its map and answered from what it had read: its answer is a
+    reduce over the batches finished before the stop (its status is ``partial``)."""
+    unread_batch_count: int = 0
+    """Map batches that had not ended when the run was stopped (0 unless ``stopped_early``)."""
+
+    @property
+    def stopped_note(self) -> str | None:
+        """The one sentence every front end shows for a run answered from what it read after a
+        stop (None for any other run)."""
+        if not self.stopped_early:
+            return None
+        read = self.batch_count - self.unread_batch_count
+        return f"Stopped after reading {read:,} of {self.batch_count:,} batches: a partial answer from what was read."
 
     @property
     def reduce_usage(self) -> TokenUsage:

@@ -35,6 +35,7 @@ from .events import (
     ChunksRanked,
     Event,
     ModelNotice,
+    PartialAnswerStarted,
     PlannedBatch,
     ReduceReplied,
     ReduceAnswerDelta,
@@ -48,7 +49,7 @@ from .events import (
     RunWarning,
     SummariesSelected,
 )
-from .errors import describe_error
+from .errors import NothingReadError, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .llm.embeddings import EmbeddingModel
 from .map import (
@@ -82,6 +83,7 @@ from .request import GlobalSearchRequest
 from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
+from .stopped import map_read, walk_outcome
 from .status import RunStatus
 from .tokens import Tokenizer, prompt_overhead, tokenizer_for
 
@@ -193,7 +195,8 @@ class _Steps:
     unit_count: int = 0
     """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
     batches: list[SummaryBatch] = field(default_factory=list)
-    estimates: list[int] = field(default_factory=list)
+    planned: tuple[PlannedBatch, ...] = ()
+    """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
 
     @property
     def unit(self):  # noqa: ANN201 - a context.Unit
@@ -213,8 +216,11 @@ class _Steps:
         plan: ReducePlan | None = None,
         reduce_calls: int = 0,
         reduce_usage: TokenUsage | None = None,
+        unread: int | None = None,
     ) -> GlobalSearchResult:
-        """The result of the run (and its ``RunFinished`` event), from what the steps produced."""
+        """The result of the run (and its ``RunFinished`` event), from what the steps produced.
+        ``unread`` is given for a run answered from what it read after a stop: how many of its
+        batches had not ended."""
         request = self.request
         selected = plan.selected if plan is not None else []
         usage = mapped.usage if mapped is not None else TokenUsage()
@@ -232,9 +238,9 @@ class _Steps:
         diagnostics = GlobalSearchDiagnostics(
             community_level=request.reported_level,
             summary_count=self.unit_count,
-            batch_count=len(self.batches),
-            batch_community_ids=[b.community_ids for b in self.batches],
-            batch_token_estimates=self.estimates,
+            batch_count=len(self.planned),
+            batch_community_ids=[b.community_ids for b in self.planned],
+            batch_token_estimates=[b.token_estimate for b in self.planned],
             batch_usefulness=mapped.usefulness if mapped is not None else [],
             failed_batch_count=len(mapped.failures) if mapped is not None else 0,
             selected_answer_count=len(selected),
@@ -248,6 +254,8 @@ class _Steps:
             usage=usage,
             map_usage=mapped.usage if mapped is not None else TokenUsage(),
             duration_s=self.clock(),
+            stopped_early=unread is not None,
+            unread_batch_count=unread or 0,
             **extra,  # type: ignore[arg-type]
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
@@ -279,10 +287,11 @@ class _Steps:
                 self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
                 retry_policy=self.policy,
             )
-        self.communities, self.batches, self.estimates = plan_batches(
+        self.communities, self.batches, estimates = plan_batches(
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,
             communities=self.selection.communities if self.selection is not None else None,
         )
+        self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
         if request.method == TEXT:
             units = tuple(ref for ref, _ in source_units(self.index, method=TEXT))
         else:
@@ -327,10 +336,9 @@ class _Steps:
 
     async def map(self) -> MapPhaseResult:
         request = self.request
-        planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, self.estimates)))
         self.emit(
             BatchesPlanned(
-                at=self.clock(), batches=planned, map_prompt_budget=request.map_prompt_budget,
+                at=self.clock(), batches=self.planned, map_prompt_budget=request.map_prompt_budget,
                 concurrency=min(request.map_concurrency, len(self.batches)),
             )
         )
@@ -416,14 +424,19 @@ class _Steps:
         await self.plan()
         if not self.batches:
             return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
-        mapped = await self.map()
+        return await self.answer(await self.map())
+
+    async def answer(self, mapped: MapPhaseResult, *, unread: int | None = None) -> GlobalSearchResult:
+        """Select for the reduce, reduce, finish: a run's last steps (after its map, or after a
+        stop over what it read, then ``partial`` whatever else happened)."""
         plan = self.select(mapped)
         if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan)
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan, unread=unread)
         answer, attempts = await self.reduce(plan)
+        degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
         return self.finish(
-            RunStatus.PARTIAL if mapped.failures or (self.selection is not None and self.selection.failed_count) else RunStatus.COMPLETED, answer,
-            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage,
+            RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
+            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
 
 
@@ -518,6 +531,57 @@ async def retrieve_global(
         index, request, model, on_event or (lambda event: None),
         cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder,
     )
+
+
+async def answer_from_read(
+    index: Index,
+    events: list[Event],
+    model: ChatModel,
+    *,
+    on_event: EventSink | None = None,
+    tokenizer: Tokenizer | None = None,
+    retry_policy: RetryPolicy | None = None,
+) -> GlobalSearchResult:
+    """Answer a stopped run from what it read: a reduce over the map answers it finished before
+    the stop, through the same selection and reduce as a whole run.
+
+    ``events`` are the run's so far, ending with its stop (``RunFailed``, cancelled or
+    interrupted). The run goes on under its own id and clock: ``on_event`` sees
+    ``PartialAnswerStarted``, the reduce's events and ``RunFinished``, whose result is
+    ``partial`` with ``diagnostics.stopped_early`` set and the batches not read counted in
+    ``diagnostics.unread_batch_count``. Raises ``NothingReadError`` when the run was not stopped
+    or finished no useful map answer; a failure (or another stop) ends it with ``RunFailed`` as
+    in :func:`retrieve_global`."""
+    emit = on_event or (lambda event: None)
+    state = RunState.replay(events)
+    if not state.answerable_from_read or state.request is None or state.seed is None:
+        raise NothingReadError("The run has no finished map answer to answer from (it was not stopped, or it read nothing useful).")
+    resumed_at, started = state.elapsed_s, time.monotonic()
+
+    def clock() -> float:
+        return resumed_at + time.monotonic() - started
+
+    def observe(event: Event) -> None:
+        state.apply(event)
+        emit(event)
+
+    request = state.request
+    steps = _Steps(
+        index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
+        retry_policy or DEFAULT_RETRY_POLICY,
+    )
+    steps.communities = [c for c in index.communities if c.id in set(state.selected_community_ids)]
+    steps.unit_count = len(state.selected_community_ids)  # summaries, or a text run's source chunks
+    steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
+    if request.dynamic:
+        steps.selection = walk_outcome(index, state.selection)
+    mapped, unread = map_read(state)
+    observe(PartialAnswerStarted(at=clock(), answers=len(mapped.answers), batches_read=len(state.batches) - unread, batch_count=len(state.batches)))
+    try:
+        return await steps.answer(mapped, unread=unread)
+    except (asyncio.CancelledError, KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
+        emit(_failure_event(state, clock(), exc))
+        raise
 
 
 _END = object()

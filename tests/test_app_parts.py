@@ -19,7 +19,8 @@ from graphrag_app import jobs
 from graphrag_app.drilldown_views import nothing_judged
 from graphrag_core.evaluation import drilldown, drilldown_choices
 from graphrag_app.loaders import CostPreviews
-from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, setting_fields, to_query_params
+from graphrag_app.setting_fields import setting_fields
+from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, to_query_params
 from graphrag_core.evaluation import Condition, ExperimentSpec, run_experiment
 from graphrag_core.evaluation.questions import EvalQuestion
 from graphrag_core.llm.offline import OfflineChatModel

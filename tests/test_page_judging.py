@@ -108,6 +108,6 @@ def test_results_put_people_beside_the_llm_judge(run_db: Path, experiment) -> No
     at.query_params["experiment"] = experiment.id
     at.run()
     assert not at.exception, at.exception
-    assert len([c for c in at.get("plotly_chart")]) == 2 * 2 + 1 + 1  # LLM and people per criterion, cost, agreement
+    assert len([c for c in at.get("plotly_chart")]) == 2 * 2 + 2 + 1 + 1  # LLM and people per criterion, the choice per criterion, cost, agreement
     assert any("Agreement with people" in s.value for s in at.subheader)
     assert any(b.proto.label == "Votes CSV" for b in at.get("download_button"))
