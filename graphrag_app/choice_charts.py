@@ -10,6 +10,7 @@ summaries, source text (TS) or naive RAG (SS). A heuristic judge's chart says so
 from __future__ import annotations
 
 import html
+import math
 from typing import Any
 
 import plotly.graph_objects as go
@@ -88,7 +89,7 @@ def choice_chart(choice: Choice) -> go.Figure:
                 x=[chosen.prompt_tokens_per_answer], y=[chosen.win_rate],
                 error_y=dict(type="data", symmetric=False, array=[(chosen.ci_high or 0) - (chosen.win_rate or 0)],
                              arrayminus=[(chosen.win_rate or 0) - (chosen.ci_low or 0)], thickness=1.5, width=5),
-                mode="markers+text", text=[chosen.condition], textposition="middle right",
+                mode="markers+text", text=[chosen.condition], textposition="top right",  # above the star, not under it
                 marker=dict(size=24, symbol="star", color=RECOMMENDED_COLOR, line=dict(width=1.5, color=METHOD_COLORS.get(chosen.method, "#333"))),
                 name=f"recommended: {chosen.condition}",
                 hovertext=[_hover(chosen)], hovertemplate="%{hovertext}<extra></extra>",
@@ -100,11 +101,24 @@ def choice_chart(choice: Choice) -> go.Figure:
         title=dict(text=f"Which condition? {html.escape(label)}: cost against quality"),
         height=460,
         margin=dict(l=60, r=30, t=60, b=60),
-        xaxis=dict(type="log", title="prompt tokens per answer (log scale)", showgrid=True),
+        xaxis=dict(type="log", title="prompt tokens per answer (log scale)", showgrid=True, range=_x_range(plotted)),
         yaxis=dict(title="overall win rate (95% CI)", range=[-5, 105], showgrid=True),
         legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
     )
     return figure
+
+
+def _x_range(points: list[ChoicePoint]) -> list[float] | None:
+    """The log axis' range: every point, with room on the right for the label beside the last."""
+    xs = [math.log10(p.prompt_tokens_per_answer) for p in points if p.prompt_tokens_per_answer]
+    if not xs:
+        return None
+    span = max(max(xs) - min(xs), 0.3)
+    return [min(xs) - 0.08 * span, max(xs) + LABEL_ROOM * span]
+
+
+LABEL_ROOM = 0.22
+"""Room after the right-most point, as a share of the axis' span: its label ("dynamic") fits."""
 
 
 def choice_rows(choices: list[Choice]) -> list[dict[str, Any]]:

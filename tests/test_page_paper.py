@@ -5,6 +5,7 @@ paper's form."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -121,6 +122,10 @@ def test_the_choice_chart_is_log_cost_against_win_rate_with_intervals_and_the_re
     assert "recommended: C0" in names and "Pareto front" in names
     star = next(t for t in figure.data if t.name == "recommended: C0")
     assert star.marker.symbol == "star" and list(star.text) == ["C0"]
+    assert star.textposition == "top right"  # the star's label beside it, not under the star
+    right = max(math.log10(x) for t in figure.data if t.mode and "markers" in t.mode for x in t.x)
+    low, high = figure.layout.xaxis.range
+    assert high - right >= 0.15 * (high - low)  # room for the right-most point's label ("dynamic" was cut)
     by_condition = {name: (x, y, err) for t in figure.data if t.mode and "markers" in t.mode for name, x, y, err in zip(t.text, t.x, t.y, t.error_y.array)}
     ts = choice.point("TS")
     assert by_condition["TS"][1] == ts.win_rate and by_condition["TS"][2] == pytest.approx(ts.ci_high - ts.win_rate)
