@@ -36,7 +36,7 @@ JUDGE_PARAM = "judge"
 JUDGE_NAME_PARAM = "judge_name"
 """The name a person judges under, kept in the URL so that a reload resumes as them."""
 NAME_KEY = "judge_name_input"
-ANSWER_HEIGHT_PX = 330
+ANSWER_HEIGHT_PX = 300
 SHORTCUTS: dict[int, str] = {1: "1", 2: "2", 0: "0"}
 SKIP_SHORTCUT = "S"
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -183,16 +183,15 @@ def draw_pair(container: DeltaGenerator, judge: str, result: ExperimentResult, t
                 st.markdown(f"**Answer {position}**")
                 with st.container(border=True, height=ANSWER_HEIGHT_PX, key=f"judge_answer_{position}"):
                     st.markdown(safe_markdown(answer.answer) if answer is not None else "*(no answer)*")
-        buttons = st.columns([1, 1, 1, 1, 2], vertical_alignment="center")
+        buttons = st.container(horizontal=True, vertical_alignment="center")  # each button as wide as its label
         args = (store_path, result.id, judge, task, order)
-        for column, choice in zip(buttons, (1, 0, 2)):
-            column.button(
+        for choice in (1, 0, 2):
+            buttons.button(
                 CHOICE_WORDS[choice], key=f"judge_choice_{choice}", on_click=cast, args=(*args, choice), shortcut=SHORTCUTS[choice],
-                type="primary" if choice else "secondary", width="stretch",
-                icon=":material/thumb_up:" if choice else ":material/balance:",
+                type="primary" if choice else "secondary", icon=":material/thumb_up:" if choice else ":material/balance:",
             )
-        buttons[3].button("Skip", key="judge_skip", on_click=skip, args=args, shortcut=SKIP_SHORTCUT, icon=":material/skip_next:", width="stretch")
-        buttons[4].caption("Keys: 1 and 2 choose an answer, 0 is a tie, S skips.")
+        buttons.button("Skip", key="judge_skip", on_click=skip, args=args, shortcut=SKIP_SHORTCUT, icon=":material/skip_next:")
+        buttons.caption("Keys: 1 and 2 choose an answer, 0 is a tie, S skips.")
 
 
 # -- people beside the LLM judge on the results --------------------------------------------------

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, require_browser, shot, wait_for_plots_settled, wait_for_script_run
+from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, cut_texts, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 from .test_page_judging import seed_experiment
 
 pytestmark = pytest.mark.browser
@@ -81,6 +81,9 @@ def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(serve
                 assert "Criterion: comprehensiveness" in body and "Answer 1" in body and "Answer 2" in body
                 assert not [name for name in CONDITIONS if re.search(rf"\b{name}\b", body)], "the blind screen names a condition"
             shot(pages["Ada"], "judging")
+            assert not cut_texts(pages["Ada"]), cut_texts(pages["Ada"])  # "Answer 1" and "Answer 2" whole on their buttons
+            skip = pages["Ada"].get_by_role("button", name="Skip").bounding_box()
+            assert skip is not None and skip["y"] + skip["height"] <= pages["Ada"].viewport_size["height"]  # the vote on the first screen
             for step in range(len(tasks)):  # the two vote in turn, each before the other has seen the result of theirs
                 for judge, page in pages.items():
                     seen[judge].append(_shown_first(page, result, tasks[step]))
