@@ -23,7 +23,7 @@ from graphrag_core.wording import counted
 from . import bundles, evidence, side_by_side
 from . import compare_charts as cc
 from .escaping import escape_markdown
-from .labels import run_label
+from .labels import BRIEF_QUERY_CHARS, run_label
 from .settings import AppSettings
 from .state import CompareState
 from .urls import RUNS_PARAM, provenance_url, run_ids_param
@@ -284,7 +284,9 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
         selected = st.session_state.get(SELECT_KEY) or []
         if st.session_state.get(HISTORY_KEY) not in by_id:
             st.session_state[HISTORY_KEY] = selected[0] if selected else runs[0].run_id
-        run_id = st.selectbox("Run to export or delete", list(by_id), key=HISTORY_KEY, format_func=lambda r: run_option_label(by_id[r]))
+        run_id = st.selectbox(  # the table above shows each run's status, index and time: the choice fits its box
+            "Run to export or delete", list(by_id), key=HISTORY_KEY, format_func=lambda r: run_label(by_id[r], query_chars=BRIEF_QUERY_CHARS, brief=True)
+        )
         row = st.container(horizontal=True, vertical_alignment="bottom")  # buttons as wide as their labels
         cols = [row, row, row, st.container()]
         cols[0].download_button(

@@ -21,26 +21,24 @@ def short_query(query: str, *, chars: int = QUERY_CHARS) -> str:
     return query if len(query) <= chars else query[: chars - 1].rstrip() + "…"
 
 
-def run_label(run: RunSummary | RunRecord, *, query_chars: int = QUERY_CHARS) -> str:
+def run_label(run: RunSummary | RunRecord, *, query_chars: int = QUERY_CHARS, brief: bool = False) -> str:
     """The one label of a run in the app's lists, what tells runs apart first and the id last:
     ``question · settings · status · index · when · [label] · id``. The settings say
     ``dynamic (threshold N)`` for a dynamic selection; the status is the word people read
-    (a stopped run reads ``stopped``); the run's own label is shown whole."""
-    when = run.created_at.replace("T", " ")[:16]
+    (a stopped run reads ``stopped``); the run's own label is shown whole. ``brief`` leaves out
+    the status, index and time (for a select box beside a table that shows them)."""
     level = run.request.reported_level if run.request is not None else getattr(run, "community_level", None)
-    parts = [
-        short_query(run.query, chars=query_chars),
-        settings_text(run.request, seed=run.seed, level=level),
-        RunStatus(run.status).word,
-        run.index_name,
-        when,
-    ]
+    parts = [short_query(run.query, chars=query_chars), settings_text(run.request, seed=run.seed, level=level)]
+    if not brief:
+        parts += [RunStatus(run.status).word, run.index_name, run.created_at.replace("T", " ")[:16]]
     if run.label:
         parts.append(f"[{run.label}]")
     parts.append(run.run_id[:ID_CHARS])
     return " · ".join(parts)
 
 
+BRIEF_QUERY_CHARS = 36
+"""A question is cut to this many characters in a brief label (:func:`run_label`'s ``brief``)."""
 LABEL_QUERY_CHARS = 28
 """A question that sets compared runs apart is cut to this many characters in their names."""
 
@@ -77,4 +75,4 @@ def run_labels(records: Sequence[RunRecord]) -> list[str]:
     ]
 
 
-__all__ = ["ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_query"]
+__all__ = ["BRIEF_QUERY_CHARS", "ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_query"]
