@@ -99,10 +99,18 @@ LOOKS: dict[str, Look] = {
     "rating_repeats": Look(help="Rating calls per community; the most frequent rating wins (ties: the lowest)."),
     "fallback_max_level": Look(help="When a round keeps nothing, rate every community of the next level, down to this one."),
     "rating_output_reserve": Look(step=64),
+    "question_reserve": Look(
+        step=64,
+        help="Tokens kept for the question: batches are packed as if it took exactly this many, so every question up to "
+        "it reads the same batches and each map prompt starts with the same data (a provider's prompt cache serves it "
+        "to the next question at a fraction of the price). 0 packs around the question as it is.",
+    ),
 }
 """What each widget shows beyond its field's metadata."""
 
-BUDGETS: tuple[str, ...] = ("map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "map_concurrency")
+BUDGETS: tuple[str, ...] = (
+    "map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "question_reserve", "map_concurrency",
+)
 """The settings of the sidebar's Budgets section, in the order drawn."""
 SELECTION: tuple[str, ...] = ("community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
 """The settings of the sidebar's Index section (the level picker, or dynamic selection's settings)."""

@@ -90,7 +90,8 @@ def setting_dest(name: str) -> str:
 
 
 def setting_help(name: str) -> str:
-    """A setting's help line: its description, then its bounds and default when it has one."""
+    """A setting's help line: its description, then its bounds and default when it has one (the
+    front ends' default, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
     field = GlobalSearchRequest.model_fields[name]
     if field.default is None:
         return field.description or ""
@@ -98,7 +99,7 @@ def setting_help(name: str) -> str:
         return f"do not {field.description}" if field.default else (field.description or "")
     low, high = GlobalSearchRequest.bounds(name)
     rule = f"{low}-{high}, " if high is not None else (f">= {low}, " if low is not None else "")
-    return f"{field.description} ({rule}default {field.default})"
+    return f"{field.description} ({rule}default {GlobalSearchRequest.front_end_default(name)})"
 
 
 def add_setting_options(
@@ -144,13 +145,14 @@ SHARED_SETTING_OPTIONS: dict[str, str] = {
 
 def search_defaults(args: argparse.Namespace) -> SearchDefaults:
     """The shared search options (:data:`SHARED_SETTING_OPTIONS` and the two switches) as
-    validated defaults; a bad value raises here, with the spec's message."""
+    validated defaults over the front ends' own (``--question-reserve`` 256 unless given); a bad
+    value raises here, with the spec's message."""
     fields = {name: getattr(args, dest) for name, dest in SHARED_SETTING_OPTIONS.items()}
     fields = {k: v for k, v in fields.items() if v is not None}
     for name, field in SearchSettings.model_fields.items():
         if field.default is True and getattr(args, setting_dest(name), False):  # a --no-... switch
             fields[name] = False
-    return SearchDefaults(**fields)
+    return SearchDefaults.for_front_ends(**fields)
 
 
 # -- the model ------------------------------------------------------------------------------------

@@ -338,11 +338,12 @@ def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenize
     return retry.model_copy(update={"max_tokens": max(reserve, min(room, reserve * CUT_RESERVE_GROWTH))})
 
 
-def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE) -> ChatRequest:
-    """The map call for one batch (also the cache's key material)."""
+def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, data_first: bool = False) -> ChatRequest:
+    """The map call for one batch (also the cache's key material); ``data_first`` puts the batch
+    before the question (a run with a question reserve)."""
     return ChatRequest(
         purpose="map",
-        messages=render_map_messages(query, content),
+        messages=render_map_messages(query, content, data_first=data_first),
         max_tokens=output_reserve or None,
         output_schema=MAP_OUTPUT_SCHEMA,
     )
@@ -365,8 +366,10 @@ class _MapRun:
         clock: Clock,
         tokenizer: Tokenizer | None,
         token_budget: int | None,
+        data_first: bool = False,
     ) -> None:
         self.query, self.batches, self.model = query, batches, model
+        self.data_first = data_first
         self.tokenizer, self.token_budget = tokenizer, token_budget
         self.policy, self.output_reserve, self.emit, self.cache, self.clock = policy, output_reserve, emit, cache, clock
         self.slot = asyncio.Semaphore(max(1, concurrency))
@@ -407,7 +410,7 @@ class _MapRun:
         return True
 
     async def answer(self, index: int) -> None:
-        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve)
+        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve, data_first=self.data_first)
         key = None
         if self.cache is not None:
             from .cache import cache_key
@@ -502,12 +505,14 @@ async def run_global_map(
     retry_policy: RetryPolicy | None = None,
     tokenizer: Tokenizer | None = None,
     token_budget: int | None = None,
+    data_first: bool = False,
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
     ``max_attempts``, when given, overrides ``retry_policy.max_attempts``. ``tokenizer`` counts
     the calls whose endpoint reported no usage; ``token_budget`` (the map token budget) bounds
     the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
+    ``data_first`` sends each batch before the question (see :func:`map_request`).
     """
     if not batches:
         return MapPhaseResult(answers=[])
@@ -520,7 +525,7 @@ async def run_global_map(
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
         clock=clock or (lambda: time.monotonic() - started),
-        tokenizer=tokenizer, token_budget=token_budget,
+        tokenizer=tokenizer, token_budget=token_budget, data_first=data_first,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)
     return run.result()

@@ -52,9 +52,10 @@ from .map import (
 from .models import Community, Index
 from .citations import check_citations
 from .parsing import AnswerStream, parse_reduce_output
-from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
+from .context import question_tail
+from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_head, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
 from .reduce import ReducePlan, plan_reduce
-from .request import GlobalSearchRequest
+from .request import GlobalSearchRequest, check_question_reserve
 from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
@@ -84,10 +85,21 @@ def plan_batches(
     """The communities a request selects and the batches it would send, with no model call.
 
     ``communities`` overrides the level's selection (dynamic selection passes what it kept).
-    Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
+    Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would,
+    and ``RequestValidationError`` for a question longer than the request's ``question_reserve``.
+
+    With a ``question_reserve``, the batches are packed before the question (the data-first
+    layout) in the map prompt budget less the reserve and the question's marker, so they are
+    the same for every question up to the reserve; each estimate is the packed prompt's count
+    plus the question's part. The spec's estimate never counts a whole above its parts, so each
+    prompt is within the budget; an exact encoding's count of the join after the data may
+    differ from its parts' by the newlines that meet there.
     ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count).
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
+    reserve = request.question_reserve
+    if reserve:
+        check_question_reserve(request.query, reserve, tokenizer)
     if communities is None:
         communities = index.select_communities(request.community_level)
     texts = [
@@ -99,10 +111,17 @@ def plan_batches(
     ]
     if not texts:
         return communities, [], []
-    skeleton = map_prompt_skeleton(request.query)
     budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
-    batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
-    return communities, batches, estimates
+    if not reserve:
+        skeleton = map_prompt_skeleton(request.query)
+        batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
+        return communities, batches, estimates
+    # Packed as if the question took exactly `reserve` tokens: the head and the content of every
+    # prompt are the same for any question up to that length, the question comes after them.
+    budget -= reserve + tokenizer.count(question_tail(""))
+    batches, packed = plan_summary_batches(texts, map_prompt_head(), budget, rng=random.Random(seed), tokenizer=tokenizer)
+    tail = tokenizer.count(question_tail(request.query))
+    return communities, batches, [tokens + tail for tokens in packed]
 
 
 PROMPT_MESSAGES = 2
@@ -221,6 +240,8 @@ class _Steps:
 
     async def plan(self) -> None:
         request = self.request
+        if request.question_reserve:  # a long question is refused before any call
+            check_question_reserve(request.query, request.question_reserve, self.tokenizer)
         # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
         if request.dynamic:
             self.selection = await select_dynamic(
@@ -253,7 +274,7 @@ class _Steps:
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
-            tokenizer=self.tokenizer, token_budget=request.map_token_budget,
+            tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:

@@ -52,25 +52,28 @@ HIERARCHY_TITLE_CHARS = 80
 
 
 def rating_request(
-    query: str, community: Community, *, budget: int, output_reserve: int, tokenizer: Tokenizer
+    query: str, community: Community, *, budget: int, output_reserve: int, tokenizer: Tokenizer, question_reserve: int = 0
 ) -> ChatRequest:
     """The rating call for one community, its summary cut to the longest code-point prefix whose
-    whole prompt fits ``budget``. Raises :class:`BudgetError` when even an empty summary does not fit."""
-    summary = community.summary
+    whole prompt fits ``budget`` (raises :class:`BudgetError` when even an empty one does not).
+    With a ``question_reserve`` the summary comes before the question and is cut as if the
+    question took exactly that many tokens: the same prompt up to any question within it."""
+    summary, data_first = community.summary, question_reserve > 0
 
-    def request_for(text: str) -> ChatRequest:
+    def request_for(text: str, question: str = query) -> ChatRequest:
         return ChatRequest(
             purpose="rate",
-            messages=render_rating_messages(query, community.id, text),
+            messages=render_rating_messages(question, community.id, text, data_first=data_first),
             max_tokens=output_reserve or None,
             json_mode=True,
             output_schema=RATING_OUTPUT_SCHEMA,
         )
 
-    budget -= prompt_overhead(tokenizer, len(request_for("").messages))  # the endpoint's share around the messages
+    budget -= prompt_overhead(tokenizer, len(request_for("").messages)) + question_reserve  # the endpoint's share, the question's
+    sized = "" if data_first else query  # the cut does not depend on a question within the reserve
 
     def fits(length: int) -> bool:
-        return tokenizer.count(request_for(summary[:length]).prompt_text) <= budget
+        return tokenizer.count(request_for(summary[:length], sized).prompt_text) <= budget
 
     if fits(len(summary)):
         return request_for(summary)
@@ -150,9 +153,8 @@ def estimate_rating_cost(index: Index, request: GlobalSearchRequest, *, tokenize
     """The rating cost range of a dynamic request (raises ``BudgetError`` like a run would)."""
 
     def tokens(community: Community) -> int:
-        chat = rating_request(
-            request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve, tokenizer=tokenizer
-        )
+        chat = rating_request(request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve,
+                              tokenizer=tokenizer, question_reserve=request.question_reserve)
         return tokenizer.count(chat.prompt_text)
 
     every = {c.id: tokens(c) for c in index.communities if c.summary.strip()}
@@ -302,13 +304,9 @@ class _Walk:
         return self.finish(rounds=number)
 
     def prompt_for(self, community: Community) -> ChatRequest:
-        return rating_request(
-            self.request.query,
-            community,
-            budget=self.request.rating_prompt_budget,
-            output_reserve=self.request.rating_output_reserve,
-            tokenizer=self.tokenizer,
-        )
+        request = self.request
+        return rating_request(request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve,
+                              tokenizer=self.tokenizer, question_reserve=request.question_reserve)
 
     def check_budget(self) -> None:
         """A budget too small for any rating prompt fails before the first event and call."""

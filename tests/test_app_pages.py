@@ -473,7 +473,7 @@ def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
 
 
 def test_run_settings_are_a_view_of_the_search_settings() -> None:
-    defaults = SearchSettings()
+    defaults = SearchSettings.for_front_ends()  # the app keeps 256 tokens for the question (issue 26)
     settings = RunSettings()
     assert settings.search.model_dump() == defaults.model_dump()
     request = GlobalSearchRequest(query="q", community_level=2, map_concurrency=3, include_sources=False, seed=5)
