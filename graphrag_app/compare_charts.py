@@ -71,6 +71,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "map prompt tokens",
     "reduce prompt tokens",
     "tokens used (reported)",
+    "prompt tokens from the endpoint's cache",
     "tokens as if uncached",
     "failed batches",
     "answers selected",
@@ -167,6 +168,8 @@ class RunMetrics:
     spend: RunSpend | None = None
     communities_read_but_unused: int = 0
     """The **read but unused** set's size: communities in batches whose answers did not reach the reduce."""
+    cached_tokens: int | None = None
+    """Prompt tokens the endpoint served from its prompt cache (as it reported them)."""
 
     def as_row(self) -> dict[str, object]:
         values = (
@@ -181,6 +184,7 @@ class RunMetrics:
             self.map_prompt_tokens,
             self.reduce_prompt_tokens,
             self.reported_tokens,
+            self.cached_tokens,
             _as_if_uncached_tokens(self.spend),
             self.failed_batches,
             self.answers_selected,
@@ -221,6 +225,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         duration_s=record.duration_s,
         spend=figures.spend,
         communities_read_but_unused=len(sets.read_but_unused) if (sets := _record_sets(record)) is not None else 0,
+        cached_tokens=figures.usage.cached_tokens or None,
     )
 
 

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.figures import Price, RunSpend, estimated_note, figures_of, money, tokens_text
+from graphrag_core.figures import Price, RunSpend, cached_text, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.request import GlobalSearchRequest
@@ -261,8 +261,11 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
         cols[2].metric(
             "Tokens spent",
             tokens_text(spend.tokens) if spend.tokens.total_tokens else "-",
+            delta=f"{spend.tokens.cached_tokens:,} from the prompt cache" if spend.tokens.cached_tokens else None,
+            delta_color="off",
             help="Prompt and completion tokens the model reported"
-            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else "."),
+            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else ".")
+            + (f" Of the prompt tokens, {cached_text(spend.tokens)} (billed at the cached price, or not recomputed)." if spend.tokens.cached_tokens else ""),
         )
         cols[3].metric(
             "As if uncached",
@@ -270,8 +273,10 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
             help="What the run would have cost with no map cache: every batch a model call.",
         )
         cost = f" · cost {money(price.of(spend.tokens))} ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)" if price else ""
+        prompt_cache = f"Endpoint's prompt cache: {cached_text(spend.tokens)} · " if spend.tokens.cached_tokens else ""
         st.caption(
-            f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
+            prompt_cache
+            + f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
             + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
             + cost
             + (f" · tokens ≈: {estimated_note(spend.tokens)}" if spend.tokens.estimated else "")
@@ -374,7 +379,8 @@ def render_token_split(container: DeltaGenerator, diagnostics: GlobalSearchDiagn
         cols[0].metric("Rating calls", d.rating_calls, help=f"{d.rating_cache_hits} more answered from the cache; {d.failed_rating_count} communities failed every repeat.")
         for col, label, usage in ((cols[1], "Rating tokens", d.rating_usage), (cols[2], "Map tokens", d.map_usage), (cols[3], "Reduce tokens", d.reduce_usage)):
             note = f" · {estimated_note(usage)}" if usage.estimated else ""
-            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{note}")
+            cached = f" · {cached_text(usage)}" if usage.cached_tokens else ""
+            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{cached}{note}")
 
 
 def render_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:

@@ -184,6 +184,8 @@ class SweepPoint(BaseModel):
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
     """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
+    cached_tokens_spent: int = 0
+    """The prompt tokens of ``tokens_spent`` the endpoint served from its prompt cache."""
     estimated_usage_calls: int = 0
     """Calls whose tokens in ``tokens_spent`` the run counted itself (the endpoint reported none)."""
     cited_community_ids: tuple[str, ...] = ()
@@ -222,6 +224,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "run_id",
     "cache_hits",
     "tokens_spent",
+    "cached_tokens_spent",
     "cited_community_ids",
     "unsupported_citation_count",
 )
@@ -268,6 +271,7 @@ class SweepResult(BaseModel):
             prompt_tokens=sum(p.tokens_spent for p in self.points) - completion,
             completion_tokens=completion,
             estimated_calls=sum(p.estimated_usage_calls for p in self.points),
+            cached_tokens=sum(p.cached_tokens_spent for p in self.points),
         )
         uncached_prompt = sum(
             max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
@@ -356,6 +360,7 @@ def _figure_columns(figures: RunFigures) -> dict[str, Any]:
         cache_hits=spend.cache_hits,
         tokens_spent=spend.tokens.total_tokens,
         completion_tokens_spent=spend.tokens.completion_tokens,
+        cached_tokens_spent=spend.tokens.cached_tokens,
         estimated_usage_calls=spend.tokens.estimated_calls,
     )
 

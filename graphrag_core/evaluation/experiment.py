@@ -318,7 +318,7 @@ def cost_of(figures: RunFigures) -> AnswerCost:
     tokens["reduce"] = (figures.reduce_prompt_tokens or 0) if figures.reduce_calls else 0
     return AnswerCost(
         summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
-        reported_tokens=figures.usage.total_tokens,
+        reported_tokens=figures.usage.total_tokens, cached_tokens=figures.usage.cached_tokens,
     )
 
 

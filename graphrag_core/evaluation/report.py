@@ -96,13 +96,14 @@ def to_markdown(result: ExperimentResult) -> str:
         "Mean per answer; the share is of the most expensive condition's prompt tokens. The prompt tokens are the "
         f"engine's **planned estimates** ({COST_BASIS}); **reported tokens** are the prompt and completion tokens "
         "the endpoint reported for the calls made (none for a cached answer), which a model's own tokenizer may count "
-        "several times higher.",
+        "several times higher; **cached** are the part of their prompt tokens the endpoint served from its prompt cache.",
         "",
     ]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
     header = [
         "condition", "answers", "failed", "unanswered", "summaries", "map batches", *(f"{p} calls" for p in purposes),
         *(f"{p} prompt tokens (planned)" for p in purposes), "prompt tokens (planned)", "share", "reported tokens",
+        "cached prompt tokens (reported)",
     ]
     rows = [
         [
@@ -117,6 +118,7 @@ def to_markdown(result: ExperimentResult) -> str:
             f"{c.total_prompt_tokens:,.0f}",
             "–" if c.share is None else f"{100 * c.share:.1f}%",
             f"{c.reported_tokens:,.0f}",
+            f"{c.cached_tokens:,.0f}",
         ]
         for c in result.costs
     ]
@@ -169,9 +171,11 @@ def win_rates_csv(result: ExperimentResult) -> str:
 
 def costs_csv(result: ExperimentResult) -> str:
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens})
-    header = ["condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes), "prompt_tokens", "share"]
+    header = ["condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes), "prompt_tokens", "share",
+              "reported_tokens", "cached_tokens"]
     rows = [
-        [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share]
+        [c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes), c.total_prompt_tokens, "" if c.share is None else c.share,
+         c.reported_tokens, c.cached_tokens]
         for c in result.costs
     ]
     return csv_text(header, rows)

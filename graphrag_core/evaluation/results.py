@@ -30,6 +30,8 @@ class AnswerCost(BaseModel):
     calls: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: dict[str, int] = Field(default_factory=dict)
     reported_tokens: int = 0
+    cached_tokens: int = 0
+    """The prompt tokens of ``reported_tokens`` the endpoint served from its prompt cache."""
 
     @property
     def total_calls(self) -> int:
@@ -114,6 +116,8 @@ class ConditionCost(BaseModel):
     share: float | None
     reported_tokens: float = 0.0
     """Mean prompt and completion tokens the endpoint reported per answer (calls made, not cached)."""
+    cached_tokens: float = 0.0
+    """Mean prompt tokens per answer the endpoint served from its prompt cache (part of ``reported_tokens``)."""
     unanswered: int = 0
     """Answers with no results (``no_results``)."""
 
