@@ -17,10 +17,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import GraphRAGError
-from .models import LEAF, Index
+from .models import LEAF, Community, Index
 from .request import GlobalSearchRequest
-from .search import plan_batches
-from .tokens import Tokenizer, get_tokenizer
+from .search import PROMPT_MESSAGES, plan_batches
+from .selection import estimate_rating_cost
+from .spending import LimitForecast, forecast_limit
+from .tokens import Tokenizer, get_tokenizer, prompt_overhead
 
 
 @dataclass(frozen=True)
@@ -74,4 +76,28 @@ def level_costs(index: Index, request: GlobalSearchRequest, *, seed: int, tokeni
     return costs
 
 
-__all__ = ["LevelCost", "level_costs", "section_tokens"]
+def dynamic_bound(index: Index, request: GlobalSearchRequest) -> list[Community]:
+    """What the map of a dynamic selection reads at most: every leaf, or every community with a
+    summary when parents are kept."""
+    return [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
+
+
+def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer) -> LimitForecast | None:
+    """Whether ``request`` will reach its ``spend_limit_tokens`` (None without one), from its
+    planned batches (under dynamic selection, the ratings' range and the map's bound)."""
+    if request.spend_limit_tokens is None:
+        return None
+    rating = None
+    communities = None
+    if request.dynamic:
+        cost = estimate_rating_cost(index, request, tokenizer=tokenizer)
+        rating = (cost.min_calls, cost.max_calls, cost.min_prompt_tokens, cost.max_prompt_tokens)
+        communities = dynamic_bound(index, request)
+    _, _, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=communities)
+    return forecast_limit(
+        request.spend_limit_tokens, estimates, map_output_reserve=request.map_output_reserve, reduce_token_budget=request.reduce_token_budget,
+        rating=rating, rating_output_reserve=request.rating_output_reserve, overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
+    )
+
+
+__all__ = ["LevelCost", "dynamic_bound", "level_costs", "section_tokens", "spend_forecast"]

@@ -168,3 +168,14 @@ class PreflightError(GraphRAGError):
 
 class RunCancelled(GraphRAGError):
     """A run was stopped by its user before it finished."""
+
+
+class SpendLimitReached(RunCancelled):
+    """A run, a sweep or an experiment stopped at its spending limit: the next model call could
+    have taken the tokens spent past ``limit``, so it was not sent. It ends a run the way Stop
+    does (``RunFailed(cancelled=True)``), with this error's message as the reason."""
+
+    def __init__(self, message: str, *, limit: int, spent: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.spent = spent

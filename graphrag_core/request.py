@@ -116,6 +116,14 @@ _CHECK_ORDER: tuple[str, ...] = (
 """The order the rules are checked in, so that of several bad values the same one is reported."""
 
 
+def check_spend_limit(value: Any) -> int | None:
+    """``value`` when it is None (no limit) or a positive integer; else
+    :class:`RequestValidationError`."""
+    if value is not None and not (_is_int(value) and value > 0):
+        raise RequestValidationError("spend_limit_tokens must be a positive integer (or none for no limit).")
+    return value
+
+
 def check_question_reserve(query: str, reserve: int, tokenizer: Any) -> int:
     """The question's tokens as ``tokenizer`` counts them; :class:`RequestValidationError` (the
     spec's message) when ``reserve`` is set (> 0) and the question takes more."""
@@ -311,6 +319,7 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
     """
     data = dict(data)
     data["query"] = check_query(data.get("query"))
+    check_spend_limit(data.get("spend_limit_tokens"))
     return validate_settings(data)
 
 
@@ -329,6 +338,11 @@ class GlobalSearchRequest(SearchSettings):
 
     query: str
     seed: int | None = Field(default=None, description="shuffle seed, a 64-bit integer (default: drawn and reported)", ge=SEED_MIN, le=SEED_MAX)
+    spend_limit_tokens: int | None = Field(
+        default=None,
+        description="the most tokens the run may spend: no model call that could take it past this is sent, and a run "
+        "that reaches it stops as Stop does (default: no limit)",
+    )
 
     def __init__(self, /, **data: Any) -> None:
         BaseModel.__init__(self, **validate_request_fields(data))

@@ -36,7 +36,7 @@ from .events import (
     RunWarning,
     SummariesSelected,
 )
-from .errors import describe_error
+from .errors import SpendLimitReached, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .map import (
     DEFAULT_RETRY_POLICY,
@@ -58,6 +58,7 @@ from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest, check_question_reserve
 from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
+from .spending import SpendingLimit
 from .state import RunState
 from .status import RunStatus
 from .tokens import Tokenizer, prompt_overhead, tokenizer_for
@@ -171,6 +172,8 @@ class _Steps:
     tokenizer: Tokenizer
     clock: Callable[[], float]
     policy: RetryPolicy
+    spending: SpendingLimit | None = None
+    """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
     communities: list[Community] = field(default_factory=list)
     batches: list[SummaryBatch] = field(default_factory=list)
@@ -246,7 +249,7 @@ class _Steps:
         if request.dynamic:
             self.selection = await select_dynamic(
                 self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
-                retry_policy=self.policy,
+                retry_policy=self.policy, spending=self.spending, keep=request.reduce_token_budget,
             )
         self.communities, self.batches, self.estimates = plan_batches(
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,
@@ -275,6 +278,7 @@ class _Steps:
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
+            spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
@@ -328,7 +332,7 @@ class _Steps:
                 model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
                 clock=self.clock, on_start=on_start, on_retry=on_retry,
                 on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
-                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget,
+                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget, spending=self.spending, final=True,
             )
         except CallFailed as failed:
             replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)
@@ -375,6 +379,7 @@ async def _run(
     tokenizer: Tokenizer | None,
     run_id: str | None,
     retry_policy: RetryPolicy | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     started = time.monotonic()
 
@@ -404,9 +409,16 @@ async def _run(
             tokenizer=tokenizer.name,
         )
     )
-    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY)
+    if spending is None and request.spend_limit_tokens is not None:
+        spending = SpendingLimit(request.spend_limit_tokens)
+    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, spending)
     try:
         return await steps.run()
+    except SpendLimitReached as exc:
+        # Stopped at the spending limit, as Stop stops a run: the meeting point with Stop's answer
+        # from what was read (the map kept the reduce's worst case free for it).
+        emit(state.stopped(at=clock(), reason=str(exc), error_type=type(exc).__name__))
+        raise
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
         emit(_failure_event(state, clock(), exc))
         raise
@@ -425,15 +437,19 @@ async def retrieve_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     """Answer a global question over ``index``; ``on_event`` sees every event as it happens.
 
     Raises ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets
     cannot hold the prompt or a summary part, and the reduce's last error when it failed twice.
+    A run with a spending limit (the request's ``spend_limit_tokens``, or ``spending`` shared by
+    a sweep or an experiment) sends no call that could pass it; one that reaches it ends with
+    ``RunFailed(cancelled=True)`` saying so and raises ``SpendLimitReached``.
     """
     return await _run(
         index, request, model, on_event or (lambda event: None),
-        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, spending=spending,
     )
 
 
@@ -449,6 +465,7 @@ async def stream_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    spending: SpendingLimit | None = None,
 ) -> AsyncIterator[Event]:
     """The events of a run as they happen; the last one is ``RunFinished`` (with the result).
 
@@ -461,7 +478,7 @@ async def stream_global(
         try:
             await _run(
                 index, request, model, queue.put_nowait,
-                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy,
+                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, spending=spending,
             )
         finally:
             queue.put_nowait(_END)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
-from .errors import BudgetError, ModelOutputError, describe_error
+from .errors import BudgetError, ModelOutputError, SpendLimitReached, describe_error
 from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, complete_with_retry
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
@@ -34,6 +34,7 @@ from .pool import run_pool
 from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
+from .spending import SpendingLimit
 from .tokens import Tokenizer, prompt_overhead
 
 if TYPE_CHECKING:
@@ -159,13 +160,8 @@ def estimate_rating_cost(index: Index, request: GlobalSearchRequest, *, tokenize
 
     every = {c.id: tokens(c) for c in index.communities if c.summary.strip()}
     roots = [c.id for c in first_frontier(index)]
-    repeats = request.rating_repeats
-    return RatingCost(
-        min_calls=len(roots) * repeats,
-        max_calls=len(every) * repeats,
-        min_prompt_tokens=sum(every[i] for i in roots) * repeats,
-        max_prompt_tokens=sum(every.values()) * repeats,
-    )
+    n = request.rating_repeats
+    return RatingCost(min_calls=len(roots) * n, max_calls=len(every) * n, min_prompt_tokens=sum(every[i] for i in roots) * n, max_prompt_tokens=sum(every.values()) * n)
 
 
 # -- the walk --------------------------------------------------------------------------------
@@ -236,10 +232,13 @@ async def select_dynamic(
     cache: MapCache | None = None,
     clock: Clock | None = None,
     retry_policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+    spending: SpendingLimit | None = None,
+    keep: int = 0,
 ) -> SelectionOutcome:
     """Walk the hierarchy from the roots, rating each frontier (see the module docstring)."""
     emit, clock = on_event or (lambda event: None), clock or (lambda: 0.0)
     walk = _Walk(index, request, model, tokenizer=tokenizer, emit=emit, cache=cache, clock=clock, retry_policy=retry_policy)
+    walk.spending, walk.keep_free = spending, keep  # no rating call that could pass the limit (keeping `keep` free) is sent
     return await walk.run()
 
 
@@ -256,6 +255,7 @@ class _Round:
     remaining: dict[str, int]
     jobs: list[tuple[str, int]]
     next_ids: list[str] = field(default_factory=list)
+    limit_reached: SpendLimitReached | None = None
 
 
 class _Walk:
@@ -282,7 +282,8 @@ class _Walk:
         self.index, self.request, self.model = index, request, model
         self.tokenizer, self.emit, self.cache, self.clock, self.retry_policy = tokenizer, emit, cache, clock, retry_policy
         self.records: dict[str, CommunityRating] = {}
-        self.kept: set[str] = set()
+        self.spending: SpendingLimit | None = None
+        self.keep_free, self.kept = 0, set[str]()
         self.totals = _Totals()
         self.levels = {c.level for c in index.communities}
 
@@ -358,6 +359,8 @@ class _Walk:
             jobs=[(cid, repeat) for cid in frontier for repeat in range(repeats)],
         )
         await run_pool(len(this.jobs), self.request.map_concurrency, functools.partial(self.rate_once, this))
+        if this.limit_reached is not None:
+            raise this.limit_reached
         return this.next_ids
 
     async def rate_once(self, this: _Round, job: int) -> None:
@@ -376,10 +379,13 @@ class _Walk:
             try:
                 reply = await complete_with_retry(
                     self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
-                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget,
+                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget, spending=self.spending, keep=self.keep_free,
                 )
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
                 rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
+            except SpendLimitReached as reached:  # the calls in flight end and are recorded, then the walk stops
+                this.limit_reached = this.limit_reached or reached
+                return
             else:
                 output = reply.value
                 if key is not None:
@@ -490,7 +496,5 @@ class _Totals:
         self.usage = self.usage + rated.usage
 
 
-__all__ = [
-    "RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier",
-    "majority_rating", "rating_cache_key", "rating_request", "root_ids", "select_dynamic",
-]
+__all__ = ["RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier",
+           "majority_rating", "rating_cache_key", "rating_request", "root_ids", "select_dynamic"]

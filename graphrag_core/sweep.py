@@ -13,7 +13,10 @@ Invariants:
   or reduce error) is recorded as ``failed`` with its error; it never stops the sweep. Errors
   that are not the engine's (bugs) and cancellation do stop it;
 - at most ``SweepSpec.point_concurrency`` points run at once (each still bounds its own map
-  calls by ``map_concurrency``).
+  calls by ``map_concurrency``);
+- with a spending limit, no call of any point could take the sweep's total past it: the point
+  that reaches it stops as Stop stops a run, and the points after it are not run; both are
+  ``cancelled``, their ``error`` saying why.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .csv_cells import csv_text
-from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
+from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError, SpendLimitReached
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
 from .index import index_display_name
@@ -42,6 +45,7 @@ from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, 
 from .results import GlobalSearchResult
 from .status import RunStatus
 from .search import retrieve_global
+from .spending import SpendingLimit
 from .history import RunRecorder
 from .history import RunStore
 from .tokens import ENDPOINT, tokenizer_for
@@ -199,6 +203,11 @@ class SweepPoint(BaseModel):
     def failed(self) -> bool:
         return self.status == RunStatus.FAILED
 
+    @property
+    def answered(self) -> bool:
+        """Whether the point ran to its end (not failed, not stopped at a spending limit)."""
+        return self.status not in (RunStatus.FAILED, RunStatus.CANCELLED)
+
 
 ROW_FIELDS: tuple[str, ...] = (
     "index",
@@ -313,7 +322,7 @@ class SweepResult(BaseModel):
         the answer (the selected map answers' communities) across seeds.
 
         Pairs are only formed between points with the same budgets (so a budget change is not
-        counted as seed instability), and failed points are left out. ``None`` when a level
+        counted as seed instability), and failed or stopped points are left out. ``None`` when a level
         has fewer than two usable points with the same budgets. Two points with nothing behind
         their answers (``no_results``) count as identical.
         """
@@ -321,7 +330,7 @@ class SweepResult(BaseModel):
         for level in self.spec.levels:
             groups: dict[tuple[int, int], list[frozenset[str]]] = {}
             for point in self.points:
-                if point.level == level and not point.failed:
+                if point.level == level and point.answered:
                     key = (point.map_token_budget, point.reduce_token_budget)
                     groups.setdefault(key, []).append(frozenset(point.community_ids))
             scores = [jaccard(a, b) for sets in groups.values() for a, b in itertools.combinations(sets, 2)]
@@ -383,6 +392,8 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
 
 def _point_from_failure(base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], duration_s: float) -> SweepPoint:
     figures = run_figures(events)
+    if isinstance(exc, SpendLimitReached):  # stopped as by Stop, not failed
+        return SweepPoint(**base, **_figure_columns(figures), status=RunStatus.CANCELLED, duration_s=duration_s, error=str(exc), error_type=type(exc).__name__)
     if isinstance(exc, AllMapBatchesFailed):
         batch_errors = tuple(str(e) or type(e).__name__ for e in exc.exceptions)
         error = exc.message
@@ -410,12 +421,14 @@ async def run_sweep(
     store: RunStore | None = None,
     index_path: str | None = None,
     sweep_id: str | None = None,
+    spend_limit_tokens: int | None = None,
 ) -> SweepResult:
     """Run every grid point of ``spec`` against ``index`` and collect one row per point.
 
     ``store``, when given, receives each point's run (finished or failed) as a
     :class:`~graphrag_core.history.RunRecord` labelled with the sweep id and the point.
     ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
+    ``spend_limit_tokens`` is one limit for the whole sweep (see the module's invariants).
     """
     sweep_id = sweep_id or uuid.uuid4().hex
     # one tokenizer for every point (they share the base's setting): the "endpoint" one is asked
@@ -429,17 +442,21 @@ async def run_sweep(
     points: list[SweepPoint | None] = [None] * len(grid)
     started = time.monotonic()
     done = 0
+    spending = SpendingLimit(spend_limit_tokens, what="sweep") if spend_limit_tokens is not None else None
 
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
+        if spending is not None and spending.reached:
+            why = f"Not run: the sweep had reached its spending limit of {spending.limit:,} tokens."
+            return SweepPoint(**base, status=RunStatus.CANCELLED, error=why, error_type=SpendLimitReached.__name__)
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
-            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache, tokenizer=tokenizer)
+            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache, tokenizer=tokenizer, spending=spending)
             return _point_from_result(base, result, events)
         except GraphRAGError as exc:
             return _point_from_failure(base, exc, events, time.monotonic() - point_started)

@@ -17,6 +17,11 @@ Invariants of :func:`run_experiment`:
 - answers, judge calls and claims go to the :class:`EvaluationStore` as soon as they are made,
   so a rerun makes only what is missing; failures are not stored, so a rerun tries them again;
 - once ``should_stop`` has returned true, no model is asked anything more;
+- with a spending limit, no call of the experiment could take its total past it: an item
+  (an answer, a list of claims, a judgment) whose planned prompts cannot fit is not started,
+  one that reaches the limit stops there, and the experiment stops between items with what
+  it has (``stopped``, ``stop_reason``); what it made is in the store, so running it again
+  (with a larger limit, or tomorrow's) goes on from there;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
   tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
   reported are kept beside them (``reported_tokens``), labelled as such.
@@ -32,7 +37,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import GraphRAGError, describe_error
+from ..errors import GraphRAGError, SpendLimitReached, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
 from ..history.records import RunRecord
@@ -40,6 +45,7 @@ from ..llm.base import ChatModel, model_identity
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
+from ..spending import SpendingLimit
 from ..status import RunStatus
 from .claims import extract_claims
 from .conditions import Condition
@@ -81,24 +87,26 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
     scale = len(spec.seeds) * (1 if every_question else len(spec.questions))
-    answer_calls = sum(_answer_calls(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned)
+    plans = [_answer_plan(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned]
     judgments = len(spec.judgment_jobs())
     return ExperimentEstimate(
         answers=spec.answer_count(),
-        answer_calls=answer_calls * scale,
+        answer_calls=sum(calls for calls, _ in plans) * scale,
+        answer_prompt_tokens=sum(tokens for _, tokens in plans) * scale,
         judgments=judgments,
         judge_calls=judge_request_count(spec.criteria, spec.repeats) * judgments,
         claims_calls=spec.answer_count() if spec.claims else 0,
     )
 
 
-def _answer_calls(index: Index, request: GlobalSearchRequest, seed: int) -> int:
-    """One answer's planned calls: its map batches and, when there is any, the reduce."""
+def _answer_plan(index: Index, request: GlobalSearchRequest, seed: int) -> tuple[int, int]:
+    """One answer's planned calls (its map batches and, when there is any, the reduce) and its
+    map batches' planned prompt tokens."""
     try:
-        _, batches, _ = plan_batches(index, request, seed=seed)
+        _, batches, estimates = plan_batches(index, request, seed=seed)
     except GraphRAGError:
-        return 0
-    return len(batches) + 1 if batches else 0
+        return 0, 0
+    return (len(batches) + 1 if batches else 0), sum(estimates)
 
 
 async def run_experiment(
@@ -113,6 +121,7 @@ async def run_experiment(
     index_path: str | None = None,
     on_progress: ProgressSink | None = None,
     should_stop: Callable[[], bool] | None = None,
+    spend_limit_tokens: int | None = None,
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
 
@@ -120,10 +129,14 @@ async def run_experiment(
     condition, the question and the seed, so the app can open it in Compare and Provenance.
     ``should_stop`` is polled between items: when it returns true the experiment ends early
     with what it has (``stopped=True``); everything made so far is in ``store``.
+    ``spend_limit_tokens`` bounds the tokens this call of the experiment spends, answering,
+    listing claims and judging together.
     """
     run = _Run(
         index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen, stop=should_stop or _never
     )
+    if spend_limit_tokens is not None:
+        run.spending = SpendingLimit(spend_limit_tokens, what="experiment")
     answers = await run.answers()
     if spec.claims and not run.stopped:
         answers = await run.claims(answers)
@@ -167,11 +180,17 @@ class _Run:
         self.fingerprint = index_fingerprint(index)
         self.id = experiment_id(spec, self.fingerprint, model, judge)
         self.stopped = False
+        self.stop_reason: str | None = None
+        self.spending: SpendingLimit | None = None
 
     def stopping(self) -> bool:
         """Whether to end now: asks ``stop`` until it once says yes."""
         self.stopped = self.stopped or self.stop()
         return self.stopped
+
+    def limit_reached(self, exc: SpendLimitReached) -> None:
+        """Stop between items: the spending limit is reached (``stop_reason`` says so)."""
+        self.stopped, self.stop_reason = True, str(exc)
 
     # -- 1. answers --------------------------------------------------------------------------------
 
@@ -182,7 +201,11 @@ class _Run:
         for condition, question, seed in itertools.product(self.spec.conditions, self.spec.questions, self.spec.seeds):
             if self.stopping():
                 break
-            record, reused = await self.answer(condition, question, seed)
+            try:
+                record, reused = await self.answer(condition, question, seed)
+            except SpendLimitReached as exc:
+                self.limit_reached(exc)
+                break
             answers.append(record)
             failed = f" · failed: {record.error_detail or record.error}" if record.status == RunStatus.FAILED else ""
             label = f"{condition.name} · {question.id} · seed {seed}{failed}"
@@ -196,29 +219,58 @@ class _Run:
         kept = self.store.get_answer(key) if self.store is not None else None
         if kept is not None and kept.status != RunStatus.FAILED:
             return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
+        self.check_room(request, seed)
         record = await self.ask(condition, question, seed, request)
         if self.store is not None and record.status != RunStatus.FAILED:
             self.store.put_answer(key, record)
         return record, False
 
+    def check_room(self, request: GlobalSearchRequest, seed: int) -> None:
+        """Raise ``SpendLimitReached`` when an answer's planned prompts and its reduce cannot fit
+        what the spending limit leaves (a fixed level's; dynamic selection's is not known
+        before its ratings, and the limit holds inside the run anyway)."""
+        if self.spending is None or request.dynamic:
+            return
+        try:
+            _, _, estimates = plan_batches(self.index, request, seed=seed)
+        except GraphRAGError:
+            return  # the run reports it
+        planned = sum(estimates)
+        if estimates and not self.spending.fits(planned, keep=request.reduce_token_budget):
+            self.spending.reached = True
+            raise SpendLimitReached(
+                f"The experiment stopped at its spending limit of {self.spending.limit:,} tokens ({self.spending.spent:,} spent): "
+                f"the next answer's planned prompts ({planned:,} tokens) and its reduce would take the total past it, so it was not started.",
+                limit=self.spending.limit, spent=self.spending.spent,
+            )
+
     async def ask(self, condition: Condition, question: EvalQuestion, seed: int, request: GlobalSearchRequest) -> AnswerRecord:
-        """One answer from the engine, failed or not, its run saved to the run store."""
+        """One answer from the engine, failed or not, its run saved to the run store; a run that
+        reached the spending limit raises ``SpendLimitReached`` (its run saved too)."""
         events: list[Event] = []
         run_id = uuid.uuid4().hex
         base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
         try:
-            result = await retrieve_global(self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id)
+            result = await retrieve_global(
+                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, spending=self.spending
+            )
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
+        except SpendLimitReached:
+            self.save_run(events, condition, question, seed)
+            raise
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
             detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
             record = AnswerRecord(
                 **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail, cost=cost_of(run_figures(events)),
             )
+        self.save_run(events, condition, question, seed)
+        return record
+
+    def save_run(self, events: list[Event], condition: Condition, question: EvalQuestion, seed: int) -> None:
         if self.run_store is not None and events:
             label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))
-        return record
 
     # -- 2. claims ---------------------------------------------------------------------------------
 
@@ -230,7 +282,12 @@ class _Run:
             if self.stopping() or record.status == RunStatus.FAILED:
                 listed.append(record)
                 continue
-            listed.append(await self.claims_of(record))
+            try:
+                listed.append(await self.claims_of(record))
+            except SpendLimitReached as exc:
+                self.limit_reached(exc)
+                listed.append(record)
+                continue
             done += 1
             self.emit(EvalProgress(stage="claims", done=done, total=len(answers), label=f"{record.condition} · {record.question_id}"))
         return listed
@@ -242,7 +299,7 @@ class _Run:
         if kept is not None:
             return record.model_copy(update={"claims": kept})
         try:
-            claims, _ = await extract_claims(record.answer, self.judge)
+            claims, _ = await extract_claims(record.answer, self.judge, spending=self.spending)
         except GraphRAGError as exc:
             return record.model_copy(update={"claims": None, "claims_error": describe_error(exc)})
         if self.store is not None:
@@ -261,7 +318,11 @@ class _Run:
             if self.stopping():
                 break
             a, b = by_key.get((job.row, job.question_id, job.seed_a)), by_key.get((job.col, job.question_id, job.seed_b))
-            judgments.append(await self.judge_one(job, texts[job.question_id], a, b))
+            try:
+                judgments.append(await self.judge_one(job, texts[job.question_id], a, b))
+            except SpendLimitReached as exc:
+                self.limit_reached(exc)
+                break
             self.emit(EvalProgress(stage="judgments", done=len(judgments), total=len(jobs), label=f"{job.row} vs {job.col} · {job.question_id}"))
         return judgments
 
@@ -272,7 +333,9 @@ class _Run:
             return JudgmentRecord(**job._asdict(), skipped=f"answer failed: {', '.join(failed)}" if failed else "answer missing")
         if a.status == RunStatus.NO_RESULTS and b.status == RunStatus.NO_RESULTS:
             return JudgmentRecord(**job._asdict(), skipped=f"{UNANSWERED_SKIP}: neither answer found anything to say (no results)")
-        judgment = await judge_pair(question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store)
+        judgment = await judge_pair(
+            question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store, spending=self.spending
+        )
         return JudgmentRecord(**job._asdict(), judgment=judgment)
 
     # -- the result --------------------------------------------------------------------------------
@@ -296,6 +359,7 @@ class _Run:
             judge_calls_failed=sum(1 for c in calls if not c.ok),
             duration_s=time.monotonic() - self.started,
             stopped=self.stopped,
+            stop_reason=self.stop_reason,
         )
 
 

@@ -61,7 +61,8 @@ def to_markdown(result: ExperimentResult) -> str:
     if result.heuristic_judge:
         lines += [f"> {HEURISTIC_NOTE}", ""]
     if result.stopped:
-        lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
+        why = f" {markdown_text(result.stop_reason)}" if result.stop_reason else ""
+        lines += [f"> Stopped before it finished: the figures cover only what was judged.{why}", ""]
     lines += [
         f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
         f"- Answering model: {markdown_cell(result.model)}",
