@@ -21,6 +21,8 @@ def _other_value(name: str):
         return 0, "0"
     if name == "seed":
         return 7, "7"
+    if name == "spend_limit_tokens":  # no limit by default
+        return 50_000, "50000"
     if choices is not None:
         value = next(c for c in choices if c != field.default)
         return value, value
@@ -40,7 +42,7 @@ def test_every_setting_has_a_query_option_that_sets_it(name):
     request = build_request(args)
     assert getattr(request, name) == expected
     assert getattr(build_request(build_parser().parse_args(["query", "jargon", "a question"])), name) == (
-        GlobalSearchRequest.front_end_default(name) if name != "seed" else None
+        GlobalSearchRequest.front_end_default(name) if name not in ("seed", "spend_limit_tokens") else None
     )
 
 

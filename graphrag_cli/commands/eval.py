@@ -38,6 +38,7 @@ from graphrag_core.evaluation.report import (
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
+from graphrag_core.request import check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
 
 from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
@@ -47,6 +48,7 @@ from ..options import (
     add_cache_options,
     add_model_options,
     add_quiet_option,
+    add_spend_limit_option,
     add_store_options,
     int_or_text,
     list_of,
@@ -96,6 +98,11 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the Markdown report to FILE and CSV tables beside it (default: Markdown on stdout)")
     ev.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
     ev.add_argument("--estimate", action="store_true", help="print how many model calls the experiment needs, and stop")
+    add_spend_limit_option(
+        ev,
+        help="the most tokens this run of the experiment may spend (answering, claims and judging): no call that could pass "
+        "it is sent, and the experiment stops between items; the same command goes on from there (default: no limit)",
+    )
     add_cache_options(ev, cache_help=f"map reply cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
     add_store_options(ev, store_help="run history file, where each answer's run is saved", no_store_help="do not record the answers' runs")
     add_quiet_option(ev)
@@ -146,6 +153,17 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
         raise CliError(str(exc), EXIT_USAGE) from None
 
 
+def limit_forecast(limit: int, planned: int) -> str:
+    """Whether an experiment will reach its spending limit, from its answers' planned prompts
+    (the experiment stops between items; what is kept in the store is not spent again)."""
+    if planned > limit:
+        return (
+            f"the spending limit of {limit:,} tokens will be reached: the answers' planned map prompts alone take {planned:,}; "
+            "the experiment stops between items, and the same command goes on from there"
+        )
+    return f"the answers' planned map prompts take {planned:,} of the spending limit's {limit:,} tokens; replies, reduces and judging come on top"
+
+
 def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
     """The report at ``out`` and each CSV table beside it; returns the tables' common stem."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -158,10 +176,14 @@ def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
 
 def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     spec = _spec(args)
+    limit = check_spend_limit(args.spend_limit_tokens)
     loaded = load_index_at(args.index)
     if args.estimate:
-        for key, value in estimate_experiment(loaded.index, spec).model_dump().items():
+        estimate = estimate_experiment(loaded.index, spec)
+        for key, value in estimate.model_dump().items():
             context.write(f"{key}: {value}\n")
+        if limit is not None:
+            context.write(f"spend_limit: {limit_forecast(limit, estimate.answer_prompt_tokens)}\n")
         return EXIT_OK
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
@@ -177,11 +199,14 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
             f"judge: {_model_label(judge)}; store: {store.path}"
         )
+        if limit is not None:
+            context.note(limit_forecast(limit, estimate.answer_prompt_tokens))
     progress = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
     try:
         result = run_async(
             run_experiment(
-                loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress
+                loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress,
+                spend_limit_tokens=limit,
             )
         )
     except KeyboardInterrupt:
@@ -201,6 +226,9 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             context.note(f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables))
     if not args.quiet:
         context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
+    if result.stop_reason:
+        context.note(f"stopped: {result.stop_reason}")
+        context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
     return EXIT_OK
 
 
