@@ -200,6 +200,7 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
 
     st.header("Budgets")
     widgets.draw_settings(widgets.fields_of(base, widgets.BUDGETS))
+    widgets.draw_spend_limit()
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")

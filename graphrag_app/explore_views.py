@@ -77,7 +77,8 @@ def draw_cost_preview(
             request = request.model_copy(update={"tokenizer": counted_with})
             if opened.index is not None and opened.source is not None:
                 signature = folder_signature(opened.source.path)
-                pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
+                request_json = request.model_dump_json(exclude={"spend_limit_tokens"})  # the limit's forecast is drawn from the preview
+                pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request_json, current.seed)
                 wait_for_preview(pending)
         except (GraphRAGError, ValueError) as exc:
             problem = str(exc)

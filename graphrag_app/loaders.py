@@ -19,14 +19,15 @@ from pathlib import Path
 import streamlit as st
 
 from graphrag_core.index import load_index
-from graphrag_core.cost import section_tokens
+from graphrag_core.cost import dynamic_bound, section_tokens
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
-from graphrag_core.search import plan_batches
+from graphrag_core.search import PROMPT_MESSAGES, plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
-from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name
+from graphrag_core.spending import LimitForecast, forecast_limit
+from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name, prompt_overhead
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -123,6 +124,10 @@ class CostPreview:
     batches: int
     map_prompt_tokens: int
     largest_batch_tokens: int
+    batch_tokens: tuple[int, ...] = ()
+    """Each batch's planned prompt tokens (what a spending limit's forecast lets through)."""
+    overhead: int = 0
+    """What the endpoint adds around each call's messages, in the planning tokenizer's count."""
     rating: RatingCost | None = None
     """Dynamic selection: the rating cost range; the map figures are then its upper bound."""
     bound_label: str = ""
@@ -131,6 +136,17 @@ class CostPreview:
     def model_calls(self) -> int:
         """Map calls plus the reduce (when there is anything to map)."""
         return self.batches + 1 if self.batches else 0
+
+    def forecast(self, request: GlobalSearchRequest) -> LimitForecast | None:
+        """Whether ``request`` (these settings, with its spending limit) will reach the limit."""
+        if request.spend_limit_tokens is None:
+            return None
+        rating = self.rating
+        return forecast_limit(
+            request.spend_limit_tokens, self.batch_tokens, map_output_reserve=request.map_output_reserve,
+            reduce_token_budget=request.reduce_token_budget, overhead=self.overhead, rating_output_reserve=request.rating_output_reserve,
+            rating=None if rating is None else (rating.min_calls, rating.max_calls, rating.min_prompt_tokens, rating.max_prompt_tokens),
+        )
 
 
 SECTIONS_WAIT_S = 1.0
@@ -154,13 +170,15 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
-        bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
+        bound = dynamic_bound(index, request)
     communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(
         summaries=len(communities),
         batches=len(estimates),
         map_prompt_tokens=sum(estimates),
         largest_batch_tokens=max(estimates, default=0),
+        batch_tokens=tuple(estimates),
+        overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
     )

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.figures import Price, RunSpend, cached_text, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
@@ -58,13 +59,20 @@ def render_cost_preview(
     price: Price | None = None,
 ) -> None:
     """The run's cost before it runs, and where its tokens come from: the level's summaries,
-    claims and source excerpts (``sections``), with what switching claims or excerpts off saves."""
+    claims and source excerpts (``sections``), with what switching claims or excerpts off saves;
+    with a spending limit, whether the run will reach it."""
     with container:
         if error:
             st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
             return
         if preview is None:
             return
+        forecast = preview.forecast(request) if request is not None else None
+        if forecast is not None:
+            if forecast.verdict == "will_reach":
+                st.warning(escape_markdown(forecast.text()), icon=":material/savings:")
+            else:
+                st.caption(escape_markdown(forecast.text()))
         rating = preview.rating
         if rating is not None:  # dynamic selection: a range, from every root rated to every community rated
             cols = st.columns(4)
@@ -114,7 +122,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.status == RunStatus.CANCELLED:
-            st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
+            why = f"{state.error} " if state.error and state.error != STOPPED_MESSAGE else "The run was stopped. "
+            st.warning(escape_markdown(why) + "Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")

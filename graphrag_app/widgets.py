@@ -47,6 +47,7 @@ class Keys:
     USE_CACHE = "use_map_cache"
     RUN = "run_global_search"
     STOP = "stop"
+    SPEND_LIMIT = "spend_limit_tokens"
 
 
 FOLDER_CHOICE = "__folder__"
@@ -167,6 +168,20 @@ def draw_setting(setting: SettingField, container: DeltaGenerator | None = None)
         raise ValueError(f"the {setting.name} setting has no generic widget: draw it with the page's level picker")
 
 
+MAX_SPEND_LIMIT = 10**12
+"""The largest spending limit the page offers."""
+SPEND_LIMIT_HELP = (
+    "The most tokens the run may spend (0: no limit). No model call that could take the total past it is sent; a run "
+    "that reaches it stops as Stop stops it, keeping what it read. The cost preview says whether it will be reached."
+)
+
+
+def draw_spend_limit(container: DeltaGenerator | None = None) -> None:
+    """The spending limit's input (0 is no limit), keyed :attr:`Keys.SPEND_LIMIT`."""
+    (container or st).number_input("Spending limit (tokens)", min_value=0, max_value=MAX_SPEND_LIMIT, step=10_000, key=Keys.SPEND_LIMIT, help=SPEND_LIMIT_HELP)
+
+
+
 def draw_settings(settings: Iterable[SettingField], container: DeltaGenerator | None = None) -> None:
     for setting in settings:
         draw_setting(setting, container)
@@ -199,6 +214,7 @@ def widget_values(settings: RunSettings, *, index_options: list[str]) -> dict[st
             Keys.MODEL_NAME: model.model,
             Keys.BASE_URL: model.base_url,
             Keys.LATENCY: model.offline_latency_s or 0.0,
+            Keys.SPEND_LIMIT: settings.spend_limit_tokens or 0,
         }
     )
     if settings.index in index_options:
@@ -234,6 +250,7 @@ def choices_from_widgets(base: RunSettings) -> RunSettings:
     index = str(state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else str(choice)
     seed = state.get(Keys.SEED)
     latency = state.get(Keys.LATENCY)
+    limit = state.get(Keys.SPEND_LIMIT, base.spend_limit_tokens)
     model = ModelChoice(
         provider=state.get(Keys.MODEL) or base.model.provider,
         model=str(state.get(Keys.MODEL_NAME, base.model.model) or ""),
@@ -246,6 +263,7 @@ def choices_from_widgets(base: RunSettings) -> RunSettings:
         query=str(state.get(Keys.QUESTION, base.query) or ""),
         seed=int(seed) if seed is not None else base.seed,
         model=model,
+        spend_limit_tokens=int(limit) if limit else None,
     )
 
 
@@ -273,6 +291,7 @@ __all__ = [
     "Look",
     "choices_from_widgets",
     "draw_setting",
+    "draw_spend_limit",
     "draw_settings",
     "fields_of",
     "help_of",
