@@ -22,6 +22,7 @@ from graphrag_core.events import (
     MapBatchRetried,
     MapBatchSucceeded,
     ModelNotice,
+    PartialAnswerStarted,
     ReduceAnswerDelta,
     ReduceRetried,
     ReduceStarted,
@@ -131,6 +132,8 @@ class ProgressPrinter:
                 self.failed += 1
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
+            case PartialAnswerStarted():
+                self._line(f"stopped after {event.batches_read:,} of {event.batch_count:,} batches: answering from the {event.answers:,} answers read (Ctrl-C again to quit)")
             case ReduceStarted():
                 self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
             case ModelNotice() if self.on_notice is not None:
@@ -155,6 +158,8 @@ class ProgressPrinter:
                 d = result.diagnostics
                 rating = "" if is_fixed(result.community_level) else f"{d.rating_calls} rating calls, "
                 self._line(f"{result.status} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{d.map_calls} map calls)")
+                if d.stopped_note:
+                    self._line(d.stopped_note)
             case _:
                 pass  # a failed run is reported by main, with its exit code
 

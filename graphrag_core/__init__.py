@@ -20,6 +20,7 @@ from .errors import (
     RetryableModelError,
     RunCancelled,
 )
+from .errors import NothingReadError
 from .errors import ContextLengthError, PreflightError, ReplyTooLongError
 from .events import Event, event_from_json, events_from_json, events_to_json
 from .figures import RunFigures, run_figures
@@ -40,7 +41,7 @@ from .results import (
     MapAnswer,
     ReduceCandidate,
 )
-from .search import plan_batches, retrieve_global, stream_global
+from .search import answer_from_read, plan_batches, retrieve_global, stream_global
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
@@ -67,6 +68,8 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "answer_from_read",
+    "NothingReadError",
     "load_index",
     "save_index",
     "OpenAIChatModel",

@@ -208,7 +208,7 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
 class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
-    reason: Literal["all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
+    reason: Literal["stopped_early", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
     message: str
     batch_indexes: tuple[int, ...] = ()
     texts: tuple[str, ...] = ()
@@ -217,12 +217,16 @@ class WhyItem(_Value):
 def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     """Why a run has no (full) answer: for ``no_results``, ``partial`` and failed runs; else ``[]``."""
     events = list(events)
-    finished = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
-    failed = next((e for e in reversed(events) if isinstance(e, RunFailed)), None)
+    ended = next((e for e in reversed(events) if isinstance(e, RunFinished | RunFailed)), None)
+    finished = ended if isinstance(ended, RunFinished) else None
+    failed = ended if isinstance(ended, RunFailed) else None  # a stop the run went on from is no end
     if finished is not None and finished.result.status == RunStatus.COMPLETED:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
+    if finished is not None and finished.result.diagnostics.stopped_early:
+        d = finished.result.diagnostics
+        items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read."))
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))

@@ -179,3 +179,8 @@ class SpendLimitReached(RunCancelled):
         super().__init__(message)
         self.limit = limit
         self.spent = spent
+
+
+class NothingReadError(GraphRAGError, ValueError):
+    """A stopped run cannot be answered from what it read: it finished no useful map answer
+    (or it was not stopped at all)."""

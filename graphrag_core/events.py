@@ -311,6 +311,19 @@ class ReduceFailed(_Event):
     usage: TokenUsage | None = None
 
 
+class PartialAnswerStarted(_Event):
+    """A stopped run goes on to answer from what it read: a reduce over the map answers it had
+    finished when it stopped. It follows the stop's ``RunFailed(cancelled=True)``; the run then
+    ends like any other, its result ``partial`` with ``diagnostics.stopped_early`` set."""
+
+    kind: Literal["partial_answer_started"] = "partial_answer_started"
+    answers: int
+    """Map answers finished before the stop (usefulness 0 included)."""
+    batches_read: int
+    """Map batches that ended before the stop (answered or failed)."""
+    batch_count: int
+
+
 class RunFinished(_Event):
     kind: Literal["run_finished"] = "run_finished"
     result: GlobalSearchResult
@@ -356,6 +369,7 @@ Event = Annotated[
         ReduceFailed,
         RunFinished,
         RunFailed,
+        PartialAnswerStarted,
     ],
     Field(discriminator="kind"),
 ]

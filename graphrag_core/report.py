@@ -177,7 +177,9 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     lines += markdown_table(["setting", "value"], settings) + [""]
 
     lines += ["## Status", "", f"**{RunStatus(record.status).word}** in {record.duration_s:.2f} s", ""]
-    if record.error:
+    if result is not None and result.diagnostics.stopped_note:
+        lines += [result.diagnostics.stopped_note, ""]
+    elif record.error:
         lines += [f"Error: {markdown_text(record.error)}", ""]
 
     lines += ["## Answer", ""]

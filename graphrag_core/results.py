@@ -112,6 +112,20 @@ class GlobalSearchDiagnostics(_Value):
     failed_rating_count: int = 0
     unsupported_citation_count: int = 0
     """Distinct community ids the answer cites that are not in the index or not behind it."""
+    stopped_early: bool = False
+    """The run was stopped during its map and answered from what it had read: its answer is a
+    reduce over the batches finished before the stop (its status is ``partial``)."""
+    unread_batch_count: int = 0
+    """Map batches that had not ended when the run was stopped (0 unless ``stopped_early``)."""
+
+    @property
+    def stopped_note(self) -> str | None:
+        """The one sentence every front end shows for a run answered from what it read after a
+        stop (None for any other run)."""
+        if not self.stopped_early:
+            return None
+        read = self.batch_count - self.unread_batch_count
+        return f"Stopped after reading {read:,} of {self.batch_count:,} batches: a partial answer from what was read."
 
     @property
     def reduce_usage(self) -> TokenUsage:

@@ -23,6 +23,7 @@ from .events import (
     BatchesPlanned,
     Event,
     ModelNotice,
+    PartialAnswerStarted,
     PlannedBatch,
     ReduceReplied,
     ReduceAnswerDelta,
@@ -36,7 +37,7 @@ from .events import (
     RunWarning,
     SummariesSelected,
 )
-from .errors import SpendLimitReached, describe_error
+from .errors import NothingReadError, SpendLimitReached, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .map import (
     DEFAULT_RETRY_POLICY,
@@ -60,6 +61,7 @@ from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchRes
 from .selection import SelectionOutcome, select_dynamic
 from .spending import SpendingLimit
 from .state import RunState
+from .stopped import map_read, walk_outcome
 from .status import RunStatus
 from .tokens import Tokenizer, prompt_overhead, tokenizer_for
 
@@ -177,7 +179,8 @@ class _Steps:
     selection: SelectionOutcome | None = None
     communities: list[Community] = field(default_factory=list)
     batches: list[SummaryBatch] = field(default_factory=list)
-    estimates: list[int] = field(default_factory=list)
+    planned: tuple[PlannedBatch, ...] = ()
+    """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
 
     def finish(
         self,
@@ -188,8 +191,11 @@ class _Steps:
         plan: ReducePlan | None = None,
         reduce_calls: int = 0,
         reduce_usage: TokenUsage | None = None,
+        unread: int | None = None,
     ) -> GlobalSearchResult:
-        """The result of the run (and its ``RunFinished`` event), from what the steps produced."""
+        """The result of the run (and its ``RunFinished`` event), from what the steps produced.
+        ``unread`` is given for a run answered from what it read after a stop: how many of its
+        batches had not ended."""
         request = self.request
         selected = plan.selected if plan is not None else []
         usage = mapped.usage if mapped is not None else TokenUsage()
@@ -202,9 +208,9 @@ class _Steps:
         diagnostics = GlobalSearchDiagnostics(
             community_level=request.reported_level,
             summary_count=len(self.communities),
-            batch_count=len(self.batches),
-            batch_community_ids=[b.community_ids for b in self.batches],
-            batch_token_estimates=self.estimates,
+            batch_count=len(self.planned),
+            batch_community_ids=[b.community_ids for b in self.planned],
+            batch_token_estimates=[b.token_estimate for b in self.planned],
             batch_usefulness=mapped.usefulness if mapped is not None else [],
             failed_batch_count=len(mapped.failures) if mapped is not None else 0,
             selected_answer_count=len(selected),
@@ -218,6 +224,8 @@ class _Steps:
             usage=usage,
             map_usage=mapped.usage if mapped is not None else TokenUsage(),
             duration_s=self.clock(),
+            stopped_early=unread is not None,
+            unread_batch_count=unread or 0,
             **extra,  # type: ignore[arg-type]
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
@@ -251,10 +259,11 @@ class _Steps:
                 self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
                 retry_policy=self.policy, spending=self.spending, keep=request.reduce_token_budget,
             )
-        self.communities, self.batches, self.estimates = plan_batches(
+        self.communities, self.batches, estimates = plan_batches(
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,
             communities=self.selection.communities if self.selection is not None else None,
         )
+        self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
         self.emit(
             SummariesSelected(
                 at=self.clock(),
@@ -266,10 +275,9 @@ class _Steps:
 
     async def map(self) -> MapPhaseResult:
         request = self.request
-        planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, self.estimates)))
         self.emit(
             BatchesPlanned(
-                at=self.clock(), batches=planned, map_prompt_budget=request.map_prompt_budget,
+                at=self.clock(), batches=self.planned, map_prompt_budget=request.map_prompt_budget,
                 concurrency=min(request.map_concurrency, len(self.batches)),
             )
         )
@@ -350,14 +358,19 @@ class _Steps:
         await self.plan()
         if not self.batches:
             return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER)
-        mapped = await self.map()
+        return await self.answer(await self.map())
+
+    async def answer(self, mapped: MapPhaseResult, *, unread: int | None = None) -> GlobalSearchResult:
+        """Select for the reduce, reduce, finish: a run's last steps (after its map, or after a
+        stop over what it read, then ``partial`` whatever else happened)."""
         plan = self.select(mapped)
         if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER, mapped=mapped, plan=plan)
+            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER, mapped=mapped, plan=plan, unread=unread)
         answer, attempts = await self.reduce(plan)
+        degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
         return self.finish(
-            RunStatus.PARTIAL if mapped.failures or (self.selection is not None and self.selection.failed_count) else RunStatus.COMPLETED, answer,
-            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage,
+            RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
+            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
 
 
@@ -451,6 +464,56 @@ async def retrieve_global(
         index, request, model, on_event or (lambda event: None),
         cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, spending=spending,
     )
+
+
+async def answer_from_read(
+    index: Index,
+    events: list[Event],
+    model: ChatModel,
+    *,
+    on_event: EventSink | None = None,
+    tokenizer: Tokenizer | None = None,
+    retry_policy: RetryPolicy | None = None,
+) -> GlobalSearchResult:
+    """Answer a stopped run from what it read: a reduce over the map answers it finished before
+    the stop, through the same selection and reduce as a whole run.
+
+    ``events`` are the run's so far, ending with its stop (``RunFailed``, cancelled or
+    interrupted). The run goes on under its own id and clock: ``on_event`` sees
+    ``PartialAnswerStarted``, the reduce's events and ``RunFinished``, whose result is
+    ``partial`` with ``diagnostics.stopped_early`` set and the batches not read counted in
+    ``diagnostics.unread_batch_count``. Raises ``NothingReadError`` when the run was not stopped
+    or finished no useful map answer; a failure (or another stop) ends it with ``RunFailed`` as
+    in :func:`retrieve_global`."""
+    emit = on_event or (lambda event: None)
+    state = RunState.replay(events)
+    if not state.answerable_from_read or state.request is None or state.seed is None:
+        raise NothingReadError("The run has no finished map answer to answer from (it was not stopped, or it read nothing useful).")
+    resumed_at, started = state.elapsed_s, time.monotonic()
+
+    def clock() -> float:
+        return resumed_at + time.monotonic() - started
+
+    def observe(event: Event) -> None:
+        state.apply(event)
+        emit(event)
+
+    request = state.request
+    steps = _Steps(
+        index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
+        retry_policy or DEFAULT_RETRY_POLICY,
+    )
+    steps.communities = [c for c in index.communities if c.id in set(state.selected_community_ids)]
+    steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
+    if request.dynamic:
+        steps.selection = walk_outcome(index, state.selection)
+    mapped, unread = map_read(state)
+    observe(PartialAnswerStarted(at=clock(), answers=len(mapped.answers), batches_read=len(state.batches) - unread, batch_count=len(state.batches)))
+    try:
+        return await steps.answer(mapped, unread=unread)
+    except (asyncio.CancelledError, KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
+        emit(_failure_event(state, clock(), exc))
+        raise
 
 
 _END = object()

@@ -25,6 +25,7 @@ from .events import (
     MapBatchStarted,
     MapBatchSucceeded,
     ModelNotice,
+    PartialAnswerStarted,
     RunWarning,
     ReduceAnswerDelta,
     ReduceFailed,
@@ -246,6 +247,9 @@ class RunState:
     error: str | None = None
     error_type: str | None = None
     elapsed_s: float = 0.0
+    stopped_early: bool = False
+    """The run was stopped and goes on (or went on) to answer from what it read
+    (``PartialAnswerStarted``): its batches that had not ended stay ``cancelled``."""
     events: list[Event] = field(default_factory=list)
 
     @classmethod
@@ -265,6 +269,17 @@ class RunState:
     @property
     def finished_batches(self) -> int:
         return sum(1 for b in self.batches if b.finished)
+
+    @property
+    def answerable_from_read(self) -> bool:
+        """Whether this run was stopped (or interrupted) before its answer with at least one
+        useful map answer finished, so a reduce over what it read can still answer it
+        (:func:`graphrag_core.search.answer_from_read`)."""
+        return (
+            self.status in (RunStatus.CANCELLED, RunStatus.INTERRUPTED)
+            and self.result is None
+            and any(b.status.succeeded and (b.usefulness or 0) > 0 for b in self.batches)
+        )
 
     @property
     def progress(self) -> float:
@@ -379,6 +394,9 @@ class RunState:
             case ReduceRetried() | ReduceFailed():
                 self.reduce_errors.append(event.error)
                 self.answer_draft = ""
+            case PartialAnswerStarted():
+                self.status, self.phase, self.stopped_early = RunStatus.RUNNING, "reduce", True
+                self.error = self.error_type = None
             case RunFinished():
                 self.result = event.result
                 self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here

@@ -3,7 +3,10 @@
 The answer goes to stdout (streamed as it is written when stdout is a terminal), or the whole
 result as JSON with ``--json``; a failed or stopped run prints its failure document there
 instead (:func:`~graphrag_cli.output.format_failure_json`). The run is recorded in the run
-history from its first event, its finished batches kept when it fails or is interrupted.
+history from its first event, its finished batches kept when it fails or is interrupted. With
+``--answer-on-interrupt`` the first Ctrl-C stops the map and the run goes on to answer from what
+it read (:func:`~graphrag_core.search.answer_from_read`): its result, labelled partial, is
+printed as any other; a second Ctrl-C quits.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from graphrag_core.llm.base import model_identity
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.search import retrieve_global
+from graphrag_core.search import answer_from_read, retrieve_global
+from graphrag_core.state import RunState
 from graphrag_core.tokens import Tokenizer
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
@@ -57,6 +61,12 @@ def add_parser(sub: Any) -> None:
     query = sub.add_parser("query", help="answer one global question", description="Answer one global question over an index.")
     add_run_options(query, sweep=False)
     query.add_argument("--json", action="store_true", help="print the result as JSON instead of the answer")
+    query.add_argument(
+        "--answer-on-interrupt",
+        action="store_true",
+        help="on Ctrl-C, stop reading and answer from the map answers finished so far: a reduce over what was read, "
+        "recorded with the run and labelled partial (exit code 0); a second Ctrl-C quits",
+    )
     query.set_defaults(handler=run)
 
 
@@ -133,7 +143,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         progress(event)
 
     try:
-        result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter))
+        try:
+            result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter))
+        except KeyboardInterrupt:
+            if not (args.answer_on_interrupt and RunState.replay(events).answerable_from_read):
+                raise
+            result = run_async(answer_from_read(loaded.index, list(events), model, on_event=on_event, tokenizer=counter))
     except (GraphRAGError, KeyboardInterrupt) as exc:
         interrupted = isinstance(exc, KeyboardInterrupt)
         failed_run_id = _close(recorder, context, interrupted=interrupted)
