@@ -121,6 +121,8 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.caption(f"Model: {escape_markdown(notice)}")
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
+        if state.result is not None and state.result.diagnostics.stopped_note:
+            st.warning(state.result.diagnostics.stopped_note, icon=":material/stop_circle:")
         if state.status == RunStatus.CANCELLED:
             why = f"{state.error} " if state.error and state.error != STOPPED_MESSAGE else "The run was stopped. "
             st.warning(escape_markdown(why) + "Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")

@@ -4,6 +4,10 @@
 summaries of a level, build their map texts, pack them into batches, map, select for the
 reduce, reduce. Every step reports itself as an event; a run that cannot finish reports
 ``RunFailed`` before raising, so what was computed up to then is not lost.
+
+Why this module is long: a whole run and a stopped run's answer from what it read
+(:func:`answer_from_read`, for Stop and for the spending limit) are the same steps over the same
+``_Steps`` object, and a run's end (finished, failed, stopped) is decided in one place.
 """
 
 from __future__ import annotations
@@ -181,6 +185,8 @@ class _Steps:
     batches: list[SummaryBatch] = field(default_factory=list)
     planned: tuple[PlannedBatch, ...] = ()
     """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
+    stopped_at_limit: int | None = None
+    """The spending limit that stopped the run, when it answers from what it read after that stop."""
 
     def finish(
         self,
@@ -226,6 +232,7 @@ class _Steps:
             duration_s=self.clock(),
             stopped_early=unread is not None,
             unread_batch_count=unread or 0,
+            stopped_at_limit=self.stopped_at_limit if unread is not None else None,
             **extra,  # type: ignore[arg-type]
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
@@ -378,6 +385,8 @@ def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
     """``RunFailed`` with the figures of what the run did and spent before it ended."""
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return state.stopped(at=at)
+    if isinstance(exc, SpendLimitReached):
+        return state.stopped(at=at, reason=str(exc), error_type=type(exc).__name__)
     message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
     return state.failure(at=at, error=message or type(exc).__name__, error_type=type(exc).__name__)
 
@@ -428,10 +437,14 @@ async def _run(
     try:
         return await steps.run()
     except SpendLimitReached as exc:
-        # Stopped at the spending limit, as Stop stops a run: the meeting point with Stop's answer
-        # from what was read (the map kept the reduce's worst case free for it).
-        emit(state.stopped(at=clock(), reason=str(exc), error_type=type(exc).__name__))
-        raise
+        # Stopped at the spending limit as Stop stops a run, then answered from what was read as
+        # Stop's answer is (the map and the ratings kept the reduce's worst case free for it).
+        observe(_failure_event(state, clock(), exc))
+        if not state.answerable_from_read:
+            raise
+        return await answer_from_read(
+            index, list(state.events), model, on_event=emit, tokenizer=tokenizer, retry_policy=retry_policy, spending=spending
+        )
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
         emit(_failure_event(state, clock(), exc))
         raise
@@ -457,8 +470,10 @@ async def retrieve_global(
     Raises ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets
     cannot hold the prompt or a summary part, and the reduce's last error when it failed twice.
     A run with a spending limit (the request's ``spend_limit_tokens``, or ``spending`` shared by
-    a sweep or an experiment) sends no call that could pass it; one that reaches it ends with
-    ``RunFailed(cancelled=True)`` saying so and raises ``SpendLimitReached``.
+    a sweep or an experiment) sends no call that could pass it. One that reaches it stops as Stop
+    stops a run (``RunFailed(cancelled=True)`` saying so) and answers from what it read
+    (:func:`answer_from_read`: a ``partial`` result, ``diagnostics.stopped_at_limit`` set); with no
+    useful map answer read yet it raises ``SpendLimitReached``.
     """
     return await _run(
         index, request, model, on_event or (lambda event: None),
@@ -474,6 +489,7 @@ async def answer_from_read(
     on_event: EventSink | None = None,
     tokenizer: Tokenizer | None = None,
     retry_policy: RetryPolicy | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     """Answer a stopped run from what it read: a reduce over the map answers it finished before
     the stop, through the same selection and reduce as a whole run.
@@ -484,7 +500,8 @@ async def answer_from_read(
     ``partial`` with ``diagnostics.stopped_early`` set and the batches not read counted in
     ``diagnostics.unread_batch_count``. Raises ``NothingReadError`` when the run was not stopped
     or finished no useful map answer; a failure (or another stop) ends it with ``RunFailed`` as
-    in :func:`retrieve_global`."""
+    in :func:`retrieve_global`. The reduce holds the run's spending limit (``spending``, else one
+    made from the request's ``spend_limit_tokens`` with what the run spent counted in)."""
     emit = on_event or (lambda event: None)
     state = RunState.replay(events)
     if not state.answerable_from_read or state.request is None or state.seed is None:
@@ -499,10 +516,14 @@ async def answer_from_read(
         emit(event)
 
     request = state.request
+    if spending is None and request.spend_limit_tokens is not None:
+        spending = SpendingLimit(request.spend_limit_tokens, spent=state.usage.total_tokens)
     steps = _Steps(
         index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
-        retry_policy or DEFAULT_RETRY_POLICY,
+        retry_policy or DEFAULT_RETRY_POLICY, spending,
     )
+    if state.error_type == SpendLimitReached.__name__ and spending is not None:
+        steps.stopped_at_limit = spending.limit
     steps.communities = [c for c in index.communities if c.id in set(state.selected_community_ids)]
     steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
     if request.dynamic:

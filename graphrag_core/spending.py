@@ -99,7 +99,8 @@ class LimitForecast:
             sent = f"{low:,}" if low == high else f"{low:,}–{high:,}"
             return (
                 f"The spending limit of {limit} will be reached: the map stops after about {sent} of {self.batches:,} "
-                f"batches (the planned prompts take {self.planned:,} tokens) and the run stops there, as Stop stops it."
+                f"batches (the planned prompts take {self.planned:,} tokens); the run stops there, as Stop stops it, "
+                "and answers from what it read."
             )
         return (
             f"The spending limit of {limit} may be reached: the planned prompts take {self.planned:,} tokens, "

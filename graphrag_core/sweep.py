@@ -14,9 +14,9 @@ Invariants:
   that are not the engine's (bugs) and cancellation do stop it;
 - at most ``SweepSpec.point_concurrency`` points run at once (each still bounds its own map
   calls by ``map_concurrency``);
-- with a spending limit, no call of any point could take the sweep's total past it: the point
-  that reaches it stops as Stop stops a run, and the points after it are not run; both are
-  ``cancelled``, their ``error`` saying why.
+- with a spending limit no call could take the sweep's total past it: the point that reaches it
+  answers from what it read (``stopped_early``; ``cancelled`` if it read nothing useful) and the
+  points after it are not run (``cancelled``), their ``error`` saying why.
 """
 
 from __future__ import annotations
@@ -46,8 +46,7 @@ from .results import GlobalSearchResult
 from .status import RunStatus
 from .search import retrieve_global
 from .spending import SpendingLimit
-from .history import RunRecorder
-from .history import RunStore
+from .history import RunRecorder, RunStore
 from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
@@ -194,6 +193,8 @@ class SweepPoint(BaseModel):
     """Calls whose tokens in ``tokens_spent`` the run counted itself (the endpoint reported none)."""
     cited_community_ids: tuple[str, ...] = ()
     unsupported_citation_count: int = 0
+    stopped_early: bool = False
+    """Stopped at the spending limit, a ``partial`` answer from what it read (``error`` says so)."""
 
     @property
     def model_calls(self) -> int:
@@ -206,7 +207,7 @@ class SweepPoint(BaseModel):
     @property
     def answered(self) -> bool:
         """Whether the point ran to its end (not failed, not stopped at a spending limit)."""
-        return self.status not in (RunStatus.FAILED, RunStatus.CANCELLED)
+        return self.status not in (RunStatus.FAILED, RunStatus.CANCELLED) and not self.stopped_early
 
 
 ROW_FIELDS: tuple[str, ...] = (
@@ -387,6 +388,9 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         unsupported_citation_count=figures.unsupported_citations,
         answer=result.answer,
         batch_errors=tuple(f.error for f in figures.failures),
+        stopped_early=result.diagnostics.stopped_early,
+        error=result.diagnostics.stopped_note,
+        error_type=SpendLimitReached.__name__ if result.diagnostics.stopped_at_limit is not None else None,
     )
 
 
@@ -440,16 +444,15 @@ async def run_sweep(
     display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
-    started = time.monotonic()
-    done = 0
+    started, done = time.monotonic(), 0
     spending = SpendingLimit(spend_limit_tokens, what="sweep") if spend_limit_tokens is not None else None
 
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
         if spending is not None and spending.reached:
-            why = f"Not run: the sweep had reached its spending limit of {spending.limit:,} tokens."
-            return SweepPoint(**base, status=RunStatus.CANCELLED, error=why, error_type=SpendLimitReached.__name__)
+            why, kind = f"Not run: the sweep had reached its spending limit of {spending.limit:,} tokens.", SpendLimitReached.__name__
+            return SweepPoint(**base, status=RunStatus.CANCELLED, error=why, error_type=kind)
         label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events

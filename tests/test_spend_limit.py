@@ -9,14 +9,14 @@ import json
 
 import pytest
 
-from graphrag_core import GlobalSearchRequest, retrieve_global
+from graphrag_core import GlobalSearchRequest, answer_from_read, retrieve_global
 from graphrag_core.cost import spend_forecast
 from graphrag_core.errors import RequestValidationError, SpendLimitReached
 from graphrag_core.evaluation import ExperimentSpec, parse_conditions, run_experiment
 from graphrag_core.evaluation.judge import judge_pair
 from graphrag_core.evaluation.questions import EvalQuestion
 from graphrag_core.evaluation.store import EvaluationStore
-from graphrag_core.events import RunFailed
+from graphrag_core.events import MapBatchSucceeded, PartialAnswerStarted, RunFailed, RunFinished, RunStarted
 from graphrag_core.figures import run_figures
 from graphrag_core.history import RunStore
 from graphrag_core.index import load_index
@@ -75,25 +75,65 @@ def test_the_limit_is_a_positive_integer_or_none(bad):
 
 
 @pytest.mark.parametrize("concurrency", [1, 4])
-def test_a_run_at_its_limit_sends_no_call_that_could_pass_it_and_stops_as_stop_does(jargon, concurrency):
+def test_a_run_at_its_limit_sends_no_call_that_could_pass_it_and_answers_from_what_it_read_as_stop_does(jargon, concurrency):
     limit = 60_000
     model = Metered(limit, latency=0.01)
     request = GlobalSearchRequest(query=QUESTION, community_level=1, seed=3, spend_limit_tokens=limit, map_concurrency=concurrency)
     events = []
-    with pytest.raises(SpendLimitReached) as raised:
-        asyncio.run(retrieve_global(jargon, request, model, on_event=events.append))
-    assert raised.value.limit == limit and raised.value.spent == model.spent <= limit
-    assert "spending limit of 60,000 tokens" in str(raised.value)
-    end = events[-1]
-    assert isinstance(end, RunFailed) and end.cancelled and end.error == str(raised.value) and end.error_type == "SpendLimitReached"
+    result = asyncio.run(retrieve_global(jargon, request, model, on_event=events.append))
+    assert result.status == RunStatus.PARTIAL and result.answer and result.diagnostics.stopped_early
+    d = result.diagnostics
+    assert d.stopped_at_limit == limit and 0 < d.unread_batch_count < d.batch_count
+    assert d.stopped_note == (
+        f"Stopped at the spending limit of 60,000 tokens after reading {d.batch_count - d.unread_batch_count:,} of {d.batch_count:,} "
+        "batches: a partial answer from what was read."
+    )
+    stop = next(e for e in events if isinstance(e, RunFailed))
+    assert stop.cancelled and stop.error_type == "SpendLimitReached" and "stopped at its spending limit of 60,000 tokens" in stop.error
+    assert isinstance(events[events.index(stop) + 1], PartialAnswerStarted) and isinstance(events[-1], RunFinished)
+    assert model.sent[-1].purpose == "reduce", "the answer from what was read is a reduce within the limit"
     state = RunState.replay(events)
-    assert state.status is RunStatus.CANCELLED
+    assert state.status is RunStatus.PARTIAL
     statuses = {b.status for b in state.batches}
     assert BatchStatus.DONE in statuses and BatchStatus.PENDING in statuses
     assert BatchStatus.CANCELLED not in statuses, "the calls in flight were let finish before the limit stopped the run"
     figures = run_figures(events)
-    assert figures.usage.total_tokens == model.spent and figures.stopped
-    assert limit - model.spent >= request.reduce_token_budget, "the map kept the reduce's worst case free"
+    assert figures.usage.total_tokens == model.spent <= limit
+
+
+def test_a_run_stopped_at_its_limit_before_any_useful_answer_ends_as_stopped(jargon):
+    model = Metered(10_000)  # room for no map batch beside the reduce's worst case
+    request = GlobalSearchRequest(query=QUESTION, community_level=1, seed=3, spend_limit_tokens=10_000)
+    events = []
+    with pytest.raises(SpendLimitReached) as raised:
+        asyncio.run(retrieve_global(jargon, request, model, on_event=events.append))
+    assert not model.sent and raised.value.limit == 10_000
+    end = events[-1]
+    assert isinstance(end, RunFailed) and end.cancelled and end.error == str(raised.value) and end.error_type == "SpendLimitReached"
+    assert RunState.replay(events).status is RunStatus.CANCELLED and run_figures(events).stopped
+
+
+def test_stop_on_a_limited_run_answers_within_what_the_limit_leaves(jargon):
+    """Stop's answer from what was read holds the request's limit, the run's spend counted in."""
+    request = GlobalSearchRequest(query=QUESTION, community_level=1, seed=3, spend_limit_tokens=10**9, map_concurrency=1)
+    events = []
+
+    async def stopped_after_two():
+        task = asyncio.ensure_future(retrieve_global(jargon, request, OfflineChatModel(), on_event=events.append))
+        while sum(isinstance(e, MapBatchSucceeded) for e in events) < 2:
+            await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        spent = run_figures(events).usage.total_tokens
+        tight = [e.model_copy(update={"request": e.request.model_copy(update={"spend_limit_tokens": spent + 10})}) if isinstance(e, RunStarted) else e for e in events]
+        with pytest.raises(SpendLimitReached):
+            await answer_from_read(jargon, tight, Metered(spent + 10))
+        roomy = await answer_from_read(jargon, events, OfflineChatModel())
+        assert roomy.status == RunStatus.PARTIAL and roomy.diagnostics.stopped_at_limit is None
+        assert roomy.diagnostics.stopped_note.startswith("Stopped after reading 2 of ")
+
+    asyncio.run(stopped_after_two())
 
 
 def test_a_run_within_its_limit_is_the_run_without_one(jargon):
@@ -107,7 +147,7 @@ def test_a_run_within_its_limit_is_the_run_without_one(jargon):
 def test_dynamic_selection_rating_calls_hold_the_limit_too(jargon):
     model = Metered(8_000 + 3_000)
     request = GlobalSearchRequest(query=QUESTION, community_selection="dynamic", seed=1, spend_limit_tokens=11_000, rating_output_reserve=64)
-    with pytest.raises(SpendLimitReached):
+    with pytest.raises(SpendLimitReached):  # nothing read yet to answer from: the run ends stopped
         asyncio.run(retrieve_global(jargon, request, model))
     assert model.sent and all(r.purpose == "rate" for r in model.sent)
 
@@ -148,10 +188,12 @@ def test_a_sweep_shares_one_limit_and_does_not_run_the_points_after_it(jargon):
     model = Metered(200_000)
     result = asyncio.run(run_sweep(jargon, spec, model, spend_limit_tokens=200_000))
     statuses = [p.status for p in result.points]
-    assert statuses[0] == "completed" and "cancelled" in statuses
-    stopped = [p for p in result.points if p.status == "cancelled"]
-    assert stopped[0].error and "spending limit of 200,000 tokens" in stopped[0].error
-    assert any((p.error or "").startswith("Not run:") for p in stopped[1:]) or len(stopped) == 1
+    assert statuses[0] == "completed"
+    (reached,) = [p for p in result.points if p.stopped_early]
+    assert reached.status == "partial" and reached.answer and reached.error_type == "SpendLimitReached"
+    assert reached.error.startswith("Stopped at the spending limit of 200,000 tokens after reading ")
+    later = result.points[reached.index + 1:]
+    assert later and all(p.status == "cancelled" and p.error.startswith("Not run: the sweep had reached its spending limit") for p in later)
     assert result.spend().tokens.total_tokens == model.spent <= 200_000
     assert [p.answered for p in result.points] == [s == "completed" for s in statuses]
 
@@ -193,20 +235,24 @@ def _judge_request() -> ChatRequest:
     return ChatRequest(purpose="judge", messages=render_judge_messages("q?", "diversity", CRITERIA["diversity"], "A " * 200, "B " * 200), max_tokens=JUDGE_OUTPUT_RESERVE)
 
 
-def test_query_says_the_forecast_then_stops_at_the_limit_and_records_the_run(capsys, tmp_path):
+def test_query_says_the_forecast_then_stops_at_the_limit_answers_from_what_it_read_and_records_the_run(capsys, tmp_path):
     store = tmp_path / "runs.sqlite3"
     code, out, err = run_cli(
         capsys, "query", "jargon", QUESTION, "--level", "1", "--seed", "3", "--spend-limit-tokens", "60000", "--store", store, "--no-cache"
     )
-    assert code == 4
+    assert code == 0, err
     assert "The spending limit of 60,000 tokens will be reached: the map stops after about" in err
-    assert "stopped: The run stopped at its spending limit of 60,000 tokens" in err
+    assert "Stopped at the spending limit of 60,000 tokens after reading " in err and out.strip()
     (summary,) = RunStore(store).list_runs()
     record = RunStore(store).get(summary.run_id)
-    assert record.status == "cancelled" and record.request.spend_limit_tokens == 60_000
+    assert record.status == "partial" and record.request.spend_limit_tokens == 60_000
     code, out, _ = run_cli(capsys, "query", "jargon", QUESTION, "--level", "1", "--seed", "3", "--spend-limit-tokens", "60000", "--json", "--no-store", "--no-cache")
     document = json.loads(out)
-    assert document["status"] == "cancelled" and "spending limit" in document["error"]
+    assert document["status"] == "partial" and document["diagnostics"]["stopped_at_limit"] == 60_000
+    # the reduce's 8,000 and a batch's 512-token reply reserve leave no batch room under 8,500
+    code, out, err = run_cli(capsys, "query", "jargon", QUESTION, "--level", "1", "--spend-limit-tokens", "8500", "--store", store, "--no-cache")
+    assert code == 4 and "stopped: The run stopped at its spending limit of 8,500 tokens" in err and not out
+    assert RunStore(store).list_runs()[0].status == "cancelled"
     code, _, err = run_cli(capsys, "query", "jargon", QUESTION, "--spend-limit-tokens", "0", "--no-store")
     assert code == 2 and "spend_limit_tokens must be a positive integer" in err
 
@@ -217,7 +263,7 @@ def test_sweep_and_eval_take_the_option(capsys, tmp_path):
         "--no-store", "--no-cache",
     )
     assert code == 0, err
-    assert "stopped at the spending limit of 150,000 tokens" in err and ",completed," in out and ",cancelled," in out
+    assert "stopped at the spending limit of 150,000 tokens" in err and ",completed," in out and ",partial," in out
     questions = tmp_path / "q.jsonl"
     questions.write_text('{"question": "What are the main themes?"}\n{"question": "Who are the people?"}\n', encoding="utf-8")
     args = ("eval", questions, "--index", "jargon", "--condition", "C0:level=1,claims=false,sources=false", "--condition", "C1:level=leaf,claims=false,sources=false",

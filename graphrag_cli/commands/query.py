@@ -34,7 +34,7 @@ from graphrag_core.llm.base import model_identity
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
-from graphrag_core.search import answer_from_read, retrieve_global
+from graphrag_core.search import answer_from_read, draw_seed, retrieve_global
 from graphrag_core.state import RunState
 from graphrag_core.tokens import Tokenizer
 
@@ -105,10 +105,11 @@ def _batch_error_lines(exc: AllMapBatchesFailed, events: list[Event]) -> list[st
 
 
 def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer, context: CliContext) -> None:
-    """Whether the run will reach its spending limit, before any call (as the app's cost preview says)."""
+    """Whether the run will reach its spending limit, before any call (as the app's cost preview
+    says), from the batches of the request's seed."""
     seed = request.seed if request.seed is not None else 0
     try:
-        forecast = spend_forecast(index, request.model_copy(update={"seed": seed}), seed=seed, tokenizer=counter)
+        forecast = spend_forecast(index, request, seed=seed, tokenizer=counter)
     except GraphRAGError:
         return  # the run itself reports what is wrong with the request
     if forecast is not None:
@@ -129,6 +130,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
     if request.spend_limit_tokens is not None and not args.quiet:
+        if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
+            request = request.model_copy(update={"seed": draw_seed()})
         _say_forecast(loaded.index, request, counter, context)
     store = open_store(context, args.store, off=args.no_store)
     cache = open_cache(context, args.cache, off=args.no_cache)

@@ -130,9 +130,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         _check_recorded(result, store, context)
     if not args.quiet:
         _summarise(result, context)
-    stopped = [p for p in result.points if p.status == RunStatus.CANCELLED]
-    if stopped:
-        context.note(f"stopped at the spending limit of {limit or 0:,} tokens: {len(stopped)} of {len(result.points)} points not finished")
+    stopped = [p for p in result.points if p.stopped_early or p.status == RunStatus.CANCELLED]
+    if stopped and limit is not None:
+        context.note(
+            f"stopped at the spending limit of {limit:,} tokens: {len(stopped)} of {len(result.points)} points not finished "
+            f"({sum(p.stopped_early for p in stopped)} answered from what they read, {sum(not p.stopped_early for p in stopped)} not run)"
+        )
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
         causes = dict.fromkeys(p.batch_errors[0] if p.batch_errors else (p.error or "") for p in result.points)

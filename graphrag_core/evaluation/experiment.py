@@ -246,7 +246,8 @@ class _Run:
 
     async def ask(self, condition: Condition, question: EvalQuestion, seed: int, request: GlobalSearchRequest) -> AnswerRecord:
         """One answer from the engine, failed or not, its run saved to the run store; a run that
-        reached the spending limit raises ``SpendLimitReached`` (its run saved too)."""
+        reached the spending limit raises ``SpendLimitReached`` (its run saved too, and its
+        answer from what it read kept out of the experiment: it would be judged as a whole one)."""
         events: list[Event] = []
         run_id = uuid.uuid4().hex
         base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
@@ -254,6 +255,9 @@ class _Run:
             result = await retrieve_global(
                 self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, spending=self.spending
             )
+            limit = result.diagnostics.stopped_at_limit
+            if limit is not None:
+                raise SpendLimitReached(result.diagnostics.stopped_note or "", limit=limit, spent=self.spending.spent if self.spending else 0)
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
         except SpendLimitReached:
             self.save_run(events, condition, question, seed)
