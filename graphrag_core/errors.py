@@ -184,3 +184,8 @@ class SpendLimitReached(RunCancelled):
 class NothingReadError(GraphRAGError, ValueError):
     """A stopped run cannot be answered from what it read: it finished no useful map answer
     (or it was not stopped at all)."""
+
+
+class BatchAPIError(ModelError):
+    """The Batch API refused or failed a step (upload, create, poll, download), or a job's line
+    could not be used; ``retryable`` as for any model error."""

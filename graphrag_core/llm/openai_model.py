@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 import openai
+import pydantic
 
 from ..errors import (
     ContextLengthError,
@@ -341,6 +342,20 @@ class OpenAIChatModel:
         elif form in ("json_object", "json_object_schema", "json_schema"):
             arguments["response_format"] = {"type": "json_object"}
         return arguments
+
+    def batch_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The chat-completions body of ``request`` as one line of a Batch API job sends it, in
+        the strongest output form the endpoint is known to accept (a batch line cannot fall back)."""
+        return self._arguments(request, self._forms(request)[0])
+
+    def batch_reply(self, body: object) -> ChatResponse:
+        """The reply in a Batch API output line's body, read as a direct call's reply is (usage
+        with its cached prompt tokens; a body with no content is a ``RetryableModelError``)."""
+        try:
+            completion = openai.types.chat.ChatCompletion.model_validate(body)
+        except pydantic.ValidationError as exc:
+            raise RetryableModelError(f"Model response from {self.identity} in a batch is malformed: {_excerpt(str(exc))}") from None
+        return self._response(completion)
 
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
