@@ -29,15 +29,16 @@ Invariants of :func:`run_experiment`:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import GraphRAGError, SpendLimitReached, describe_error
+from ..errors import EvaluationError, GraphRAGError, SpendLimitReached, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
 from ..history.records import RunRecord
@@ -47,6 +48,7 @@ from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
 from ..spending import SpendingLimit
 from ..status import RunStatus
+from .batches import BatchOptions, BatchStore, BatchWaves
 from .claims import extract_claims
 from .conditions import Condition
 from .judge import is_heuristic, judge_pair, judge_request_count
@@ -63,12 +65,20 @@ if TYPE_CHECKING:
     from ..history.store import RunStore
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+BATCH_MAP_CONCURRENCY = 1024
+"""Through the Batch API, an answer's map calls (and a pair's judge calls) all wait for the same
+wave: a call in a wave is no connection held open."""
+
+
 class EvalProgress(BaseModel):
-    """Where an experiment is: ``stage`` (answers, judgments, claims), items done of total."""
+    """Where an experiment is: ``stage`` (answers, judgments, claims), items done of total; through
+    the Batch API, ``batch``: a job's lines done of its total at a poll, ``label`` its wave and state."""
 
     model_config = ConfigDict(frozen=True)
 
-    stage: Literal["answers", "claims", "judgments"]
+    stage: Literal["answers", "claims", "judgments", "batch"]
     done: int
     total: int
     label: str = ""
@@ -122,6 +132,7 @@ async def run_experiment(
     on_progress: ProgressSink | None = None,
     should_stop: Callable[[], bool] | None = None,
     spend_limit_tokens: int | None = None,
+    batch: BatchOptions | None = None,
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
 
@@ -130,18 +141,33 @@ async def run_experiment(
     ``should_stop`` is polled between items: when it returns true the experiment ends early
     with what it has (``stopped=True``); everything made so far is in ``store``.
     ``spend_limit_tokens`` bounds the tokens this call of the experiment spends, answering,
-    listing claims and judging together.
+    listing claims and judging together. With ``batch`` (and a ``store``), the calls of the
+    OpenAI-compatible models among ``model`` and ``judge`` go as Batch API jobs, in waves
+    (:mod:`graphrag_core.evaluation.batches`); a rerun goes on from the jobs in the store.
     """
     run = _Run(
         index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen, stop=should_stop or _never
     )
     if spend_limit_tokens is not None:
         run.spending = SpendingLimit(spend_limit_tokens, what="experiment")
-    answers = await run.answers()
-    if spec.claims and not run.stopped:
-        answers = await run.claims(answers)
-    judgments = await run.judgments(answers)
-    result = run.result(answers, judgments)
+    if batch is None:
+        result = await run.all()
+    else:
+        if store is None:
+            raise EvaluationError("An experiment through the Batch API needs its store (where its jobs are kept).")
+        emit = on_progress or _unseen
+        waves = BatchWaves(
+            BatchStore(store.path), run.id, options=batch,
+            on_progress=lambda p: emit(EvalProgress(stage="batch", done=p.done, total=p.total, label=p.text())),
+        )
+        run.model, run.judge = waves.model(model), waves.model(judge)
+        if run.model is model and run.judge is judge:
+            raise EvaluationError("The Batch API needs an OpenAI-compatible model (--model openai) to answer or to judge.")
+        run.concurrent = True
+        try:
+            result = await waves.drive(run.all())
+        finally:
+            waves.store.close()
     if store is not None and not run.stopped:
         store.save_experiment(result)
     return result
@@ -182,6 +208,15 @@ class _Run:
         self.stopped = False
         self.stop_reason: str | None = None
         self.spending: SpendingLimit | None = None
+        self.concurrent = False
+        """Every item of a stage at once, and each answer's map calls at once (the Batch API's waves)."""
+
+    async def all(self) -> ExperimentResult:
+        """Answer, list claims when asked, judge: the experiment's stages in order."""
+        answers = await self.answers()
+        if self.spec.claims and not self.stopped:
+            answers = await self.claims(answers)
+        return self.result(answers, await self.judgments(answers))
 
     def stopping(self) -> bool:
         """Whether to end now: asks ``stop`` until it once says yes."""
@@ -194,23 +229,49 @@ class _Run:
 
     # -- 1. answers --------------------------------------------------------------------------------
 
-    async def answers(self) -> list[AnswerRecord]:
-        """Every condition's answer to every question per seed, kept ones reused."""
-        answers: list[AnswerRecord] = []
-        total = self.spec.answer_count()
-        for condition, question, seed in itertools.product(self.spec.conditions, self.spec.questions, self.spec.seeds):
-            if self.stopping():
-                break
+    async def each(self, items: Sequence[T], one: Callable[[T], Awaitable[R]]) -> list[R | None]:
+        """``one`` of every item, in order: one after another, or all at once when ``concurrent``
+        (the Batch API gathers their calls into waves). No item starts once the run is stopping;
+        an item that reaches the spending limit stops the run and gives None, as do the items
+        not started."""
+        if not self.concurrent:
+            done: list[R | None] = []
+            for item in items:
+                if self.stopping():
+                    break
+                try:
+                    done.append(await one(item))
+                except SpendLimitReached as exc:
+                    self.limit_reached(exc)
+                    break
+            return done + [None] * (len(items) - len(done))
+
+        async def guarded(item: T) -> R | None:
             try:
-                record, reused = await self.answer(condition, question, seed)
+                return await one(item)
             except SpendLimitReached as exc:
                 self.limit_reached(exc)
-                break
-            answers.append(record)
+                return None
+
+        return [None] * len(items) if self.stopping() else list(await asyncio.gather(*(guarded(item) for item in items)))
+
+    async def answers(self) -> list[AnswerRecord]:
+        """Every condition's answer to every question per seed, kept ones reused."""
+        total = self.spec.answer_count()
+        done = 0
+
+        async def one(item: tuple[Condition, EvalQuestion, int]) -> AnswerRecord:
+            nonlocal done
+            condition, question, seed = item
+            record, reused = await self.answer(condition, question, seed)
+            done += 1
             failed = f" · failed: {record.error_detail or record.error}" if record.status == RunStatus.FAILED else ""
             label = f"{condition.name} · {question.id} · seed {seed}{failed}"
-            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=label, reused=reused))
-        return answers
+            self.emit(EvalProgress(stage="answers", done=done, total=total, label=label, reused=reused))
+            return record
+
+        items = list(itertools.product(self.spec.conditions, self.spec.questions, self.spec.seeds))
+        return [record for record in await self.each(items, one) if record is not None]
 
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
         """One answer, from the store when a finished one is kept there, and whether it was."""
@@ -252,6 +313,8 @@ class _Run:
         run_id = uuid.uuid4().hex
         base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
         try:
+            if self.concurrent:  # every map call of the answer goes into the same wave
+                request = request.model_copy(update={"map_concurrency": BATCH_MAP_CONCURRENCY})
             result = await retrieve_global(
                 self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, spending=self.spending
             )
@@ -280,21 +343,18 @@ class _Run:
 
     async def claims(self, answers: list[AnswerRecord]) -> list[AnswerRecord]:
         """The answers with their claims (failed answers, and all once stopped, as they were)."""
-        listed: list[AnswerRecord] = []
         done = 0
-        for record in answers:
-            if self.stopping() or record.status == RunStatus.FAILED:
-                listed.append(record)
-                continue
-            try:
-                listed.append(await self.claims_of(record))
-            except SpendLimitReached as exc:
-                self.limit_reached(exc)
-                listed.append(record)
-                continue
+
+        async def one(record: AnswerRecord) -> AnswerRecord:
+            nonlocal done
+            if record.status == RunStatus.FAILED:
+                return record
+            listed = await self.claims_of(record)
             done += 1
             self.emit(EvalProgress(stage="claims", done=done, total=len(answers), label=f"{record.condition} · {record.question_id}"))
-        return listed
+            return listed
+
+        return [listed or record for record, listed in zip(answers, await self.each(answers, one))]
 
     async def claims_of(self, record: AnswerRecord) -> AnswerRecord:
         """One answer with its claims, from the store or the judge; a failure is recorded on it."""
@@ -317,18 +377,17 @@ class _Run:
         by_key = {(a.condition, a.question_id, a.seed): a for a in answers}
         texts = {q.id: q.question for q in self.spec.questions}
         jobs = self.spec.judgment_jobs()
-        judgments: list[JudgmentRecord] = []
-        for job in jobs:
-            if self.stopping():
-                break
+        done = 0
+
+        async def one(job: JudgmentJob) -> JudgmentRecord:
+            nonlocal done
             a, b = by_key.get((job.row, job.question_id, job.seed_a)), by_key.get((job.col, job.question_id, job.seed_b))
-            try:
-                judgments.append(await self.judge_one(job, texts[job.question_id], a, b))
-            except SpendLimitReached as exc:
-                self.limit_reached(exc)
-                break
-            self.emit(EvalProgress(stage="judgments", done=len(judgments), total=len(jobs), label=f"{job.row} vs {job.col} · {job.question_id}"))
-        return judgments
+            judged = await self.judge_one(job, texts[job.question_id], a, b)
+            done += 1
+            self.emit(EvalProgress(stage="judgments", done=done, total=len(jobs), label=f"{job.row} vs {job.col} · {job.question_id}"))
+            return judged
+
+        return [judged for judged in await self.each(jobs, one) if judged is not None]
 
     async def judge_one(self, job: JudgmentJob, question: str, a: AnswerRecord | None, b: AnswerRecord | None) -> JudgmentRecord:
         """One pair judged, or skipped with the reason when an answer is missing or failed."""
@@ -338,7 +397,8 @@ class _Run:
         if a.status == RunStatus.NO_RESULTS and b.status == RunStatus.NO_RESULTS:
             return JudgmentRecord(**job._asdict(), skipped=f"{UNANSWERED_SKIP}: neither answer found anything to say (no results)")
         judgment = await judge_pair(
-            question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store, spending=self.spending
+            question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store, spending=self.spending,
+            **({"concurrency": BATCH_MAP_CONCURRENCY} if self.concurrent else {}),
         )
         return JudgmentRecord(**job._asdict(), judgment=judgment)
 
