@@ -101,6 +101,7 @@ LOOKS: dict[str, Look] = {
     "fallback_max_level": Look(help="When a round keeps nothing, rate every community of the next level, down to this one."),
     "rating_output_reserve": Look(step=64),
     "question_reserve": Look(
+        label="Prompt-cache reserve (tokens)",  # not "Question ...": the question's own box is found by that word
         step=64,
         help="Tokens kept for the question: batches are packed as if it took exactly this many, so every question up to "
         "it reads the same batches and each map prompt starts with the same data (a provider's prompt cache serves it "
