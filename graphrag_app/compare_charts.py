@@ -51,6 +51,8 @@ REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
     ("rating_repeats", "rating repeats"),
     ("fallback_max_level", "fallback max level"),
     ("rating_output_reserve", "rating output reserve"),
+    ("question_reserve", "question reserve (prompt cache)"),
+    ("spend_limit_tokens", "spending limit (tokens)"),
 )
 # Record fields (not part of the request) that also make two runs differ.
 RECORD_FIELDS: tuple[tuple[str, str], ...] = (
@@ -110,6 +112,8 @@ def _setting_value(record: RunRecord, name: str) -> object:
     value = record.request.reported_level if name == "community_level" else getattr(record.request, name)
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if value is None and name == "spend_limit_tokens":
+        return "none"
     return value
 
 

@@ -42,3 +42,24 @@ def test_no_limit_by_default_and_a_roomy_one_says_it_is_within(run_db: Path) -> 
     assert not any("spending limit" in w for w in messages(at, "warning") + [c.value for c in at.caption])
     at.number_input(key="spend_limit_tokens").set_value(10_000_000).run()
     assert any(c.value.startswith("Within the spending limit of 10,000,000 tokens") for c in at.caption)
+
+
+def test_compare_shows_each_run_s_question_reserve_and_spending_limit():
+    import asyncio
+
+    from graphrag_app.compare_charts import settings_table
+    from graphrag_core import GlobalSearchRequest, retrieve_global
+    from graphrag_core.history.records import RunRecord
+    from graphrag_core.llm.offline import OfflineChatModel
+
+    from .factories import small_index
+
+    records = []
+    for update in ({}, {"question_reserve": 256, "spend_limit_tokens": 90_000}):
+        events = []
+        request = GlobalSearchRequest(query="What do hackers know?", community_level=1, seed=1, **update)
+        asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=events.append))
+        records.append(RunRecord.from_events(events, index_name="small"))
+    rows = {row["setting"]: list(row.values())[1:] for row in settings_table(records)}
+    assert rows["question reserve (prompt cache)"] == ["0", "256", True]
+    assert rows["spending limit (tokens)"] == ["none", "90000", True]
