@@ -12,6 +12,11 @@ import re
 from collections.abc import Callable, Sequence
 
 from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
+from graphrag_core.models import Claim, Entity, Relationship
+from graphrag_core.models import Index
+from graphrag_core.records import RECORD_NAMES, AnyRecord, IndexRecords, RecordKind, record_ref
+
+from .urls import community_records_url, provenance_url, record_url
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
@@ -84,24 +89,25 @@ def linked_markdown(
     return "".join(out)
 
 
-def community_linker(
+def _unit_linker(
+    kind: str,
+    noun: str,
     url_for: Callable[[str], str],
-    *,
     title_for: Callable[[str], str | None],
     unsupported: Callable[[str], str | None],
 ) -> Linker:
-    """Community references become links to their provenance (title on hover); an unsupported id
+    """References of ``kind`` become links (``noun`` and the title on hover); an unsupported id
     is flagged in place (a badge naming why), and an id not in the index is not a link."""
 
     def render(reference: Reference) -> str | None:
-        if reference.kind != "community":
+        if reference.kind != kind:
             return None
         cid = reference.id
         reason = unsupported(cid)
         if reason == "not_in_index":
             return f":red-badge[⚠ {safe_markdown(cid)}: unsupported, {UNSUPPORTED_LABELS[reason]}]"
         title = title_for(cid)
-        hover = f"Community {cid}: {title}" if title else f"Community {cid}"
+        hover = f"{noun} {cid}: {title}" if title else f"{noun} {cid}"
         if reason is not None:
             hover += f" (unsupported: {UNSUPPORTED_LABELS.get(reason, reason)})"
         text = link(cid, url_for(cid), title=hover)
@@ -112,4 +118,128 @@ def community_linker(
     return render
 
 
-__all__ = ["UNSUPPORTED_LABELS", "community_linker", "demote_headings", "link", "linked_markdown", "safe_markdown"]
+def community_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Community references become links to their provenance (title on hover); an unsupported id
+    is flagged in place (a badge naming why), and an id not in the index is not a link."""
+    return _unit_linker("community", "Community", url_for, title_for, unsupported)
+
+
+def source_linker(
+    url_for: Callable[[str], str],
+    *,
+    title_for: Callable[[str], str | None],
+    unsupported: Callable[[str], str | None],
+) -> Linker:
+    """Source chunk references (the citations of a ``text`` or ``vector`` run's answer) become
+    links to the chunk's view (its document on hover), flagged like community references."""
+    return _unit_linker("source", "Source", url_for, title_for, unsupported)
+
+
+def record_hover(record: AnyRecord) -> str:
+    """What a link to a record says on hover: its kind, reference and description."""
+    ref = record_ref(record)
+    if isinstance(record, Entity):
+        return f"Entity {ref}: {record.title}. {record.description[:300]}"
+    if isinstance(record, Relationship):
+        return f"Relationship {ref}: {record.source} → {record.target}. {record.description[:300]}"
+    if isinstance(record, Claim):
+        head = record.subject if not record.object else f"{record.subject} → {record.object}"
+        return f"Claim {ref}: {head}: {record.description}"[:320]
+    return f"Source {ref}: {getattr(record, 'text', '')[:300]}"
+
+
+def record_linker(records: IndexRecords, url_for: Callable[[RecordKind, str], str], *, flag_missing_tables: bool) -> Linker:
+    """Entity, relationship, claim and source references become links to their record views
+    (the record on hover); a reference the index does not hold is flagged in place. An index
+    without any record of a kind: the reference is flagged when ``flag_missing_tables`` (a
+    model's answer cites it, and nothing here can check it), else kept as text (an index's own
+    report cites it)."""
+
+    def render(reference: Reference) -> str | None:
+        if reference.kind == "community":
+            return None
+        name = RECORD_NAMES[reference.kind]
+        if not records.has_kind(reference.kind):
+            if not flag_missing_tables:
+                return None
+            return f":orange-badge[⚠ {name} {safe_markdown(reference.id)}: the index holds no {name.lower()} records]"
+        record = records.get(reference.kind, reference.id)
+        if record is None:
+            return f":orange-badge[⚠ {name} {safe_markdown(reference.id)}: not in the index]"
+        return link(reference.id, url_for(reference.kind, reference.id), title=record_hover(record))
+
+    return render
+
+
+def either(*linkers: Linker) -> Linker:
+    """The first of ``linkers`` that renders a reference (others return None for it)."""
+
+    def render(reference: Reference) -> str | None:
+        for linker in linkers:
+            if (text := linker(reference)) is not None:
+                return text
+        return None
+
+    return render
+
+
+def cited_markdown(
+    text: str,
+    *,
+    index: Index | None,
+    index_key: str,
+    run_id: str | None,
+    unsupported: Callable[[str], str | None],
+    title_for: Callable[[str], str | None],
+    unit: str = "community",
+) -> str:
+    """Model text (an answer, a map answer, one of their sentences) as safe Markdown with every
+    citation a link or flagged: the run's units (``unit``: communities, or the source chunks of a
+    ``text`` or ``vector`` run) to their views, titled by ``title_for`` (``unsupported`` says why
+    an id is flagged), entities, relationships, claims and sources to their record views
+    (flagged when ``index`` lacks them), ``+more`` to the cited community's record list."""
+    if unit == "source":
+        linker = source_linker(lambda cid: record_url(index_key, "source", cid, run_id), title_for=title_for, unsupported=unsupported)
+    else:
+        linker = community_linker(lambda cid: provenance_url(index_key, cid, run_id), title_for=title_for, unsupported=unsupported)
+    if index is not None:
+        linker = either(linker, record_linker(IndexRecords(index), lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=True))
+    return linked_markdown(text, linker, more=more_linker(lambda cid: community_records_url(index_key, cid, run_id)))
+
+
+MORE_HOVER = "The answer cites more records than it lists: all records of community {id}"
+
+
+def more_linker(url_for: Callable[[str], str]) -> Callable[[Citation], str | None]:
+    """A citation's ``+more`` as a link to the record list of the community it names first
+    (``url_for(community_id)``); a citation naming no community keeps ``+more`` as text."""
+
+    def render(citation: Citation) -> str | None:
+        communities = citation.community_ids
+        if not communities:
+            return None
+        return link("+more", url_for(communities[0]), title=MORE_HOVER.format(id=communities[0]))
+
+    return render
+
+
+__all__ = [
+    "MORE_HOVER",
+    "UNSUPPORTED_LABELS",
+    "cited_markdown",
+    "community_linker",
+    "demote_headings",
+    "either",
+    "link",
+    "linked_markdown",
+    "more_linker",
+    "record_hover",
+    "record_linker",
+    "safe_markdown",
+    "source_linker",
+]

@@ -18,6 +18,7 @@ from graphrag_core.models import Index
 from . import index_charts as ic
 from .controls import OpenedIndex
 from .escaping import escape_markdown
+from .link_tables import link_table
 from .state import BrowseState
 from .urls import COMMUNITY_PARAM, INDEX_PARAM
 
@@ -72,11 +73,12 @@ def draw_overview(container: DeltaGenerator, opened: OpenedIndex) -> None:
 def draw_hierarchy(container: DeltaGenerator, index: Index) -> None:
     with container:
         st.subheader("Community hierarchy")
-        cols = st.columns([2, 2, 2, 4], vertical_alignment="bottom")
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # each control as wide as its choices
+        cols = [row, row, row, st.container()]
         size_by = cols[0].segmented_control("Size by", list(ic.SIZE_CHOICES), key=SIZE_KEY, default="members")
         kind = cols[1].segmented_control("Chart", list(ic.KIND_CHOICES), key=KIND_KEY, default="sunburst")
         depth_options = list(range(1, len(index.levels()) + 1))
-        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY)
+        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY, width=180)
         cols[3].caption("Click a community to zoom in; click the centre (or the top bar) to zoom out.")
         fig = ic.hierarchy_figure(index, size_by=size_by or "members", kind=kind or "sunburst", max_depth=depth)
         st.plotly_chart(fig, key="browse_hierarchy", config=PLOTLY_CONFIG)
@@ -100,17 +102,17 @@ def draw_table(container: DeltaGenerator, index: Index, key: str, signature: int
         st.subheader("Communities")
         text = st.text_input("Filter communities", key=FILTER_KEY, placeholder="Words in the id, title or summary, e.g. wizard")
         rows = ic.filter_communities(index, cached_community_rows(index, key, signature), text)
-        st.caption(f"{len(rows)} of {len(index.communities)} communities. The provenance column opens a community's provenance page.")
-        st.dataframe(
+        st.caption(f"{len(rows)} of {len(index.communities)} communities. “open” opens a community's provenance page.")
+        link_table(
+            st.container(),
             pd.DataFrame(rows, columns=["id", "level", "title", "provenance", "members", "children", "claims", "summary tokens", "summary"]),
+            link_column="provenance",
+            key="browse_communities",
+            open_help="This community's provenance page",
             hide_index=True,
             width="stretch",
             height=TABLE_HEIGHT,
-            key="browse_communities",
-            column_config={
-                "summary": st.column_config.TextColumn("summary", width="large"),
-                "provenance": st.column_config.LinkColumn("provenance", display_text="open", width="small"),
-            },
+            column_config={"summary": st.column_config.TextColumn("summary", width="large")},
         )
 
 

@@ -8,6 +8,8 @@ import plotly.graph_objects as go
 
 BATCHES_COLOR = "#4c8bf5"
 MODEL_CALLS_COLOR = "#8e7cc3"
+SPENT_CALLS_COLOR = "#c9bfe3"
+"""Calls actually spent, drawn lighter beside the calls as if uncached (what comparisons use)."""
 PROMPT_TOKENS_NAME = "prompt tokens (est.)"
 
 
@@ -17,6 +19,7 @@ def add_prompt_tokens_axis(
     tokens: Sequence[float],
     *,
     hovertemplate: str,
+    customdata: Sequence[Sequence[object]] | None = None,
     lines: bool = False,
     size: int = 12,
     count_title: str | None = None,
@@ -31,6 +34,7 @@ def add_prompt_tokens_axis(
             mode="markers+lines" if lines else "markers",
             marker={"symbol": "diamond", "size": size, "color": "#333"},
             yaxis="y2",
+            customdata=None if customdata is None else [list(row) for row in customdata],
             hovertemplate=hovertemplate,
         )
     )

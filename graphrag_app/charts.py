@@ -2,16 +2,21 @@
 
 Each figure is drawn from a :class:`~graphrag_core.state.RunState` alone, so a live run, a
 reopened run and a test draw the same thing. One trace per category (not per bar) keeps a
-1,000-batch run cheap to redraw.
+1,000-batch run cheap to redraw, and the live charts (:func:`usefulness_figure`,
+:func:`timeline_figure`) are built in one constructor call from plain data (no per-redraw
+``update_layout``): they are redrawn twice a second while a run streams. Legends sit under the
+plot, clear of the title and of the chart's toolbar.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from graphrag_core.events import ReduceReplied, ReduceStarted
 from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState
 
 from .escaping import plot_text
@@ -55,15 +60,24 @@ def short_ids(ids: Sequence[str], limit: int = HOVER_IDS_MAX) -> str:
     return shown if len(ids) <= limit else f"{shown}, … (+{len(ids) - limit})"
 
 
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y": 0.0, "xanchor": "left", "x": 0.0, "font": {"size": 11}}
+"""A horizontal legend at the foot of the figure, under the x axis title: never over the chart's
+title, its axis titles or its toolbar."""
+
+
+def _layout_dict(title: str, *, height: int = CHART_HEIGHT) -> dict[str, object]:
+    return {
+        "title": {"text": title, "font": {"size": 14}, "x": 0.0, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        "height": height,
+        "margin": {"l": 50, "r": 20, "t": 36, "b": 92},
+        "legend": LEGEND_BELOW,
+        "bargap": 0.1,
+        "uirevision": "keep",  # keeps zoom and legend toggles across live redraws
+    }
+
+
 def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Figure:
-    fig.update_layout(
-        title={"text": title, "font": {"size": 14}},
-        height=height,
-        margin={"l": 50, "r": 20, "t": 40, "b": 40},
-        legend={"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "right", "x": 1.0},
-        bargap=0.1,
-        uirevision="keep",  # keeps zoom and legend toggles across live redraws
-    )
+    fig.update_layout(**_layout_dict(title, height=height))
     return fig
 
 
@@ -78,13 +92,13 @@ def _integer_axis(count: int) -> dict[str, object]:
     return {"tickformat": "d"}
 
 
-def usefulness_figure(state: RunState) -> go.Figure:
+def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
     """Per-batch usefulness, coloured by state. Pending and running batches are faint slots;
     failed and cancelled batches are marks in a "no score" lane below 0, never bars."""
-    fig = go.Figure()
     by_status: dict[str, list[BatchState]] = {status: [] for status in BATCH_COLORS}
     for batch in state.batches:
         by_status[batch.status].append(batch)
+    traces: list[dict[str, object]] = []
     for status, batches in by_status.items():
         if not batches:
             continue
@@ -95,109 +109,182 @@ def usefulness_figure(state: RunState) -> go.Figure:
             for b in batches
         ]
         hover = (
-            "Batch %{x} (" + status + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
+            "Batch %{x} (" + BatchStatus(status).word + ")<br>Usefulness: %{customdata[2]}<br>Attempts: %{customdata[1]}"
             "<br>Prompt tokens: %{customdata[3]}<br>Communities: %{customdata[0]}"
             + ("<br>Error: %{customdata[4]}" if status == BatchStatus.FAILED else "")
             + "<extra></extra>"
         )
+        x = [b.index for b in batches]
         if unscored_end:
-            fig.add_trace(
-                go.Scatter(
-                    name=f"{status} (no score)",
-                    x=[b.index for b in batches],
-                    y=[NO_SCORE_Y] * len(batches),
-                    mode="markers",
-                    marker={"color": BATCH_COLORS[status], "symbol": "x" if status == BatchStatus.FAILED else "square", "size": 9},
-                    customdata=customdata,
-                    hovertemplate=hover,
-                )
-            )
+            marker = {"color": BATCH_COLORS[status], "symbol": "x" if status == BatchStatus.FAILED else "square", "size": 9}
+            traces.append({"type": "scatter", "name": f"{BatchStatus(status).word} (no score)", "x": x, "y": [NO_SCORE_Y] * len(batches), "mode": "markers", "marker": marker, "customdata": customdata, "hovertemplate": hover})
             continue
-        fig.add_trace(
-            go.Bar(
-                name=status,
-                x=[b.index for b in batches],
-                # a score of 0 still shows as a sliver; the hover gives the true score
-                y=[max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches],
-                marker={"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25},
-                customdata=customdata,
-                hovertemplate=hover,
-            )
-        )
+        # a score of 0 still shows as a sliver; the hover gives the true score
+        y = [max(b.usefulness or 0.0, ZERO_SCORE_HEIGHT) if scored else 100.0 for b in batches]
+        marker = {"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25}
+        traces.append({"type": "bar", "name": BatchStatus(status).word, "x": x, "y": y, "marker": marker, "customdata": customdata, "hovertemplate": hover})
     count = len(state.batches)
-    fig.update_xaxes(title_text="map batch", range=[-0.5, max(count, 1) - 0.5], **_integer_axis(count))
-    fig.update_yaxes(title_text="usefulness", range=[NO_SCORE_Y - 6, 100], tickvals=[0, 20, 40, 60, 80, 100])
+    layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height)
+    layout["xaxis"] = {"title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
+    layout["yaxis"] = {"title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
     if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
-        fig.add_hline(y=0, line={"color": "#9aa0aa", "width": 1})
-    finished = state.finished_batches
-    return _layout(fig, f"Map batches: {finished:,} of {count:,} finished")
+        layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0, "line": {"color": "#9aa0aa", "width": 1}}]
+    return go.Figure(data=traces, layout=layout)
 
 
-def call_lanes(calls: Sequence[CallSpan], now: float) -> list[int]:
+def call_lanes(calls: Sequence[CallSpan], now: float, *, limit: int | None = None) -> list[int]:
     """A lane for each call such that calls in one lane never overlap (greedy interval colouring).
 
-    The number of lanes used is the peak number of calls in flight.
+    The number of lanes used is the peak number of calls in flight. With ``limit`` (the run's
+    concurrency, which the engine never exceeds) a call that finds every lane taken takes the lane
+    of the running call that started first: that call's end has not been folded yet (a slot goes
+    to the next call a moment before the end of the last is reported), so it never reads as more
+    calls in flight than the limit.
     """
     order = sorted(range(len(calls)), key=lambda i: (calls[i].start, calls[i].batch_index))
     lane_free: list[float] = []
+    occupant: list[int] = []
     lanes = [0] * len(calls)
     for i in order:
         span = calls[i]
         end = span.end if span.end is not None else now
-        for lane, free_at in enumerate(lane_free):
-            if free_at <= span.start:
-                lanes[i], lane_free[lane] = lane, end
-                break
-        else:
-            lanes[i] = len(lane_free)
+        free = next((lane for lane, free_at in enumerate(lane_free) if free_at <= span.start), None)
+        if free is None and limit is not None and len(lane_free) >= limit:
+            running = [lane for lane in range(len(lane_free)) if calls[occupant[lane]].end is None]
+            free = min(running, key=lambda lane: calls[occupant[lane]].start, default=None)
+        if free is None:
+            free = len(lane_free)
             lane_free.append(end)
+            occupant.append(i)
+        lanes[i], lane_free[free], occupant[free] = free, end, i
     return lanes
 
 
-def timeline_figure(state: RunState) -> go.Figure:
-    """Each model call of the map as a bar on the run's clock, one row per call in flight.
+CALL_WORDS: dict[str, str] = {"ok": "map", "error": "map (failed)", "cached": "from the cache", "cancelled": "stopped"}
+"""What the timeline's legend calls each kind of bar: a map call by its outcome (a stopped one
+reads "stopped", as a stopped run does), a rating or the reduce by its name."""
+RATING_COLOR = "#17becf"
+REDUCE_COLOR = "#1f5f99"
+UNTIMED_S = 0.002
+"""The width of a call whose start a run recorded before calls were timed (a tick at its end)."""
 
-    Batches answered from the map cache are no calls: they hold no slot, so they are drawn in a
-    row of their own (``cache``) and not counted in flight."""
+
+@dataclass(frozen=True)
+class _Drawn:
+    """A call on the timeline: what it was (``kind``), its trace, its hover text and its span."""
+
+    kind: str
+    trace: str
+    hover: str
+    span: CallSpan
+
+
+def _rating_calls(state: RunState) -> list[_Drawn]:
+    """Dynamic selection's rating calls, one bar per community rated by the model (its repeats
+    together), and a cache mark per community the cache answered."""
+    drawn = []
+    for position, event in enumerate(state.selection.ratings.values()):
+        where = f"community {plot_text(event.community_id)}"
+        if event.calls:
+            start = event.started_at if event.started_at is not None else event.at - UNTIMED_S
+            outcome = CallOutcome.ERROR if event.failed else CallOutcome.OK
+            rating = "failed" if event.failed else f"rated {event.rating}"
+            hover = f"Rating of {where}: {rating}, {event.calls} call{'s' if event.calls != 1 else ''}"
+            drawn.append(_Drawn("rating", "rating failed" if event.failed else "rating", hover, CallSpan(-1 - position, 1, start, event.at, outcome)))
+        elif event.cache_hits:
+            hover = f"Rating of {where}: rated {event.rating}, from the cache"
+            drawn.append(_Drawn("rating", "cached", hover, CallSpan(-1 - position, 1, event.at, event.at, CallOutcome.CACHED)))
+    return drawn
+
+
+def _reduce_calls(state: RunState) -> list[_Drawn]:
+    """The reduce's attempts, from each start to its reply (or to now while it runs)."""
+    drawn: list[_Drawn] = []
+    starts: dict[int, float] = {}
+    for event in state.events:
+        if isinstance(event, ReduceStarted):
+            starts[event.attempt] = event.at
+        elif isinstance(event, ReduceReplied) and event.attempt in starts:
+            outcome = CallOutcome.ERROR if event.error else CallOutcome.OK
+            span = CallSpan(10**9 + event.attempt, event.attempt, starts.pop(event.attempt), event.at, outcome)
+            drawn.append(_Drawn("reduce", "reduce", f"Reduce, attempt {event.attempt}" + (" (did not parse)" if event.error else ""), span))
+    running = state.status is None or not state.status.ended
+    for attempt, start in starts.items():  # still running, or cut short when the run stopped
+        outcome = CallOutcome.RUNNING if running else CallOutcome.CANCELLED
+        span = CallSpan(10**9 + attempt, attempt, start, None if running else state.elapsed_s, outcome)
+        drawn.append(_Drawn("reduce", "reduce", f"Reduce, attempt {attempt}" + ("" if running else " (stopped)"), span))
+    return drawn
+
+
+def _drawn_ends(calls: Sequence[CallSpan], lanes: Sequence[int], now: float) -> list[float]:
+    """Where each call's bar ends: its end, else now, else (a running call whose lane a later call
+    took, see :func:`call_lanes`) where that call starts."""
+    ends = [span.end if span.end is not None else now for span in calls]
+    by_lane: dict[int, list[int]] = {}
+    for i in sorted(range(len(calls)), key=lambda i: calls[i].start):
+        by_lane.setdefault(lanes[i], []).append(i)
+    for members in by_lane.values():
+        for here, after in zip(members, members[1:]):
+            if calls[here].end is None:
+                ends[here] = min(ends[here], calls[after].start)
+    return ends
+
+
+def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
+    """Each model call of the run as a bar on the run's clock, one row per call in flight: the
+    ratings of a dynamic selection, the map batches' attempts and the reduce, so the title's
+    count is the run's model calls (what Diagnostics counts).
+
+    Batches and ratings answered from the map cache are no calls: they hold no slot, so they are
+    drawn in a row of their own (``cache``) and not counted in flight."""
     now = state.elapsed_s
-    calls = [span for span in state.calls if span.outcome != CallOutcome.CACHED]
-    cached = [span for span in state.calls if span.outcome == CallOutcome.CACHED]
-    lanes = call_lanes(calls, now)
-    rows = [(span, lane + 1) for span, lane in zip(calls, lanes)] + [(span, 0) for span in cached]
-    fig = go.Figure()
-    for outcome, color in CALL_COLORS.items():
-        picked = [(span, row) for span, row in rows if span.outcome == outcome]
+    drawn = _rating_calls(state)
+    drawn += [_Drawn("map", span.outcome, f"Batch {span.batch_index}, attempt {span.attempt}", span) for span in state.calls]
+    drawn += _reduce_calls(state)
+    calls = [d for d in drawn if d.span.outcome != CallOutcome.CACHED]
+    cached = [d for d in drawn if d.span.outcome == CallOutcome.CACHED]
+    # the request's limit bounds the ratings and the map alike (the map plans at most one slot per batch)
+    limit = state.request.map_concurrency if state.request is not None else state.concurrency
+    lanes = call_lanes([d.span for d in calls], now, limit=limit)
+    ends = _drawn_ends([d.span for d in calls], lanes, now) + [d.span.end if d.span.end is not None else now for d in cached]
+    rows = [(d, lane + 1, end) for d, lane, end in zip(calls + cached, lanes + [-1] * len(cached), ends)]
+    colors = {**CALL_COLORS, "rating": RATING_COLOR, "rating failed": CALL_COLORS["error"], "reduce": REDUCE_COLOR}
+    traces: list[dict[str, object]] = []
+    for trace, color in colors.items():
+        picked = [(d, row, end) for d, row, end in rows if d.trace == trace]
         if not picked:
             continue
-        fig.add_trace(
-            go.Bar(
-                name=outcome,
-                orientation="h",
-                y=[row for _, row in picked],
-                base=[span.start for span, _ in picked],
-                x=[max((span.end if span.end is not None else now) - span.start, 0.002) for span, _ in picked],
-                marker={"color": color},
-                customdata=[[span.batch_index, span.attempt] for span, _ in picked],
-                hovertemplate=(
-                    "Batch %{customdata[0]}, attempt %{customdata[1]}<br>start %{base:.2f}s, %{x:.2f}s long"
-                    "<extra>" + outcome + "</extra>"
-                ),
-            )
+        word = CALL_WORDS.get(trace, trace)
+        traces.append(
+            {
+                "type": "bar",
+                "name": word,
+                "orientation": "h",
+                "y": [row for _, row, _ in picked],
+                "base": [d.span.start for d, _, _ in picked],
+                "x": [max(end - d.span.start, UNTIMED_S) for d, _, end in picked],
+                "marker": {"color": color},
+                "customdata": [[d.hover] for d, _, _ in picked],
+                "hovertemplate": "%{customdata[0]}<br>start %{base:.2f}s, %{x:.2f}s long<extra>" + word + "</extra>",
+            }
         )
     peak = max(lanes, default=-1) + 1
-    limit = state.concurrency or peak
+    limit = limit or peak
     top = max(limit, peak, 1)
     bottom = 0 if cached else 1
-    fig.update_xaxes(title_text="seconds since start", rangemode="tozero")
-    fig.update_yaxes(
-        title_text="call slot",
-        range=[bottom - 0.5, top + 0.5],
-        tickvals=list(range(bottom, top + 1)),
-        ticktext=(["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
-    )
-    fig.update_layout(barmode="overlay")
+    kinds = {kind: sum(1 for d in calls if d.kind == kind) for kind in ("rating", "map", "reduce")}
+    parts = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items() if n)})" if kinds["rating"] or kinds["reduce"] else ""
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
-    return _layout(fig, f"Model calls: {len(calls):,}, at most {peak} in flight (limit {limit}){from_cache}")
+    layout = _layout_dict(f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}", height=height)
+    layout["barmode"] = "overlay"
+    layout["xaxis"] = {"title": {"text": "seconds since start"}, "rangemode": "tozero"}
+    layout["yaxis"] = {
+        "title": {"text": "call slot"},
+        "range": [bottom - 0.5, top + 0.5],
+        "tickvals": list(range(bottom, top + 1)),
+        "ticktext": (["cache"] if cached else []) + [str(n) for n in range(1, top + 1)],
+    }
+    return go.Figure(data=traces, layout=layout)
 
 
 def reduce_figure(state: RunState) -> go.Figure:
@@ -271,3 +358,28 @@ def reduce_figure(state: RunState) -> go.Figure:
         fig.update_xaxes(tickmode="array", tickvals=list(range(1, len(candidates) + 1)))
     selected = sum(1 for c in candidates if c.fate == "selected")
     return _layout(fig, f"Reduce candidates: {selected:,} of {len(candidates):,} selected", height=CHART_HEIGHT + 120)
+
+
+PLANNED_HEIGHT = 150
+
+
+def planned_batches_figure(batch_tokens: Sequence[int], budget: int, *, height: int = PLANNED_HEIGHT) -> go.Figure:
+    """The batches a run would send, before it runs: each batch's map prompt estimate against the
+    map prompt budget (how full the packing is)."""
+    count = len(batch_tokens)
+    layout = _layout_dict(f"Planned map batches: {count:,}, prompt tokens of each (budget {budget:,})", height=height)
+    layout.update(
+        margin={"l": 50, "r": 20, "t": 30, "b": 30},
+        showlegend=False,
+        xaxis={"range": [-0.5, max(count, 1) - 0.5], "showticklabels": count <= 12, **_integer_axis(count)},
+        yaxis={"range": [0, max(budget, max(batch_tokens, default=0)) * 1.05], "title": {"text": "tokens"}},
+        shapes=[{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": budget, "y1": budget, "line": {"dash": "dash", "color": "#d63b3b", "width": 1}}],
+    )
+    bars = {
+        "type": "bar",
+        "x": list(range(count)),
+        "y": list(batch_tokens),
+        "marker": {"color": BATCH_COLORS["pending"]},
+        "hovertemplate": "Batch %{x}: %{y:,} prompt tokens (estimate)<extra></extra>",
+    }
+    return go.Figure(data=[bars], layout=layout)

@@ -1,9 +1,8 @@
-"""Comparing runs: tables and figures as pure functions of ``RunRecord``s, and of a
-``SweepResult`` for the Sweeps page (stability, cost per level, status per point). No streamlit.
+"""Comparing runs: tables and figures as pure functions of ``RunRecord``s. No streamlit.
 
 Every function takes the records in the order the user picked them and labels them with
-:func:`run_labels` (``A · 1a2b3c4d``), so the tables, the figures and the answer columns of the
-Compare page name a run the same way.
+:func:`run_labels` (``A · level 0 · seed 1 · 1a2b3c4d``: what sets the run apart, its id last),
+so the tables, the figures and the answer columns of the Compare page name a run the same way.
 
 Untrusted text (run labels, queries, community ids come from an index or a model) only reaches a
 figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would interpret.
@@ -11,14 +10,15 @@ figure through :func:`plot_text`, which escapes the HTML-like tags Plotly would 
 
 from __future__ import annotations
 
-import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
-from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
+from graphrag_app.compare_settings import SettingRow, settings_rows, settings_table  # noqa: F401 - also imported from here
+from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, PROMPT_TOKENS_NAME, SPENT_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
+from graphrag_app.labels import run_labels
 from graphrag_app.urls import index_param
 from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.figures import Price, RunSpend, money
@@ -32,35 +32,6 @@ MAX_COMPARED_RUNS = 4
 MIN_COMPARED_RUNS = 2
 HOVER_IDS_MAX = 15
 
-# Request fields shown in the settings table, with their display names, in display order.
-REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
-    ("query", "question"),
-    ("community_level", "community level"),
-    ("map_token_budget", "map token budget"),
-    ("map_output_reserve", "map output reserve"),
-    ("reduce_token_budget", "reduce token budget"),
-    ("reduce_output_reserve", "reduce output reserve"),
-    ("map_concurrency", "map concurrency"),
-    ("reduce_strategy", "reduce strategy"),
-    ("include_claims", "claims included"),
-    ("include_sources", "sources included"),
-    ("tokenizer", "tokenizer"),
-    ("community_selection", "community selection"),
-    ("rating_threshold", "rating threshold"),
-    ("keep_parent", "keep parents"),
-    ("rating_repeats", "rating repeats"),
-    ("fallback_max_level", "fallback max level"),
-    ("rating_output_reserve", "rating output reserve"),
-    ("question_reserve", "question reserve (prompt cache)"),
-    ("spend_limit_tokens", "spending limit (tokens)"),
-)
-# Record fields (not part of the request) that also make two runs differ.
-RECORD_FIELDS: tuple[tuple[str, str], ...] = (
-    ("index_name", "index"),
-    ("seed", "seed"),
-    ("model", "model"),
-)
-
 METRIC_NAMES: tuple[str, ...] = (
     "status",
     "summaries",
@@ -72,6 +43,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "model calls as if uncached",
     "map prompt tokens",
     "reduce prompt tokens",
+    PROMPT_TOKENS_NAME,
     "tokens used (reported)",
     "prompt tokens from the endpoint's cache",
     "tokens as if uncached",
@@ -85,14 +57,6 @@ METRIC_NAMES: tuple[str, ...] = (
 )
 
 
-
-
-def run_labels(records: Sequence[RunRecord]) -> list[str]:
-    """``A · 1a2b3c4d``, ``B · …``: a letter for the run's place in the comparison, then its id."""
-    letters = string.ascii_uppercase
-    return [f"{letters[i % 26]} · {record.run_id[:8]}" for i, record in enumerate(records)]
-
-
 def run_color(position: int) -> str:
     return RUN_COLORS[position % len(RUN_COLORS)]
 
@@ -103,49 +67,6 @@ def index_key_for(record: RunRecord) -> str:
 
 
 # -- tables ---------------------------------------------------------------------------------
-
-
-def _setting_value(record: RunRecord, name: str) -> object:
-    if name in dict(RECORD_FIELDS):
-        value = getattr(record, name)
-        return "drawn" if name == "seed" and value is None else value
-    value = record.request.reported_level if name == "community_level" else getattr(record.request, name)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if value is None and name == "spend_limit_tokens":
-        return "none"
-    return value
-
-
-@dataclass(frozen=True)
-class SettingRow:
-    """One setting across the compared runs; ``differs`` when not every run has the same value."""
-
-    name: str
-    values: tuple[str, ...]
-
-    @property
-    def differs(self) -> bool:
-        return len(set(self.values)) > 1
-
-
-def settings_rows(records: Sequence[RunRecord]) -> list[SettingRow]:
-    """Every request setting (and the index, seed and model) with each run's value, as text."""
-    rows = []
-    for name, display in RECORD_FIELDS + REQUEST_FIELDS:
-        rows.append(SettingRow(display, tuple(str(_setting_value(record, name)) for record in records)))
-    return rows
-
-
-def settings_table(records: Sequence[RunRecord], *, only_differing: bool = False) -> list[dict[str, object]]:
-    """The settings as table rows: ``setting``, one column per run label, and ``differs``."""
-    labels = run_labels(records)
-    table = []
-    for row in settings_rows(records):
-        if only_differing and not row.differs:
-            continue
-        table.append({"setting": row.name, **dict(zip(labels, row.values)), "differs": row.differs})
-    return table
 
 
 @dataclass(frozen=True)
@@ -174,6 +95,14 @@ class RunMetrics:
     """The **read but unused** set's size: communities in batches whose answers did not reach the reduce."""
     cached_tokens: int | None = None
     """Prompt tokens the endpoint served from its prompt cache (as it reported them)."""
+    prompt_tokens: int = 0
+    """The planned prompt estimate of the whole run: map batches, the reduce and, under dynamic
+    selection, the rating prompts (cached ones included), as :attr:`RunFigures.prompt_tokens`."""
+
+    @property
+    def calls_as_if_uncached(self) -> int:
+        """The calls the run would have made with no cache: what compares runs by cost."""
+        return self.spend.calls_as_if_uncached if self.spend else self.model_calls
 
     def as_row(self) -> dict[str, object]:
         values = (
@@ -187,6 +116,7 @@ class RunMetrics:
             self.spend.calls_as_if_uncached if self.spend else None,
             self.map_prompt_tokens,
             self.reduce_prompt_tokens,
+            self.prompt_tokens,
             self.reported_tokens,
             self.cached_tokens,
             _as_if_uncached_tokens(self.spend),
@@ -230,6 +160,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         spend=figures.spend,
         communities_read_but_unused=len(sets.read_but_unused) if (sets := _record_sets(record)) is not None else 0,
         cached_tokens=figures.usage.cached_tokens or None,
+        prompt_tokens=figures.prompt_tokens,
     )
 
 
@@ -269,23 +200,26 @@ def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Fig
 
 
 def cost_figure(records: Sequence[RunRecord]) -> go.Figure:
-    """Batches, model calls and failed batches per run (grouped bars), and the prompt tokens
-    (map + reduce estimates) on a second axis as diamonds."""
+    """Batches, model calls as if uncached (what the run costs, whatever the cache held) beside
+    the calls spent, failed batches and answers selected per run (grouped bars), and the
+    planned prompt tokens (map + reduce + rating) on a second axis as diamonds."""
     labels = run_labels(records)
     metrics = [run_metrics(record) for record in records]
     fig = go.Figure()
     for name, values, color in (
         ("batches", [m.batches for m in metrics], BATCHES_COLOR),
-        ("model calls", [m.model_calls for m in metrics], MODEL_CALLS_COLOR),
+        ("model calls as if uncached", [m.calls_as_if_uncached for m in metrics], MODEL_CALLS_COLOR),
+        ("model calls spent", [m.model_calls for m in metrics], SPENT_CALLS_COLOR),
         ("failed batches", [m.failed_batches for m in metrics], "#d63b3b"),
         ("answers selected", [m.answers_selected for m in metrics], "#2ca05a"),
     ):
-        fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y} " + name + "<extra></extra>"))
+        fig.add_trace(go.Bar(name=name, x=labels, y=values, marker={"color": color}, hovertemplate="%{x}: %{y:,} " + name + "<extra></extra>"))
     add_prompt_tokens_axis(
         fig,
         labels,
-        [m.map_prompt_tokens + (m.reduce_prompt_tokens or 0) for m in metrics],
-        hovertemplate="%{x}: %{y:,} prompt tokens<extra></extra>",
+        [m.prompt_tokens for m in metrics],
+        customdata=[[f.map_prompt_tokens, f.sent_reduce_prompt_tokens, f.rating_prompt_tokens] for f in (r.figures for r in records)],
+        hovertemplate="%{x}: %{y:,} prompt tokens<br>map %{customdata[0]:,} · reduce %{customdata[1]:,} · rating %{customdata[2]:,}<extra></extra>",
         count_title="count",
     )
     return _layout(fig, "Cost per run")

@@ -1,5 +1,6 @@
 """Compare's panels: the runs chosen (kept in step with ``?runs=``), their settings, metrics,
-community overlap and answers side by side, and the run history (export, delete).
+community overlap, answers side by side and two of them point by point, and the run history
+(export, delete).
 
 Each panel takes the container to draw into; the page only lays them out. Everything is drawn
 from the stored records; no model is called.
@@ -17,8 +18,9 @@ from graphrag_core.figures import Price
 from graphrag_core.history import RunRecord, RunStore, RunSummary
 from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
-from . import bundles, evidence
+from . import bundles, evidence, side_by_side
 from . import compare_charts as cc
 from .escaping import escape_markdown
 from .labels import run_label
@@ -29,6 +31,7 @@ from .urls import RUNS_PARAM, provenance_url, run_ids_param
 SELECT_KEY = "compare_runs"
 HISTORY_KEY = "compare_history_run"
 OVERLAP_SET_KEY = "compare_overlap_set"
+POINTS_LEFT_KEY, POINTS_RIGHT_KEY = "compare_points_left", "compare_points_right"
 OVERLAP_HEADINGS = {
     "cited": "Communities cited by the answers",
     "behind": "Communities behind the answers",
@@ -135,7 +138,7 @@ def draw_settings(container: DeltaGenerator, records: list[RunRecord]) -> None:
             st.caption("Every setting is the same in these runs.")
             return
         differing = int(table["differs"].sum())
-        st.caption(f"{differing} setting(s) differ; they are highlighted.")
+        st.caption(f"{counted(differing, 'setting')} {'differs' if differing == 1 else 'differ'}; {'it is' if differing == 1 else 'they are'} highlighted.")
         st.dataframe(
             highlight_differences(table),
             hide_index=True,
@@ -214,6 +217,36 @@ def draw_answers(container: DeltaGenerator, records: list[RunRecord]) -> None:
                     st.markdown(links)
 
 
+def _points_side(record: RunRecord, label: str) -> tuple[str, str, side_by_side.Render]:
+    """A run's answer for the point-by-point panel: its label, its text, and how a point of it is
+    drawn (its citations linked to this run's provenance, unsupported ones flagged)."""
+    key = cc.index_key_for(record)
+    index = evidence.index_for(key)
+    sets = evidence.sets_of(record.replay(), index)
+    answer = record.result.answer if record.result is not None else ""
+    return label, answer, lambda text: evidence.answer_markdown(text, sets, index=index, index_key=key, run_id=record.run_id)
+
+
+def draw_points(container: DeltaGenerator, records: list[RunRecord]) -> None:
+    """Two of the runs' answers aligned point by point, the points only one makes marked."""
+    with container:
+        st.subheader("Point by point")
+        labels = dict(zip((r.run_id for r in records), cc.run_labels(records)))
+        answered = [r for r in records if r.result is not None and r.result.answer.strip()]
+        if len(answered) < 2:
+            st.caption("Two of the runs need an answer to be set side by side.")
+            return
+        ids = [r.run_id for r in answered]
+        pick_left, pick_right = (st.columns(2) if len(answered) > 2 else (None, None))
+        left = pick_left.selectbox("Left", ids, key=POINTS_LEFT_KEY, format_func=labels.__getitem__) if pick_left else ids[0]
+        right = pick_right.selectbox("Right", ids, index=1, key=POINTS_RIGHT_KEY, format_func=labels.__getitem__) if pick_right else ids[1]
+        if left == right:
+            st.caption("Choose two different runs.")
+            return
+        by_id = {r.run_id: r for r in answered}
+        side_by_side.draw_points(st.container(), left=_points_side(by_id[left], labels[left]), right=_points_side(by_id[right], labels[right]), key="compare_points")
+
+
 def markdown_report(store: RunStore, run_id: str) -> str:
     """The run's Markdown report, its citations checked against its index when it opens here."""
     record = store.get(run_id)
@@ -252,7 +285,8 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
         if st.session_state.get(HISTORY_KEY) not in by_id:
             st.session_state[HISTORY_KEY] = selected[0] if selected else runs[0].run_id
         run_id = st.selectbox("Run to export or delete", list(by_id), key=HISTORY_KEY, format_func=lambda r: run_option_label(by_id[r]))
-        cols = st.columns([1, 1, 1, 2], vertical_alignment="bottom")
+        row = st.container(horizontal=True, vertical_alignment="bottom")  # buttons as wide as their labels
+        cols = [row, row, row, st.container()]
         cols[0].download_button(
             "Download JSON",
             partial(store.export_json, run_id),
@@ -299,6 +333,7 @@ __all__ = [
     "draw_metrics",
     "draw_notice",
     "draw_overlap",
+    "draw_points",
     "draw_settings",
     "known_runs",
     "markdown_report",

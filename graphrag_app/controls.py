@@ -8,32 +8,38 @@ the page then draws Stop enabled); errors are queued on :class:`ExploreState` an
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.cache import MapCache, open_map_cache
-from graphrag_core.errors import GraphRAGError, PreflightError
-from graphrag_core.history import RunStore, StoreError
-from graphrag_core.index import index_display_name
+from graphrag_core.errors import GraphRAGError, NoSourceChunksError
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
+from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.models import Index
-from graphrag_core.request import DYNAMIC_SETTING_NAMES
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.search import draw_seed
-from graphrag_core.state import RunState
 
 from . import widgets
 from .escaping import escape_markdown
-from .llm import build_model, shared_preflight
-from .jobs import check_model, start_run
-from .loaders import IndexAccessError, IndexSource, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
-from .settings import AppSettings, endpoint_refusal, load_settings
-from .state import ExploreState, RunView
-from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, index_param, level_option
-from .widgets import FOLDER_CHOICE, Keys
+from .llm import ranking_line
+from .loaders import (
+    IndexAccessError,
+    IndexSource,
+    LevelCosts,
+    cost_previews,
+    default_index_key,
+    folder_signature,
+    load_source,
+    resolve_source,
+    sample_names,
+)
+from .settings import AppSettings, endpoint_refusal
+from .state import ExploreState
+from .urls import MAX_LATENCY_S, MAX_SEED, RunSettings, level_option
+from .widgets import FOLDER_CHOICE, Keys, read_widgets
 
 Sections = dict[str, tuple[int, int, int]]
 
@@ -62,23 +68,23 @@ def show_index_problem(opened: OpenedIndex) -> bool:
     return True
 
 
-def open_index(key: str, app: AppSettings) -> OpenedIndex:
-    """Resolve and load an index for the page; any failure becomes a message naming the error."""
+def open_index(key: str, app: AppSettings, *, tables: Sequence[str] = ()) -> OpenedIndex:
+    """Resolve and load an index for the page, with ``tables`` (of
+    :data:`~graphrag_core.deferred.DEFERRED_TABLES`) read now: what the page shows or runs on.
+    Any failure, in opening or in reading those tables, becomes a message naming the error."""
     try:
         source = resolve_source(key, app)
     except IndexAccessError as exc:
         return OpenedIndex(None, None, str(exc))
     try:
-        return OpenedIndex(source, load_source(source), None)
+        index = load_source(source)
+        if tables:
+            index.load_tables(*tables)
+        return OpenedIndex(source, index, None)
     except GraphRAGError as exc:
         return OpenedIndex(source, None, f"{source.path} is not a readable index: {exc}")
     except (OSError, ValueError) as exc:  # unreadable files, malformed JSON or parquet
         return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
-
-
-def included_tokens(section: tuple[int, int, int], *, claims: bool, sources: bool) -> int:
-    summaries, claim_tokens, source_tokens = section
-    return summaries + (claim_tokens if claims else 0) + (source_tokens if sources else 0)
 
 
 def short_count(n: int) -> str:
@@ -113,11 +119,11 @@ def level_sections_for(opened: OpenedIndex, *, tokenizer: str) -> Sections | Non
         return None
 
 
-def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str) -> OpenedIndex:
+def open_picked_index(app: AppSettings, *, index_key: str, folder_key: str, tables: Sequence[str] = ()) -> OpenedIndex:
     """The index picker of a page (the choice beside the folder box), and the index it opens;
     when it cannot be used the page shows why and stops here (so ``index`` is set on return)."""
     choice, folder = st.columns([1, 2], vertical_alignment="bottom")
-    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder)
+    opened = pick_index(app, index_key=index_key, folder_key=folder_key, choice=choice, folder=folder, tables=tables)
     if show_index_problem(opened):
         st.stop()
     return opened
@@ -130,10 +136,12 @@ def pick_index(
     folder_key: str,
     choice: DeltaGenerator | None = None,
     folder: DeltaGenerator | None = None,
+    tables: Sequence[str] = (),
 ) -> OpenedIndex:
     """Draw the "Index" selectbox (the bundled samples, or "Folder path…" with an "Index folder"
     box) into ``choice`` and ``folder`` (default: where the caller draws), and open the index it
-    names. An unknown value in ``st.session_state[index_key]`` is reset to the default sample."""
+    names, with ``tables`` read (:func:`open_index`). An unknown value in
+    ``st.session_state[index_key]`` is reset to the default sample."""
     samples = sample_names()
     if st.session_state.get(index_key) not in [*samples, FOLDER_CHOICE]:
         st.session_state[index_key] = default_index_key()
@@ -148,12 +156,13 @@ def pick_index(
             "Index folder",
             key=folder_key,
             placeholder="/path/to/index (native, or GraphRAG output)",
-            help="A native index folder (manifest.json) or a Microsoft GraphRAG output folder (.parquet).",
+            help="A native index folder (manifest.json), a Microsoft GraphRAG output folder (.parquet or .csv "
+            "tables, GraphRAG 0.3 on), or a GraphRAG project folder (settings.yaml beside its output).",
         )
         key = str(st.session_state.get(folder_key) or "").strip()
     else:
         key = str(st.session_state.get(index_key) or "")
-    return open_index(key, app) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+    return open_index(key, app, tables=tables) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
 
 
 def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
@@ -169,21 +178,43 @@ def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
 # -- Explore's sidebar -------------------------------------------------------------------------
 
 
+def level_costs_for(opened: OpenedIndex, request: GlobalSearchRequest | None, *, seed: int) -> LevelCosts | None:
+    """Each level's map prompt tokens under ``request``'s settings, from the one estimate the
+    cost preview shows (:func:`graphrag_core.cost.map_cost`); None while they are computed, or
+    when there is no request to price."""
+    if request is None or opened.index is None or opened.source is None:
+        return None
+    return cost_previews().level_costs(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), seed)
+
+
+def picker_request(base: RunSettings) -> tuple[GlobalSearchRequest | None, int]:
+    """The request the widgets describe now (budgets, claims, excerpts, tokenizer, question,
+    seed), for labels drawn before the widgets below them: None when it cannot run."""
+    current, problem = read_widgets(base)
+    if problem is not None:
+        return None, current.seed
+    try:
+        return current.to_request(query=current.query if current.query.strip() else "?"), current.seed
+    except (GraphRAGError, ValueError):
+        return None, current.seed
+
+
 def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: DeltaGenerator | None = None) -> None:
-    """The Community level selectbox: the opened index's levels, each with its tokens (with the
-    claims and excerpts the page includes now) and its number of summaries."""
+    """The Community level selectbox: the opened index's levels, each with its map prompt tokens
+    under the settings the page shows now (the cost preview's own figure for the chosen level)
+    and its number of summaries."""
     counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
     options = [level_text(level) for level in counts]  # type: ignore[arg-type]
     chosen = level_option(str(st.session_state.get("community_level", LEAF)))  # a stale label names its level
     st.session_state["community_level"] = chosen if chosen in options else LEAF
     setting = next(f for f in base.fields if f.name == "community_level")
-    sections = level_sections_for(opened, tokenizer=str(st.session_state.get("tokenizer") or base.search.tokenizer))
-    claims = bool(st.session_state.get("include_claims", base.search.include_claims))
-    sources = bool(st.session_state.get("include_sources", base.search.include_sources))
+    request, seed = picker_request(base)
+    costs = level_costs_for(opened, request, seed=seed)
+    ExploreState.get().levels_unpriced = costs is None and request is not None
 
     def label(option: str) -> str:
-        section = sections.get(option) if sections else None
-        return level_picker_label(option, counts, tokens=None if section is None else included_tokens(section, claims=claims, sources=sources))
+        cost = costs.get(option) if costs else None
+        return level_picker_label(option, counts, tokens=None if cost is None else cost.map_prompt_tokens)
 
     (container or st).selectbox(widgets.label_of(setting), options, key=setting.name, format_func=label, help=widgets.help_of(setting))
 
@@ -192,20 +223,27 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     """Draw the sidebar's settings (``base`` names the settings model); return the index they name."""
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
-    widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
-    if st.session_state.get("community_selection") == "dynamic":
-        widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
+    widgets.draw_settings(widgets.fields_of(base, ["method"]))
+    method = str(st.session_state.get("method") or base.search.method)
+    unused = set(inapplicable_settings(method))  # a method's meaningless settings are not drawn (they keep their values)
+    ExploreState.get().levels_unpriced = False  # until a level picker is drawn without its tokens
+    if method != GLOBAL:
+        draw_method_note(st.container(), opened, method, app)
     else:
-        draw_level_picker(opened, base)
+        widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
+        if st.session_state.get("community_selection") == "dynamic":
+            widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
+        else:
+            draw_level_picker(opened, base)
 
     st.header("Budgets")
-    widgets.draw_settings(widgets.fields_of(base, widgets.BUDGETS))
+    widgets.draw_settings([f for f in widgets.fields_of(base, widgets.BUDGETS) if f.name not in unused])
     widgets.draw_spend_limit()
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
     st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
-    widgets.draw_settings(widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS))
+    widgets.draw_settings([f for f in widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS) if f.name not in unused])
 
     st.header("Model")
     st.radio(
@@ -245,6 +283,23 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     if app.model_error:
         st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
     return opened
+
+
+def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str, app: AppSettings) -> None:
+    """What a method that reads source chunks reads in this index, and how naive RAG ranks them."""
+    chunks = sum(1 for c in opened.index.chunks if c.text.strip()) if opened.index is not None else 0
+    if not chunks:
+        container.warning(str(NoSourceChunksError(method)), icon=":material/warning:")
+        return
+    if method == VECTOR:
+        current = ExploreState.get().settings
+        try:
+            chat = model_settings(app, widgets.choices_from_widgets(current)) if current is not None else app.model
+        except ValueError:
+            chat = app.model
+        container.caption(f"{chunks:,} source chunks. " + ranking_line(chat, app.embedding, error=app.embedding_error))
+    else:
+        container.caption(f"Map-reduce over the index's {chunks:,} source chunks in place of community summaries (the paper's TS).")
 
 
 def _new_seed() -> None:
@@ -287,122 +342,21 @@ def describe_target(settings: ModelSettings, *, typed_key: bool) -> str:
     return f"Runs call model {settings.model} at {settings.base_url} {key}."
 
 
-def cache_factory(app: AppSettings, *, use: bool = True) -> Callable[[], MapCache] | None:
-    """The map cache of a job, or None when it is off (by setting, or ``use=False``)."""
-    path = app.cache_path
-    if path is None or not use:
-        return None
-    return lambda: open_map_cache(path)  # a file that cannot be opened: the run says so once and goes on
-
-
-def start_clicked() -> None:
-    """Callback of "Run global search": start the run in its worker, or queue why not."""
-    page = ExploreState.get()
-    if page.running or page.settings is None:
-        return
-    app = load_settings()
-    try:
-        current = widgets.settings_from_widgets(page.settings)
-        request = current.to_request()
-    except ValueError as exc:
-        page.errors.append(str(exc).splitlines()[0])
-        return
-    opened = open_index(current.index, app)
-    if opened.problem is not None or opened.index is None or opened.source is None:
-        page.errors.append(opened.problem or "The index could not be opened.")
-        return
-    try:
-        chosen = model_settings(app, current)
-    except ValueError as exc:
-        page.errors.append(f"The model settings cannot be used: {exc}")
-        return
-    try:
-        check_model(build_model(chosen), checks=shared_preflight())
-    except PreflightError as exc:
-        page.errors.append(str(exc))
-        return
-    handle = start_run(
-        opened.index,
-        request,
-        lambda: build_model(chosen),
-        store_path=app.store_path,
-        index_name=index_display_name(opened.source.path, opened.index),
-        index_path=str(opened.source.path),
-        cache_factory=cache_factory(app, use=bool(st.session_state.get(Keys.USE_CACHE, True))),
-    )
-    page.settings = current
-    page.view = RunView(run_id=handle.run_id, state=RunState(), index_key=opened.source.key, handle=handle)
-
-
-def stop_clicked() -> None:
-    """Callback of "Stop": cancel the running search (the page then shows it stopped)."""
-    view = ExploreState.get().view
-    if view is not None and view.handle is not None:
-        view.handle.request_stop()
-
-
-def open_run(page: ExploreState, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
-    """Show a stored run (replayed from its events, no model) and put its settings in the widgets."""
-    try:
-        record = RunStore(app.store_path).get(run_id)
-    except StoreError as exc:  # its message names the file and what is wrong with it
-        page.errors.append(str(exc))
-        return False
-    except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
-        page.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
-        return False
-    if record is None:
-        page.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
-        return False
-    key = index_param(record.index_path, name=record.index_name)
-    page.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
-    page.settings = RunSettings.from_request(record.request, index=key, seed=record.seed, base=page.settings or RunSettings())
-    if set_widgets:
-        widgets.seed_widgets(page.settings, index_options=sample_names(), overwrite=True)
-    return True
-
-
-def bundle_opened(page: ExploreState, run_id: str | None, notices: list[str], errors: list[str], *, app: AppSettings) -> None:
-    """A run bundle was opened and put in the history as ``run_id``: show that run, unless a run is going."""
-    page.errors.extend(errors)
-    page.notices.extend(notices)
-    if run_id is not None and not page.running:
-        open_run(page, run_id, app=app)
-
-
-def open_clicked(run_id: str) -> None:
-    page = ExploreState.get()
-    if not page.running:
-        open_run(page, run_id, app=load_settings())
-
-
-def close_clicked() -> None:
-    page = ExploreState.get()
-    if not page.running:
-        page.view = None
-
-
 __all__ = [
     "OpenedIndex",
-    "bundle_opened",
-    "cache_factory",
-    "close_clicked",
     "describe_target",
     "draw_level_picker",
     "draw_settings",
-    "included_tokens",
+    "level_costs_for",
     "level_picker_label",
     "level_sections_for",
     "model_settings",
-    "open_clicked",
     "open_index",
     "open_picked_index",
-    "open_run",
     "pick_index",
+    "picker_request",
     "run_target",
     "seed_from_url",
     "short_count",
     "show_index_problem",
-    "start_clicked",
-    "stop_clicked",
 ]

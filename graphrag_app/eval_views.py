@@ -9,44 +9,59 @@ the page only lays them out. Scores of the offline judge are labelled heuristic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.citations import SetName, community_sets
 from graphrag_core.errors import EvaluationError, GraphRAGError
 from graphrag_core.evaluation import (
     CRITERIA,
-    DrilldownSide,
+    choose,
+    conditions_text as preset_text,
+    paper_conditions,
     EvalProgress,
     EvaluationStore,
     ExperimentResult,
     ExperimentSpec,
-    drilldown,
-    drilldown_choices,
     estimate_experiment,
     parse_conditions,
     parse_questions,
 )
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
-from graphrag_core.evaluation.report import COST_BASIS, HEURISTIC_NOTE, costs_csv, judge_label, judgments_csv, to_markdown, win_rates_csv
-from graphrag_core.history import RunStore
+from graphrag_core.evaluation.report import (
+    AA_NEEDS_SEEDS,
+    COST_BASIS,
+    HEURISTIC_NOTE,
+    choice_csv,
+    costs_csv,
+    judge_label,
+    judgments_csv,
+    significance_legend,
+    to_markdown,
+    win_rates_csv,
+)
 from graphrag_core.inputs import parse_ints
+from graphrag_core.evaluation.agreement import people_win_rates
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.llm.settings import resolve_model_settings
+from graphrag_core.methods import VECTOR
 from graphrag_core.models import Index
 from graphrag_core.samples import SAMPLES
-from graphrag_core.status import RunStatus
 
-from .controls import OpenedIndex, cache_factory
+from .choice_views import draw_choice, draw_paper_costs
+from . import vote_views
+from .controls import OpenedIndex
+from .run_controls import cache_factory
+from .drilldown_views import draw_drilldown
 from .escaping import escape_markdown
-from .llm import build_model
+from .llm import build_embedder, build_model, ranking_line
 from .eval_charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
+from .vote_charts import people_heatmap
 from .jobs import EvalJob, follow, start_evaluation, start_question_generation
-from .settings import MODEL_PICKS, AppSettings, configured_model_name
+from .settings import MODEL_PICKS, AppSettings, configured_model_name, load_settings
 from .state import EvaluateState
-from .urls import EXPERIMENT_PARAM, compare_url, index_param, provenance_url, run_url
+from .urls import EXPERIMENT_PARAM, index_param
 
 INDEX_KEY, FOLDER_KEY = "eval_index", "eval_folder"
 SOURCE_KEY, UPLOAD_KEY = "eval_source", "eval_upload"
@@ -61,9 +76,17 @@ SOURCES = {"bundled": "Bundled set", "upload": "Upload JSONL or CSV", "generate"
 STAGES = ("answers", "claims", "judgments")
 
 
+PRESET_KEY = "eval_preset_paper"
+
+
 def conditions_text(result: ExperimentResult) -> str:
     """The experiment's conditions as the Conditions box writes them (``NAME: key=value, ...``)."""
     return "\n".join(f"{c.name}: {', '.join(f'{k}={v}' for k, v in c.overrides.items())}" for c in result.spec.conditions)
+
+
+def use_paper_preset(index: Index) -> None:
+    """Callback of "The paper's conditions": every level of the index, TS, SS and dynamic selection in the box."""
+    st.session_state[CONDITIONS_KEY] = preset_text(paper_conditions(index))
 
 
 def index_key_of(result: ExperimentResult) -> str:
@@ -103,8 +126,26 @@ def judge_is_offline() -> bool:
     return st.session_state.get(JUDGE_KEY, "offline") == "offline"
 
 
+def _model_settings(app: AppSettings, key: str):  # noqa: ANN202 - ModelSettings
+    return resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(key, "offline"))])
+
+
+def intro_text(app: AppSettings) -> str:
+    """The page's opening words, naming the judge the next experiment uses (the picker's choice,
+    else its default): the offline heuristic is said to be one, not an LLM."""
+    settings = _model_settings(app, JUDGE_KEY)
+    if settings.provider == "offline":
+        judge = "the offline **heuristic** judge (text statistics, not an LLM; choose the configured model below for an LLM judge)"
+    else:
+        judge = f"an LLM judge (the configured model, {escape_markdown(configured_model_name(app) or settings.provider)})"
+    return (
+        "Which level, budget or selection mode gives better answers? Every condition answers every question; "
+        f"{judge} compares every pair of answers on the GraphRAG paper's four criteria, both ways round."
+    )
+
+
 def _model_factory(app: AppSettings, key: str):  # noqa: ANN202 - a model factory
-    settings = resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(key, "offline"))])
+    settings = _model_settings(app, key)
     return lambda: build_model(settings)
 
 
@@ -192,8 +233,11 @@ def draw_questions(container: DeltaGenerator, page: EvaluateState, opened: Opene
     return questions
 
 
-def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -> tuple[ExperimentSpec | None, str | None]:
-    """Conditions, seeds, criteria, repeats and claims; the experiment they describe, or why none."""
+def draw_form(
+    container: DeltaGenerator, questions: list[EvalQuestion] | None, *, index: Index | None = None
+) -> tuple[ExperimentSpec | None, str | None]:
+    """Conditions (with the paper's preset for ``index``), seeds, criteria, repeats and claims;
+    the experiment they describe, or why none."""
     state = st.session_state
     state.setdefault(CONDITIONS_KEY, DEFAULT_CONDITIONS)
     state.setdefault(SEEDS_KEY, "1, 2")
@@ -203,16 +247,27 @@ def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -
         left.text_area(
             "Conditions",
             key=CONDITIONS_KEY,
-            height=130,
-            help="One per line: NAME: key=value, key=value. Keys: level (0, 1, … or leaf), map_budget, reduce_budget, map_reserve, "
-            "reduce_reserve, strategy (skip/stop), claims, sources (true/false), or any request field such as community_selection.",
+            height=170,
+            help="One per line: NAME: key=value, key=value. Keys: level (0, 1, … or leaf), method (global, text for the paper's TS, "
+            "vector for its SS), map_budget, reduce_budget, map_reserve, reduce_reserve, strategy (skip/stop), claims, sources "
+            "(true/false), or any request field such as community_selection.",
+        )
+        left.button(
+            "The paper's conditions",
+            key=PRESET_KEY,
+            icon=":material/science:",
+            on_click=use_paper_preset,
+            args=(index,),
+            disabled=index is None,
+            help="Fill in the GraphRAG paper's setup for this index: every community level (C0, C1, …; summaries only), TS "
+            "(map-reduce over the source text), SS (naive RAG over the source chunks) and dynamic selection.",
         )
         with right:
             st.text_input("Seeds", key=SEEDS_KEY, help="Two or more add the A/A check (each condition against itself across seeds).")
-            st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)
             r1, r2 = st.columns(2)
             r1.number_input("Repeats", 1, 10, 1, key=REPEATS_KEY)
             r2.checkbox("Claim metrics", key=CLAIMS_KEY, help="Also list each answer's claims: comprehensiveness = distinct claims, diversity = claim clusters.")
+        st.multiselect("Criteria", list(CRITERIA), key=CRITERIA_KEY)  # across the page: every criterion's tag whole
     try:
         if not questions:
             raise EvaluationError("Choose, upload or generate a question set.")
@@ -229,15 +284,23 @@ def draw_form(container: DeltaGenerator, questions: list[EvalQuestion] | None) -
     return spec, None
 
 
-def draw_estimate(container: DeltaGenerator, page: EvaluateState, index: Index, spec: ExperimentSpec | None) -> str | None:
+def draw_estimate(
+    container: DeltaGenerator, page: EvaluateState, index: Index, spec: ExperimentSpec | None, *, app: AppSettings | None = None
+) -> str | None:
     """The most model calls the experiment makes (computed once per spec); why it is too big
     for this page, if it is."""
     if spec is None:
         return None
     key = (str(st.session_state.get(INDEX_KEY)), spec.model_dump_json())
     if page.estimate is None or page.estimate[0] != key:
-        page.estimate = (key, estimate_experiment(index, spec, every_question=False))
+        try:
+            page.estimate = (key, estimate_experiment(index, spec, every_question=False))
+        except GraphRAGError as exc:  # e.g. TS or SS on an index without source chunks
+            return str(exc)
     estimate = page.estimate[1]
+    if any(c.method == VECTOR for c in spec.conditions):
+        app = app or load_settings()
+        container.caption(escape_markdown(ranking_line(_model_settings(app, MODEL_KEY), app.embedding, error=app.embedding_error)))
     container.caption(
         f"About **{estimate.total:,}** model calls at most: {estimate.answer_calls:,} to answer ({estimate.answers} answers), "
         f"{estimate.judge_calls:,} to judge ({estimate.judgments} judgments)"
@@ -255,6 +318,8 @@ def start_clicked(index: Index, spec: ExperimentSpec, *, app: AppSettings, index
     if page.job is not None:
         return
     page.error = None
+    answering = _model_settings(app, MODEL_KEY)
+    ranks = any(c.method == VECTOR for c in spec.conditions)
     page.job = start_evaluation(
         index,
         spec,
@@ -264,6 +329,7 @@ def start_clicked(index: Index, spec: ExperimentSpec, *, app: AppSettings, index
         run_store_path=app.store_path,
         cache_factory=cache_factory(app),
         index_path=index_path,
+        embedder_factory=(lambda: build_embedder(answering, app.embedding)) if ranks else None,
     )
 
 
@@ -309,74 +375,6 @@ def follow_evaluation(container: DeltaGenerator, page: EvaluateState) -> None:
     st.rerun()
 
 
-def first_cited_community(app: AppSettings, run_id: str) -> tuple[str, SetName] | None:
-    """The community the Evaluate page links for a run (``CommunitySets.first_followable``)."""
-    try:
-        record = RunStore(app.store_path).get(run_id)
-    except Exception:  # noqa: BLE001 - a link is optional; a store problem must not break the page
-        return None
-    if record is None or record.result is None:
-        return None
-    return community_sets(record.result).first_followable()
-
-
-def _draw_side(container: DeltaGenerator, side: DrilldownSide, *, criterion: str, index_key: str, app: AppSettings) -> None:
-    with container:
-        score = "" if side.score is None else f" · {criterion} score {side.score:.0f}"
-        st.markdown(f"**{escape_markdown(side.condition)}** · seed {side.seed}{score}")
-        answer = side.answer
-        if answer is None:
-            st.caption("No answer.")
-            return
-        with st.container(border=True, height=320):
-            st.markdown(answer.answer if answer.status != RunStatus.FAILED else f"Failed: {escape_markdown(answer.error or '')}")
-        if answer.run_id:
-            links = [f"[:material/travel_explore: Open the run]({run_url(answer.run_id)})"]
-            first = first_cited_community(app, answer.run_id)
-            if first is not None:
-                community, which = first
-                links.append(
-                    f"[:material/account_tree: Provenance of community {escape_markdown(community)} ({'cited' if which == 'cited' else 'behind the answer'})]"
-                    f"({provenance_url(index_key, community, answer.run_id)})"
-                )
-            st.markdown(" · ".join(links))
-
-
-def nothing_judged(row: str, col: str) -> str:
-    """Why a drill-down between ``row`` and ``col`` is empty."""
-    return "Nothing was judged between these two." + (" (A/A needs two seeds.)" if row == col else "")
-
-
-def draw_drilldown(container: DeltaGenerator, result: ExperimentResult, app: AppSettings) -> None:
-    """One judged pair: both answers, their scores on a criterion, and the judge's calls."""
-    with container:
-        st.subheader("Drill down")
-        names = [c.name for c in result.spec.conditions]
-        c1, c2, c3, c4 = st.columns([1, 1, 2, 1])
-        row = c1.selectbox("Row", names, key="eval_dd_row")
-        col = c2.selectbox("Column", names, index=min(1, len(names) - 1), key="eval_dd_col")
-        labels: Sequence[str] = drilldown_choices(result, row, col)
-        if not labels:
-            st.caption(nothing_judged(row, col))
-            return
-        pick = c3.selectbox("Question", list(range(len(labels))), format_func=labels.__getitem__, key="eval_dd_question")
-        criterion = c4.selectbox("Criterion", list(result.spec.criteria), key="eval_dd_criterion")
-        shown = drilldown(result, row, col, choice=pick, criterion=criterion)
-        assert shown is not None  # there are judged pairs
-        st.markdown(f"**Question:** {escape_markdown(shown.question)}")
-        if shown.skipped:
-            st.warning(escape_markdown(shown.skipped), icon=":material/warning:")
-        index_key = index_key_of(result)
-        left, right = st.columns(2)
-        _draw_side(left, shown.row, criterion=criterion, index_key=index_key, app=app)
-        _draw_side(right, shown.col, criterion=criterion, index_key=index_key, app=app)
-        if shown.compare_run_ids:
-            st.markdown(f"[:material/compare_arrows: Compare the two runs]({compare_url(shown.compare_run_ids)})")
-        if shown.judged:
-            st.markdown("**Judge calls**" + (" (heuristic)" if result.heuristic_judge else ""))
-            st.dataframe(pd.DataFrame(shown.call_rows()), hide_index=True, width="stretch", key="eval_dd_calls")
-
-
 def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSettings) -> None:
     with container:
         st.subheader(f"Experiment {result.id}")
@@ -390,18 +388,32 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             f"{len(result.spec.questions)} questions × {len(result.spec.conditions)} conditions × {len(result.spec.seeds)} seeds · "
             f"{result.judge_calls} judge calls ({result.judge_calls_failed} failed) · {result.duration_s:.1f} s"
         )
+        votes = vote_views.experiment_votes(app, result)
+        vote_views.draw_invite(st.container(), result, votes)
+        people = people_win_rates(result, votes) if votes else None
         tabs = st.tabs([f"{c} (heuristic)" if result.heuristic_judge else c for c in result.spec.criteria])
         for tab, criterion in zip(tabs, result.spec.criteria):
-            tab.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            llm, theirs = tab.columns(2) if people is not None else (tab, None)
+            llm.plotly_chart(win_rate_heatmap(result, criterion), key=f"eval_heatmap_{criterion}", config=PLOTLY_CONFIG)
+            if theirs is not None:
+                theirs.plotly_chart(people_heatmap(result, people, criterion), key=f"eval_people_heatmap_{criterion}", config=PLOTLY_CONFIG)
+                theirs.caption("People's votes, scored as the judge's calls are (100 won, 50 tie, 0 lost).")
         st.caption(
             "Rows beat columns: a cell is the row's mean score against the column (100 = always won, 50 = even). "
-            "* Holm-corrected p < 0.05. The diagonal is the A/A check across seeds."
+            f"{significance_legend(result)} "
+            + ("The diagonal is the A/A check across seeds: it should be near 50." if len(result.spec.seeds) > 1 else AA_NEEDS_SEEDS)
         )
-        with st.expander("p-values (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
+        heuristic = " of the heuristic judge's scores" if result.heuristic_judge else ""
+        with st.expander(f"p-values{heuristic} (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
+        vote_views.draw_agreement(st.container(), result, votes)
+    choices = choose(result)
+    draw_choice(container.container(), result, choices)
+    with container:
         st.subheader("Cost per answer")
+        draw_paper_costs(st.container(), result)
         st.caption(
-            "Prompt tokens are the engine's planned estimates (" + COST_BASIS + "); reported tokens are what the "
+            "In detail. Prompt tokens are the engine's planned estimates (" + COST_BASIS + "); reported tokens are what the "
             "endpoint reported for the calls made, which a model's own tokenizer may count several times higher."
         )
         left, right = st.columns([3, 2])
@@ -410,16 +422,22 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         if result.claims:
             st.subheader("Claims")
             st.dataframe(pd.DataFrame([c.model_dump() for c in result.claims]), hide_index=True, key="eval_claims_table")
-    draw_drilldown(container.container(), result, app)
+    draw_drilldown(container.container(), result, app, index_key=index_key_of(result))
     with container:
         st.subheader("Export")
-        cols = st.columns(4)
+        cols = st.columns(6 if votes else 5)
         stem = f"evaluation-{result.id}"
-        cols[0].download_button("Markdown report", to_markdown(result), file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
+        report = to_markdown(result) + ("\n" + people_markdown(result, votes) if votes else "")
+        if votes:
+            cols[5].download_button("Votes CSV", votes_csv(votes), file_name=f"{stem}.votes.csv", mime="text/csv", key="eval_votes_csv", on_click="ignore", icon=":material/download:")
+        cols[0].download_button("Markdown report", report, file_name=f"{stem}.md", mime="text/markdown", key="eval_md", on_click="ignore", icon=":material/download:")
         cols[1].download_button("Win rates CSV", win_rates_csv(result), file_name=f"{stem}.win-rates.csv", mime="text/csv", key="eval_csv", on_click="ignore", icon=":material/download:")
         cols[2].download_button("Costs CSV", costs_csv(result), file_name=f"{stem}.costs.csv", mime="text/csv", key="eval_costs_csv", on_click="ignore", icon=":material/download:")
         cols[3].download_button(
             "Judgments CSV", judgments_csv(result), file_name=f"{stem}.judgments.csv", mime="text/csv", key="eval_judgments_csv", on_click="ignore", icon=":material/download:"
+        )
+        cols[4].download_button(
+            "Choice CSV", choice_csv(result, choices), file_name=f"{stem}.choice.csv", mime="text/csv", key="eval_choice_csv", on_click="ignore", icon=":material/download:"
         )
 
 
@@ -435,5 +453,6 @@ __all__ = [
     "draw_start",
     "follow_evaluation",
     "index_key_of",
+    "intro_text",
     "load_shared",
 ]

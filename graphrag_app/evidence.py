@@ -8,6 +8,8 @@ Markdown); no panel uses ``unsafe_allow_html``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -16,13 +18,16 @@ from graphrag_core.calls import BatchCall, CallAttempt, ReduceCall, batch_call, 
 from graphrag_core import citations
 from graphrag_core.citations import CommunitySets, community_sets
 from graphrag_core.llm.base import ChatMessage
+from graphrag_core.methods import VECTOR, UnitKind, unit_kind
 from graphrag_core.models import Index
+from graphrag_core.sources import source_table, unit_ids
 from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
 from . import charts
-from .answer_text import community_linker, demote_headings, link, linked_markdown
-from .urls import provenance_url
+from .link_tables import link_table
+from .answer_text import cited_markdown, demote_headings, link
+from .urls import provenance_url, record_url
 
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
@@ -39,7 +44,15 @@ SET_HELP = {
     "behind": "Communities of the map answers selected for the reduce: what the reduce read.",
     "read_but_unused": "Communities whose batches' answers were dropped (usefulness 0), skipped (over the reduce budget) or not tried.",
 }
+SOURCE_SET_HELP = {
+    "cited": "Source chunks the answer cites.",
+    "behind": "Source chunks behind the answer: those of the map answers the reduce read, or the chunks naive RAG put in its prompt.",
+    "read_but_unused": "Source chunks read whose answers did not reach the answer (dropped, skipped over the budget or not tried).",
+}
+"""The three sets' help for a run whose units are source chunks (the ``text`` and ``vector`` methods)."""
 MAX_WHY_LINKS = 24
+ANSWER_BOX_KEY = "answer-box"
+"""The key of the answer's box: its citations are the ones a click opens beside the answer."""
 ANSWER_HEADING_SHIFT = 2
 """A model's ``# Heading`` in the answer becomes ``###``: below the page's Answer heading."""
 
@@ -55,36 +68,63 @@ def index_for(index_key: str) -> Index | None:
         return None
 
 
-def _title(index: Index | None, community_id: str) -> str | None:
+def _title(index: Index | None, community_id: str, unit: UnitKind = "community") -> str | None:
+    """A unit's title: a community's, or a source chunk's document title."""
     if index is None:
         return None
+    if unit == "source":
+        chunk = source_table(index).get(community_id)
+        document = index.document(chunk.document_id) if chunk is not None and chunk.document_id is not None else None
+        return (document.title or None) if document is not None else None
     try:
         return index.community(community_id).title or None
     except (KeyError, ValueError):
         return None
 
 
+def unit_url(index_key: str, unit_id: str, run_id: str | None, unit: UnitKind = "community") -> str:
+    """The view of a run's unit: a community's provenance, or a source chunk's record view."""
+    return record_url(index_key, "source", unit_id, run_id) if unit == "source" else provenance_url(index_key, unit_id, run_id)
+
+
+def _rag(state: RunState) -> bool:
+    return state.request is not None and state.request.method == VECTOR
+
+
+def run_unit(state: RunState) -> UnitKind:
+    """What a run's units are (``community``, or ``source`` for the ``text`` and ``vector`` methods)."""
+    return unit_kind(state.request.method) if state.request is not None else "community"
+
+
 def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
     if state.result is None:
         return None
-    return community_sets(state.result, index_ids={c.id for c in index.communities} if index is not None else None)
+    method = state.result.request.method
+    return community_sets(state.result, index_ids=unit_ids(index, method) if index is not None else None)
 
 
 def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
-    """``text`` as safe Markdown, its citations links to their communities' provenance views."""
-    linker = community_linker(
-        lambda cid: provenance_url(index_key, cid, run_id),
-        title_for=lambda cid: _title(index, cid),
+    """``text`` as safe Markdown, every citation a link or flagged (see
+    :func:`~graphrag_app.answer_text.cited_markdown`): to their communities' provenance views (or,
+    for a run over source chunks, to the chunks' views); unsupported ids as ``sets`` say."""
+    unit: UnitKind = sets.unit if sets is not None and sets.unit == "source" else "community"
+    return cited_markdown(
+        demote_headings(text, by=ANSWER_HEADING_SHIFT),
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
+        title_for=lambda cid: _title(index, cid, unit),
+        unit=unit,
     )
-    return linked_markdown(demote_headings(text, by=ANSWER_HEADING_SHIFT), linker)
 
 
 def sets_caption(sets: CommunitySets) -> str:
     """``"8 cited · 129 behind · 133 read but unused · 1 unsupported"`` (Markdown)."""
     flagged = f" · **{sets.unsupported_count} unsupported** citations (flagged in place)" if sets.unsupported_count else ""
+    noun = "Source chunks" if sets.unit == "source" else "Communities"
     return (
-        f"Communities: {len(sets.cited)} {SET_NAMES['cited'].lower()} · {len(sets.behind)} {SET_NAMES['behind'].lower()} the answer · "
+        f"{noun}: {len(sets.cited)} {SET_NAMES['cited'].lower()} · {len(sets.behind)} {SET_NAMES['behind'].lower()} the answer · "
         f"{len(sets.read_but_unused)} {SET_NAMES['read_but_unused'].lower()}{flagged}"
     )
 
@@ -93,9 +133,18 @@ def sets_caption(sets: CommunitySets) -> str:
 
 
 def render_answer(
-    container: DeltaGenerator, state: RunState, *, index_key: str, index: Index | None = None, anchor: str | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    index: Index | None = None,
+    anchor: str | None = None,
+    key: str | None = None,
+    under_answer: Callable[[DeltaGenerator], None] | None = None,
 ) -> None:
-    """The final answer as Markdown, each citation a link (title on hover), unsupported ids flagged."""
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
+    flagged; ``under_answer`` draws into the place right under it; then the three community sets
+    (``key``: see :func:`render_community_sets`)."""
     result = state.result
     if result is None:
         return
@@ -103,32 +152,55 @@ def render_answer(
     sets = sets_of(state, index)
     with container:
         st.subheader("Answer", anchor=anchor)
-        st.text(f"Status: {result.status}")
-        with st.container(border=True):
+        note = result.diagnostics.stopped_note
+        st.text(f"Status: {RunStatus(result.status).word}" + (f" · {note}" if note else ""))
+        with st.container(border=True, key=ANSWER_BOX_KEY):
             st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
         if sets is not None:
             st.caption(sets_caption(sets))
-        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets)
+        if under_answer is not None:
+            under_answer(st.container())
+        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
 
 
-def _set_frame(ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None) -> pd.DataFrame:
+def _set_frame(
+    ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None, unit: UnitKind = "community"
+) -> pd.DataFrame:
     data: dict[str, list] = {
-        "community": ids,
-        "title": [_title(index, cid) or "" for cid in ids],
-        "provenance": [provenance_url(index_key, cid, run_id) for cid in ids],
+        ("source chunk" if unit == "source" else "community"): ids,
+        ("document" if unit == "source" else "title"): [_title(index, cid, unit) or "" for cid in ids],
+        "provenance": [unit_url(index_key, cid, run_id, unit) for cid in ids],
     }
     data.update(extra or {})
     return pd.DataFrame(data)
 
 
+def _set_table(frame: pd.DataFrame, *, key: str | None, name: str, noun: str = "community") -> None:
+    """One set's table: its "open" cells open the ``noun``'s Provenance view in one click
+    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
+    live (``key`` None)."""
+    if key is None:
+        st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})
+        return
+    open_help = OPEN_HELP.format(noun=noun)
+    link_table(st.container(), frame, link_column="provenance", key=f"{key}-{name}", open_help=open_help, hide_index=True, width="stretch")
+
+
+OPEN_HELP = "This {noun}'s Provenance view for this run"
+
+
 def render_community_sets(
-    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None
+    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None, key: str | None = None
 ) -> None:
-    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score)."""
+    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score).
+    With ``key`` (a run drawn once per script run) each community opens its Provenance view in
+    one click."""
     sets = sets if sets is not None else sets_of(state, index)
     if sets is None:
         return
-    link = st.column_config.LinkColumn("provenance", display_text="open", help="This community's Provenance view for this run")
+    unit: UnitKind = sets.unit if sets.unit == "source" else "community"
+    helps = SOURCE_SET_HELP if unit == "source" else SET_HELP
+    noun = "source chunk" if unit == "source" else "community"
     with container:
         tabs = st.tabs(
             [
@@ -139,43 +211,38 @@ def render_community_sets(
         )
         cited = list(sets.cited)
         with tabs[0]:
-            st.caption(SET_HELP["cited"])
+            st.caption(helps["cited"])
             if cited:
-                status = ["unsupported: " + (sets.reason(c) or "").replace("_", " ") if sets.reason(c) else "supported" for c in cited]
-                st.dataframe(
-                    _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                status = [f"unsupported: {citations.UNSUPPORTED_LABELS[reason]}" if (reason := sets.reason(c)) else "supported" for c in cited]
+                frame = _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}, unit=unit)
+                _set_table(frame, key=key, name="cited", noun=noun)
             else:
-                st.caption("The answer cites no community.")
+                st.caption(f"The answer cites no {noun}.")
         with tabs[1]:
-            st.caption(SET_HELP["behind"])
+            st.caption(helps["behind"])
             behind = list(sets.behind)
             if behind:
-                st.dataframe(
-                    _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
-                )
+                frame = _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}, unit=unit)
+                _set_table(frame, key=key, name="behind", noun=noun)
         with tabs[2]:
-            st.caption(SET_HELP["read_but_unused"])
+            st.caption(helps["read_but_unused"])
             unused = sets.read_but_unused
             if unused:
-                st.dataframe(
-                    _set_frame(
-                        [u.community_id for u in unused],
-                        index=index,
-                        index_key=index_key,
-                        run_id=state.run_id,
-                        extra={
-                            "best score": [u.best_score for u in unused],
-                            "fate": [charts.FATE_LABELS[u.fate] for u in unused],
-                            "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
-                        },
-                    ),
-                    hide_index=True, width="stretch", column_config={"provenance": link},
+                frame = _set_frame(
+                    [u.community_id for u in unused],
+                    index=index,
+                    index_key=index_key,
+                    run_id=state.run_id,
+                    extra={
+                        "best score": [u.best_score for u in unused],
+                        "fate": [charts.FATE_LABELS[u.fate] for u in unused],
+                        "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
+                    },
+                    unit=unit,
                 )
+                _set_table(frame, key=key, name="unused", noun=noun)
             else:
-                st.caption("Every community the map read is behind the answer.")
+                st.caption(f"Every {noun} read is behind the answer.")
 
 
 # -- every call can be opened ---------------------------------------------------------------------
@@ -276,11 +343,13 @@ def render_batch_call(
     score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
     attempts = f"{len(call.attempts)} attempt" + ("" if len(call.attempts) == 1 else "s")
     (heading or container).markdown(
-        f"#### Batch {call.batch_index} · {batch.status if batch else call.status} · usefulness {score} · "
+        f"#### Batch {call.batch_index} · {batch.status.word if batch else call.status} · usefulness {score} · "
         f"{attempts} · {call.token_estimate:,} prompt tokens (estimate)"
     )
+    unit = run_unit(state)
     with container:
-        st.markdown("Communities: " + ", ".join(link(cid, provenance_url(index_key, cid, state.run_id)) for cid in call.community_ids))
+        noun = "Source chunks" if unit == "source" else "Communities"
+        st.markdown(f"{noun}: " + ", ".join(link(cid, unit_url(index_key, cid, state.run_id, unit)) for cid in call.community_ids))
         candidate = call.candidate
         if candidate is not None:
             parts = [charts.FATE_LABELS[candidate.fate]]
@@ -295,9 +364,13 @@ def render_batch_call(
         if answer:
             st.markdown("**Its points**")
             with st.container(border=True):
-                st.markdown(linked_markdown(answer, community_linker(
-                    lambda cid: provenance_url(index_key, cid, state.run_id), title_for=lambda cid: None, unsupported=lambda cid: None
-                )))
+                index = index_for(index_key)
+                st.markdown(
+                    cited_markdown(
+                        answer, index=index, index_key=index_key, run_id=state.run_id, unsupported=lambda cid: None,
+                        title_for=lambda cid: _title(index, cid, unit), unit=unit,
+                    )
+                )
         with st.expander("Messages sent (verbatim)", expanded=True):
             _messages(st.container(), call.messages)
         st.markdown("**Attempts**")
@@ -305,10 +378,12 @@ def render_batch_call(
             _attempt(st.container(border=True), attempt)
 
 
-def render_reduce_call(container: DeltaGenerator, call: ReduceCall, *, heading: DeltaGenerator | None = None) -> None:
-    """The reduce call: its heading (into ``heading`` when given), verbatim messages and attempts."""
+def render_reduce_call(container: DeltaGenerator, call: ReduceCall, *, heading: DeltaGenerator | None = None, rag: bool = False) -> None:
+    """The reduce call (``rag``: naive RAG's one call, over source excerpts): its heading (into
+    ``heading`` when given), verbatim messages and attempts."""
     tokens = f" · {call.prompt_tokens:,} prompt tokens (estimate)" if call.prompt_tokens is not None else ""
-    (heading or container).markdown(f"#### The reduce call · {call.answer_count:,} map answers{tokens}")
+    what = f"The answering call · {call.answer_count:,} source excerpts" if rag else f"The reduce call · {call.answer_count:,} map answers"
+    (heading or container).markdown(f"#### {what}{tokens}")
     with container:
         with st.expander("Messages sent (verbatim)", expanded=True):
             _messages(st.container(), call.messages)
@@ -323,18 +398,20 @@ def _call_label(value: str | None, state: RunState) -> str:
     if value is None:
         return "Choose a call (or click a bar of the map chart, or a row of the batch table)"
     if value == REDUCE_CALL:
-        return "The reduce call"
+        return "The answering call (naive RAG)" if _rag(state) else "The reduce call"
     batch = state.batches[int(value)]
     score = "" if batch.usefulness is None else f" · usefulness {batch.usefulness:g}"
-    return f"Batch {batch.index} · {batch.status}{score} · communities {charts.short_ids(batch.community_ids, 6)}"
+    noun = "source chunks" if run_unit(state) == "source" else "communities"
+    return f"Batch {batch.index} · {batch.status.word}{score} · {noun} {charts.short_ids(batch.community_ids, 6)}"
 
 
 def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    """The call the run view has open: its verbatim messages, raw replies, parse results and fate."""
-    if not state.batches:
+    """The call the run view has open: its verbatim messages, raw replies, parse results and fate
+    (a naive RAG run has no map batch: its one call is the reduce)."""
+    reduce = reduce_call(state.events)
+    if not state.batches and reduce is None:
         return
     options: list[str | None] = [None, *(str(b.index) for b in state.batches)]
-    reduce = reduce_call(state.events)
     if reduce is not None:
         options.insert(1, REDUCE_CALL)
     if st.session_state.get(CALL_KEY) not in options:
@@ -350,7 +427,7 @@ def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_k
             head, close = st.columns([8, 1], vertical_alignment="center")
             close.button("Close", key="evidence_close_call", on_click=open_call, args=(None,), icon=":material/close:")
             if chosen == REDUCE_CALL and reduce is not None:
-                render_reduce_call(st.container(), reduce, heading=head)
+                render_reduce_call(st.container(), reduce, heading=head, rag=_rag(state))
             else:
                 call = batch_call(state.events, int(chosen))
                 if call is not None:
@@ -367,9 +444,9 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
     items = why_no_answer(state.events)
     if not items:
         return
-    status = state.result.status if state.result is not None else state.status
+    status = RunStatus(state.result.status if state.result is not None else state.status)
     with container:
-        with st.expander(f"Why the run ended {status}", expanded=True, icon=":material/help:"):
+        with st.expander(status.why_heading, expanded=True, icon=":material/help:"):
             for n, item in enumerate(items):
                 st.markdown(f"**{item.message}**")
                 if item.batch_indexes:
@@ -386,10 +463,13 @@ def render_why(container: DeltaGenerator, state: RunState) -> None:
 
 
 __all__ = [
+    "ANSWER_BOX_KEY",
     "CALL_KEY",
     "SET_NAMES",
     "answer_markdown",
     "index_for",
+    "run_unit",
+    "unit_url",
     "sets_caption",
     "chart_selected",
     "open_call",

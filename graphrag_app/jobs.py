@@ -15,6 +15,10 @@ Invariants:
   finished batches; whatever way a run ends (finished, failed, stopped), its events are saved
   before ``done`` is set, and a stopped run's events end with ``RunFailed(cancelled=True)``;
 - no streamlit import here: a worker thread never touches the page.
+
+Why this module is long: every kind of job (a run, a sweep, an evaluation, a question set, a
+model check) starts the one way (:func:`start_job`) and is followed the one way
+(:func:`follow`); keeping each kind's handle beside that one contract keeps it one contract.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from graphrag_core.events import Event, RunFailed, RunFinished
 from graphrag_core.history import RunRecorder, RunStore
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.base import ChatModel, model_identity
+from graphrag_core.llm.embeddings import EmbeddingModel
 from graphrag_core.models import Index
 from graphrag_core.preflight import Preflight
 from graphrag_core.request import GlobalSearchRequest
@@ -44,7 +49,7 @@ from graphrag_core.state import RunState
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepProgress, SweepResult, SweepSpec, run_sweep
 
-DEFAULT_REDRAW_INTERVAL_S = 0.3
+DEFAULT_REDRAW_INTERVAL_S = 0.5
 MAX_REDRAW_INTERVAL_S = 1.0
 REDRAW_S_PER_BATCH = 0.0006
 DEFAULT_POLL_INTERVAL_S = 0.05
@@ -255,26 +260,34 @@ def start_run(
     index_path: str | None = None,
     cache_factory: Callable[[], MapCache] | None = None,
     run_id: str | None = None,
+    embedder_factory: Callable[[], EmbeddingModel | None] | None = None,
 ) -> RunHandle:
-    """Start a run in a daemon thread and return its handle at once."""
+    """Start a run in a daemon thread and return its handle at once (``embedder_factory`` builds
+    the embedding model a ``vector`` run ranks chunks with, inside the job)."""
     handle = RunHandle(run_id=run_id or uuid.uuid4().hex, index_name=index_name, index_path=index_path)
     handle._recorder = RunRecorder(store_path, index_name=index_name, index_path=index_path) if store_path is not None else None
 
     async def consume() -> None:
         model = model_factory()
         cache = cache_factory() if cache_factory is not None else None
-        async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id):
+        embedder = embedder_factory() if embedder_factory is not None else None
+        async for event in stream_global(index, request, model, cache=cache, run_id=handle.run_id, embedder=embedder):
             handle._append(event)
 
+    start_run_job(handle, consume, store_path, name=f"graphrag-run-{handle.run_id[:8]}")
+    return handle
+
+
+def start_run_job(handle: RunHandle, work: Callable[[], Awaitable[None]], store_path: Path | None, *, name: str) -> None:
+    """Run ``work`` as the run's job: however it ends, its events end the run, then it is saved."""
     start_job(
         handle,
-        consume,
-        name=f"graphrag-run-{handle.run_id[:8]}",
+        work,
+        name=name,
         on_stopped=lambda: _end(handle, lambda state, at: state.stopped(at=at)),
         on_failed=lambda exc: _end(handle, lambda state, at: state.failure(at=at, error=str(exc) or type(exc).__name__, error_type=type(exc).__name__)),
         on_end=lambda: _save(handle, store_path),
     )
-    return handle
 
 
 def _end(handle: RunHandle, ending: Callable[[RunState, float], RunFailed]) -> None:
@@ -299,8 +312,9 @@ def _save(handle: RunHandle, store_path: Path | None) -> None:
 
 
 def redraw_interval(state: RunState) -> float:
-    """Seconds between a live run's redraws: 0.3 s, longer for big runs (a browser needs longer to
-    draw 1,000 bars than to receive them), never more than 1 s. While a dynamic selection rates,
+    """Seconds between a live run's redraws: 0.5 s (two drawings a second keep up with the calls
+    without asking a busy browser for more), longer for big runs (a browser needs longer to draw
+    1,000 bars than to receive them), never more than 1 s. While a dynamic selection rates,
     the hierarchy sunburst needs the full second to draw before it is replaced."""
     if state.phase == "selecting" and state.selection.active:
         return MAX_REDRAW_INTERVAL_S
@@ -308,13 +322,7 @@ def redraw_interval(state: RunState) -> float:
 
 
 def run_blocking(
-    index: Index,
-    request: GlobalSearchRequest,
-    model: ChatModel,
-    *,
-    store_path: Path | None = None,
-    index_name: str = "",
-    timeout: float | None = None,
+    index: Index, request: GlobalSearchRequest, model: ChatModel, *, store_path: Path | None = None, index_name: str = "", timeout: float | None = None
 ) -> tuple[RunHandle, RunState]:
     """Start a run and follow it to the end with no drawing (scripts and tests)."""
     handle = start_run(index, request, lambda: model, store_path=store_path, index_name=index_name)
@@ -428,12 +436,14 @@ def start_evaluation(
     run_store_path: Path | None,
     cache_factory: Callable[[], MapCache] | None = None,
     index_path: str | None = None,
+    embedder_factory: Callable[[], EmbeddingModel | None] | None = None,
 ) -> EvalJob:
     """Start an experiment in a daemon thread and return its job at once."""
     job = EvalJob(spec=spec)
 
     async def work() -> None:
         model, judge = model_factory(), judge_factory()
+        embedder = embedder_factory() if embedder_factory is not None else None
         job.result = await run_experiment(
             index,
             spec,
@@ -445,6 +455,7 @@ def start_evaluation(
             index_path=index_path,
             on_progress=job._on_progress,
             should_stop=lambda: job.stop_requested,
+            embedder=embedder,
         )
 
     def failed(exc: BaseException) -> None:
@@ -496,5 +507,5 @@ def check_model(model: ChatModel, *, checks: Preflight) -> None:
 __all__ = [
     "DEFAULT_POLL_INTERVAL_S", "DEFAULT_REDRAW_INTERVAL_S", "MAX_REDRAW_INTERVAL_S", "EvalJob", "EventSource", "Followable",
     "JobHandle", "QuestionsJob", "RunHandle", "SweepHandle", "Throttle", "check_model", "fold_new", "follow", "redraw_interval",
-    "run_blocking", "start_evaluation", "start_job", "start_question_generation", "start_run", "start_sweep",
+    "run_blocking", "start_evaluation", "start_job", "start_question_generation", "start_run", "start_run_job", "start_sweep",
 ]

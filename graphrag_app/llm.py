@@ -12,9 +12,10 @@ from __future__ import annotations
 import streamlit as st
 
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.embeddings import EmbeddingModel, EmbeddingSettings
 from graphrag_core.llm.endpoints import Endpoints
 from graphrag_core.llm.settings import ModelSettings
-from graphrag_core.llm.factory import build_chat_model
+from graphrag_core.llm.factory import build_chat_model, build_embedding_model
 from graphrag_core.preflight import Preflight
 
 
@@ -36,4 +37,26 @@ def build_model(settings: ModelSettings) -> ChatModel:
     return build_chat_model(settings, endpoints=shared_endpoints())
 
 
-__all__ = ["build_model", "shared_endpoints", "shared_preflight"]
+def embedding_for(chat: ModelSettings, embedding: EmbeddingSettings | None) -> EmbeddingSettings | None:
+    """The embedding model naive RAG ranks with beside the chat model ``chat``: the configured
+    one, except with the offline chat model (offline, BM25 ranks the chunks)."""
+    return None if chat.provider == "offline" else embedding
+
+
+def build_embedder(chat: ModelSettings, embedding: EmbeddingSettings | None) -> EmbeddingModel | None:
+    """The embedding model of :func:`embedding_for`, built inside the job that uses it (as a chat model is)."""
+    return build_embedding_model(embedding_for(chat, embedding))
+
+
+def ranking_line(chat: ModelSettings, embedding: EmbeddingSettings | None, *, error: str | None = None) -> str:
+    """How naive RAG (method ``vector``) ranks the source chunks with this chat model, in words."""
+    chosen = embedding_for(chat, embedding)
+    if chosen is not None:
+        return f"Naive RAG ranks the source chunks by the cosine similarity of embeddings from {chosen.model} ({chosen.identity.split('@')[-1]})."
+    if chat.provider == "offline":
+        return "Naive RAG ranks the source chunks by BM25 (offline: no embedding model is called)."
+    why = f" ({error})" if error else " (no embedding model is configured: set GRAPHRAG_EMBEDDING_MODEL to rank by embeddings)"
+    return f"Naive RAG ranks the source chunks by BM25{why}."
+
+
+__all__ = ["build_embedder", "build_model", "embedding_for", "ranking_line", "shared_endpoints", "shared_preflight"]

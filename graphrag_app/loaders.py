@@ -11,23 +11,30 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from concurrent import futures
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import streamlit as st
 
-from graphrag_core.index import load_index
-from graphrag_core.cost import dynamic_bound, section_tokens
+from graphrag_core.cache import SqliteMapCache, cache_key
+from graphrag_core.cost import LevelCost, dynamic_bound, level_costs, map_cost, section_tokens
+from graphrag_core.errors import IndexValidationError
+from graphrag_core.index import index_files, load_index, resolve_index_folder
+from graphrag_core.map import map_request
 from graphrag_core.levels import LEAF, level_text
+from graphrag_core.methods import GLOBAL, unit_kind
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
 from graphrag_core.search import PROMPT_MESSAGES, plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
+from graphrag_core.sources import source_units
 from graphrag_core.spending import LimitForecast, forecast_limit
-from graphrag_core.tokens import get_tokenizer, planning_tokenizer_name, prompt_overhead
+from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name, prompt_overhead
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -75,32 +82,48 @@ def resolve_source(key: str, settings: AppSettings) -> IndexSource:
         allowed = ", ".join(str(root) for root in roots) or "none: only the bundled samples"
         if not _under(path, roots):
             raise IndexAccessError(f"{path} is outside the folders this app may open ({ENV_ALLOWED_ROOTS}: {allowed}).")
-        # A file symlink in an allowed folder must not lead outside the roots either.
+        # A file symlink in an allowed folder must not lead outside the roots either; nor one in
+        # the output folder of a GraphRAG project root, which is what opens there.
         folder = path if path.is_dir() else path.parent
-        try:
-            entries = [entry for entry in os.scandir(folder) if entry.is_symlink()]
-        except OSError:
-            entries = []
-        for entry in entries:
-            target = Path(entry.path).resolve()
-            if not _under(target, roots):
-                raise IndexAccessError(
-                    f"{entry.path} links to {target}, which is outside the folders this app may open "
-                    f"({ENV_ALLOWED_ROOTS}: {allowed})."
-                )
+        _check_links(folder, roots, allowed)
+        output = _index_folder_of(path)
+        if output != folder:
+            _check_links(output, roots, allowed)
     return IndexSource(key=key, path=path, is_sample=False)
+
+
+def _check_links(folder: Path, roots: tuple[Path, ...], allowed: str) -> None:
+    """Refuse a file of ``folder`` that links outside ``roots``."""
+    try:
+        entries = [entry for entry in os.scandir(folder) if entry.is_symlink()]
+    except OSError:
+        entries = []
+    for entry in entries:
+        target = Path(entry.path).resolve()
+        if not _under(target, roots):
+            raise IndexAccessError(
+                f"{entry.path} links to {target}, which is outside the folders this app may open "
+                f"({ENV_ALLOWED_ROOTS}: {allowed})."
+            )
 
 
 def _under(path: Path, roots: tuple[Path, ...]) -> bool:
     return any(path == root or path.is_relative_to(root) for root in roots)
 
 
-def folder_signature(path: Path) -> int:
-    """A number that changes when a file of the folder (not its subfolders) is rewritten."""
+def _index_folder_of(path: Path) -> Path:
+    """The folder whose files the index at ``path`` reads (a GraphRAG project root's output)."""
     try:
-        stats = [path.stat()]
-        if path.is_dir():
-            stats.extend(entry.stat() for entry in os.scandir(path) if entry.is_file())
+        return resolve_index_folder(path)
+    except (IndexValidationError, OSError):
+        return path if path.is_dir() else path.parent
+
+
+def folder_signature(path: Path) -> int:
+    """A number that changes when a file the index at ``path`` reads is rewritten (the files of
+    its folder, or of a GraphRAG project root's output folder; not of subfolders)."""
+    try:
+        stats = [path.stat(), *(file.stat() for file in index_files(path))]
     except OSError:
         return 0
     return hash(tuple((s.st_mtime_ns, s.st_size) for s in stats))
@@ -118,14 +141,16 @@ def load_source(source: IndexSource) -> Index:
 
 @dataclass(frozen=True)
 class CostPreview:
-    """What a run with these settings would cost, before any model call."""
+    """What a run with these settings would cost, before any model call. ``summaries`` counts the
+    units the run reads: summaries, or source chunks for the ``text`` and ``vector`` methods."""
 
     summaries: int
     batches: int
     map_prompt_tokens: int
     largest_batch_tokens: int
     batch_tokens: tuple[int, ...] = ()
-    """Each batch's planned prompt tokens (what a spending limit's forecast lets through)."""
+    """Each planned batch's map prompt estimate, in batch order (what a spending limit's forecast
+    lets through)."""
     overhead: int = 0
     """What the endpoint adds around each call's messages, in the planning tokenizer's count."""
     rating: RatingCost | None = None
@@ -163,25 +188,77 @@ def _compute_sections(index: Index, tokenizer: str) -> Sections:
     return {level_text(level): section_tokens(index, level, counter) for level in levels}
 
 
+def _preview_tokenizer(request: GlobalSearchRequest) -> Tokenizer:
+    """The tokenizer a preview counts with: the request's as a plan made without the model server
+    counts it (a preview never calls the model server)."""
+    return get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
+
+
 def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     request = GlobalSearchRequest.model_validate_json(request_json)
-    # the preview never calls the model server (draw_cost_preview resolves "auto" for the model)
-    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=False))
+    tokenizer = _preview_tokenizer(request)
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
         bound = dynamic_bound(index, request)
-    communities, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
-    return CostPreview(
-        summaries=len(communities),
-        batches=len(estimates),
-        map_prompt_tokens=sum(estimates),
-        largest_batch_tokens=max(estimates, default=0),
-        batch_tokens=tuple(estimates),
+    cost = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
+    return CostPreview(  # a run over source chunks reads chunks, not summaries
+        summaries=cost.summaries if request.method == GLOBAL else len(source_units(index, method=request.method)),
+        batches=cost.batches,
+        map_prompt_tokens=cost.map_prompt_tokens,
+        largest_batch_tokens=cost.largest_batch_tokens,
+        batch_tokens=cost.batch_tokens,
         overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
     )
+
+
+LevelCosts = dict[str, LevelCost]
+"""Each level's cost (``"leaf"``, ``"0"``, ...) under one request's settings."""
+
+
+def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
+
+
+class _Identity:
+    """Stands for a model in a cache key: only its identity counts (``cache_key``)."""
+
+    def __init__(self, identity: str) -> None:
+        self.identity = identity
+
+
+def _count_cached(index: Index, request_json: str, seed: int, identity: str, cache_path: Path) -> int:
+    """How many of the request's map batches the cache at ``cache_path`` answers for the model
+    ``identity`` (the keys the map phase would look up)."""
+    request = GlobalSearchRequest.model_validate_json(request_json)
+    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=not identity.startswith("offline")))
+    _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
+    model, unit, data_first = _Identity(identity), unit_kind(request.method), request.question_reserve > 0
+    cache = SqliteMapCache(cache_path)
+    try:
+        return sum(
+            cache.get(cache_key(model, map_request(
+                request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit, data_first=data_first
+            ))) is not None
+            for batch in batches
+        )
+    finally:
+        cache.close()
+
+
+def cache_signature(path: Path) -> int:
+    """A number that changes whenever the SQLite file at ``path`` (or its write-ahead log) is written."""
+    stats = []
+    for name in (path, path.with_name(path.name + "-wal")):
+        try:
+            stat = name.stat()
+        except OSError:
+            continue
+        stats.append((stat.st_mtime_ns, stat.st_size))
+    return hash(tuple(stats))
 
 
 class CostPreviews:
@@ -196,6 +273,8 @@ class CostPreviews:
         self._lock = threading.Lock()
         self._previews: OrderedDict[tuple[str, int, str, int], Future[CostPreview]] = OrderedDict()
         self._sections: OrderedDict[tuple[str, int, str], Future[Sections]] = OrderedDict()
+        self._levels: OrderedDict[tuple[str, int, str, int], Future[LevelCosts]] = OrderedDict()
+        self._cached: OrderedDict[tuple[object, ...], Future[int]] = OrderedDict()
         self._preview_entries = preview_entries
         self._section_entries = section_entries
 
@@ -220,20 +299,49 @@ class CostPreviews:
         futures.wait([future], timeout=SECTIONS_WAIT_S)
         return future.result() if future.done() else None
 
+    def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
+        """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
+        the same estimate as the cost preview's), kept like the previews."""
+        return self._recent(self._levels, (index_key, signature, request_json, seed), _compute_levels, index, request_json, seed)
+
+    def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
+        """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
+        None (a level picker draws without its tokens and the page is drawn again when they are);
+        empty when they cannot be computed."""
+        future = self.levels_future(index, index_key, signature, request_json, seed)
+        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        if not future.done():
+            return None
+        return future.result() if future.exception() is None else {}  # settings that cannot run: no tokens to show
+
     def preview_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[CostPreview]:
         """The cost preview of a request. The future raises ``BudgetError`` (or a request's
         ``ValueError``) when the request cannot run."""
-        key = (index_key, signature, request_json, seed)
+        return self._recent(self._previews, (index_key, signature, request_json, seed), _compute_preview, index, request_json, seed)
+
+    def _recent(self, table: OrderedDict[Any, Future[Any]], key: Any, compute: Callable[..., Any], *args: Any) -> Future[Any]:
+        """The future ``table`` holds for ``key``, moved up as the most recently asked, else
+        ``compute(*args)`` submitted to the worker; at most ``preview_entries`` are kept, the least
+        recently asked dropped first."""
         with self._lock:
-            future = self._previews.get(key)
+            future = table.get(key)
             if future is None:
-                future = self._pool.submit(_compute_preview, index, request_json, seed)
-                self._previews[key] = future
-                while len(self._previews) > self._preview_entries:
-                    self._previews.popitem(last=False)
+                future = self._pool.submit(compute, *args)
+                table[key] = future
+                while len(table) > self._preview_entries:
+                    table.popitem(last=False)
             else:
-                self._previews.move_to_end(key)
+                table.move_to_end(key)
             return future
+
+    def cached_future(
+        self, index: Index, index_key: str, signature: int, request_json: str, seed: int, *, identity: str, cache_path: Path
+    ) -> Future[int]:
+        """How many of a request's map batches the map cache would answer (a fixed level's
+        request; the endpoint tokenizer is not planned here). Counted again whenever the cache
+        file changes."""
+        key = (index_key, signature, request_json, seed, identity, str(cache_path), cache_signature(cache_path))
+        return self._recent(self._cached, key, _count_cached, index, request_json, seed, identity, cache_path)
 
     def cost_preview(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> CostPreview:
         """The summaries, batches and map prompt tokens of a request (raises ``BudgetError``);
@@ -243,7 +351,7 @@ class CostPreviews:
     def settle(self, timeout: float | None = None) -> bool:
         """Wait until every preview and count asked for so far is computed; False on timeout."""
         with self._lock:
-            pending = [*self._previews.values(), *self._sections.values()]
+            pending = [*self._previews.values(), *self._sections.values(), *self._levels.values()]
         _done, not_done = futures.wait(pending, timeout=timeout)
         return not not_done
 

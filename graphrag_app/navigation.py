@@ -17,7 +17,17 @@ from pathlib import Path
 import streamlit as st
 
 APP_ROOT = Path(__file__).resolve().parents[1]
-PAGE_CONFIG: dict[str, str] = {"page_title": "GraphRAG Global Explorer", "page_icon": ":material/hub:", "layout": "wide"}
+SIDEBAR_WIDTH_PX = 390
+"""The sidebar's width when a session opens: Explore's level picker shows its whole choice
+(``level 1 · ≈478k tokens · 170 summaries``) on a 1280-pixel screen."""
+PAGE_CONFIG: dict[str, str | int] = {"page_title": "GraphRAG Global Explorer", "page_icon": ":material/hub:", "layout": "wide", "initial_sidebar_state": SIDEBAR_WIDTH_PX}
+SIDEBAR_CSS = f"""<style>
+section[data-testid="stSidebar"][data-collapsed="false"] {{ min-width: {SIDEBAR_WIDTH_PX}px; }}
+</style>"""
+"""The open sidebar is never narrower than :data:`SIDEBAR_WIDTH_PX`. The page config's width is
+taken only when it reaches the browser before the sidebar is first drawn, which the first
+session of a freshly started server misses (the sidebar of the pages folder is drawn while the
+script still imports), so that session's sidebar opened 300 px wide and cut the level picker."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +83,9 @@ class AppNavigation:
 
     def run(self) -> None:
         """What ``app.py`` does: declare the navigation and run the page the URL names."""
-        self.declare().run()
+        page = self.declare()
+        st.html(SIDEBAR_CSS)
+        page.run()
 
     def ensure(self) -> None:
         """At the top of a page: when no navigation was declared yet in this process (a cold

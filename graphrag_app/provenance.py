@@ -11,21 +11,25 @@ import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.citations import Reference, find_citations, references_of_kind
-from graphrag_core.models import Claim, Community, Entity, Index, Relationship, SourceChunk
-from graphrag_core.records import RECORD_NAMES, IndexRecords, mention_excerpt, record_ref
+from graphrag_core.citations import citation_count, citing_sentences, find_citations, references_of_kind
+from graphrag_core.deferred import DEFERRED_TABLES
+from graphrag_core.models import Claim, Community, Index, SourceChunk
+from graphrag_core.records import IndexRecords, mention_excerpt, record_ref
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.levels import level_label
+from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 from . import charts, record_views, selection_charts
-from .answer_text import community_linker, demote_headings, link, linked_markdown
-from .controls import open_index, open_run, show_index_problem
+from .answer_text import cited_markdown, community_linker, demote_headings, either, link, linked_markdown, record_linker
+from .controls import open_index, show_index_problem
+from .run_controls import open_run
 from .evidence import sets_of
 from .loaders import default_index_key
 from .state import ExploreState, ProvenanceState
 from .settings import AppSettings
-from .urls import COMMUNITY_PARAM, INDEX_PARAM, RUN_PARAM, index_param, provenance_params, provenance_url, record_url, to_query_params
+from .urls import COMMUNITY_PARAM, INDEX_PARAM, RECORDS_ANCHOR, RUN_PARAM, index_param, provenance_params, provenance_url, record_url, to_query_params
 from .escaping import escape_markdown
 
 EXPLORE_PAGE = "pages/explore.py"
@@ -34,8 +38,6 @@ CLAIMS_PER_PAGE = 20
 COMMUNITY_KEY = "provenance_community"
 CLAIM_FILTER_KEY = "provenance_claim_filter"
 BACK_KEY = "provenance_back"
-RECORDS_ANCHOR = "records-of-this-community"
-"""Where a report's ``+more`` leads: the list of the community's entities and relationships."""
 REPORT_HEADING_SHIFT = 3
 """A report's ``#`` becomes ``####``: below the page's Summary heading."""
 CLAIM_PAGE_KEY = "provenance_claim_page"
@@ -110,17 +112,6 @@ def draw_summary(container: DeltaGenerator, index: Index, community: Community, 
             st.text(community.summary)
 
 
-def _hover(kind: str, record: object) -> str:
-    ref = record_ref(record)  # type: ignore[arg-type]
-    if isinstance(record, Entity):
-        return f"Entity {ref}: {record.title}. {record.description[:300]}"
-    if isinstance(record, Relationship):
-        return f"Relationship {ref}: {record.source} → {record.target}. {record.description[:300]}"
-    if isinstance(record, Claim):
-        return f"Claim {ref}: {_claim_line(record)[:300]}"
-    return f"Source {ref}: {getattr(record, 'text', '')[:300]}"
-
-
 def report_markdown(report: str, records: IndexRecords, *, index: Index, index_key: str, run_id: str | None) -> str:
     """A report as safe Markdown, every reference a link: communities to their view, records to
     theirs, ``+more`` to this community's records below; a record the index lacks is flagged."""
@@ -129,17 +120,7 @@ def report_markdown(report: str, records: IndexRecords, *, index: Index, index_k
         title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
         unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
     )
-
-    def linker(reference: Reference) -> str | None:
-        if reference.kind == "community":
-            return communities(reference)
-        if not records.has_kind(reference.kind):  # the index has no such table: nothing to link or check
-            return None
-        record = records.get(reference.kind, reference.id)
-        if record is None:
-            return f":orange-badge[⚠ {RECORD_NAMES[reference.kind]} {escape_markdown(reference.id)}: not in the index]"
-        return link(reference.id, record_url(index_key, reference.kind, reference.id, run_id), title=_hover(reference.kind, record))
-
+    linker = either(communities, record_linker(records, lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=False))
     more = link("+more", f"#{RECORDS_ANCHOR}", title="The report cites more records than it lists: all records of this community")
     return linked_markdown(report, linker, more=lambda _citation: more)
 
@@ -170,7 +151,7 @@ def draw_community_records(container: DeltaGenerator, index: Index, community: C
         cited_count = int(table["cited by the report"].sum())
         cited_note = f"{cited_count} cited by the report (listed first) · " if cited_count else ""
         st.caption(f"{cited_note}Open one for its description, communities and source text.")
-        st.dataframe(table, hide_index=True, width="stretch", column_config={"view": record_views.RECORD_LINK})
+        record_views.records_table(st.container(), table, key=f"community-records-{community.id}")
 
 
 def is_report_markdown(text: str) -> bool:
@@ -240,12 +221,50 @@ def source_label(index: Index, chunk: SourceChunk) -> str:
     return label
 
 
+FINAL_ANSWER_HEADING = "Cited in the final answer."
+"""The caption over the final answer's sentences that cite the community (only those)."""
+MAP_ANSWER_LABEL = "Map answer of batch {index} (an intermediate answer, not the final one)"
+
+
+def _linked(text: str, index: Index, *, index_key: str, run_id: str) -> str:
+    """Model text as safe Markdown, every citation a link or flagged, as in the answer on Explore."""
+    return cited_markdown(
+        text,
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
+        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
+        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+    )
+
+
+def draw_final_citations(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str) -> None:
+    """The sentences of the final answer that cite the community, and only those: a map
+    answer's sentences are shown under their batch, labelled as such."""
+    result = state.result
+    if result is None or not RunStatus(result.status).answered:
+        return
+    sentences = citing_sentences(result.answer, community.id)
+    with container:
+        if not sentences:
+            st.caption("The final answer does not cite this community.")
+            return
+        times = citation_count(result.answer, community.id)
+        st.caption(FINAL_ANSWER_HEADING)
+        with st.container(border=True):
+            st.markdown("\n".join(f"- {_linked(sentence, index, index_key=index_key, run_id=run_id)}" for sentence in sentences))
+        st.caption(f"The final answer cites this community {'once' if times == 1 else f'{times:,} times'}, in {counted(len(sentences), 'sentence')}.")
+
+
 def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str = "") -> None:
-    """Which batch of the run carried the community (or an ancestor), its answer and score, and its reduce fate."""
+    """What the run did with the community: the final answer's sentences that cite it, then
+    which batch carried it (or an ancestor), that batch's map answer (labelled as a map answer)
+    and score, and its reduce fate."""
     with container:
         st.subheader("In this run")
         query = state.request.query if state.request else ""
-        st.caption(f"Run {escape_markdown(run_id)} · status: {escape_markdown(state.result.status if state.result else state.status)}")
+        status = RunStatus(state.result.status if state.result else state.status)
+        st.caption(f"Run {escape_markdown(run_id)} · status: {status.word}")
         if query:
             st.text(f"Question: {query}")
         if (walk := selection_charts.walk_line(state, community.id)) is not None:  # a dynamic run
@@ -253,23 +272,24 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
             rated = state.selection.ratings.get(community.id)
             if rated is not None and rated.reason:
                 st.text(f"Reason: {rated.reason}")
+        sets = sets_of(state, index)
+        if sets is not None:  # the three sets, named as on Explore
+            st.markdown(f"**This community in the run:** {escape_markdown(record_views.run_mark(community.id, sets).removeprefix(' · '))}")
+        draw_final_citations(st.container(), index, community, state, run_id, index_key=index_key)
         lineage = {c.id: c for c in index.path_to_root(community.id)}
         carried = [(batch, cid) for batch in state.batches for cid in batch.community_ids if cid in lineage]
         if not carried:
             st.info("No map batch of this run carried this community or any of its ancestors.")
             return
         fates = {c.answer.batch_index: c for c in state.candidates}
-        sets = sets_of(state, index)
-        if sets is not None:  # the three sets, named as on Explore
-            st.markdown(f"**This community in the run:** {escape_markdown(record_views.run_mark(community.id, sets).removeprefix(' · '))}")
-        cited = set(sets.cited) if sets is not None else set()
+        st.markdown(f"**The map batches that read it** ({counted(len(carried), 'batch')})")
         for batch, cid in carried:
             with st.container(border=True):
                 relation = "this community" if cid == community.id else f"its ancestor {cid} ({level_label(lineage[cid].level)})"
                 score = "-" if batch.usefulness is None else f"{batch.usefulness:g}"
                 st.markdown(
-                    f"**Batch {batch.index}** carried {escape_markdown(relation)} · status: {batch.status} · "
-                    f"usefulness: {score} · attempts: {batch.attempts} · {len(batch.community_ids)} communities"
+                    f"**Batch {batch.index}** carried {escape_markdown(relation)} · status: {batch.status.word} · "
+                    f"usefulness: {score} · {counted(batch.attempts, 'attempt')} · {counted(len(batch.community_ids), 'community')}"
                 )
                 candidate = fates.get(batch.index)
                 if candidate is not None:
@@ -280,15 +300,10 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     st.markdown("Reduce: **not used** (the batch failed)")
                 elif state.phase != "done":
                     st.caption("The reduce has not happened yet.")
-                if cid in cited:
-                    st.caption("Cited in the final answer.")
                 if batch.answer:  # model text: safe Markdown, its citations linked
+                    st.caption(MAP_ANSWER_LABEL.format(index=batch.index))
                     with st.container(border=True):
-                        st.markdown(linked_markdown(batch.answer, community_linker(
-                            lambda cid: provenance_url(index_key, cid, run_id),
-                            title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
-                            unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
-                        )))
+                        st.markdown(_linked(batch.answer, index, index_key=index_key, run_id=run_id))
                 for error in batch.errors:
                     st.text(f"error: {error}")
 
@@ -324,7 +339,7 @@ def draw_page(app: AppSettings, session: ExploreState) -> None:
     if run_error:
         st.warning(escape_markdown(run_error), icon=":material/history:")
 
-    opened = open_index(index_key, app)
+    opened = open_index(index_key, app, tables=DEFERRED_TABLES)  # claims, sources, entities and relationships shown
     if show_index_problem(opened):
         return
     index = opened.index

@@ -20,9 +20,11 @@ from graphrag_core.levels import level_label
 from graphrag_core.models import Claim, Entity, Index, Relationship, SourceChunk
 from graphrag_core.records import RECORD_NAMES, IndexRecords, RecordKind, mention_excerpt, record_ref
 from graphrag_core.state import RunState
+from graphrag_core.wording import counted
 
 from .escaping import escape_markdown
-from .urls import RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
+from .link_tables import link_table, page_file
+from .urls import PROVENANCE_PATH, RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
 
 EXCERPT_CHARS = 320
 SOURCE_TEXT_HEIGHT_PX = 420
@@ -103,7 +105,13 @@ def records_frame(kind: RecordKind, records: Sequence[Entity | Relationship | Cl
     )
 
 
-RECORD_LINK = st.column_config.LinkColumn("view", display_text="open", help="This record's provenance view")
+RECORD_HELP = "This record's provenance view"
+PROVENANCE_PAGE = page_file(PROVENANCE_PATH)
+
+
+def records_table(container: DeltaGenerator, frame: pd.DataFrame, *, key: str) -> None:
+    """A table of records whose "open" cells open each record's view in one click, in this tab."""
+    link_table(container, frame, link_column="view", key=key, here=PROVENANCE_PAGE, open_help=RECORD_HELP, hide_index=True, width="stretch")
 
 
 def draw_record_table(container: DeltaGenerator, kind: RecordKind, records: Sequence, *, title: str, index_key: str, run_id: str | None) -> None:
@@ -112,8 +120,7 @@ def draw_record_table(container: DeltaGenerator, kind: RecordKind, records: Sequ
         if not records:
             st.caption("None.")
             return
-        st.dataframe(records_frame(kind, records, index_key=index_key, run_id=run_id), hide_index=True, width="stretch",
-                     column_config={"view": RECORD_LINK})
+        records_table(st.container(), records_frame(kind, records, index_key=index_key, run_id=run_id), key=f"records-{kind}-{title}")
 
 
 def draw_sources(container: DeltaGenerator, index: Index, chunks: Sequence[SourceChunk], missing: Sequence[str],
@@ -139,7 +146,7 @@ def draw_sources(container: DeltaGenerator, index: Index, chunks: Sequence[Sourc
                 with st.expander("Full text", expanded=excerpt is None and len(chunks) == 1):
                     st.text(chunk.text)
         if missing:
-            st.caption(escape_markdown(f"{len(missing)} text unit(s) named by the record are not in this index: {', '.join(m[:16] for m in missing[:5])}"))
+            st.caption(escape_markdown(f"{counted(len(missing), 'text unit')} named by the record {'is' if len(missing) == 1 else 'are'} not in this index: {', '.join(m[:16] for m in missing[:5])}"))
 
 
 def _entity_button(container: DeltaGenerator, records: IndexRecords, title: str, *, index_key: str, run_id: str | None, key: str) -> None:
@@ -235,4 +242,4 @@ def draw_record(index: Index, kind: RecordKind, ref: str, *, index_key: str, run
     return True
 
 
-__all__ = ["draw_record", "go_to", "records_frame", "run_mark", "wanted_record"]
+__all__ = ["draw_record", "go_to", "records_frame", "records_table", "run_mark", "wanted_record"]

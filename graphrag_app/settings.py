@@ -17,6 +17,9 @@
                                               (both read by ``graphrag_core.locations``, which
                                               the command line shares)
 ``GRAPHRAG_LLM_*``, ``OPENAI_API_KEY``        the model: see ``graphrag_core.llm.settings``
+``GRAPHRAG_EMBEDDING_*``                      the embedding model that ranks source chunks for
+                                              naive RAG (method ``vector``): see
+                                              ``graphrag_core.llm.embeddings``; unset: BM25
 ============================================  ===============================================
 
 The same keys may be given at the top level of ``.streamlit/secrets.toml``; the environment
@@ -34,6 +37,7 @@ from typing import Any
 import streamlit as st
 
 from graphrag_core.evaluation.store import evaluation_store_path
+from graphrag_core.llm.embeddings import EmbeddingSettings
 from graphrag_core.llm.settings import (
     DEFAULT_OPENAI_BASE_URL,
     KEY_ALLOWED_BASE_URLS,
@@ -64,6 +68,10 @@ class AppSettings:
     model: ModelSettings
     model_error: str | None = None
     cache_path: Path | None = None
+    embedding: EmbeddingSettings | None = None
+    """The embedding model that ranks source chunks for naive RAG; None: BM25 ranks them."""
+    embedding_error: str | None = None
+    """Why the configured embedding model cannot be used (then ``embedding`` is None)."""
     shared: bool = False
 
     @property
@@ -99,6 +107,11 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         model = ModelSettings.from_mapping(mapping)
     except SettingsError as exc:
         model, model_error = ModelSettings(), str(exc)
+    embedding = embedding_error = None
+    try:
+        embedding = EmbeddingSettings.from_mapping(mapping, chat=model)
+    except SettingsError as exc:
+        embedding_error = str(exc)
     roots = parse_allowed_roots(None if roots_value is None else str(roots_value))
     shared = roots is not None or _flag(mapping.get(ENV_SHARED))
     return AppSettings(
@@ -107,6 +120,8 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         model=model,
         model_error=model_error,
         cache_path=cache_path,
+        embedding=embedding,
+        embedding_error=embedding_error,
         shared=shared,
     )
 

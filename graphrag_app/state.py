@@ -3,8 +3,9 @@ runs that is not a widget's value (a widget's value lives under the widget's own
 
 A page reads its state with ``ExploreState.get()`` (``SweepsState.get()``, ...): the state of
 this browser session, made on first use. A job in flight is a typed field (a
-:class:`~graphrag_app.jobs.RunHandle`, :class:`~graphrag_app.jobs.SweepHandle`, ...), set when
-the job starts and cleared when the page has followed it to its end.
+:class:`~graphrag_app.jobs.RunHandle` or :class:`~graphrag_app.live.ReplayHandle`,
+:class:`~graphrag_app.jobs.SweepHandle`, ...), set when the job starts and cleared when the page
+has followed it to its end.
 
 Streamlit keeps a widget's value only while the widget is drawn; leaving Explore drops them.
 :class:`ExploreState` keeps the last :class:`~graphrag_app.urls.RunSettings`, and
@@ -23,7 +24,8 @@ from graphrag_core.evaluation.questions import EvalQuestion
 from graphrag_core.state import RunState
 from graphrag_core.sweep import SweepResult
 
-from .jobs import EvalJob, QuestionsJob, RunHandle, SweepHandle
+from .jobs import EvalJob, QuestionsJob, SweepHandle
+from .live import LiveHandle
 from .urls import RunSettings
 
 S = TypeVar("S", bound="PageState")
@@ -46,14 +48,19 @@ class PageState:
 
 @dataclass
 class RunView:
-    """The run the Explore page shows: live (``handle`` set) or finished/reopened."""
+    """The run the Explore page shows: live (``handle`` set: a run in this process, or a replay
+    when ``replay_speed`` is set) or finished/reopened."""
 
     run_id: str
     state: RunState
     index_key: str
-    handle: RunHandle | None = None
+    handle: LiveHandle | None = None
     reveal_answer: bool = False
     """Set when a live run ends: the next drawing scrolls its answer into view, once."""
+    replay_speed: float | None = None
+    """The speed of the replay being played (None: a run, or a replay that ended)."""
+    end_drawn: bool = False
+    """The live view has drawn the run's end (its answer); the next tick draws the page whole."""
 
     @property
     def live(self) -> bool:
@@ -72,6 +79,9 @@ class ExploreState(PageState):
     view: RunView | None = None
     notices: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    levels_unpriced: bool = False
+    """The level picker was drawn before each level's tokens were counted: the page is drawn
+    again once they are (see ``explore_views.draw_cost_preview``)."""
 
     @property
     def running(self) -> bool:
@@ -125,6 +135,19 @@ class EvaluateState(PageState):
 
 
 @dataclass
+class JudgingState(PageState):
+    """Evaluate's judging screen: the experiment being judged (read once from the store) and the
+    name this browser session judges under (None until it is given)."""
+
+    KEY: ClassVar[str] = "judging_page"
+
+    experiment: ExperimentResult | None = None
+    name: str | None = None
+    notice: str | None = None
+    """What the last action left to say (a refused name, skipped pairs brought back), once."""
+
+
+@dataclass
 class BrowseState(PageState):
     """Index browser: the index the entity graph's community box was set for (another index
     resets it: its community ids mean other communities)."""
@@ -145,4 +168,4 @@ class ProvenanceState(PageState):
     back_to: str | None = None
 
 
-__all__ = ["BrowseState", "CompareState", "EvaluateState", "ExploreState", "PageState", "ProvenanceState", "RunView", "SweepsState"]
+__all__ = ["BrowseState", "CompareState", "EvaluateState", "ExploreState", "JudgingState", "PageState", "ProvenanceState", "RunView", "SweepsState"]

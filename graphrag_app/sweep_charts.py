@@ -13,11 +13,11 @@ from collections.abc import Callable, Sequence
 
 import plotly.graph_objects as go
 
-from graphrag_core.levels import level_label
+from graphrag_core.levels import Level, level_label
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult
 
-from .chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, add_prompt_tokens_axis
+from .chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, SPENT_CALLS_COLOR, add_prompt_tokens_axis
 
 STATUS_COLORS: dict[RunStatus, str] = {
     RunStatus.COMPLETED: "#2ca05a",
@@ -43,8 +43,14 @@ def _layout(figure: go.Figure, title: str, *, y_title: str, height: int = CHART_
     return figure
 
 
+def level_name(result: SweepResult, level: Level) -> str:
+    """A level of the sweep as people read it; its dynamic points say their rating threshold
+    (``dynamic (threshold 1)``), which every dynamic point of a sweep shares."""
+    return level_label(level, threshold=result.spec.base.rating_threshold)
+
+
 def _categories(result: SweepResult) -> list[str]:
-    return [level_label(level) for level in result.spec.levels]
+    return [level_name(result, level) for level in result.spec.levels]
 
 
 def stability_figure(result: SweepResult) -> go.Figure:
@@ -56,13 +62,13 @@ def stability_figure(result: SweepResult) -> go.Figure:
     values = [stability.get(level) for level in levels]
     figure = go.Figure(
         go.Bar(
-            x=[level_label(level) for level in levels],
+            x=[level_name(result, level) for level in levels],
             y=[v if v is not None else 0 for v in values],
             text=[f"{v:.2f}" if v is not None else "n/a" for v in values],
             textposition="outside",
             marker_color=["#4c8bf5" if v is not None else "#d0d4dc" for v in values],
             hovertext=[
-                f"{level_label(level)}: {v:.3f}" if v is not None else f"{level_label(level)}: fewer than two comparable points"
+                f"{level_name(result, level)}: {v:.3f}" if v is not None else f"{level_name(result, level)}: fewer than two comparable points"
                 for level, v in zip(levels, values)
             ],
             hoverinfo="text",
@@ -87,7 +93,7 @@ def _strip_figure(result: SweepResult, value: Callable[[SweepPoint], float], tit
     for label, points in _by_budget(succeeded).items():
         figure.add_trace(
             go.Box(
-                x=[level_label(p.level) for p in points],
+                x=[level_name(result, p.level) for p in points],
                 y=[value(p) for p in points],
                 name=label,
                 boxpoints="all",
@@ -125,17 +131,35 @@ def status_figure(result: SweepResult) -> go.Figure:
 
 
 def cost_figure(result: SweepResult) -> go.Figure:
-    """Mean batches and model calls per point for each level, and mean prompt tokens (right axis)."""
+    """Mean batches and model calls per point for each level, and mean prompt tokens (right axis).
+
+    Levels are compared by what a point costs, not by what an earlier point left in the cache:
+    the calls are those the point would have made with no cache (``calls_as_if_uncached``), with
+    the calls actually spent drawn lighter beside them; the prompt tokens are the planned
+    estimate, cached batches and ratings included."""
     levels = list(dict.fromkeys(point.level for point in result.points))
-    names = [level_label(level) for level in levels]
+    names = [level_name(result, level) for level in levels]
 
     def mean(values: list[float]) -> float:
         return sum(values) / len(values) if values else 0.0
 
     by_level = {level: result.points_at(level) for level in levels}
     fig = go.Figure()
-    fig.add_trace(go.Bar(name="batches", x=names, y=[mean([p.batch_count for p in by_level[lv]]) for lv in levels], marker={"color": BATCHES_COLOR}))
-    fig.add_trace(go.Bar(name="model calls", x=names, y=[mean([p.model_calls for p in by_level[lv]]) for lv in levels], marker={"color": MODEL_CALLS_COLOR}))
+    bars: tuple[tuple[str, Callable[[SweepPoint], float], str, str], ...] = (
+        ("batches", lambda p: p.batch_count, BATCHES_COLOR, "batches per point"),
+        ("model calls as if uncached", lambda p: p.calls_as_if_uncached, MODEL_CALLS_COLOR, "model calls per point with no cache"),
+        ("model calls spent", lambda p: p.model_calls, SPENT_CALLS_COLOR, "model calls spent per point (the cache answered the rest)"),
+    )
+    for name, value, color, hover in bars:
+        fig.add_trace(
+            go.Bar(
+                name=name,
+                x=names,
+                y=[mean([value(p) for p in by_level[lv]]) for lv in levels],
+                marker={"color": color},
+                hovertemplate="%{x}: %{y:,.0f} " + hover + "<extra></extra>",
+            )
+        )
     add_prompt_tokens_axis(
         fig,
         names,
@@ -144,7 +168,10 @@ def cost_figure(result: SweepResult) -> go.Figure:
         lines=True,
         size=11,
     )
-    return _layout(fig, "Cost per level", y_title="per point (mean)")
+    fig = _layout(fig, "Cost per level", y_title="per point (mean)")
+    # four series: the legend goes under the axis, where it does not run into the title
+    fig.update_layout(legend={"orientation": "h", "yanchor": "top", "y": -0.18, "xanchor": "left", "x": 0.0}, margin={"b": 80})
+    return fig
 
 
 def points_figure(result: SweepResult) -> go.Figure:
@@ -152,7 +179,7 @@ def points_figure(result: SweepResult) -> go.Figure:
     each saying how many communities stood behind its answer and what it cost, so the grid reads without hovering."""
     seeds = list(dict.fromkeys(point.seed for point in result.points))
     rows = list(dict.fromkeys((p.level, p.map_token_budget, p.reduce_token_budget) for p in result.points))
-    row_names = [f"{level_label(level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
+    row_names = [f"{level_name(result, level)} · map {m:,} · reduce {r:,}" for level, m, r in rows]
     statuses = list(STATUS_COLORS)
     z: list[list[float | None]] = [[None] * len(seeds) for _ in rows]
     text: list[list[str]] = [[""] * len(seeds) for _ in rows]
@@ -163,8 +190,11 @@ def points_figure(result: SweepResult) -> go.Figure:
         if p.failed:
             text[r][c] = f"{RunStatus.FAILED.word}<br>{html.escape(p.error_type or 'error')}"
         else:
-            text[r][c] = f"{RunStatus(p.status).word}<br>{len(p.community_ids):,} behind · {p.model_calls:,} calls"
-        hover[r][c] = html.escape(_short_error(p.error)) or f"{p.cache_hits:,} cache hits · {p.prompt_tokens:,} prompt tokens (est.)"
+            text[r][c] = f"{RunStatus(p.status).word}<br>{len(p.community_ids):,} behind · {calls_text(p)}"
+        hover[r][c] = html.escape(_short_error(p.error)) or (
+            f"{p.calls_as_if_uncached:,} model calls as if uncached, {p.model_calls:,} spent, {p.cache_hits:,} from the cache"
+            f" · {p.prompt_tokens:,} prompt tokens (est.)"
+        )
     n = max(len(statuses) - 1, 1)
     colorscale = []
     for i, status in enumerate(statuses):
@@ -191,10 +221,17 @@ def points_figure(result: SweepResult) -> go.Figure:
     fig.update_yaxes(type="category", autorange="reversed")
     height = 90 + 56 * len(rows)
     shown = sorted({p.status for p in result.points}, key=statuses.index) if result.points else []
-    legend = " · ".join(f"<span style='color:{STATUS_COLORS[s]}'>■</span> {s}" for s in shown if s in STATUS_COLORS)
+    legend = " · ".join(f"<span style='color:{STATUS_COLORS[s]}'>■</span> {s.word}" for s in shown if s in STATUS_COLORS)
     figure = _layout(fig, f"Status of each point ({len(result.points):,} points)  {legend}", y_title="", height=height)
     figure.update_layout(margin=dict(l=40, r=20, t=80, b=20))
     return figure
+
+
+def calls_text(point: SweepPoint) -> str:
+    """A point's calls as it costs them, the calls spent beside when the cache answered some:
+    ``142 calls`` or ``142 calls (1 spent)``."""
+    calls = f"{point.calls_as_if_uncached:,} call{'s' if point.calls_as_if_uncached != 1 else ''}"
+    return f"{calls} ({point.model_calls:,} spent)" if point.cache_hits else calls
 
 
 def _short_error(error: str | None) -> str:
@@ -215,8 +252,10 @@ def sweep_figures(result: SweepResult) -> dict[str, go.Figure]:
 
 __all__ = [
     "STATUS_COLORS",
+    "calls_text",
     "cited_communities_figure",
     "cost_figure",
+    "level_name",
     "points_figure",
     "stability_figure",
     "status_figure",

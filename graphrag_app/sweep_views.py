@@ -20,13 +20,17 @@ from graphrag_core.levels import DYNAMIC, LEAF, Level, level_label, level_text, 
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
 from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, MAX_RATING, SearchDefaults
-from graphrag_core.samples import sample_question
+from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
-from graphrag_core.tokens import ENDPOINT, HEURISTIC, TOKENIZER_NAMES
+from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
+from graphrag_core.wording import counted
 
-from .controls import OpenedIndex, cache_factory, level_sections_for, short_count
+from .controls import OpenedIndex, level_costs_for, short_count
+from .run_controls import cache_factory
+from .loaders import LevelCosts
 from .escaping import escape_markdown
+from .link_tables import link_table
 from .llm import build_model, shared_preflight
 from .jobs import check_model, follow, start_sweep
 from .settings import MODEL_PICKS, AppSettings, configured_model_name
@@ -50,10 +54,9 @@ STOP_KEY = "sweep_stop"
 THRESHOLD_KEY = "sweep_rating_threshold"
 POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
-DEFAULT_QUESTION = "What are the main themes of this corpus?"
 PLOTLY_CONFIG = {"displaylogo": False}
 TABLE_COLUMNS: dict[str, str] = {
-    "index": "point",
+    "point": "point",
     "level": "level",
     "seed": "seed",
     "map_token_budget": "map budget",
@@ -61,6 +64,7 @@ TABLE_COLUMNS: dict[str, str] = {
     "status": "status",
     "run": "run",
     "batches": "batches",
+    "calls_as_if_uncached": "model calls as if uncached",
     "model_calls": "model calls",
     "cache_hits": "cache hits",
     "prompt_tokens": "prompt tokens (est.)",
@@ -74,7 +78,8 @@ TABLE_COLUMNS: dict[str, str] = {
     "failed_batch_count": "failed batches",
     "error": "error",
 }
-"""The sweep table's readable headers (the CSV and JSON keep the field names)."""
+"""The sweep table's readable headers (the CSV and JSON keep the field names). Points compare by
+their calls as if uncached; the calls spent stand beside them."""
 
 
 def level_options(index: Index) -> list[str]:
@@ -88,8 +93,8 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     assert index is not None and opened.source is not None  # the page stops on an index it cannot open
     options = level_options(index)
     state = st.session_state
-    if QUESTION_KEY not in state:
-        state[QUESTION_KEY] = sample_question(opened.source.key) or DEFAULT_QUESTION
+    if QUESTION_KEY not in state or is_starting_question(str(state[QUESTION_KEY])):  # an untouched question follows the index
+        state[QUESTION_KEY] = starting_question(opened.source.key)
     state.setdefault(SAVE_KEY, True)
     state[LEVELS_KEY] = [v for v in state.get(LEVELS_KEY, options[:2]) if v in options]
     state.setdefault(SEEDS_KEY, "0, 1, 2")
@@ -97,36 +102,51 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     state.setdefault(REDUCE_BUDGETS_KEY, str(DEFAULT_REDUCE_TOKEN_BUDGET))
     state.setdefault(TOKENIZER_KEY, SearchDefaults().tokenizer)
     counts = index.summary_counts()
-    sections = level_sections_for(opened, tokenizer=HEURISTIC)
+    costs = first_point_costs(opened, app)
 
     def label(option: str) -> str:
-        """``leaf · ≈496k tokens · 262 summaries``: what each level costs with claims and excerpts in."""
+        """``leaf · ≈515k tokens · 262 summaries``: each level's map prompt tokens at the grid's
+        first budgets and seed (the estimate Explore's preview shows for those settings)."""
         level = parse_level(option)
         if level == DYNAMIC:
             return f"{level_label(level)} (rated from the roots down)"
-        tokens = f" · ≈{short_count(sum(sections[option]))} tokens" if sections and option in sections else ""
+        cost = costs.get(option) if costs else None
+        tokens = f" · ≈{short_count(cost.map_prompt_tokens)} tokens" if cost is not None and cost.map_prompt_tokens is not None else ""
         return f"{level_label(level)}{tokens} · {counts.get(level, 0):,} summaries"
 
     configured = configured_model_name(app)
     model_words = {"offline": "Offline (no network)", "configured": f"Configured model ({configured})" if configured else "Configured model (offline: nothing configured)"}
     with container:
         st.text_input("Question", key=QUESTION_KEY)
-        c1, c2 = st.columns(2)
-        c1.multiselect(
+        st.multiselect(  # across the page: each level's tag is long (its tokens and summaries)
             "Levels", options, key=LEVELS_KEY, format_func=label, help=LEVEL_HELP + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep."
         )
+        c2, c3, c4 = st.columns(3)
         c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
-        c3, c4 = st.columns(2)
         c3.text_input("Map token budgets", key=MAP_BUDGETS_KEY, help="One or more, separated by commas.")
         c4.text_input("Reduce token budgets", key=REDUCE_BUDGETS_KEY, help="One or more, separated by commas.")
         if DYNAMIC in state[LEVELS_KEY]:
             state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
             st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
-        m1, m2, m3 = st.columns([2, 1, 2])
+        m1, m2 = st.columns([2, 1])
         m1.radio("Model", list(model_words), key=MODEL_KEY, format_func=model_words.__getitem__, horizontal=True)
         m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
-        m3.checkbox("Save each point's run to the history (to open it from the table or on Compare)", key=SAVE_KEY)
+        st.checkbox("Save each point's run to the history", key=SAVE_KEY, help="To open each point's run from the results table, or on Compare.")
     return grid_spec(app)
+
+
+def first_point_costs(opened: OpenedIndex, app: AppSettings) -> LevelCosts | None:
+    """Each level's cost at the grid's first map and reduce budgets and first seed, with its
+    question and tokenizer (None while computed, or when the form describes no sweep)."""
+    spec, _problem = grid_spec(app)
+    if spec is None:
+        return None
+    map_budget, reduce_budget = (spec.map_token_budgets or [spec.base.map_token_budget])[0], (spec.reduce_token_budgets or [spec.base.reduce_token_budget])[0]
+    try:
+        request = spec.request_for(LEAF, map_budget, reduce_budget, spec.seeds[0])
+    except (GraphRAGError, ValueError):
+        return None
+    return level_costs_for(opened, request, seed=spec.seeds[0])
 
 
 def grid_spec(app: AppSettings) -> tuple[SweepSpec | None, str | None]:
@@ -161,8 +181,8 @@ def draw_grid_summary(container: DeltaGenerator, spec: SweepSpec | None, problem
             st.warning(escape_markdown(problem), icon=":material/warning:")
         elif spec is not None:
             st.caption(
-                f"{len(spec)} points: {len(spec.levels)} level(s) × {len(spec.seeds)} seed(s) × "
-                f"{len(spec.map_token_budgets) or 1} map budget(s) × {len(spec.reduce_token_budgets) or 1} reduce budget(s)."
+                f"{counted(len(spec), 'point')}: {counted(len(spec.levels), 'level')} × {counted(len(spec.seeds), 'seed')} × "
+                f"{counted(len(spec.map_token_budgets) or 1, 'map budget')} × {counted(len(spec.reduce_token_budgets) or 1, 'reduce budget')}."
             )
         if app.model_error and st.session_state.get(MODEL_KEY) == "configured":
             st.warning(f"Model settings ignored: {escape_markdown(app.model_error)}", icon=":material/warning:")
@@ -206,7 +226,7 @@ def stop_clicked() -> None:
 def draw_buttons(container: DeltaGenerator, page: SweepsState, opened: OpenedIndex, spec: SweepSpec | None, problem: str | None, app: AppSettings) -> None:
     """Run sweep and Stop, and why the last click started nothing or why the last sweep ended early."""
     with container:
-        run_col, stop_col, _ = st.columns([1, 1, 5], vertical_alignment="center")
+        run_col = stop_col = st.container(horizontal=True, vertical_alignment="center")  # buttons as wide as their labels
         run_col.button(
             "Run sweep",
             key=RUN_KEY,
@@ -289,13 +309,16 @@ def draw_result(container: DeltaGenerator, result: SweepResult, *, price: Price 
         left, right = st.columns(2)
         left.plotly_chart(figures["communities"], key="sweep_communities", config=PLOTLY_CONFIG)
         right.plotly_chart(figures["tokens"], key="sweep_tokens", config=PLOTLY_CONFIG)
-        st.dataframe(
+        link_table(
+            st.container(),
             points_table(result),
+            link_column="run",
+            key="sweep_points",
+            open_column="open run",
+            open_help="Open this point's run on Explore (saved runs only).",
             hide_index=True,
             width="stretch",
-            key="sweep_points",
             column_config={
-                "run": st.column_config.LinkColumn("run", display_text="open run", help="Open this point's run on Explore (saved runs only)."),
                 "error": st.column_config.TextColumn("error", width="medium"),
                 "prompt tokens (est.)": st.column_config.NumberColumn(format="localized"),  # 523,132
                 "tokens spent": st.column_config.NumberColumn(format="localized"),
@@ -304,7 +327,7 @@ def draw_result(container: DeltaGenerator, result: SweepResult, *, price: Price 
         if not any(p.run_id for p in result.points):
             st.caption("Tick “Save each point's run to the history” to open each point's run from this table.")
         stem = f"sweep-{result.sweep_id[:8]}"
-        cols = st.columns([1, 1, 4])
+        cols = [st.container(horizontal=True)] * 2  # buttons as wide as their labels
         cols[0].download_button("Download CSV", result.to_csv(), file_name=f"{stem}.csv", mime="text/csv", key="sweep_csv", on_click="ignore", icon=":material/download:")
         cols[1].download_button(
             "Download JSON", result.to_json(), file_name=f"{stem}.json", mime="application/json", key="sweep_json", on_click="ignore", icon=":material/download:"

@@ -2,8 +2,9 @@
 
 :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
-(the index, the question, the seed, the model, the spending limit). Each search setting's URL parameter, type,
-bounds and help come from its field's metadata (:func:`setting_fields`), so a field added to
+(the index, the question, the seed, the model, the spending limit). Each search setting's URL
+parameter, type, bounds and help come from its field's metadata
+(:func:`~graphrag_app.setting_fields.setting_fields`), so a field added to
 ``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
 A link carrying these parameters reproduces a run: same index, same request, same seed, same
@@ -13,19 +14,19 @@ hand-edited URL still opens the page. No streamlit import here.
 
 from __future__ import annotations
 
-import functools
-import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any
 from urllib.parse import urlencode
 
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.levels import DYNAMIC, LevelError, level_text, parse_level
+from graphrag_core.levels import DYNAMIC, level_text
 from graphrag_core.llm.settings import PROVIDERS, ModelChoice
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_setting, check_spend_limit
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit
 from graphrag_core.samples import SAMPLES
+
+from .setting_fields import SettingField, _Ignored, level_option, setting_fields
 
 MAX_SEED = 2**31 - 1
 """The largest seed the page offers and a link may carry."""
@@ -35,6 +36,14 @@ OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
 
 INDEX_PARAM = "index"
 RUN_PARAM = "run"
+REPLAY_PARAM = "replay"
+"""Explore plays a recorded run back: ``?replay=<run id>&speed=<factor>``."""
+SPEED_PARAM = "speed"
+PRESENTER_PARAM = "presenter"
+"""Explore in presenter mode: ``?presenter=1``."""
+REPLAY_SPEEDS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
+"""The speeds the Replay picker offers (a link may ask for any speed in the range below)."""
+MAX_REPLAY_SPEED = 100.0
 COMMUNITY_PARAM = "community"
 RUNS_PARAM = "runs"
 """Compare's runs: ``compare?runs=<id1>,<id2>``."""
@@ -57,145 +66,6 @@ OWN_PARAMS: dict[str, str] = {
     "spend_limit_tokens": "spend_limit",
 }
 """The query parameter of each choice that is not a search setting."""
-LINK_NAMES: dict[str, str] = {"fallback_max_level": "fallback_level"}
-"""Search settings whose parameter is not their short name: links made before short names."""
-
-Kind = Literal["level", "bool", "int", "float", "choice", "text"]
-
-
-class _Ignored(ValueError):
-    """A URL value that cannot be used; the message says why (or is empty)."""
-
-
-@dataclass(frozen=True)
-class SettingField:
-    """One search setting as the app draws and links it, read from its field's metadata: its
-    name (also its widget's key), URL parameter, kind, default, bounds (the rule's, else the
-    page's ``ui_max`` above), accepted values and description (its help line)."""
-
-    name: str
-    param: str
-    kind: Kind
-    default: Any
-    low: int | None
-    high: int | None
-    choices: tuple[str, ...] | None
-    description: str
-    scale: bool = False
-    """The rule bounds the value on both sides (a rating, say), not only the page."""
-
-    def cast(self, value: Any) -> Any:
-        """A widget's value as the setting's type (a number input may hand back either number
-        type; the level picker hands back an option's text, or a label grown stale)."""
-        if value is None:
-            return None
-        if self.kind == "level":
-            return parse_level(level_option(str(value)))
-        if self.kind == "int":
-            return int(value)
-        if self.kind == "float":
-            return float(value)
-        if self.kind == "bool":
-            return bool(value)
-        return str(value)
-
-    def encode(self, value: Any) -> str:
-        """The value as a URL writes it."""
-        if isinstance(value, bool):
-            return "1" if value else "0"
-        if isinstance(value, float):
-            return f"{value:g}"
-        return level_text(value) if self.kind == "level" else str(value)
-
-    def decode(self, raw: str) -> Any:
-        """The value ``raw`` writes; ``_Ignored`` when it breaks the setting's rule (the spec's
-        message) or lies outside the page's range."""
-        if self.kind == "level":
-            try:
-                level = parse_level(raw)
-            except LevelError:
-                raise _Ignored("") from None
-            if level == DYNAMIC:
-                raise _Ignored("")
-            return self._checked(level)
-        if self.kind == "bool":
-            if raw.lower() not in ("1", "0", "true", "false"):
-                raise _Ignored("")
-            return raw.lower() in ("1", "true")
-        if self.kind in ("int", "float"):
-            try:
-                number: int | float = int(raw.strip()) if self.kind == "int" else float(raw)
-            except ValueError:
-                raise _Ignored("") from None
-            return self._checked(number)
-        return self._checked(raw)
-
-    def _checked(self, value: Any) -> Any:
-        try:
-            check_setting(self.name, value)
-        except GraphRAGError as exc:
-            raise _Ignored(str(exc).rstrip(".")) from None
-        if self.choices is not None and value not in self.choices:
-            raise _Ignored(f"{self.name} must be one of {', '.join(self.choices)}")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if self.low is not None and value < self.low:
-                raise _Ignored(f"{self.name} must be at least {self.low}")
-            if self.high is not None and value > self.high:
-                raise _Ignored(f"{self.name} must be at most {self.high}")
-        return value
-
-
-def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
-    if get_origin(annotation) in (Union, types.UnionType):
-        args = get_args(annotation)
-        if int in args and any(get_origin(arg) is Literal for arg in args):
-            return "level"  # an integer or a word: "leaf"
-    if annotation is bool:
-        return "bool"
-    if annotation is int:
-        return "int"
-    if annotation is float:
-        return "float"
-    return "choice" if choices is not None else "text"
-
-
-@functools.cache
-def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[SettingField, ...]:
-    """Every search setting of ``model``, in declaration order, as :class:`SettingField` (its
-    default the front ends' own, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
-    found = []
-    for name, info in model.model_fields.items():
-        choices = model.choices(name)
-        kind = _kind(info.annotation, choices)
-        low, high = model.bounds(name)
-        found.append(
-            SettingField(
-                name=name,
-                param=LINK_NAMES.get(name) or model.short_name(name),
-                kind=kind,
-                default=model.front_end_default(name),
-                low=low,
-                high=high if high is not None else model.ui_max(name),
-                choices=None if kind == "level" else choices,
-                description=info.description or name.replace("_", " "),
-                scale=low is not None and high is not None,
-            )
-        )
-    return tuple(found)
-
-
-def level_option(value: str) -> str:
-    """The Community level picker's option (``"leaf"``, ``"2"``) for ``value``: the option itself,
-    or the one a stale label names. Streamlit (1.67) hands back a selectbox's *label* when its
-    text changed since it was drawn (``leaf (262 summaries)`` became ``leaf · ≈496k tokens · 262
-    summaries`` once the token counts were ready), and a click in between would otherwise send
-    that label on. The picker's extra text follows ``" · "`` or ``" ("``."""
-    head = value.split(" · ", 1)[0].split(" (", 1)[0]
-    try:
-        return level_text(parse_level(head))
-    except LevelError:
-        return value
-
 
 @dataclass(frozen=True)
 class RunSettings:
@@ -242,9 +112,12 @@ def _linked(settings: RunSettings, name: str) -> bool:
     return name not in DYNAMIC_SETTING_NAMES or settings.dynamic
 
 
-def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict[str, str]:
+def to_query_params(
+    settings: RunSettings, *, run_id: str | None = None, replay_speed: float | None = None, presenter: bool = False
+) -> dict[str, str]:
     """The query parameters of ``settings`` (the endpoint only for the OpenAI model, the
-    simulated latency only for the offline one)."""
+    simulated latency only for the offline one), the run shown (``replay`` and ``speed`` instead
+    of ``run`` while it is played back) and presenter mode."""
     params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
     for setting in settings.fields:
         if _linked(settings, setting.name):
@@ -262,9 +135,32 @@ def to_query_params(settings: RunSettings, *, run_id: str | None = None) -> dict
         params[OWN_PARAMS["latency_s"]] = f"{model.offline_latency_s:g}"
     if settings.spend_limit_tokens is not None:
         params[OWN_PARAMS["spend_limit_tokens"]] = str(settings.spend_limit_tokens)
-    if run_id:
+    if run_id and replay_speed is not None:
+        params[REPLAY_PARAM], params[SPEED_PARAM] = run_id, f"{replay_speed:g}"
+    elif run_id:
         params[RUN_PARAM] = run_id
+    if presenter:
+        params[PRESENTER_PARAM] = "1"
     return params
+
+
+def replay_speed(raw: str | None) -> float:
+    """The speed a ``speed`` parameter asks for (1 when absent); ``ValueError`` naming the
+    parameter when it is not a number above 0 and at most :data:`MAX_REPLAY_SPEED`."""
+    if raw is None or not raw.strip():
+        return 1.0
+    try:
+        speed = float(raw)
+    except ValueError:
+        raise ValueError(f"Ignored the URL parameter {SPEED_PARAM}={raw[:40]!r}: not a number; the replay plays at its recorded pace.") from None
+    if not 0 < speed <= MAX_REPLAY_SPEED:
+        raise ValueError(f"Ignored the URL parameter {SPEED_PARAM}={raw[:40]!r}: the speed must be above 0 and at most {MAX_REPLAY_SPEED:g}; the replay plays at its recorded pace.")
+    return speed
+
+
+def replay_url(run_id: str, *, speed: float = 1.0) -> str:
+    """A relative link that plays a stored run back on Explore: ``./?replay=<id>&speed=2``."""
+    return f"{EXPLORE_PATH}?{urlencode({REPLAY_PARAM: run_id, SPEED_PARAM: f'{speed:g}'})}"
 
 
 def _one(value: str | list[str] | None) -> str | None:
@@ -424,6 +320,16 @@ def provenance_url(index: str, community_id: str, run_id: str | None = None) -> 
     return f"{PROVENANCE_PATH}?{urlencode(provenance_params(index, community_id, run_id))}"
 
 
+RECORDS_ANCHOR = "records-of-this-community"
+"""The anchor of a community's list of entities and relationships on its provenance page
+(where a citation's ``+more`` leads)."""
+
+
+def community_records_url(index: str, community_id: str, run_id: str | None = None) -> str:
+    """A relative link to a community's list of entities and relationships on its provenance page."""
+    return f"{provenance_url(index, community_id, run_id)}#{RECORDS_ANCHOR}"
+
+
 def record_params(index: str, kind: str, ref: str, run_id: str | None = None) -> dict[str, str]:
     """The query parameters of the provenance page for one entity, relationship, claim or source
     (``ref`` is the id a report cites it by), and the run it is seen from."""
@@ -478,11 +384,17 @@ __all__ = [
     "MAX_SEED",
     "OFFLINE",
     "PARAM_NAMES",
+    "PRESENTER_PARAM",
+    "RECORDS_ANCHOR",
     "RECORD_PARAMS",
+    "REPLAY_PARAM",
+    "REPLAY_SPEEDS",
     "RUNS_PARAM",
     "RUN_PARAM",
+    "SPEED_PARAM",
     "RunSettings",
     "SettingField",
+    "community_records_url",
     "compare_url",
     "from_query_params",
     "ignored_notice",
@@ -493,6 +405,8 @@ __all__ = [
     "provenance_url",
     "record_params",
     "record_url",
+    "replay_speed",
+    "replay_url",
     "run_ids_param",
     "run_url",
     "setting_fields",

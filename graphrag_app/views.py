@@ -18,12 +18,16 @@ from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.figures import Price, RunSpend, cached_text, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
+from graphrag_core.methods import GLOBAL, method_label
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
-from . import charts, evidence, selection_charts
+from . import charts, citation_evidence, evidence, selection_charts
 from .escaping import escape_markdown
+from .scrolling import ANSWER_ANCHOR, scroll_into_view
 from .loaders import CostPreview
 from .urls import provenance_params
 
@@ -41,6 +45,8 @@ def status_label(state: RunState) -> str:
 def phase_label(state: RunState) -> str:
     if state.status != RunStatus.RUNNING:
         return ""
+    if state.stopped_early:
+        return "answering from what was read"
     if state.phase == "map":
         return f"map: {state.finished_batches:,} of {len(state.batches):,} batches"
     if state.phase == "selecting" and state.selection.active:
@@ -92,6 +98,9 @@ def render_cost_preview(
             parts = [f"summaries {summaries:,}"]
             parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
             parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
+            texts = summaries + (claims if request.include_claims else 0) + (sources if request.include_sources else 0)
+            if preview.map_prompt_tokens > texts:  # the rest of the estimate: each batch's prompt and part headers
+                parts.append(f"the map prompt and part headers of {counted(preview.batches, 'batch')} {preview.map_prompt_tokens - texts:,}")
             lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
         if price is not None and request is not None:
             completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
@@ -105,16 +114,21 @@ def render_cost_preview(
             st.caption(escape_markdown(line))
 
 
-def render_status(container: DeltaGenerator, state: RunState) -> None:
+def render_status(container: DeltaGenerator, state: RunState, *, note: str | None = None) -> None:
+    """The status line (with ``note`` after it, e.g. that this is a replay), the progress bar, and
+    what the end of the run means: stopped, failed, or answered from what was read."""
     with container:
         status = status_label(state)
         phase = phase_label(state)
         line = f"Status: {status}" + (f" ({phase})" if phase else "")
-        st.text(line + f" · {state.elapsed_s:.1f}s")
+        st.text(line + f" · {state.elapsed_s:.1f}s" + (f" · {note}" if note else ""))
         if state.status == RunStatus.RUNNING and state.phase == "selecting" and state.selection.active:
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
+        elif state.ranking is not None:  # naive RAG: no map, one call over the most relevant chunks
+            ranked = state.ranking
+            st.progress(1.0 if state.result is not None else 0.5, text=f"{ranked.relevant_count:,} of {ranked.unit_count:,} source chunks relevant · ranked by {ranker_label(ranked.ranker)}")
         elif state.status == RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
@@ -122,7 +136,7 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.result is not None and state.result.diagnostics.stopped_note:
-            st.warning(state.result.diagnostics.stopped_note, icon=":material/stop_circle:")
+            st.warning(escape_markdown(state.result.diagnostics.stopped_note), icon=":material/stop_circle:")
         if state.status == RunStatus.CANCELLED:
             why = f"{state.error} " if state.error and state.error != STOPPED_MESSAGE else "The run was stopped. "
             st.warning(escape_markdown(why) + "Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
@@ -131,23 +145,30 @@ def render_status(container: DeltaGenerator, state: RunState) -> None:
             st.text(state.error or "")
 
 
-def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
+def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT) -> None:
+    """The usefulness chart and the call timeline side by side (``height`` px each)."""
     if not state.batches:
         return
     with container:
         left, right = st.columns(2)
         chart_key = f"{key}-usefulness"
         # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
-        _chart(left, charts.usefulness_figure(state), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None)
-        right.plotly_chart(charts.timeline_figure(state), key=f"{key}-timeline", config={"displaylogo": False})
+        _chart(left, charts.usefulness_figure(state, height=height), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
+        _chart(right, charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
 
 
-def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None) -> None:
+LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
+"""A chart redrawn while a run streams has no toolbar: nothing to zoom yet, and no toolbar over its legend."""
+CHART_CONFIG = {"displaylogo": False}
+
+
+def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None, live: bool = False) -> None:
     """A Plotly chart; with ``on_select``, clicking a point calls it (a finished run's charts)."""
+    config = LIVE_CHART_CONFIG if live else CHART_CONFIG
     if on_select is None:
-        container.plotly_chart(figure, key=key, config={"displaylogo": False})
+        container.plotly_chart(figure, key=key, config=config)
     else:
-        container.plotly_chart(figure, key=key, config={"displaylogo": False}, on_select=on_select, selection_mode="points")
+        container.plotly_chart(figure, key=key, config=config, on_select=on_select, selection_mode="points")
 
 
 def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
@@ -179,73 +200,6 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
             st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
 
 
-ANSWER_ANCHOR = "graphrag-answer"
-SCROLL_TICKS = 16
-SCROLL_TICK_MS = 250
-_SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><script>
-(function () {{
-  // Charts above it may still be growing: keep the anchor in view for a few seconds.
-  // The reader wins at once: a wheel, touch, key or mouse button, or any scroll this script did
-  // not make (a scrollbar drag, a link to an anchor, assistive technology, a test driver).
-  var marker = document.getElementById("{anchor}-scroll");
-  var scroller = document.scrollingElement || document.documentElement;
-  for (var node = marker && marker.parentElement; node; node = node.parentElement) {{
-    var overflow = getComputedStyle(node).overflowY;
-    if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
-  }}
-  var left = scroller.scrollTop;  // where this script last left the page
-  var readerMoved = false;
-  var names = ["wheel", "touchmove", "keydown", "mousedown"];
-  function moved() {{ readerMoved = true; }}
-  names.forEach(function (name) {{ window.addEventListener(name, moved, {{capture: true, passive: true}}); }});
-  function keep() {{
-    var anchor = document.getElementById("{anchor}");
-    if (anchor) {{
-      var box = anchor.getBoundingClientRect();
-      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
-    }}
-    left = scroller.scrollTop;
-  }}
-  keep();  // at once: the page may be redrawn (and its scroll moved by the layout) right after
-  var tries = 0;
-  var timer = setInterval(function () {{
-    tries += 1;
-    // A scroll this script did not make ends it too, unless the page is being redrawn under a
-    // call just opened (then only the reader's own input does).
-    var done = readerMoved || tries > {ticks} || ({yield_to_scroll} && Math.abs(scroller.scrollTop - left) > 1);
-    if (!done) {{ keep(); }}
-    if (done) {{
-      clearInterval(timer);
-      names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
-      if (marker) {{ marker.setAttribute("data-state", "done"); }}
-    }}
-  }}, {tick_ms});
-}})();
-</script>"""
-
-
-def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0, yield_to_scroll: bool = True) -> None:
-    """Bring the element with id ``anchor`` (a constant of this app, never data) into view and keep
-    it there while the charts above it settle, for at most ``SCROLL_TICKS`` x
-    ``SCROLL_TICK_MS``. It never fights the reader: any input ends it, and so does any scroll it
-    did not make unless ``yield_to_scroll`` is False (a call opened from a table row: the redraw
-    under it moves the page, which is not the reader). Its span (``#<anchor>-scroll``) then says
-    ``data-state="done"``.
-
-    The same script drawn in the same place on the next script run is not run again (the page
-    keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again."""
-    script = _SCROLL_INTO_VIEW.format(
-        anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce), yield_to_scroll="true" if yield_to_scroll else "false"
-    )
-    container.html(script, unsafe_allow_javascript=True)
-
-
-def scroll_to_answer(container: DeltaGenerator) -> None:
-    """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
-    lies below the charts); see :func:`scroll_into_view`."""
-    scroll_into_view(container, ANSWER_ANCHOR)
-
-
 def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
     """The final answer as the model writes it (a streaming reduce), until the result is in."""
     if state.result is not None or state.status != RunStatus.RUNNING or not state.answer_draft:
@@ -256,9 +210,14 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
         st.text(state.answer_draft)
 
 
-def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    """The answer as Markdown with its citations as links, and the three community sets."""
-    evidence.render_answer(container, state, index_key=index_key, anchor=ANSWER_ANCHOR)
+def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
+    """The answer as Markdown with its citations as links (a click shows the citation's evidence
+    on this page), and the three community sets (their communities open in one click when
+    ``key`` is given: a run drawn once per script run)."""
+    evidence.render_answer(
+        container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key,
+        under_answer=lambda box: citation_evidence.draw_citation_evidence(box, state, index_key=index_key),
+    )
 
 
 def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
@@ -304,8 +263,12 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
         st.subheader("Diagnostics")
         cols = st.columns(4)
         request = state.request
-        cols[0].metric("Community level", str(request.reported_level) if request else "-")
-        cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        if request is not None and request.method != GLOBAL:  # a run over source chunks: its method, and the chunks it read
+            cols[0].metric("Method", method_label(request.method))
+            cols[1].metric("Source chunks", f"{figures.summaries:,}" if figures.summaries is not None else "-")
+        else:
+            cols[0].metric("Community level", str(request.reported_level) if request else "-")
+            cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
         cols[2].metric("Map batches", f"{figures.batches:,}")
         cols[3].metric("Failed batches", f"{figures.failed_batches:,}")
         cols = st.columns(4)
@@ -319,7 +282,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
             st.metric(
                 "Unsupported citations",
                 state.result.diagnostics.unsupported_citation_count,
-                help="Cited community ids that are not in the index or in no selected map answer.",
+                help="Cited ids (communities, or source chunks) that are not in the index or in no selected map answer.",
             )
         if state.result is not None and request is not None and request.dynamic:
             render_token_split(st.container(), state.result.diagnostics)
@@ -412,47 +375,70 @@ def render_selection(container: DeltaGenerator, state: RunState, *, key: str) ->
                 st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
 
 
-RUN_PANELS = 9
-"""The panels of a run. Each is an ``st.empty`` slot written on every drawing, and a panel not
-reached yet stays a bare empty slot (a container is opened only to draw into): Streamlit merges
-a placeholder and the container that replaces it into one message, and a container that
-replaces a container keeps the old one's children, so this is what stops the previous run's
-answer and diagnostics lingering, greyed out, under a new run's charts."""
+LIVE_CHART_HEIGHT = 290
+"""The live charts' height: with the status and the progress bar above them they fit, with the
+question and the buttons, on one 1280x800 screen."""
+PRESENTER_CHART_HEIGHT = 300
+"""The live charts' height in presenter mode (no sidebar, larger type: the charts span the page
+and still fit a 1280x800 screen under the question)."""
+
+
+def render_live(
+    container: DeltaGenerator, state: RunState, *, key: str, note: str | None = None, chart_height: int = LIVE_CHART_HEIGHT
+) -> None:
+    """A run while it streams (or a replay): status and progress, the walk of a dynamic
+    selection, the usefulness chart and the call timeline, then the reduce and the answer as it
+    is written. Drawn again on every tick of the live view with the same elements in the same
+    places under the same keys, so each chart stays on the page and only its data changes."""
+    with container:
+        render_status(st.container(), state, note=note)
+        if state.selection.active:
+            render_selection(st.container(), state, key=key)
+        render_map_charts(st.container(), state, key=key, height=chart_height)
+        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
+            render_reduce_chart(st.container(), state, key=key)
+        render_answer_draft(st.container(), state)
 
 
 def render_run(
-    container: DeltaGenerator, state: RunState, *, index_key: str, key: str, price: Price | None = None, interactive: bool | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    key: str,
+    price: Price | None = None,
+    interactive: bool | None = None,
+    presenter: bool = False,
 ) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics.
 
-    ``interactive`` (default: the run is not running) draws the widgets that open a call; a page
-    that redraws the same run several times in one script run (the live loop) passes False."""
+    ``interactive`` (default: the run is not running) draws the widgets that open a call;
+    ``presenter`` leaves out the developer detail (the call inspector, the diagnostics)."""
     interactive = state.status != RunStatus.RUNNING if interactive is None else interactive
     with container:
-        status, why, selection, maps, calls, reduce, answer, failures, diagnostics = (st.empty() for _ in range(RUN_PANELS))
         if state.status is None:
-            status.text("Status: starting")
+            st.text("Status: starting")
             return
-        render_status(status.container(), state)
+        render_status(st.container(), state)
         if interactive and state.status != RunStatus.RUNNING:
-            evidence.render_why(why.container(), state)
+            evidence.render_why(st.container(), state)
         if state.selection.active:
-            render_selection(selection.container(), state, key=key)
+            render_selection(st.container(), state, key=key)
         if state.batches:
-            render_map_charts(maps.container(), state, key=key, interactive=interactive)
-            if interactive:
-                calls_box = calls.container()
-                evidence.render_call_inspector(calls_box, state, index_key=index_key)
-                if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
-                    # the page is redrawn under the opened call: only the reader's input ends the scroll
-                    scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
+            render_map_charts(st.container(), state, key=key, interactive=interactive)
+        if interactive and not presenter and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call
+            calls_box = st.container()
+            evidence.render_call_inspector(calls_box, state, index_key=index_key)
+            if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
+                # the page is redrawn under the opened call: only the reader's input ends the scroll
+                scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
-            render_reduce_chart(reduce.container(), state, key=key, interactive=interactive)
+            render_reduce_chart(st.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            render_answer(answer.container(), state, index_key=index_key)
+            render_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
         else:
-            render_answer_draft(answer.container(), state)
-        if state.status != RunStatus.RUNNING:
+            render_answer_draft(st.container(), state)
+        if state.status != RunStatus.RUNNING and not presenter:
             if any(b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors) for b in state.batches):
-                render_failed_batches(failures.container(), state)
-            render_diagnostics(diagnostics.container(), state, price=price, key=key)
+                render_failed_batches(st.container(), state)
+            render_diagnostics(st.container(), state, price=price, key=key)

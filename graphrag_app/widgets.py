@@ -1,10 +1,10 @@
 """The settings widgets, generated from ``SearchSettings``' field metadata.
 
 Each search setting is one widget whose key is the setting's name, read back through
-:meth:`~graphrag_app.urls.SettingField.cast`: a checkbox for a flag, a radio for up to three
+:meth:`~graphrag_app.setting_fields.SettingField.cast`: a checkbox for a flag, a radio for up to three
 choices and a selectbox for more, a slider for a small scale (an integer its rule bounds on
 both sides, like a rating), a number input for any other number; its bounds and help come from
-the field (:func:`~graphrag_app.urls.setting_fields`).
+the field (:func:`~graphrag_app.setting_fields.setting_fields`).
 :data:`LOOKS` adds what metadata does not say about a widget (a label other than the name, a
 step, words for the choices, a longer help line); a field without a look is drawn from its
 metadata alone, so a field added to ``SearchSettings`` gets its widget with no change here.
@@ -27,7 +27,8 @@ from graphrag_core.levels import level_text
 from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, SearchSettings
 
-from .urls import RunSettings, SettingField, setting_fields
+from .setting_fields import SettingField, setting_fields
+from .urls import RunSettings
 
 
 class Keys:
@@ -47,6 +48,11 @@ class Keys:
     USE_CACHE = "use_map_cache"
     RUN = "run_global_search"
     STOP = "stop"
+    RUN_FRESH = "run_fresh"
+    REPLAY = "replay"
+    REPLAY_SPEED = "replay_speed"
+    ANSWER_FROM_READ = "answer_from_read"
+    PRESENTER = "presenter_mode"
     SPEND_LIMIT = "spend_limit_tokens"
 
 
@@ -79,7 +85,14 @@ TOKENIZER_HELP = (
     "(the spec's estimate), an exact OpenAI encoding, or endpoint (the server's own count)."
 )
 
+METHOD_HELP = (
+    "What answers the question. Summaries: GraphRAG's global search, map-reduce over the community summaries of a level "
+    "(the paper's C0-C3). Source text: the same map-reduce over the index's source chunks (the paper's TS). Naive RAG: "
+    "the chunks most relevant to the question, packed into the reduce budget, one call (the paper's SS)."
+)
+
 LOOKS: dict[str, Look] = {
+    "method": Look(label="Method", help=METHOD_HELP, words={"global": "Summaries", "text": "Source text (TS)", "vector": "Naive RAG (SS)"}),
     "community_level": Look(help=LEVEL_HELP),
     "map_token_budget": Look(step=500, help="The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit."),
     "map_output_reserve": Look(step=128, help="Tokens kept free in each map call for its answer (taken from the map budget)."),
@@ -114,8 +127,8 @@ BUDGETS: tuple[str, ...] = (
     "map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "question_reserve", "map_concurrency",
 )
 """The settings of the sidebar's Budgets section, in the order drawn."""
-SELECTION: tuple[str, ...] = ("community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
-"""The settings of the sidebar's Index section (the level picker, or dynamic selection's settings)."""
+SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
+"""The settings of the sidebar's Index section (the method, then the level picker or dynamic selection's settings)."""
 
 
 def label_of(setting: SettingField) -> str:

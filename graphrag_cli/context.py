@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import TextIO
 
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.embeddings import EmbeddingModel
 from graphrag_core.llm.endpoints import Endpoints
 
 PROG = "graphrag-explorer"
@@ -47,16 +48,18 @@ class CliError(Exception):
 
 @dataclass(frozen=True)
 class CliContext:
-    """The streams, environment and (optionally) injected model of one invocation.
+    """The streams, environment and (optionally) injected models of one invocation.
 
     ``model``, when set, is used for every model the command would otherwise build from its
-    options and the environment (the seam tests use to script replies)."""
+    options and the environment (the seam tests use to script replies); ``embedder`` likewise
+    for the embedding model that ranks a ``vector`` run's chunks."""
 
     out: TextIO
     err: TextIO
     environ: Mapping[str, str]
     model: ChatModel | None = None
     endpoints: Endpoints = field(default_factory=Endpoints)
+    embedder: EmbeddingModel | None = None
     """What each endpoint accepted, learned once for every model this invocation builds."""
     said: set[str] = field(default_factory=set)
     """The notes already printed by :meth:`note_once`."""
@@ -69,6 +72,7 @@ class CliContext:
         stderr: TextIO | None = None,
         environ: Mapping[str, str] | None = None,
         model: ChatModel | None = None,
+        embedder: EmbeddingModel | None = None,
     ) -> CliContext:
         """A context over the given streams and environment, the process's own where not given."""
         return cls(
@@ -76,6 +80,7 @@ class CliContext:
             err=stderr if stderr is not None else sys.stderr,
             environ=os.environ if environ is None else environ,
             model=model,
+            embedder=embedder,
         )
 
     def note(self, text: str) -> None:

@@ -3,7 +3,8 @@
 and an exit code (:mod:`graphrag_cli.context`).
 
 Commands: ``query`` (one global question), ``sweep`` (a grid of levels, seeds and budgets),
-``eval`` and ``eval-questions`` (conditions judged head to head; a question set), ``inspect``
+``eval`` and ``eval-questions`` (conditions judged head to head; a question set), ``eval-votes``
+(people's votes on an experiment: their agreement with the LLM judge), ``inspect``
 (what an index holds, level by level), ``import`` (a Microsoft GraphRAG output folder to the
 native format), ``runs`` (the run history; ``runs export --bundle`` writes a run bundle) and
 ``replay`` (a run bundle's status, answer and community sets, with no model).
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from graphrag_core.errors import (
+    NoSourceChunksError,
     BudgetError,
     GraphRAGError,
     IndexValidationError,
@@ -27,8 +29,10 @@ from graphrag_core.errors import (
 )
 from graphrag_core.history import StoreError
 from graphrag_core.llm.base import ChatModel
+from graphrag_core.llm.embeddings import EmbeddingModel
 
 from .commands import eval as eval_command
+from .commands import eval_votes
 from .commands import import_index, inspect, query, replay, runs, sweep
 from .context import (
     EXIT_INDEX,
@@ -44,7 +48,7 @@ from .loop import ctrl_c_interrupts
 from .options import CliParser
 from .resolve import store_failure
 
-COMMANDS = (query, sweep, eval_command, inspect, import_index, runs, replay)
+COMMANDS = (query, sweep, eval_command, eval_votes, inspect, import_index, runs, replay)
 """The command modules, in the order ``--help`` lists them."""
 
 
@@ -89,13 +93,14 @@ def main(
     stderr: TextIO | None = None,
     environ: Mapping[str, str] | None = None,
     model: ChatModel | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> int:
     """Run the command line; returns the exit code.
 
     ``model``, when given, replaces every model the options would build (the seam tests use to
-    script replies); ``environ`` replaces the process environment, ``stdout``/``stderr`` its
-    streams."""
-    context = CliContext.create(stdout=stdout, stderr=stderr, environ=environ, model=model)
+    script replies), ``embedder`` the embedding model of ``vector`` runs; ``environ`` replaces
+    the process environment, ``stdout``/``stderr`` its streams."""
+    context = CliContext.create(stdout=stdout, stderr=stderr, environ=environ, model=model, embedder=embedder)
     parser = build_parser()
     try:
         try:
@@ -111,7 +116,7 @@ def main(
         for detail in exc.details:
             context.note(f"  {detail}")
         return exc.code
-    except (RequestValidationError, BudgetError) as exc:
+    except (RequestValidationError, BudgetError, NoSourceChunksError) as exc:
         context.note(f"error: {exc}")
         return EXIT_USAGE
     except StoreError as exc:  # a damaged or busy run history, the same message from every command

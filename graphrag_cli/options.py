@@ -206,6 +206,19 @@ def add_model_options(
     group.add_argument("--api-key-env", default=None, metavar="VAR", help=api_key_env_help)
 
 
+def add_embedding_options(parser: argparse.ArgumentParser) -> None:
+    """``--embedding-model NAME`` or ``--no-embeddings``: what ranks the chunks of ``vector`` runs."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--embedding-model",
+        default=None,
+        metavar="NAME",
+        help="embedding model that ranks the source chunks of method vector (default: GRAPHRAG_EMBEDDING_MODEL; "
+        "without one, or with the offline model, BM25 ranks them)",
+    )
+    group.add_argument("--no-embeddings", action="store_true", help="rank the chunks of method vector by BM25 even when an embedding model is configured")
+
+
 # -- the cache, the store, progress ---------------------------------------------------------------
 
 STORE_HELP = f"run history file (default: {ENV_DB}, else the user data folder)"
@@ -278,6 +291,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
 
 
 __all__ = [
+    "add_embedding_options",
     "GRID_SETTINGS",
     "RUN_MODEL_HELP",
     "SHARED_SETTING_OPTIONS",

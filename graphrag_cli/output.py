@@ -24,8 +24,6 @@ from graphrag_core.status import RunStatus, status_word
 
 RUN_QUERY_CHARS = 60
 """How much of a run's question a line of the run history shows."""
-RUN_TAG_CHARS = 30
-"""How much of a run's label a line of the run history shows."""
 FAILED_BATCH = BatchStatus.FAILED
 """A batch that failed every attempt, or was in flight when its run failed."""
 
@@ -35,13 +33,21 @@ def _json(document: Any) -> str:
 
 
 def format_result_json(
-    result: GlobalSearchResult, *, model: str, index_ids: Collection[str], events: Sequence[Event] = ()
+    result: GlobalSearchResult,
+    *,
+    model: str,
+    index_ids: Collection[str],
+    run_id: str | None = None,
+    recorded_in: str | None = None,
+    events: Sequence[Event] = (),
 ) -> str:
-    """A finished run as JSON: the model that answered, the whole result, and its three
-    community sets (``community_sets``) checked against ``index_ids``. A run without a full
-    answer also says why (``why_no_answer``: each reason's ``reason``, ``message`` and
-    ``batch_indexes``, read from its ``events``, as the app's "why no answer" panel)."""
-    document = {"model": model, **result.model_dump(mode="json")}
+    """A finished run as JSON: the run's id (``run_id``, what ``runs show``, ``runs export`` and
+    Compare's ``?runs=`` take) and the run history that recorded it (``recorded_in``, null when
+    the run was not stored), the model that answered, the whole result, and its three community
+    sets (``community_sets``) checked against ``index_ids``. A run without a full answer also
+    says why (``why_no_answer``: each reason's ``reason``, ``message`` and ``batch_indexes``,
+    read from its ``events``, as the app's "why no answer" panel)."""
+    document = {"run_id": run_id, "recorded_in": recorded_in, "model": model, **result.model_dump(mode="json")}
     document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
     if events:
         document["why_no_answer"] = [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)]
@@ -93,13 +99,19 @@ def format_failure_json(
     return _json(document)
 
 
+def aligned_table(header: Sequence[str], rows: Sequence[Sequence[object]], *, left: int = 0) -> list[str]:
+    """The lines of a plain-text table: every column as wide as its widest cell, the first
+    ``left`` columns left-aligned (names), the rest right-aligned (figures)."""
+    cells = [[str(h) for h in header], *([str(v) for v in row] for row in rows)]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    return ["  ".join(v.ljust(w) if i < left else v.rjust(w) for i, (v, w) in enumerate(zip(row, widths, strict=True))).rstrip() for row in cells]
+
+
 def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer: str) -> str:
     """``inspect``'s text: the index, one right-aligned row per level, the totals, the warnings."""
     lines = [f"Index {name} ({path})", f"tokens counted with {tokenizer}", ""]
     header = ("level", "communities", "summaries", "summary_tokens", "map_text_tokens", "claims")
-    widths = [max(len(h), *(len(str(r[h])) for r in stats["levels"])) for h in header]
-    lines.append("  ".join(h.rjust(w) for h, w in zip(header, widths, strict=True)))
-    lines.extend("  ".join(str(r[h]).rjust(w) for h, w in zip(header, widths, strict=True)) for r in stats["levels"])
+    lines += aligned_table(header, [[r[h] for h in header] for r in stats["levels"]])
     lines += ["", "totals: " + ", ".join(f"{k} {v}" for k, v in stats["totals"].items())]
     if stats["warnings"]:
         lines += ["", "warnings:", *(f"- {w}" for w in stats["warnings"])]
@@ -107,14 +119,15 @@ def format_statistics(stats: dict[str, Any], *, name: str, path: Path, tokenizer
 
 
 def format_run_line(run: RunSummary) -> str:
-    """A run as ``runs list`` shows it: its id, then ``id · when · index · question · settings ·
-    status [label]`` (the status in the words of :attr:`RunStatus.word`)."""
+    """A run as ``runs list`` shows it: its whole id (what ``runs show`` takes), then ``when ·
+    index · question · settings · status [label]``. The settings say ``dynamic (threshold N)``
+    for a dynamic selection, the status is in the words of :attr:`RunStatus.word`, and the
+    run's label is shown whole."""
     query = run.query if len(run.query) <= RUN_QUERY_CHARS else run.query[: RUN_QUERY_CHARS - 1] + "…"
     when = run.created_at.replace("T", " ")[:16]
-    level = run.request.community_level if run.request is not None else run.community_level
-    tag = f" [{run.label[:RUN_TAG_CHARS]}]" if run.label else ""
-    settings = settings_text(run.request, seed=run.seed, level=level)
-    return f"{run.run_id}  {run.run_id[:8]} · {when} · {run.index_name} · {query} · {settings} · {status_word(run.status)}{tag}"
+    tag = f" [{run.label}]" if run.label else ""
+    settings = settings_text(run.request, seed=run.seed, level=run.community_level)
+    return f"{run.run_id}  {when} · {run.index_name} · {query} · {settings} · {status_word(run.status)}{tag}"
 
 
 def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None) -> str:
@@ -124,7 +137,7 @@ def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None
     lines = [
         f"Run {bundle.run_id} · {bundle.model} · index {bundle.index.name}",
         f"Question: {bundle.request.query}",
-        f"Status: {result.status if result is not None else bundle.status}",
+        f"Status: {status_word(result.status if result is not None else bundle.status)}",
     ]
     if result is not None:
         lines += ["", result.answer.rstrip(), ""]
@@ -157,6 +170,7 @@ def format_replay_json(bundle: RunBundle, state: RunState, sets: CommunitySets |
 
 
 __all__ = [
+    "aligned_table",
     "format_failure_json",
     "format_replay",
     "format_replay_json",

@@ -15,6 +15,7 @@ from typing import TextIO
 from graphrag_core.evaluation import EvalProgress
 from graphrag_core.events import (
     BatchesPlanned,
+    ChunksRanked,
     CommunityRated,
     Event,
     MapBatchCached,
@@ -27,13 +28,18 @@ from graphrag_core.events import (
     ReduceRetried,
     ReduceStarted,
     RunFinished,
+    RunStarted,
     RunWarning,
     SelectionFinished,
     SelectionRound,
     SummariesSelected,
 )
 from graphrag_core.levels import is_fixed, level_text
+from graphrag_core.llm.embeddings import ranker_label
+from graphrag_core.methods import GLOBAL, TEXT, VECTOR, units_noun
 from graphrag_core.sweep import SweepProgress
+from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
 MAP_PROGRESS_STEPS = 10
 """Off a terminal, map progress is printed about this many times per run."""
@@ -70,6 +76,7 @@ class ProgressPrinter:
         self.done = 0
         self.failed = 0
         self.live = enabled and stream.isatty()
+        self.method = GLOBAL
         self._experiment_shown: dict[str, int] = {}
         self._batch_shown: set[str] = set()
 
@@ -105,21 +112,29 @@ class ProgressPrinter:
 
     def _run_event(self, event: Event) -> None:
         match event:
+            case RunStarted():
+                self.method = event.request.method
+            case ChunksRanked():
+                self._line(f"ranked {event.unit_count:,} source chunks by {ranker_label(event.ranker)}: {event.relevant_count:,} relevant")
             case SelectionRound():
                 fallback = f" (fallback: every level-{event.round} community)" if event.fallback else ""
-                self._line(f"dynamic selection, round {event.round}: rating {len(event.community_ids)} communities{fallback}")
+                self._line(f"dynamic selection, round {event.round}: rating {counted(len(event.community_ids), 'community')}{fallback}")
             case CommunityRated() if self.live:
                 self._line(f"rated community {event.community_id}: {'failed' if event.failed else event.rating}", transient=True)
             case SelectionFinished():
                 failed = f", {event.failed_count} failed" if event.failed_count else ""
                 self._line(
-                    f"dynamic selection: kept {len(event.kept_ids)} of {event.rated_count} rated communities in {event.rounds} rounds"
-                    f" ({event.calls} rating calls, {event.usage.total_tokens} tokens{failed})"
+                    f"dynamic selection: kept {len(event.kept_ids)} of {counted(event.rated_count, 'rated community', 'rated communities')} in {counted(event.rounds, 'round')}"
+                    f" ({counted(event.calls, 'rating call')}, {counted(event.usage.total_tokens, 'token')}{failed})"
                 )
+            case SummariesSelected() if self.method == TEXT:
+                self._line(f"mapping over {event.count:,} {units_noun(TEXT, event.count)}")
+            case SummariesSelected() if self.method == VECTOR:
+                pass  # the ranking's line says how many chunks are relevant
             case SummariesSelected():
                 level = event.community_level
                 where = f"at level {level_text(level)}" if is_fixed(level) else "by dynamic selection"
-                self._line(f"selected {event.count} community summaries {where}")
+                self._line(f"selected {counted(event.count, 'community summary', 'community summaries')} {where}")
             case BatchesPlanned():
                 self.total = len(event.batches)
                 self._line(self._map_line(), transient=True)
@@ -133,10 +148,12 @@ class ProgressPrinter:
                 self.failed += 1
                 self._line(f"batch {event.batch_index} failed after {event.attempts} attempts: {event.error}")
                 self._map_progress()
+            case ReduceStarted() if self.method == VECTOR:
+                self._line(f"answering from {event.answer_count:,} {units_noun(VECTOR, event.answer_count)}, {event.prompt_tokens:,} prompt tokens")
             case PartialAnswerStarted():
                 self._line(f"stopped after {event.batches_read:,} of {event.batch_count:,} batches: answering from the {event.answers:,} answers read (Ctrl-C again to quit)")
             case ReduceStarted():
-                self._line(f"reduce: {event.answer_count:,} answers, {event.prompt_tokens:,} prompt tokens")
+                self._line(f"reduce: {counted(event.answer_count, 'answer')}, {counted(event.prompt_tokens, 'prompt token')}")
             case ModelNotice() if self.on_notice is not None:
                 self.on_notice(event.message)
             case ModelNotice():
@@ -157,8 +174,8 @@ class ProgressPrinter:
             case RunFinished():
                 result = event.result
                 d = result.diagnostics
-                rating = "" if is_fixed(result.community_level) else f"{d.rating_calls} rating calls, "
-                self._line(f"{result.status} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{d.map_calls} map calls)")
+                rating = "" if is_fixed(result.community_level) else f"{counted(d.rating_calls, 'rating call')}, "
+                self._line(f"{RunStatus(result.status).word} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{counted(d.map_calls, 'map call')})")
                 if d.stopped_note:
                     self._line(d.stopped_note)
             case _:
@@ -169,7 +186,11 @@ class ProgressPrinter:
     def _sweep_point(self, progress: SweepProgress) -> None:
         p = progress.point
         first_batch_error = f" (batch error: {p.batch_errors[0]})" if p.error and p.batch_errors else ""
-        detail = f"{p.status}" + (f": {p.error}{first_batch_error}" if p.error else f", {p.batch_count} batches, {len(p.community_ids)} communities behind")
+        detail = RunStatus(p.status).word + (
+            f": {p.error}{first_batch_error}"
+            if p.error
+            else f", {counted(p.batch_count, 'batch')}, {counted(len(p.community_ids), 'community', 'communities')} behind"
+        )
         self._line(
             f"point {progress.done}/{progress.total} level={level_text(p.level)} seed={p.seed} "
             f"map={p.map_token_budget} reduce={p.reduce_token_budget}: {detail}"

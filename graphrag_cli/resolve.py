@@ -21,7 +21,8 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name, load_index
 from graphrag_core.levels import LEAF, Level, is_fixed, level_text
 from graphrag_core.llm.base import ChatModel
-from graphrag_core.llm.factory import build_chat_model
+from graphrag_core.llm.embeddings import KEY_EMBEDDING_MODEL, EmbeddingModel, EmbeddingSettings
+from graphrag_core.llm.factory import build_chat_model, build_embedding_model
 from graphrag_core.llm.settings import (
     KEY_PRICE_CACHED,
     KEY_PRICE_COMPLETION,
@@ -32,7 +33,8 @@ from graphrag_core.llm.settings import (
     resolve_model_settings,
 )
 from graphrag_core.locations import cache_path_from, store_path_from
-from graphrag_core.models import Index
+from graphrag_core.models import Index, map_text_tables
+from graphrag_core.request import SearchSettings
 from graphrag_core.samples import sample_path
 from graphrag_core.tokens import Tokenizer, tokenizer_for
 
@@ -64,16 +66,25 @@ def resolve_index_path(text: str) -> Path:
         return path
 
 
-def load_index_at(text: str, *, summary: str = "full_content") -> LoadedIndex:
-    """The index INDEX names; :class:`CliError` with exit code 3 when it cannot be read."""
+def load_index_at(text: str, *, summary: str = "full_content", tables: Sequence[str] = ()) -> LoadedIndex:
+    """The index INDEX names, with ``tables`` (of :data:`~graphrag_core.models.DEFERRED_TABLES`)
+    read now: what the command will use, so that any table it cannot read is reported here, as
+    the index's error. :class:`CliError` with exit code 3 when it cannot be read."""
     path = resolve_index_path(text)
     try:
         index = load_index(path, summary=summary)  # type: ignore[arg-type]
+        if tables:
+            index.load_tables(*tables)
     except IndexValidationError as exc:
         raise CliError(str(exc), EXIT_INDEX) from None
     except OSError as exc:
         raise CliError(f"{path}: cannot read the index: {exc.strerror or exc}", EXIT_INDEX) from None
     return LoadedIndex(index=index, path=path, name=index_display_name(path, index) or str(path))
+
+
+def search_tables(settings: SearchSettings) -> tuple[str, ...]:
+    """The tables a search with these settings reads (its map texts' claims and sources)."""
+    return map_text_tables(include_claims=settings.include_claims, include_sources=settings.include_sources)
 
 
 def check_levels(loaded: LoadedIndex, levels: Sequence[Level], *, option: str = "--level") -> None:
@@ -138,6 +149,28 @@ def build_model(context: CliContext, options: ModelOptions) -> ChatModel:
         return build_chat_model(settings, endpoints=context.endpoints)
     except ImportError as exc:
         raise CliError(f"The {settings.provider} model is not available in this installation: {exc}", EXIT_USAGE) from None
+
+
+def build_embedder(context: CliContext, options: ModelOptions, *, name: str | None = None, off: bool = False) -> EmbeddingModel | None:
+    """The embedding model that ranks a ``vector`` run's chunks: the context's injected one; none
+    with ``--no-embeddings`` or an offline answering model (BM25 ranks offline); else the one
+    ``--embedding-model`` (``name``) or ``GRAPHRAG_EMBEDDING_MODEL`` names, reached as the
+    ``GRAPHRAG_EMBEDDING_*`` keys say (None when none is named: BM25)."""
+    if off:
+        return None
+    if context.embedder is not None:
+        return context.embedder
+    chat = model_settings(context, options)
+    if chat.provider == "offline":
+        return None
+    environ = {**context.environ, **({KEY_EMBEDDING_MODEL: name} if name else {})}
+    try:
+        settings = EmbeddingSettings.from_mapping(environ, chat=chat)
+        return build_embedding_model(settings)
+    except SettingsError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
+    except ImportError as exc:
+        raise CliError(f"The embedding model is not available in this installation: {exc}", EXIT_USAGE) from None
 
 
 def configured_price(context: CliContext) -> Price | None:
@@ -206,6 +239,7 @@ def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
 
 __all__ = [
     "LoadedIndex",
+    "build_embedder",
     "build_model",
     "check_levels",
     "configured_model_settings",
@@ -217,6 +251,7 @@ __all__ = [
     "open_store",
     "resolve_index_path",
     "run_store",
+    "search_tables",
     "shared_cache",
     "store_failure",
     "tokenizer",

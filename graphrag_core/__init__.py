@@ -20,11 +20,12 @@ from .errors import (
     RetryableModelError,
     RunCancelled,
 )
-from .errors import NothingReadError
-from .errors import ContextLengthError, PreflightError, ReplyTooLongError
+from .errors import ContextLengthError, EmbeddingError, NoSourceChunksError, NothingReadError, PreflightError, ReplyTooLongError
 from .events import Event, event_from_json, events_from_json, events_to_json
 from .figures import RunFigures, run_figures
 from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, OutputSchema, StreamingChatModel, TokenUsage
+from .llm.embeddings import EmbeddingModel, Embeddings, EmbeddingSettings
+from .methods import METHODS, Method
 from .llm.scripted import ScriptedChatModel
 from .map import MapPhaseResult, RetryPolicy, complete_with_retry, run_global_map
 from .preflight import preflight
@@ -33,6 +34,7 @@ from .parsing import MapOutput, RatingOutput, parse_map_output, parse_rating_out
 from .reduce import ReducePlan, format_reduce_candidate, plan_reduce, select_reduce_answers
 from .request import GlobalSearchRequest, SearchDefaults
 from .results import (
+    NO_RELEVANT_CHUNKS_ANSWER,
     NO_RESULTS_ANSWER,
     BatchFailure,
     CommunityRating,
@@ -53,6 +55,7 @@ _LAZY = {
     "OfflineChatModel": "llm.offline",
     "ModelSettings": "llm.settings",
     "build_chat_model": "llm.factory",
+    "build_embedding_model": "llm.factory",
     "SqliteMapCache": "cache",
 }
 """Public names whose module is imported on first use: pyarrow, the openai SDK
@@ -68,6 +71,15 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "METHODS",
+    "NO_RELEVANT_CHUNKS_ANSWER",
+    "EmbeddingError",
+    "EmbeddingModel",
+    "EmbeddingSettings",
+    "Embeddings",
+    "Method",
+    "NoSourceChunksError",
+    "build_embedding_model",
     "answer_from_read",
     "NothingReadError",
     "load_index",

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from .context import format_part_header
+from .context import COMMUNITY, Unit, format_part_header
 from .errors import BudgetError
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, is_safe_cut, join_tokens, last_safe_cut
 
@@ -97,7 +97,11 @@ class _Fitter:
         return self.budget - self.prefix_tokens
 
 
-def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
+_UNIT_NAMES: dict[str, str] = {COMMUNITY: "community summary", "source": "source chunk"}
+"""How a budget error names a unit: ``... too small for community summary 12.`` (the spec's) or ``source chunk 12``."""
+
+
+def _split_parts(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[str]:
     """Split one text into the longest code point runs whose header-plus-run fits the budget.
 
     Each run is the largest ``k`` with ``fits(header + next k code points)`` (spec section 5).
@@ -107,13 +111,13 @@ def _split_parts(text: MapText, fitter: _Fitter) -> list[str]:
     times; with any other tokenizer the spec's binary search runs as written, except that probes
     longer than any fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
-    return [run for run, _ in _split_counted(text, fitter)]
+    return [run for run, _ in _split_counted(text, fitter, unit)]
 
 
-def _split_counted(text: MapText, fitter: _Fitter) -> list[tuple[str, int | None]]:
+def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None]]:
     """The runs of :func:`_split_parts`, each with the count of its part (real header and run)
     when the tokenizer is cut-additive, else None."""
-    header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER)
+    header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER, unit=unit)
     body = text.text
     if not body.strip():
         return []
@@ -130,9 +134,9 @@ def _split_counted(text: MapText, fitter: _Fitter) -> list[tuple[str, int | None
         else:
             k = _longest_run_searched(n - offset, _probe(body, offset, header, fitter))
         if k == 0:
-            raise BudgetError(f"Map token budget is too small for community summary {text.community_id}.")
+            raise BudgetError(f"Map token budget is too small for {_UNIT_NAMES[unit]} {text.community_id}.")
         number += 1
-        tokens = counted.count(format_part_header(text.community_id, number), offset, offset + k) if counted is not None else None
+        tokens = counted.count(format_part_header(text.community_id, number, unit=unit), offset, offset + k) if counted is not None else None
         runs.append((body[offset : offset + k], tokens))
         offset += k
     return runs
@@ -308,15 +312,18 @@ def build_summary_batches(
     *,
     rng: random.Random | None = None,
     tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
 ) -> list[SummaryBatch]:
     """Shuffle the map texts, split them into budgeted parts and pack the parts greedily.
 
     ``texts`` holds objects with ``community_id`` and ``text``, or ``(community_id, text)``
     pairs. ``rng`` defaults to a fresh ``random.Random()``; pass a seeded one to repeat a run.
+    ``unit`` says what the texts are: community map texts (``[Community ID: ...]`` parts) or
+    source chunks (``[Source ID: ...]`` parts, the ``text`` method); the packing is the same.
     Raises :class:`BudgetError` when the skeleton alone, or one code point of a text with its
     header, does not fit.
     """
-    return plan_summary_batches(texts, prompt_skeleton, prompt_budget, rng=rng, tokenizer=tokenizer)[0]
+    return plan_summary_batches(texts, prompt_skeleton, prompt_budget, rng=rng, tokenizer=tokenizer, unit=unit)[0]
 
 
 def plan_summary_batches(
@@ -326,6 +333,7 @@ def plan_summary_batches(
     *,
     rng: random.Random | None = None,
     tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
 ) -> tuple[list[SummaryBatch], list[int]]:
     """:func:`build_summary_batches` and each batch's prompt tokens (what
     :func:`estimate_batches` returns), counted while packing when the tokenizer allows it:
@@ -359,8 +367,8 @@ def plan_summary_batches(
             current_ids.clear()
 
     for item in items:
-        for number, (run, part_tokens) in enumerate(_split_counted(item, fitter), start=1):
-            part = format_part_header(item.community_id, number) + run
+        for number, (run, part_tokens) in enumerate(_split_counted(item, fitter, unit), start=1):
+            part = format_part_header(item.community_id, number, unit=unit) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
                 joined = (current_measure[0] + a + 1, current_measure[1] + c) if current else (a, c)
@@ -382,7 +390,8 @@ def plan_summary_batches(
                 else:
                     fits_alone = fitter.fits(part)
                 if not fits_alone:
-                    raise BudgetError(f"Map token budget cannot fit a summary part for {item.community_id}.")
+                    what = "a summary part" if unit == COMMUNITY else "a source chunk part"
+                    raise BudgetError(f"Map token budget cannot fit {what} for {item.community_id}.")
             current.append(part)
             current_ids.setdefault(item.community_id, None)
             if fitter.additive:

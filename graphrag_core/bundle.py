@@ -278,17 +278,21 @@ def _header_disagreement(bundle: RunBundle) -> str | None:
     return None
 
 
-def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> str | None:
-    """Why the index at ``path`` is not the run's (a sentence), or None when it is the same index.
+IndexCheck = Literal["same", "absent", "unchecked", "unreadable", "different"]
+"""What comparing a bundle with the index at hand found: the same index; no index there;
+fingerprints that cannot be compared; an index that cannot be read; a different index."""
 
-    Fingerprints that cannot be compared (unknown on either side, or a version 1 bundle's hash
-    of files) are said as such."""
+
+def check_index(bundle: RunBundle, path: str | os.PathLike[str] | None) -> tuple[IndexCheck, str | None]:
+    """How the index at ``path`` compares with the run's, and why it is not the run's (a
+    sentence; None when it is the same index). Only ``"different"`` says the index here is
+    known to be another one."""
     if path is None or not Path(path).exists():
-        return f"The run's index ({bundle.index.name}) is not available here: the run is drawn from the bundle alone; provenance needs the index."
+        return "absent", f"The run's index ({bundle.index.name}) is not available here: the run is drawn from the bundle alone; provenance needs the index."
     if bundle.index.fingerprint is None:
-        return "The bundle does not record its index's fingerprint, so the index here could not be checked against it."
+        return "unchecked", "The bundle does not record its index's fingerprint, so the index here could not be checked against it."
     if bundle.format_version < CONTENT_FINGERPRINT_VERSION:
-        return (
+        return "unchecked", (
             f"The bundle (format version {bundle.format_version}) records a hash of its index's files, which this version "
             "does not compare, so the index here could not be checked against it: the run is drawn as recorded; titles and "
             "provenance come from the index here."
@@ -296,13 +300,21 @@ def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> st
     try:
         here = fingerprint_at(path)
     except (GraphRAGError, ValueError, OSError) as exc:
-        return f"The index here ({path}) could not be read ({exc}), so it could not be checked against the run's: the run is drawn from the bundle alone."
+        return "unreadable", f"The index here ({path}) could not be read ({exc}), so it could not be checked against the run's: the run is drawn from the bundle alone."
     if here != bundle.index.fingerprint:
-        return (
+        return "different", (
             f"The index here ({path}) is not the one this run used (fingerprint {here[:19]}… here, "
             f"{bundle.index.fingerprint[:19]}… in the bundle): the run is drawn as recorded; titles and provenance come from the index here and may not match."
         )
-    return None
+    return "same", None
+
+
+def index_mismatch(bundle: RunBundle, path: str | os.PathLike[str] | None) -> str | None:
+    """Why the index at ``path`` is not the run's (a sentence), or None when it is the same index.
+
+    Fingerprints that cannot be compared (unknown on either side, or a version 1 bundle's hash
+    of files) are said as such (see :func:`check_index`)."""
+    return check_index(bundle, path)[1]
 
 
 __all__ = [
@@ -314,6 +326,8 @@ __all__ = [
     "RunBundle",
     "bundle_to_json",
     "fingerprint_at",
+    "IndexCheck",
+    "check_index",
     "index_mismatch",
     "make_bundle",
     "read_bundle",

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     Event,
     MapBatchCached,
     MapBatchFailed,
@@ -208,7 +209,10 @@ def reduce_call(events: Iterable[Event]) -> ReduceCall | None:
 class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
-    reason: Literal["stopped_early", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "run_failed"]
+    reason: Literal[
+        "stopped_early", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "no_relevant_chunks", "no_chunk_fits",
+        "run_failed",
+    ]
     message: str
     batch_indexes: tuple[int, ...] = ()
     texts: tuple[str, ...] = ()
@@ -227,11 +231,20 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     if finished is not None and finished.result.diagnostics.stopped_early:
         d = finished.result.diagnostics
         items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read."))
+    ranked = next((e for e in events if isinstance(e, ChunksRanked)), None)
+    if ranked is not None:  # naive RAG (the vector method): no map; the ranking or the packing left nothing
+        if finished is not None and ranked.relevant_count == 0:
+            items.append(WhyItem(reason="no_relevant_chunks", message=f"None of the {ranked.unit_count:,} source chunks was relevant to the question, so no call was made."))
+        elif finished is not None:
+            items.append(WhyItem(reason="no_chunk_fits", message="No relevant source chunk fit the reduce token budget, so no call was made."))
+        if failed is not None:
+            items.append(WhyItem(reason="run_failed", message=f"The run ended before its answer: {failed.error}"))
+        return items
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
         if failed is not None:
-            items.append(WhyItem(reason="run_failed", message=f"The run ended before the map: {failed.error}"))
+            items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=True)))
         return items
 
     calls = batch_calls(events)
@@ -282,8 +295,16 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                 )
             )
     if failed is not None:
-        items.append(WhyItem(reason="run_failed", message=f"The run ended with {failed.error_type}: {failed.error}"))
+        items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=False)))
     return items
+
+
+def _ended(failed: RunFailed, *, before_map: bool) -> str:
+    """How a run that produced no result ended, in words: stopped by its user, or failed with
+    which error (never an exception's class name alone)."""
+    if failed.cancelled:
+        return "The run was stopped before its map began." if before_map else "The run was stopped before it produced an answer; the batches it finished are kept."
+    return f"The run failed{' before the map' if before_map else ''}: {failed.error}"
 
 
 __all__ = ["BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]

@@ -10,9 +10,13 @@ Models cite communities in many forms; :func:`find_citations` reads all of these
 
 In a ``[Data: ...]`` citation only ``Reports``/``Communities`` name communities; ``Entities``,
 ``Relationships``, ``Claims`` and ``Sources`` are kept as references of their kind (a Microsoft
-GraphRAG community report cites its entities that way). ``+more`` is kept as a flag.
+GraphRAG community report cites its entities that way). ``+more`` is kept as a flag. The answers
+of the ``text`` and ``vector`` methods cite source chunks, ``[Sources: 12, 40]`` (also
+``[Source 12]``, ``[Chunks: 12]``), read as references of kind ``source``.
 
-The three sets (named the same on every page, in the command line's JSON and here):
+The three sets (named the same on every page, in the command line's JSON and here) hold a
+run's units: communities, or for a run of the ``text`` and ``vector`` methods the source chunks
+it read (``CommunitySets.unit`` says which):
 
 - **cited**: the communities the answer cites, in order of first citation;
 - **behind**: the communities of the map answers selected for the reduce (what it read);
@@ -79,6 +83,11 @@ _PLAIN_RE = re.compile(
     r"\[\s*(?P<kind>Communit(?:y|ies)(?:\s+IDs?)?|Reports?)\s*(?::\s*|\s+)(?P<ids>[^\[\]]*?)\s*\]",
     re.IGNORECASE,
 )
+# [Sources: 12, 40]  [Source 12]  [Source IDs: 1, 2]  [Chunks: 3]
+_PLAIN_SOURCE_RE = re.compile(
+    r"\[\s*(?P<kind>Sources?(?:\s+IDs?)?|Chunks?(?:\s+IDs?)?)\s*(?::\s*|\s+)(?P<ids>[^\[\]]*?)\s*\]",
+    re.IGNORECASE,
+)
 _ID_RE = re.compile(r"[^,;\s()\[\]]+")
 _ID_LIST_RE = re.compile(r"^\s*[\w.:\-+]+(?:\s*(?:[,;]|\band\b)\s*[\w.:\-+]+)*\s*,?\s*$")
 """A body that is a list of id-like tokens (so "[Community report about X]" is not a citation)."""
@@ -111,6 +120,10 @@ class Citation(_Value):
     def community_ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.references if r.kind == "community")
 
+    def ids_of(self, kind: ReferenceKind) -> tuple[str, ...]:
+        """The ids of the references of ``kind`` (``community_ids`` for ``"community"``)."""
+        return tuple(r.id for r in self.references if r.kind == kind)
+
 
 class UnsupportedCitation(_Value):
     community_id: str
@@ -130,8 +143,10 @@ class UnusedCommunity(_Value):
 
 
 class CommunitySets(_Value):
-    """The three sets of a run (see the module docstring) and the unsupported citations."""
+    """The three sets of a run (see the module docstring) and the unsupported citations; ``unit``
+    says what their ids are: communities, or source chunks (the ``text`` and ``vector`` methods)."""
 
+    unit: ReferenceKind = "community"
     cited: tuple[str, ...] = ()
     behind: tuple[str, ...] = ()
     read_but_unused: tuple[UnusedCommunity, ...] = ()
@@ -167,6 +182,7 @@ class CommunitySets(_Value):
     def to_json_dict(self) -> dict[str, object]:
         """The shape the command line's JSON uses (``"community_sets"``)."""
         return {
+            "unit": self.unit,
             "cited": list(self.cited),
             "behind": list(self.behind),
             "read_but_unused": [
@@ -209,29 +225,67 @@ def find_citations(text: str) -> list[Citation]:
         if refs or more:
             found.append(Citation(start=match.start(), end=match.end(), text=match.group(0), references=tuple(refs), more=more))
             taken.append((match.start(), match.end()))
-    for match in _PLAIN_RE.finditer(text):
-        if any(s < match.end() and match.start() < e for s, e in taken):
-            continue
-        refs, more = _ids(match.group("ids"), match.start("ids"), "community")
-        if refs:
-            found.append(Citation(start=match.start(), end=match.end(), text=match.group(0), references=tuple(refs), more=more))
+    for pattern, kind in ((_PLAIN_RE, "community"), (_PLAIN_SOURCE_RE, "source")):
+        for match in pattern.finditer(text):
+            if any(s < match.end() and match.start() < e for s, e in taken):
+                continue
+            refs, more = _ids(match.group("ids"), match.start("ids"), kind)  # type: ignore[arg-type]
+            if refs:
+                found.append(Citation(start=match.start(), end=match.end(), text=match.group(0), references=tuple(refs), more=more))
+                taken.append((match.start(), match.end()))
     return sorted(found, key=lambda c: c.start)
 
 
-def cited_community_ids(text: str) -> list[str]:
-    """The distinct community ids ``text`` cites, in order of first citation."""
-    return list(dict.fromkeys(cid for c in find_citations(text) for cid in c.community_ids))
+def cited_community_ids(text: str, *, kind: ReferenceKind = "community") -> list[str]:
+    """The distinct community ids ``text`` cites (ids of ``kind``, e.g. ``"source"``), in order of first citation."""
+    return list(dict.fromkeys(cid for c in find_citations(text) for cid in c.ids_of(kind)))
+
+
+_SENTENCE_END = re.compile(r"(?:[.!?](?=[\s\[]|$)|[。！？])(?:\s*\[[^\[\]]*\])?")
+"""Where a sentence ends: end punctuation, with the citation that follows it ("... town. [Communities: 3]")."""
+
+
+def _sentences(text: str) -> list[tuple[int, int]]:
+    """The spans of the sentences of ``text``: each line (a list item, a paragraph line) split
+    after its end punctuation, a citation after the punctuation kept with its sentence."""
+    spans: list[tuple[int, int]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start = offset
+        for match in _SENTENCE_END.finditer(line):
+            spans.append((start, offset + match.end()))
+            start = offset + match.end()
+        spans.append((start, offset + len(line.rstrip())))
+        offset += len(line)
+    return [(a, b) for a, b in spans if text[a:b].strip()]
+
+
+def citing_sentences(text: str, community_id: str) -> list[str]:
+    """The sentences of ``text`` (an answer) with a citation naming ``community_id``, in order,
+    each whole with its citations; a list item's marker is left out. Empty when none cites it."""
+    spans = [c.start for c in find_citations(text) if community_id in c.community_ids]
+    found: list[str] = []
+    for start, end in _sentences(text):
+        if any(start <= s < end for s in spans):
+            found.append(re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", text[start:end].strip()))
+    return found
+
+
+def citation_count(text: str, community_id: str) -> int:
+    """How many times ``text`` cites ``community_id`` (each citation naming it counts once)."""
+    return sum(1 for c in find_citations(text) if community_id in c.community_ids)
 
 
 def check_citations(
-    text: str, *, behind: Collection[str], index_ids: Collection[str] | None = None
+    text: str, *, behind: Collection[str], index_ids: Collection[str] | None = None, kind: ReferenceKind = "community"
 ) -> list[UnsupportedCitation]:
-    """The cited community ids that are not in the index or that no selected map answer carried."""
+    """The cited ids (of communities, or of ``kind``) that are not in the index or that no
+    selected map answer carried."""
     behind = set(behind)
     known = None if index_ids is None else set(index_ids)
     counts: dict[str, int] = {}
     for citation in find_citations(text):
-        for cid in citation.community_ids:
+        for cid in citation.ids_of(kind):
             counts[cid] = counts.get(cid, 0) + 1
     unsupported: list[UnsupportedCitation] = []
     for cid, count in counts.items():
@@ -242,8 +296,15 @@ def check_citations(
     return unsupported
 
 
+def result_unit(result: GlobalSearchResult) -> ReferenceKind:
+    """What a run's units are: ``"community"``, or ``"source"`` for the ``text`` and ``vector`` methods."""
+    return "community" if result.request.method == "global" else "source"
+
+
 def community_sets(result: GlobalSearchResult, *, index_ids: Collection[str] | None = None) -> CommunitySets:
-    """The three sets of a finished run (see the module docstring)."""
+    """The three sets of a finished run (see the module docstring). ``index_ids`` are the ids
+    the index has for the run's units (:func:`graphrag_core.methods.unit_ids`)."""
+    unit = result_unit(result)
     behind = tuple(dict.fromkeys(cid for a in result.selected_answers for cid in a.community_ids))
     behind_set = set(behind)
     best: dict[str, tuple[float, UnusedFate]] = {}
@@ -266,10 +327,11 @@ def community_sets(result: GlobalSearchResult, *, index_ids: Collection[str] | N
     )
     answer = result.answer if result.status != RunStatus.NO_RESULTS else ""
     return CommunitySets(
-        cited=tuple(cited_community_ids(answer)),
+        unit=unit,
+        cited=tuple(cited_community_ids(answer, kind=unit)),
         behind=behind,
         read_but_unused=unused,
-        unsupported=tuple(check_citations(answer, behind=behind_set, index_ids=index_ids)),
+        unsupported=tuple(check_citations(answer, behind=behind_set, index_ids=index_ids, kind=unit)),
     )
 
 
@@ -303,9 +365,12 @@ __all__ = [
     "UnsupportedCitation",
     "UnusedCommunity",
     "check_citations",
+    "citation_count",
     "cited_community_ids",
+    "citing_sentences",
     "community_sets",
     "community_sets_from_events",
     "find_citations",
     "references_of_kind",
+    "result_unit",
 ]

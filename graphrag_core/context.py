@@ -3,6 +3,12 @@
 a batch part's header (spec section 5), a reduce candidate (spec section 7), a citation, and
 the prompt's section markers.
 
+A run's units are communities (the ``global`` method) or source chunks (``text`` and
+``vector``, evaluation spec section 7); the formats that name units take the unit kind and
+write ``Community`` or ``Source`` where the other writes the other (``[Source ID: 12 | part 1]``,
+``[Usefulness: 80; Source IDs: 12, 40]``, ``[Sources: 12, 40]``). The community forms are the
+spec's, unchanged.
+
 Invariant: for every format here, ``parse_x(format_x(v))`` gives ``v`` back (for the values the
 engine writes), so whatever reads prompts back (the offline model, tests) reads exactly what
 the engine wrote.
@@ -13,6 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
+
+from .methods import UnitKind
 
 if TYPE_CHECKING:
     from .rows import Claim
@@ -58,24 +66,60 @@ def parse_map_section(line: str) -> str | None:
 
 # -- a batch part's header (spec section 5) -----------------------------------------------------
 
+Unit = UnitKind
+"""What a prompt's units are: communities, or source chunks (:func:`graphrag_core.methods.unit_kind`)."""
+COMMUNITY: Unit = "community"
+SOURCE: Unit = "source"
+
 
 class PartHeader(NamedTuple):
     community_id: str
+    """The unit's id: a community id, or a source chunk's reference (see :func:`header_unit`)."""
     part: int
 
 
 _PART_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| summary part (?P<n>\d+)\]\s*$")
+_SOURCE_HEADER_RE = re.compile(r"^\[Source ID: (?P<id>.*?)(?: \| part (?P<n>\d+))?\]\s*$")
 
 
-def format_part_header(community_id: str, part: int | str) -> str:
-    """``[Community ID: {id} | summary part {n}]`` and a newline, before each part's text."""
+def format_part_header(community_id: str, part: int | str, *, unit: Unit = COMMUNITY) -> str:
+    """``[Community ID: {id} | summary part {n}]`` (or ``[Source ID: {id} | part {n}]`` for a
+    source chunk) and a newline, before each part's text."""
+    if unit == SOURCE:
+        return f"[Source ID: {community_id} | part {part}]\n"
     return f"[Community ID: {community_id} | summary part {part}]\n"
 
 
+def format_source_header(reference: str) -> str:
+    """``[Source ID: {ref}]`` and a newline, before a whole source chunk (naive RAG's excerpts)."""
+    return f"[Source ID: {reference}]\n"
+
+
 def parse_part_header(line: str) -> PartHeader | None:
-    """The community id and part number of a part header line, else None."""
-    match = _PART_HEADER_RE.match(line.strip())
-    return PartHeader(match.group("id"), int(match.group("n"))) if match else None
+    """The unit id and part number of a part header line (a community's or a source chunk's),
+    else None; a whole source chunk's header is its part 1."""
+    stripped = line.strip()
+    match = _PART_HEADER_RE.match(stripped)
+    if match:
+        return PartHeader(match.group("id"), int(match.group("n")))
+    match = _SOURCE_HEADER_RE.match(stripped)
+    if match:
+        return PartHeader(match.group("id"), int(match.group("n") or 1))
+    return None
+
+
+def header_unit(line: str) -> Unit | None:
+    """What a part or candidate header line heads: ``"community"``, ``"source"``, or None when
+    the line is no header."""
+    stripped = line.strip()
+    if _PART_HEADER_RE.match(stripped):
+        return COMMUNITY
+    if _SOURCE_HEADER_RE.match(stripped):
+        return SOURCE
+    match = _CANDIDATE_HEADER_RE.match(stripped)
+    if match:
+        return SOURCE if match.group("unit") == "Source" else COMMUNITY
+    return None
 
 
 # -- a reduce candidate (spec section 7) ------------------------------------------------------
@@ -89,7 +133,8 @@ class CandidateHeader(NamedTuple):
     community_ids: list[str]
 
 
-_CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); Community IDs: (?P<ids>[^\]]*)\]\s*$")
+_CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); (?P<unit>Community|Source) IDs: (?P<ids>[^\]]*)\]\s*$")
+_UNIT_WORD: dict[str, str] = {COMMUNITY: "Community", SOURCE: "Source"}
 
 
 def format_usefulness(usefulness: float) -> str:
@@ -108,9 +153,10 @@ def parse_ids(text: str) -> list[str]:
     return [part.strip() for part in text.strip().strip("{}").split(",") if part.strip()]
 
 
-def format_reduce_candidate(answer: MapAnswer) -> str:
-    """``[Usefulness: {u}; Community IDs: {id1, id2}]\\n{answer}``."""
-    return f"[Usefulness: {format_usefulness(answer.usefulness)}; Community IDs: {format_ids(answer.community_ids)}]\n{answer.answer}"
+def format_reduce_candidate(answer: MapAnswer, *, unit: Unit = COMMUNITY) -> str:
+    """``[Usefulness: {u}; Community IDs: {id1, id2}]\\n{answer}`` (``Source IDs`` for source chunks)."""
+    ids = format_ids(answer.community_ids)
+    return f"[Usefulness: {format_usefulness(answer.usefulness)}; {_UNIT_WORD[unit]} IDs: {ids}]\n{answer.answer}"
 
 
 def parse_candidate_header(line: str) -> CandidateHeader | None:
@@ -131,17 +177,20 @@ def parse_candidate_header(line: str) -> CandidateHeader | None:
 
 # -- a citation in an answer ------------------------------------------------------------------
 
-CITATION_RE = re.compile(r"\s*\[Communities?: (?P<ids>[^\]]*)\]\s*")
-"""A citation as the prompts ask for it (``[Communities: id, id]``, ``[Community: id]`` too)."""
+CITATION_RE = re.compile(r"\s*\[(?:Communities?|Sources?): (?P<ids>[^\]]*)\]\s*")
+"""A citation as the prompts ask for it (``[Communities: id, id]``, ``[Community: id]`` too;
+``[Sources: id, id]`` for source chunks)."""
 
 
-def format_citation(ids: Iterable[str]) -> str:
-    return f"[Communities: {format_ids(ids)}]"
+def format_citation(ids: Iterable[str], *, unit: Unit = COMMUNITY) -> str:
+    """``[Communities: a, b]``, or ``[Sources: a, b]`` for source chunks."""
+    return f"[{'Sources' if unit == SOURCE else 'Communities'}: {format_ids(ids)}]"
 
 
 def parse_citations(line: str) -> list[tuple[str, list[str]]]:
     """``line`` cut at its citations: each piece of text with the ids cited right after it
-    (the last piece, after the last citation, with none)."""
+    (the last piece, after the last citation, with none); a run cites one kind of unit, so the
+    kind is not returned."""
     segments: list[tuple[str, list[str]]] = []
     offset = 0
     for match in CITATION_RE.finditer(line):
@@ -197,8 +246,11 @@ __all__ = [
     "MAP_SECTION_SOURCES",
     "MAP_SECTION_SUMMARY",
     "QUESTION_MARKER",
+    "COMMUNITY",
+    "SOURCE",
     "CandidateHeader",
     "PartHeader",
+    "Unit",
     "format_citation",
     "format_claim_line",
     "format_ids",
@@ -206,6 +258,8 @@ __all__ = [
     "format_part_header",
     "format_prompt_sections",
     "format_reduce_candidate",
+    "format_source_header",
+    "header_unit",
     "format_usefulness",
     "parse_candidate_header",
     "parse_citations",

@@ -8,21 +8,59 @@ the page can say what switching it on or off would change), and the batches the 
 settings would send.
 
 Invariant: for every level, ``batches`` and ``map_prompt_tokens`` are exactly what
-:func:`graphrag_core.search.plan_batches` plans for the request at that level; the three
-section figures are estimates of the map texts alone (no prompt, no part headers).
+:func:`graphrag_core.search.plan_batches` plans for the request at that level (:func:`map_cost`,
+the one estimate); the three section figures are estimates of the map texts alone (no prompt,
+no part headers), which is why they add up to less than ``map_prompt_tokens``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .errors import GraphRAGError
-from .models import LEAF, Community, Index
+from .models import LEAF, Index
+from .rows import Community
 from .request import GlobalSearchRequest
 from .search import PROMPT_MESSAGES, plan_batches
 from .selection import estimate_rating_cost
 from .spending import LimitForecast, forecast_limit
 from .tokens import Tokenizer, get_tokenizer, prompt_overhead
+
+
+@dataclass(frozen=True)
+class MapCost:
+    """What the map of a request would read and send: its summaries, batches, and the planned
+    prompt tokens of every batch (prompt text, part headers and map texts, each batch once)."""
+
+    summaries: int
+    batches: int
+    map_prompt_tokens: int
+    largest_batch_tokens: int
+    batch_tokens: tuple[int, ...] = ()
+    """Each batch's planned prompt tokens, in the order the map sends them."""
+
+    @property
+    def model_calls(self) -> int:
+        """Map calls plus the reduce (when there is anything to map)."""
+        return self.batches + 1 if self.batches else 0
+
+
+def map_cost(
+    index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None, communities: Sequence[Community] | None = None
+) -> MapCost:
+    """The one estimate of a map's cost before any call: exactly what
+    :func:`graphrag_core.search.plan_batches` plans for ``request`` at its level (or for
+    ``communities`` when given, e.g. a dynamic selection's bound). Every figure a front end shows
+    for a level's map tokens comes from here (Explore's level picker and cost preview, the
+    Sweeps picker), so they agree. Raises ``BudgetError`` when the budgets cannot fit it."""
+    tokenizer = tokenizer or get_tokenizer(request.tokenizer)
+    bound = None if communities is None else list(communities)
+    selected, _batches, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
+    return MapCost(
+        summaries=len(selected), batches=len(estimates), map_prompt_tokens=sum(estimates), largest_batch_tokens=max(estimates, default=0),
+        batch_tokens=tuple(estimates),
+    )
 
 
 @dataclass(frozen=True)
@@ -68,11 +106,11 @@ def level_costs(index: Index, request: GlobalSearchRequest, *, seed: int, tokeni
         summaries, claims, sources = section_tokens(index, level, tokenizer)
         count = len(index.select_communities(level))
         try:
-            _, _, estimates = plan_batches(index, at_level, seed=seed, tokenizer=tokenizer)
+            cost = map_cost(index, at_level, seed=seed, tokenizer=tokenizer)
         except GraphRAGError as exc:
             costs.append(LevelCost(level, count, None, None, summaries, claims, sources, error=str(exc)))
             continue
-        costs.append(LevelCost(level, count, len(estimates), sum(estimates), summaries, claims, sources))
+        costs.append(LevelCost(level, count, cost.batches, cost.map_prompt_tokens, summaries, claims, sources))
     return costs
 
 
@@ -93,11 +131,11 @@ def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tok
         cost = estimate_rating_cost(index, request, tokenizer=tokenizer)
         rating = (cost.min_calls, cost.max_calls, cost.min_prompt_tokens, cost.max_prompt_tokens)
         communities = dynamic_bound(index, request)
-    _, _, estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer, communities=communities)
+    estimates = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=communities).batch_tokens
     return forecast_limit(
         request.spend_limit_tokens, estimates, map_output_reserve=request.map_output_reserve, reduce_token_budget=request.reduce_token_budget,
         rating=rating, rating_output_reserve=request.rating_output_reserve, overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
     )
 
 
-__all__ = ["LevelCost", "dynamic_bound", "level_costs", "section_tokens", "spend_forecast"]
+__all__ = ["LevelCost", "MapCost", "dynamic_bound", "level_costs", "map_cost", "section_tokens", "spend_forecast"]

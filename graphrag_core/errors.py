@@ -3,7 +3,7 @@
 Every error the engine raises on purpose derives from :class:`GraphRAGError`. Errors about bad
 input are also ``ValueError`` subclasses, so callers that only know the standard library can
 still catch them. Messages of request, budget and output errors are part of the behaviour
-contract (``shared/spec/global-search.md``) and must not be reworded.
+contract (``docs/global-search.md``) and must not be reworded.
 """
 
 from __future__ import annotations
@@ -56,6 +56,19 @@ class QuestionsOutputError(ModelOutputError):
 
 class EvaluationError(GraphRAGError, ValueError):
     """An evaluation input is invalid: a criterion, a question set, a condition, a setting."""
+
+
+class NoSourceChunksError(GraphRAGError, ValueError):
+    """A method that reads source chunks (``text``, ``vector``) was asked of an index without any
+    (evaluation spec section 7)."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"The index has no source chunks, so method {method} cannot run.")
+        self.method = method
+
+
+class EmbeddingError(GraphRAGError):
+    """An embedding model could not embed a text (its endpoint failed, or replied with no vector)."""
 
 
 class ReplyTooLongError(ModelOutputError):

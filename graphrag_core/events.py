@@ -45,6 +45,22 @@ class SummariesSelected(_Event):
     community_ids: tuple[str, ...] = ()
 
 
+class ChunksRanked(_Event):
+    """The ``vector`` method ranked the index's source chunks for the question (evaluation spec
+    section 7): by ``ranker`` (an embedding model's identity, or ``bm25``), ``relevant_count`` of
+    ``unit_count`` chunks relevant. Embedding calls, cache hits and tokens are the ranking's own,
+    apart from the chat model's."""
+
+    kind: Literal["chunks_ranked"] = "chunks_ranked"
+    ranker: str
+    unit_count: int
+    relevant_count: int
+    embedding_calls: int = 0
+    embedding_cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    duration_s: float = 0.0
+
+
 class HierarchyNode(BaseModel):
     """One community of the hierarchy, as much as a drawing of the walk needs."""
 
@@ -108,6 +124,10 @@ class CommunityRated(_Event):
     usage: TokenUsage = Field(default_factory=TokenUsage)
     cached_prompt_tokens: int = 0
     """The planned prompt estimate of the repeats the cache answered: what they would have cost without it."""
+    started_at: float | None = None
+    """When the first of its calls to the model started (the run's clock; the event's ``at`` is
+    when its last repeat ended). None when the cache answered every repeat, or in a run
+    recorded before calls were timed."""
 
     @property
     def fate(self) -> Literal["kept", "pruned", "failed"]:
@@ -348,6 +368,7 @@ class RunFailed(_Event):
 Event = Annotated[
     Union[
         RunStarted,
+        ChunksRanked,
         SelectionStarted,
         SelectionRound,
         CommunityRated,

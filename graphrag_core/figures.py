@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .citations import cited_community_ids
+from .citations import cited_community_ids, result_unit
 from .errors import STOPPED_MESSAGE
 from .events import Event
 from .llm.base import TokenUsage
@@ -175,14 +175,21 @@ class RunFigures(BaseModel):
     reduce_prompt_tokens: int | None = None
     communities_behind: tuple[str, ...] = ()
     """The **behind** set: the communities of the map answers selected for the reduce (the
-    result's ``community_ids``; see :mod:`.citations` for the three sets)."""
+    result's ``community_ids``; see :mod:`.citations` for the three sets); source chunks for a
+    run of the ``text`` or ``vector`` method."""
     communities_cited: tuple[str, ...] = ()
-    """The **cited** set: the communities the answer cites, in order of first citation."""
+    """The **cited** set: the communities (or source chunks) the answer cites, in order of first citation."""
     unsupported_citations: int = 0
     """Distinct cited ids not in the index or not behind the answer (the result's diagnostics)."""
     duration_s: float = 0.0
     error: str | None = None
     error_type: str | None = None
+    ranker: str | None = None
+    """What ranked a ``vector`` run's chunks (an embedding model's identity, or ``bm25``)."""
+    embedding_calls: int = 0
+    embedding_cache_hits: int = 0
+    embedding_usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The embedding model's tokens: apart from ``usage`` (the chat model's), priced apart."""
 
     # -- derived ----------------------------------------------------------------------------
 
@@ -206,11 +213,22 @@ class RunFigures(BaseModel):
         return sum(self.batch_token_estimates)
 
     @property
+    def rating_prompt_tokens(self) -> int:
+        """Dynamic selection's rating prompts: as the model reported them, plus the planned
+        estimate of those the cache answered (so a cached rerun costs what its first run did)."""
+        return self.rating_usage.prompt_tokens + self.rating_cached_prompt_tokens
+
+    @property
+    def sent_reduce_prompt_tokens(self) -> int:
+        """The reduce prompt's planned estimate when a reduce call was made, else 0."""
+        return (self.reduce_prompt_tokens or 0) if self.reduce_calls else 0
+
+    @property
     def prompt_tokens(self) -> int:
-        """The planned prompt estimate of what was sent: each map batch once, plus the reduce
-        prompt when a reduce call was made (retries are not counted again), plus dynamic
-        selection's rating prompts as the model reported them."""
-        return self.map_prompt_tokens + ((self.reduce_prompt_tokens or 0) if self.reduce_calls else 0) + self.rating_usage.prompt_tokens
+        """The planned prompt estimate of what the run asked for: each map batch once (cached
+        ones too), plus the reduce prompt when a reduce call was made (retries are not counted
+        again), plus dynamic selection's rating prompts (:attr:`rating_prompt_tokens`)."""
+        return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens
 
     @property
     def prompt_tokens_if_uncached(self) -> int:
@@ -285,6 +303,7 @@ def figures_of(state: RunState) -> RunFigures:
         failures = list(result.failed_batches)
     completions = [b.usage.completion_tokens for b in batches if b.usage is not None and not b.cached and b.status.succeeded]
     mean_completion = round(sum(completions) / len(completions)) if completions else 0
+    ranking = state.ranking
     selection = state.selection
     rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
     mean_rating_completion = round(rating[2].completion_tokens / rating[0]) if rating[0] else 0
@@ -315,11 +334,17 @@ def figures_of(state: RunState) -> RunFigures:
         candidates=tuple(state.candidates),
         reduce_prompt_tokens=d.reduce_prompt_tokens if d is not None else state.reduce_prompt_tokens,
         communities_behind=tuple(result.community_ids) if result is not None else (),
-        communities_cited=tuple(cited_community_ids(result.answer)) if result is not None and result.status != RunStatus.NO_RESULTS else (),
+        communities_cited=(
+            tuple(cited_community_ids(result.answer, kind=result_unit(result))) if result is not None and result.status != RunStatus.NO_RESULTS else ()
+        ),
         unsupported_citations=d.unsupported_citation_count if d is not None else 0,
         duration_s=float(d.duration_s if d is not None else state.elapsed_s),
         error=state.error,
         error_type=state.error_type,
+        ranker=ranking.ranker if ranking is not None else (d.ranker if d is not None else None),
+        embedding_calls=ranking.embedding_calls if ranking is not None else (d.embedding_calls if d is not None else 0),
+        embedding_cache_hits=ranking.embedding_cache_hits if ranking is not None else (d.embedding_cache_hits if d is not None else 0),
+        embedding_usage=ranking.usage if ranking is not None else (d.embedding_usage if d is not None else TokenUsage()),
     )
 
 

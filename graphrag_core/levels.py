@@ -50,8 +50,11 @@ def level_text(level: Level) -> str:
     return str(level)
 
 
-def level_label(level: Level) -> str:
-    """The level as people read it: ``"leaf"``, ``"dynamic"`` or ``"level 2"``."""
+def level_label(level: Level, *, threshold: int | None = None) -> str:
+    """The level as people read it: ``"leaf"``, ``"dynamic"`` or ``"level 2"``; with the rating
+    ``threshold`` of a dynamic selection, ``"dynamic (threshold 2)"`` (a fixed level ignores it)."""
+    if level == DYNAMIC and threshold is not None:
+        return f"{DYNAMIC} (threshold {threshold})"
     return level if isinstance(level, str) else f"level {level}"
 
 

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
+from .context import COMMUNITY, Unit
 from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyCutError, ReplyTooLongError, SpendLimitReached, describe_error
 from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
@@ -354,12 +355,14 @@ def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenize
     return retry.model_copy(update={"max_tokens": max(reserve, min(room, reserve * CUT_RESERVE_GROWTH))})
 
 
-def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, data_first: bool = False) -> ChatRequest:
-    """The map call for one batch (also the cache's key material); ``data_first`` puts the batch
-    before the question (a run with a question reserve)."""
+def map_request(
+    query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY, data_first: bool = False
+) -> ChatRequest:
+    """The map call for one batch (also the cache's key material); ``unit`` says what its parts
+    are; ``data_first`` puts the batch before the question (a run with a question reserve)."""
     return ChatRequest(
         purpose="map",
-        messages=render_map_messages(query, content, data_first=data_first),
+        messages=render_map_messages(query, content, unit=unit, data_first=data_first),
         max_tokens=output_reserve or None,
         output_schema=MAP_OUTPUT_SCHEMA,
     )
@@ -380,13 +383,14 @@ class _MapRun:
         emit: EventSink,
         cache: MapCache | None,
         clock: Clock,
+        unit: Unit = COMMUNITY,
         tokenizer: Tokenizer | None,
         token_budget: int | None,
         data_first: bool = False,
         spending: SpendingLimit | None = None,
         keep: int = 0,
     ) -> None:
-        self.query, self.batches, self.model = query, batches, model
+        self.query, self.batches, self.model, self.unit = query, batches, model, unit
         self.data_first, self.spending, self.keep = data_first, spending, keep
         self.limit_reached: SpendLimitReached | None = None
         """Set when a batch's call could not be sent within the spending limit: the batches not
@@ -433,7 +437,9 @@ class _MapRun:
     async def answer(self, index: int) -> None:
         if self.limit_reached is not None:
             return
-        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve, data_first=self.data_first)
+        request = map_request(
+            self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit, data_first=self.data_first
+        )
         key = None
         if self.cache is not None:
             from .cache import cache_key
@@ -489,7 +495,8 @@ class _MapRun:
 
     def _fail(self, index: int, failed: CallFailed) -> None:
         exc, ids = failed.error, self._community_ids(index)
-        exc.add_note(f"Global Map batch {index} (communities {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
+        units = "communities" if self.unit == COMMUNITY else "source chunks"
+        exc.add_note(f"Global Map batch {index} ({units} {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
         failure = BatchFailure(
             batch_index=index, community_ids=ids, attempts=failed.attempts,
             error=describe_error(exc), error_type=type(exc).__name__,
@@ -529,6 +536,7 @@ async def run_global_map(
     cache: MapCache | None = None,
     clock: Clock | None = None,
     retry_policy: RetryPolicy | None = None,
+    unit: Unit = COMMUNITY,
     tokenizer: Tokenizer | None = None,
     token_budget: int | None = None,
     data_first: bool = False,
@@ -537,9 +545,10 @@ async def run_global_map(
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
-    ``max_attempts``, when given, overrides ``retry_policy.max_attempts``. ``tokenizer`` counts
-    the calls whose endpoint reported no usage; ``token_budget`` (the map token budget) bounds
-    the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
+    ``max_attempts``, when given, overrides ``retry_policy.max_attempts``; ``unit`` says what the
+    batches' parts are (community reports, or source chunks for the ``text`` method).
+    ``tokenizer`` counts the calls whose endpoint reported no usage; ``token_budget`` (the map
+    token budget) bounds the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
     ``data_first`` sends each batch before the question (see :func:`map_request`). With
     ``spending`` no call that could take the total past its limit (keeping ``keep`` free) is
     sent: :class:`~graphrag_core.errors.SpendLimitReached` ends the phase once the calls in
@@ -555,7 +564,7 @@ async def run_global_map(
         query, batches, model,
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
-        clock=clock or (lambda: time.monotonic() - started),
+        clock=clock or (lambda: time.monotonic() - started), unit=unit,
         tokenizer=tokenizer, token_budget=token_budget, data_first=data_first, spending=spending, keep=keep,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)

@@ -13,13 +13,13 @@ import re
 from string import Template
 from typing import Any
 
-from .context import DATA_MARKER, QUESTION_MARKER, format_prompt_sections, question_tail, split_prompt_sections
+from .context import COMMUNITY, DATA_MARKER, QUESTION_MARKER, Unit, format_prompt_sections, question_tail, split_prompt_sections
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
     """---Role---
-You are a helpful assistant answering a question about a corpus, using only the community \
-reports in the data section below. Each report part starts with its community id.
+You are a helpful assistant answering a question about a corpus, using only the $material \
+in the data section below. Each $part starts with its $id_name.
 
 ---Goal---
 Write an intermediate answer that collects the key points of the data that help answer the \
@@ -40,14 +40,13 @@ MAP_USER_DATA_FIRST = Template(format_prompt_sections("$query", "$content", data
 REDUCE_SYSTEM = Template(
     """---Role---
 You are a helpful assistant writing the final answer to a question about a corpus, by \
-combining intermediate answers from analysts who each read part of the corpus's community \
-reports.
+combining intermediate answers from analysts who each read part of the corpus's $reduce_material.
 
 ---Goal---
 Combine the intermediate answers below into one answer to the question.
 - Intermediate answers are ranked by usefulness, most useful first.
 - Keep what is relevant and supported; drop what is not; merge repeated points.
-- Cite the community ids behind each point as [Communities: id, id].
+- Cite the $id_names behind each point as $citation.
 - If the answers do not contain enough to answer, say so.
 
 ---Response format---
@@ -56,6 +55,48 @@ Reply with one JSON object and nothing else:
 )
 
 REDUCE_USER = Template(format_prompt_sections("$query", "$content"))
+
+RAG_SYSTEM = Template(
+    """---Role---
+You are a helpful assistant answering a question about a corpus, using only the source text \
+excerpts in the data section below: the passages of the corpus most relevant to the question, \
+most relevant first. Each excerpt starts with its source id.
+
+---Goal---
+Answer the question from the excerpts.
+- Keep what is relevant and supported; say only what the excerpts support.
+- Cite the source ids behind each point as [Sources: id, id].
+- If the excerpts do not contain enough to answer, say so.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"answer": "<the answer, in Markdown>"}"""
+)
+"""The one call of naive RAG (the ``vector`` method, evaluation spec section 7): the question
+and the chunks most relevant to it."""
+
+RAG_USER = Template(format_prompt_sections("$query", "$content"))
+
+_UNIT_WORDS: dict[str, dict[str, str]] = {
+    "community": {
+        "material": "community reports",
+        "part": "report part",
+        "id_name": "community id",
+        "id_names": "community ids",
+        "reduce_material": "community reports",
+        "citation": "[Communities: id, id]",
+    },
+    "source": {
+        "material": "source text excerpts",
+        "part": "excerpt part",
+        "id_name": "source id",
+        "id_names": "source ids",
+        "reduce_material": "source text",
+        "citation": "[Sources: id, id]",
+    },
+}
+"""What the map and reduce prompts call a run's units (``community``, or ``source`` for the
+``text`` method): the community wording is the spec's prompt, word for word."""
 
 RATE_SYSTEM = Template(
     """---Role---
@@ -273,19 +314,28 @@ RETRY_REPLY_EXCERPT = 2000
 
 
 
-def render_map_messages(query: str, content: str, *, data_first: bool = False) -> tuple[ChatMessage, ...]:
-    """The map call for one batch: the system instructions and the question with the batch;
+def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False) -> tuple[ChatMessage, ...]:
+    """The map call for one batch: the system instructions and the question with the batch
+    (``unit`` says what the batch's parts are: community reports or source text excerpts);
     with ``data_first`` (a question reserve is set) the batch comes before the question, so the
     prompts of every question over the same batch share everything up to the question."""
     user = (MAP_USER_DATA_FIRST if data_first else MAP_USER).substitute(query=query, content=content)
-    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute()), ChatMessage(role="user", content=user))
+    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])), ChatMessage(role="user", content=user))
 
 
-def render_reduce_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
     """The reduce call: the system instructions and the question with the ranked answers."""
     return (
-        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute()),
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit])),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
+    )
+
+
+def render_rag_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+    """Naive RAG's one call: the system instructions and the question with the ranked excerpts."""
+    return (
+        ChatMessage(role="system", content=RAG_SYSTEM.substitute()),
+        ChatMessage(role="user", content=RAG_USER.substitute(query=query, content=content)),
     )
 
 
@@ -376,21 +426,26 @@ def _skeleton(messages: tuple[ChatMessage, ...]) -> str:
     return "\n".join(m.content for m in messages)
 
 
-def map_prompt_skeleton(query: str) -> str:
+def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
     """The whole map prompt with the query filled in and the content empty."""
-    return _skeleton(render_map_messages(query, ""))
+    return _skeleton(render_map_messages(query, "", unit=unit))
 
 
-def map_prompt_head() -> str:
+def map_prompt_head(*, unit: Unit = COMMUNITY) -> str:
     """The data-first map prompt up to its data: the prompt sent for a batch is this, a newline,
     the batch's content and :func:`~graphrag_core.context.question_tail` of the question, so
     the head and the content are the same for every question (what a provider caches)."""
-    return MAP_SYSTEM.substitute() + "\n" + DATA_MARKER
+    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit]) + "\n" + DATA_MARKER
 
 
-def reduce_prompt_skeleton(query: str) -> str:
+def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
     """The whole reduce prompt with the query filled in and the content empty."""
-    return _skeleton(render_reduce_messages(query, ""))
+    return _skeleton(render_reduce_messages(query, "", unit=unit))
+
+
+def rag_prompt_skeleton(query: str) -> str:
+    """The whole naive RAG prompt with the query filled in and the excerpts empty."""
+    return _skeleton(render_rag_messages(query, ""))
 
 
 __all__ = [
@@ -406,9 +461,11 @@ __all__ = [
     "map_prompt_head",
     "map_prompt_skeleton",
     "question_tail",
+    "rag_prompt_skeleton",
     "reduce_prompt_skeleton",
     "render_community_summary_messages",
     "render_map_messages",
+    "render_rag_messages",
     "render_reduce_messages",
     "split_prompt_sections",
 ]

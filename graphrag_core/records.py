@@ -36,37 +36,44 @@ def _by_ref(records: Iterable[_R]) -> dict[str, _R]:
     return table
 
 
+_TABLE_OF: dict[RecordKind, str] = {"entity": "entities", "relationship": "relationships", "claim": "claims", "source": "chunks"}
+"""The index table that holds each kind."""
+
+
 class IndexRecords:
-    """Lookups over one index's entities, relationships, claims and chunks (built once, read-only)."""
+    """Lookups over one index's entities, relationships, claims and chunks (read-only). Each
+    kind's lookup is built when it is first asked for, so an opened index reads only the tables
+    a page or a citation needs."""
 
     def __init__(self, index: Index) -> None:
         self.index = index
-        self._tables: dict[RecordKind, dict[str, AnyRecord]] = {
-            "entity": _by_ref(index.entities),
-            "relationship": _by_ref(index.relationships),
-            "claim": _by_ref(index.claims),
-            "source": _by_ref(index.chunks),
-        }
-        self._entity_by_title = {e.title: e for e in index.entities}
-        self._chunk_ids = {c.id for c in index.chunks}
+        self._tables: dict[RecordKind, dict[str, AnyRecord]] = {}
+        self._entity_by_title: dict[str, Entity] | None = None
+
+    def _table(self, kind: RecordKind) -> dict[str, AnyRecord]:
+        table = self._tables.get(kind)
+        if table is None:
+            table = self._tables[kind] = _by_ref(getattr(self.index, _TABLE_OF[kind]))
+        return table
 
     def get(self, kind: RecordKind, ref: str) -> AnyRecord | None:
         """The record of ``kind`` a report or URL names ``ref``, or None."""
-        return self._tables[kind].get(ref)
+        return self._table(kind).get(ref)
 
     def has_kind(self, kind: RecordKind) -> bool:
-        return bool(self._tables[kind])
+        return bool(self._table(kind))
 
     def entity_titled(self, title: str) -> Entity | None:
         """The entity a relationship end (or a claim's subject) names by title."""
+        if self._entity_by_title is None:
+            self._entity_by_title = {e.title: e for e in self.index.entities}
         return self._entity_by_title.get(title)
 
     def chunks_of(self, record: Entity | Relationship | Claim) -> tuple[list[SourceChunk], list[str]]:
         """The record's source chunks in the index, and the chunk ids the index does not hold."""
         ids = list(dict.fromkeys(record.chunk_ids))  # an output may list a chunk twice; shown once
-        found = [self.index.chunk(cid) for cid in ids if cid in self._chunk_ids]
-        missing = [cid for cid in ids if cid not in self._chunk_ids]
-        return found, missing
+        held = {cid for cid in ids if self.index.has_chunk(cid)}
+        return [self.index.chunk(cid) for cid in ids if cid in held], [cid for cid in ids if cid not in held]
 
     def relationships_of(self, entity: Entity) -> list[Relationship]:
         """The relationships with ``entity`` at either end, heaviest first."""

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from .context import CANDIDATE_SEPARATOR, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
+from .context import CANDIDATE_SEPARATOR, COMMUNITY, Unit, format_reduce_candidate, format_usefulness  # noqa: F401 - format_* re-exported
 from .results import MapAnswer, ReduceCandidate
 from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, join_tokens
 
@@ -36,8 +36,10 @@ def plan_reduce(
     *,
     strategy: Literal["skip", "stop"] = "skip",
     tokenizer: Tokenizer | None = None,
+    unit: Unit = COMMUNITY,
 ) -> ReducePlan:
-    """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget.
+    """Drop zero scores, rank by usefulness (ties keep map order), pack into the budget
+    (each candidate headed by the ids of its ``unit`` kind).
 
     Linear in the candidates with the heuristic and with the exact encodings: each candidate
     is read once and a trial's count is the selection's count plus the separator and the
@@ -46,7 +48,7 @@ def plan_reduce(
     tokenizer = tokenizer or get_tokenizer()
     dropped = [a for a in answers if a.usefulness <= 0]
     ranked = sorted((a for a in answers if a.usefulness > 0), key=lambda a: -a.usefulness)  # sorted() is stable
-    trial = _trial_counter(tokenizer, prompt_skeleton + "\n")
+    trial = trial_counter(tokenizer, prompt_skeleton + "\n")
 
     candidates: list[ReduceCandidate] = []
     selected: list[MapAnswer] = []
@@ -57,7 +59,7 @@ def plan_reduce(
         if stopped:
             candidates.append(ReduceCandidate(rank=rank, answer=answer, fate="not_tried"))
             continue
-        text = format_reduce_candidate(answer)
+        text = format_reduce_candidate(answer, unit=unit)
         tokens = trial.tokens(texts, text)
         if tokens <= prompt_budget:
             trial.keep(text, tokens)
@@ -122,7 +124,10 @@ class _CountedTrials:
         self.join = join_tokens(text, CANDIDATE_SEPARATOR, self.tokenizer)
 
 
-def _trial_counter(tokenizer: Tokenizer, prefix: str) -> _WholeTrials | _MeasuredTrials | _CountedTrials:
+def trial_counter(tokenizer: Tokenizer, prefix: str) -> _WholeTrials | _MeasuredTrials | _CountedTrials:
+    """How the count of ``prefix`` and candidates joined by :data:`CANDIDATE_SEPARATOR` is kept
+    while packing (each candidate starting with ``[``): exact for every tokenizer, reading each
+    candidate once with the heuristic and with cut-additive ones."""
     if isinstance(tokenizer, HeuristicTokenizer):
         return _MeasuredTrials(tokenizer, prefix)
     if is_cut_additive(tokenizer):

@@ -15,8 +15,9 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
-from .levels import Level, level_text
+from .levels import DYNAMIC, Level, level_label, level_text
 from .markdown import markdown_cell, markdown_table, markdown_text
+from .methods import GLOBAL, TEXT, method_label
 from .request import GlobalSearchRequest
 from .results import ReduceCandidate
 from .status import RunStatus
@@ -30,14 +31,21 @@ EXCERPT_CHARS = 160
 
 
 def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, level: Level | None = None) -> str:
-    """What tells two runs of one question apart: the level (``dynamic`` for a run whose
-    communities the model selected), map and reduce budgets, seed and the reduce strategy, plus
-    claims or excerpts left out, e.g. ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``.
+    """What tells two runs of one question apart: the level (``dynamic (threshold 1)`` for a run
+    whose communities the model selected), map and reduce budgets, seed and the reduce strategy,
+    plus claims or excerpts left out, e.g. ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``;
+    for a run over source chunks its method in place of the level (``text (TS) · map 8,000 · ...``).
     ``level`` stands in for the request's when there is no request (a summary built by hand)."""
     if request is None:
-        return f"level {level} · seed {seed}"
+        return f"{_level_words(level)} · seed {seed}"
+    if request.method != GLOBAL:  # a run over source chunks: its method in place of a level, no summary switches
+        parts = [method_label(request.method)]
+        if request.method == TEXT:
+            parts.append(f"map {request.map_token_budget:,}")
+        parts += [f"reduce {request.reduce_token_budget:,}", f"seed {seed if seed is not None else request.seed}", request.reduce_strategy]
+        return " · ".join(parts)
     parts = [
-        "dynamic" if request.dynamic else f"level {level_text(request.community_level)}",
+        request.selection_label if request.dynamic else f"level {level_text(request.community_level)}",
         f"map {request.map_token_budget:,}",
         f"reduce {request.reduce_token_budget:,}",
         f"seed {seed if seed is not None else request.seed}",
@@ -48,6 +56,10 @@ def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, leve
     if not request.include_sources:
         parts.append("no excerpts")
     return " · ".join(parts)
+
+
+def _level_words(level: Level | None) -> str:
+    return "level unknown" if level is None else (level_label(level) if level == DYNAMIC else f"level {level_text(level)}")
 
 
 def _number(value: float | None) -> str:

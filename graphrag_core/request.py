@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import BudgetError, RequestValidationError
 from .inputs import unicode_problem
-from .levels import DYNAMIC, LEAF, FixedLevel, Level
+from .levels import DYNAMIC, LEAF, FixedLevel, Level, level_label
+from .methods import DEFAULT_METHOD, GLOBAL, METHODS, VECTOR, Method
 from .tokens import AUTO, TOKENIZER_NAMES
 
 DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
@@ -106,11 +107,14 @@ def check_setting(name: str, value: Any) -> Any:
     elif name == "keep_parent":
         if not isinstance(value, bool):
             raise RequestValidationError("keep_parent must be true or false.")
+    elif name == "method":
+        if value not in METHODS:
+            raise RequestValidationError('method must be "global", "text" or "vector".')
     return value
 
 
 _CHECK_ORDER: tuple[str, ...] = (
-    "community_level", *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "seed", "reduce_strategy", "tokenizer",
+    "method", "community_level", *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "seed", "reduce_strategy", "tokenizer",
     "community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve",
 )
 """The order the rules are checked in, so that of several bad values the same one is reported."""
@@ -196,6 +200,11 @@ class SearchSettings(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
+    method: Method = _setting(
+        DEFAULT_METHOD,
+        'what answers: "global" maps over community summaries, "text" over the source chunks (the paper\'s TS), '
+        '"vector" answers from the chunks most relevant to the question (naive RAG, the paper\'s SS)',
+    )
     community_level: FixedLevel = _setting(
         DEFAULT_COMMUNITY_LEVEL, 'community level: "leaf" or an integer >= 0', short="level"
     )
@@ -308,6 +317,21 @@ DYNAMIC_SETTING_NAMES: tuple[str, ...] = (
 """Dynamic selection's settings (spec dynamic-selection.md section 1), in declaration order."""
 
 
+CLAIM_SETTING_NAMES: tuple[str, ...] = ("include_claims", "include_sources")
+MAP_SETTING_NAMES: tuple[str, ...] = ("map_token_budget", "map_output_reserve", "map_concurrency")
+
+
+def inapplicable_settings(method: str) -> tuple[str, ...]:
+    """The settings that mean nothing for ``method`` (evaluation spec section 7): a level, dynamic
+    selection and the claims and sources switches for ``text`` and ``vector``; for ``vector``,
+    which has no map, the map's budget, reserve and concurrency too. A request keeps them (a
+    page's widgets hold them whatever the method); a run of that method ignores them."""
+    if method == GLOBAL:
+        return ()
+    chunks = ("community_level", *DYNAMIC_SETTING_NAMES, *CLAIM_SETTING_NAMES)
+    return (*chunks, *MAP_SETTING_NAMES) if method == VECTOR else chunks
+
+
 class SearchDefaults(SearchSettings):
     """Configured defaults: every field a request may leave out, with the spec's values and rules."""
 
@@ -368,13 +392,21 @@ class GlobalSearchRequest(SearchSettings):
 
     @property
     def dynamic(self) -> bool:
-        """True when the model picks the communities (``community_selection="dynamic"``)."""
-        return self.community_selection == DYNAMIC
+        """True when the model picks the communities (``community_selection="dynamic"`` under the
+        ``global`` method; the other methods read no communities)."""
+        return self.community_selection == DYNAMIC and self.method == GLOBAL
 
     @property
     def reported_level(self) -> Level:
         """The level a run reports: ``"dynamic"`` under dynamic selection, else ``community_level``."""
         return DYNAMIC if self.dynamic else self.community_level
+
+    @property
+    def selection_label(self) -> str:
+        """How the run chose its summaries, as people read it: ``"dynamic (threshold 1)"`` under
+        dynamic selection (the threshold is what sets two dynamic runs apart), else the level's
+        label (``"level 2"``, ``"leaf"``)."""
+        return level_label(self.reported_level, threshold=self.rating_threshold if self.dynamic else None)
 
     @property
     def reduce_prompt_budget(self) -> int:

@@ -17,6 +17,8 @@ CommunityFate = Literal["kept", "pruned", "superseded", "skipped", "failed", "un
 COMMUNITY_FATES: tuple[str, ...] = ("kept", "pruned", "superseded", "skipped", "failed", "unreached")
 
 NO_RESULTS_ANSWER = "No relevant community summaries were found for this query."
+NO_RELEVANT_CHUNKS_ANSWER = "No relevant source chunks were found for this query."
+"""The ``no_results`` answer of a run that reads source chunks (the ``text`` and ``vector`` methods)."""
 
 
 class _Value(BaseModel):
@@ -111,7 +113,14 @@ class GlobalSearchDiagnostics(_Value):
     community_ratings: list[CommunityRating] = Field(default_factory=list)
     failed_rating_count: int = 0
     unsupported_citation_count: int = 0
-    """Distinct community ids the answer cites that are not in the index or not behind it."""
+    """Distinct ids the answer cites (communities, or source chunks for the ``text`` and
+    ``vector`` methods) that are not in the index or not behind it."""
+    ranker: str | None = None
+    """What ranked the chunks of a ``vector`` run (an embedding model's identity, or ``bm25``)."""
+    embedding_calls: int = 0
+    embedding_cache_hits: int = 0
+    embedding_usage: TokenUsage = Field(default_factory=TokenUsage)
+    """The embedding model's tokens (a ``vector`` run with one): apart from ``usage``, the chat model's."""
     stopped_early: bool = False
     """The run was stopped during its map and answered from what it had read: its answer is a
     reduce over the batches finished before the stop (its status is ``partial``)."""

@@ -8,7 +8,7 @@ exist, claims that name existing chunks) is checked by :class:`~graphrag_core.mo
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
@@ -26,9 +26,31 @@ Id = Annotated[str, BeforeValidator(_no_float_id)]
 rejected)."""
 
 
+_new_object = object.__new__
+_set_attribute = object.__setattr__
+_EVERY_FIELD: dict[type, set[str]] = {}
+"""Each record type's field names, shared by the records :meth:`Record.from_checked` makes."""
+
+
 class Record(BaseModel):
     # coerce_numbers_to_str: an integer id becomes its decimal text, in pydantic's core.
     model_config = ConfigDict(frozen=True, extra="forbid", coerce_numbers_to_str=True)
+
+    @classmethod
+    def from_checked(cls, **values: Any) -> Self:
+        """The record of ``values`` that a reader has already checked against this model's
+        fields at the border (every field given, of its final type: ids as text, lists as
+        tuples, numbers finite and in range), so pydantic's validation, a Python call per id,
+        is not run again. Equal to ``cls(**values)`` for such values.
+
+        Records made so share one set of field names (every field is set); pydantic copies it
+        before changing it (``model_copy(update=...)``), and frozen records never change it."""
+        record = _new_object(cls)
+        _set_attribute(record, "__dict__", values)
+        _set_attribute(record, "__pydantic_fields_set__", _EVERY_FIELD.get(cls) or _EVERY_FIELD.setdefault(cls, set(cls.model_fields)))
+        _set_attribute(record, "__pydantic_extra__", None)
+        _set_attribute(record, "__pydantic_private__", None)
+        return record
 
 
 class Community(Record):

@@ -5,9 +5,16 @@ summaries of a level, build their map texts, pack them into batches, map, select
 reduce, reduce. Every step reports itself as an event; a run that cannot finish reports
 ``RunFailed`` before raising, so what was computed up to then is not lost.
 
-Why this module is long: a whole run and a stopped run's answer from what it read
-(:func:`answer_from_read`, for Stop and for the spending limit) are the same steps over the same
-``_Steps`` object, and a run's end (finished, failed, stopped) is decided in one place.
+The request's ``method`` (evaluation spec section 7) chooses the units: ``global`` maps over
+community summaries; ``text`` runs the same steps over the index's source chunks; ``vector``
+ranks the chunks (:mod:`.ranking`), packs the most relevant into the reduce budget
+(:mod:`.naive_rag`) and makes one call, with the reduce's events.
+
+Why this module is long: it is the run's one orchestration, and the steps of the three methods
+(plan, rank, map, select or pack, reduce, finish) and a stopped run's answer from what it read
+(:func:`answer_from_read`, for Stop and for the spending limit) share one state and one event
+stream, so a failure in any of them becomes the same ``RunFailed`` with the same figures;
+splitting them would spread that state over modules that each need all of it.
 """
 
 from __future__ import annotations
@@ -23,8 +30,10 @@ from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, plan_summary_batches
 from .cache import GuardedCache
+from .context import COMMUNITY, SOURCE, question_tail
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     Event,
     ModelNotice,
     PartialAnswerStarted,
@@ -43,6 +52,7 @@ from .events import (
 )
 from .errors import NothingReadError, SpendLimitReached, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
+from .llm.embeddings import EmbeddingModel
 from .map import (
     DEFAULT_RETRY_POLICY,
     Attempts,
@@ -54,14 +64,25 @@ from .map import (
     complete_with_retry,
     run_global_map,
 )
+from .methods import GLOBAL, TEXT, VECTOR, unit_kind
+from .sources import source_units, unit_ids
 from .models import Community, Index
 from .citations import check_citations
+from .naive_rag import plan_excerpts
 from .parsing import AnswerStream, parse_reduce_output
-from .context import question_tail
-from .prompts import REDUCE_OUTPUT_SCHEMA, map_prompt_head, map_prompt_skeleton, reduce_prompt_skeleton, render_reduce_messages
+from .prompts import (
+    REDUCE_OUTPUT_SCHEMA,
+    map_prompt_head,
+    map_prompt_skeleton,
+    rag_prompt_skeleton,
+    reduce_prompt_skeleton,
+    render_rag_messages,
+    render_reduce_messages,
+)
+from .ranking import Ranking, rank_chunks
 from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest, check_question_reserve
-from .results import NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
+from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .spending import SpendingLimit
 from .state import RunState
@@ -94,6 +115,8 @@ def plan_batches(
     ``communities`` overrides the level's selection (dynamic selection passes what it kept).
     Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would,
     and ``RequestValidationError`` for a question longer than the request's ``question_reserve``.
+    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count). The
+    ``text`` method's batches hold source chunks (no communities); ``vector`` sends no batch.
 
     With a ``question_reserve``, the batches are packed before the question (the data-first
     layout) in the map prompt budget less the reserve and the question's marker, so they are
@@ -101,32 +124,40 @@ def plan_batches(
     plus the question's part. The spec's estimate never counts a whole above its parts, so each
     prompt is within the budget; an exact encoding's count of the join after the data may
     differ from its parts' by the newlines that meet there.
-    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count).
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
+    if request.method == VECTOR:
+        source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
+        return [], [], []
     reserve = request.question_reserve
     if reserve:
         check_question_reserve(request.query, reserve, tokenizer)
-    if communities is None:
-        communities = index.select_communities(request.community_level)
-    texts = [
-        MapText(
-            community_id=c.id,
-            text=index.map_text(c.id, include_claims=request.include_claims, include_sources=request.include_sources),
-        )
-        for c in communities
-    ]
+    unit = SOURCE if request.method == TEXT else COMMUNITY
+    if request.method == TEXT:
+        communities = []
+        texts = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
+    else:
+        if communities is None:
+            communities = index.select_communities(request.community_level)
+        texts = [
+            MapText(
+                community_id=c.id,
+                text=index.map_text(c.id, include_claims=request.include_claims, include_sources=request.include_sources),
+            )
+            for c in communities
+        ]
     if not texts:
         return communities, [], []
     budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
+    rng = random.Random(seed)
     if not reserve:
-        skeleton = map_prompt_skeleton(request.query)
-        batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
+        skeleton = map_prompt_skeleton(request.query, unit=unit)
+        batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=rng, tokenizer=tokenizer, unit=unit)
         return communities, batches, estimates
     # Packed as if the question took exactly `reserve` tokens: the head and the content of every
     # prompt are the same for any question up to that length, the question comes after them.
     budget -= reserve + tokenizer.count(question_tail(""))
-    batches, packed = plan_summary_batches(texts, map_prompt_head(), budget, rng=random.Random(seed), tokenizer=tokenizer)
+    batches, packed = plan_summary_batches(texts, map_prompt_head(unit=unit), budget, rng=rng, tokenizer=tokenizer, unit=unit)
     tail = tokenizer.count(question_tail(request.query))
     return communities, batches, [tokens + tail for tokens in packed]
 
@@ -178,15 +209,28 @@ class _Steps:
     tokenizer: Tokenizer
     clock: Callable[[], float]
     policy: RetryPolicy
+    embedder: EmbeddingModel | None = None
     spending: SpendingLimit | None = None
     """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
+    ranking: Ranking | None = None
     communities: list[Community] = field(default_factory=list)
+    unit_count: int = 0
+    """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
     batches: list[SummaryBatch] = field(default_factory=list)
     planned: tuple[PlannedBatch, ...] = ()
     """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
     stopped_at_limit: int | None = None
     """The spending limit that stopped the run, when it answers from what it read after that stop."""
+
+    @property
+    def unit(self):  # noqa: ANN201 - a context.Unit
+        """What the run's units are: communities (``global``) or source chunks."""
+        return unit_kind(self.request.method)
+
+    @property
+    def no_results_answer(self) -> str:
+        return NO_RESULTS_ANSWER if self.request.method == GLOBAL else NO_RELEVANT_CHUNKS_ANSWER
 
     def finish(
         self,
@@ -211,9 +255,14 @@ class _Steps:
         if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
             extra = self.selection.diagnostics()
             usage = usage + self.selection.usage
+        if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
+            extra.update(
+                ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
+                embedding_cache_hits=self.ranking.embedding_cache_hits, embedding_usage=self.ranking.usage,
+            )
         diagnostics = GlobalSearchDiagnostics(
             community_level=request.reported_level,
-            summary_count=len(self.communities),
+            summary_count=self.unit_count,
             batch_count=len(self.planned),
             batch_community_ids=[b.community_ids for b in self.planned],
             batch_token_estimates=[b.token_estimate for b in self.planned],
@@ -237,7 +286,7 @@ class _Steps:
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
         if reduce_calls:
-            unsupported = check_citations(answer, behind=behind, index_ids={c.id for c in self.index.communities})
+            unsupported = check_citations(answer, behind=behind, index_ids=unit_ids(self.index, request.method), kind=self.unit)
             diagnostics = diagnostics.model_copy(update={"unsupported_citation_count": len(unsupported)})
         result = GlobalSearchResult(
             query=request.query,
@@ -271,14 +320,47 @@ class _Steps:
             communities=self.selection.communities if self.selection is not None else None,
         )
         self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
+        if request.method == TEXT:
+            units = tuple(ref for ref, _ in source_units(self.index, method=TEXT))
+        else:
+            units = tuple(c.id for c in self.communities)
+        self.unit_count = len(units)
+        self.emit(SummariesSelected(at=self.clock(), community_level=request.reported_level, count=len(units), community_ids=units))
+
+    async def rank(self) -> Ranking:
+        """The ``vector`` method's first step: the source chunks ranked for the question."""
+        request = self.request
+        ranking = self.ranking = await rank_chunks(self.index, request.query, embedder=self.embedder, cache=self.cache, policy=self.policy)
+        self.unit_count = len(ranking.chunks)
         self.emit(
-            SummariesSelected(
-                at=self.clock(),
-                community_level=request.reported_level,
-                count=len(self.communities),
-                community_ids=tuple(c.id for c in self.communities),
+            ChunksRanked(
+                at=self.clock(), ranker=ranking.ranker, unit_count=ranking.unit_count, relevant_count=len(ranking.chunks),
+                embedding_calls=ranking.embedding_calls, embedding_cache_hits=ranking.embedding_cache_hits,
+                usage=ranking.usage, duration_s=ranking.duration_s,
             )
         )
+        self.emit(
+            SummariesSelected(
+                at=self.clock(), community_level=request.reported_level, count=len(ranking.chunks),
+                community_ids=tuple(c.reference for c in ranking.chunks),
+            )
+        )
+        return ranking
+
+    def pack(self, ranking: Ranking) -> ReducePlan:
+        """The ``vector`` method's context: the ranked chunks packed into the reduce budget."""
+        request = self.request
+        plan = plan_excerpts(
+            ranking.chunks, rag_prompt_skeleton(request.query), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
+        )
+        self.emit(
+            ReduceSelection(
+                at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,
+                strategy=request.reduce_strategy,
+            )
+        )
+        return plan
 
     async def map(self) -> MapPhaseResult:
         request = self.request
@@ -291,17 +373,17 @@ class _Steps:
         return await run_global_map(
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
-            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy,
+            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
             spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
-        skeleton = reduce_prompt_skeleton(request.query)
+        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit)
         plan = plan_reduce(
             mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
         )
         self.emit(
             ReduceSelection(
@@ -316,9 +398,13 @@ class _Steps:
 
         Raises the last attempt's error when every attempt failed (after ``ReduceFailed``)."""
         request = self.request
+        if request.method == VECTOR:
+            messages = render_rag_messages(request.query, plan.context)
+        else:
+            messages = render_reduce_messages(request.query, plan.context, unit=self.unit)
         reduce_request = ChatRequest(
             purpose="reduce",
-            messages=render_reduce_messages(request.query, plan.context),
+            messages=messages,
             max_tokens=request.reduce_output_reserve or None,
             output_schema=REDUCE_OUTPUT_SCHEMA,
         )
@@ -362,9 +448,11 @@ class _Steps:
         return reply.value, attempts
 
     async def run(self) -> GlobalSearchResult:
+        if self.request.method == VECTOR:
+            return await self.run_vector()
         await self.plan()
         if not self.batches:
-            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER)
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
         return await self.answer(await self.map())
 
     async def answer(self, mapped: MapPhaseResult, *, unread: int | None = None) -> GlobalSearchResult:
@@ -372,13 +460,21 @@ class _Steps:
         stop over what it read, then ``partial`` whatever else happened)."""
         plan = self.select(mapped)
         if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, NO_RESULTS_ANSWER, mapped=mapped, plan=plan, unread=unread)
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan, unread=unread)
         answer, attempts = await self.reduce(plan)
         degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
         return self.finish(
             RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
+
+    async def run_vector(self) -> GlobalSearchResult:
+        """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""
+        plan = self.pack(await self.rank())
+        if not plan.selected:
+            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, plan=plan)
+        answer, attempts = await self.reduce(plan)
+        return self.finish(RunStatus.COMPLETED, answer, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage)
 
 
 def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
@@ -401,6 +497,7 @@ async def _run(
     tokenizer: Tokenizer | None,
     run_id: str | None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
     spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     started = time.monotonic()
@@ -433,7 +530,9 @@ async def _run(
     )
     if spending is None and request.spend_limit_tokens is not None:
         spending = SpendingLimit(request.spend_limit_tokens)
-    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, spending)
+    steps = _Steps(
+        index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, embedder=embedder, spending=spending
+    )
     try:
         return await steps.run()
     except SpendLimitReached as exc:
@@ -463,12 +562,15 @@ async def retrieve_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
     spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     """Answer a global question over ``index``; ``on_event`` sees every event as it happens.
 
-    Raises ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets
-    cannot hold the prompt or a summary part, and the reduce's last error when it failed twice.
+    ``embedder`` ranks the chunks of a ``vector`` run by embeddings (BM25 without one). Raises
+    ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets cannot
+    hold the prompt or a summary part, ``NoSourceChunksError`` when a ``text`` or ``vector`` run
+    meets an index without chunks, and the reduce's last error when it failed twice.
     A run with a spending limit (the request's ``spend_limit_tokens``, or ``spending`` shared by
     a sweep or an experiment) sends no call that could pass it. One that reaches it stops as Stop
     stops a run (``RunFailed(cancelled=True)`` saying so) and answers from what it read
@@ -477,7 +579,7 @@ async def retrieve_global(
     """
     return await _run(
         index, request, model, on_event or (lambda event: None),
-        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, spending=spending,
+        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder, spending=spending,
     )
 
 
@@ -498,9 +600,10 @@ async def answer_from_read(
     interrupted). The run goes on under its own id and clock: ``on_event`` sees
     ``PartialAnswerStarted``, the reduce's events and ``RunFinished``, whose result is
     ``partial`` with ``diagnostics.stopped_early`` set and the batches not read counted in
-    ``diagnostics.unread_batch_count``. Raises ``NothingReadError`` when the run was not stopped
-    or finished no useful map answer; a failure (or another stop) ends it with ``RunFailed`` as
-    in :func:`retrieve_global`. The reduce holds the run's spending limit (``spending``, else one
+    ``diagnostics.unread_batch_count`` (and ``diagnostics.stopped_at_limit`` when the spending
+    limit stopped it). Raises ``NothingReadError`` when the run was not stopped or finished no
+    useful map answer; a failure (or another stop) ends it with ``RunFailed`` as in
+    :func:`retrieve_global`. The reduce holds the run's spending limit (``spending``, else one
     made from the request's ``spend_limit_tokens`` with what the run spent counted in)."""
     emit = on_event or (lambda event: None)
     state = RunState.replay(events)
@@ -520,11 +623,12 @@ async def answer_from_read(
         spending = SpendingLimit(request.spend_limit_tokens, spent=state.usage.total_tokens)
     steps = _Steps(
         index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
-        retry_policy or DEFAULT_RETRY_POLICY, spending,
+        retry_policy or DEFAULT_RETRY_POLICY, spending=spending,
     )
     if state.error_type == SpendLimitReached.__name__ and spending is not None:
         steps.stopped_at_limit = spending.limit
     steps.communities = [c for c in index.communities if c.id in set(state.selected_community_ids)]
+    steps.unit_count = len(state.selected_community_ids)  # summaries, or a text run's source chunks
     steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
     if request.dynamic:
         steps.selection = walk_outcome(index, state.selection)
@@ -535,8 +639,6 @@ async def answer_from_read(
     except (asyncio.CancelledError, KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
         emit(_failure_event(state, clock(), exc))
         raise
-
-
 _END = object()
 
 
@@ -549,6 +651,7 @@ async def stream_global(
     tokenizer: Tokenizer | None = None,
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
+    embedder: EmbeddingModel | None = None,
     spending: SpendingLimit | None = None,
 ) -> AsyncIterator[Event]:
     """The events of a run as they happen; the last one is ``RunFinished`` (with the result).
@@ -562,7 +665,7 @@ async def stream_global(
         try:
             await _run(
                 index, request, model, queue.put_nowait,
-                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, spending=spending,
+                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder, spending=spending,
             )
         finally:
             queue.put_nowait(_END)

@@ -1,4 +1,4 @@
-"""Dynamic community selection (``shared/spec/dynamic-selection.md``): the model rates
+"""Dynamic community selection (``docs/dynamic-selection.md``): the model rates
 communities from the roots down, and the map reads the most specific relevant ones.
 
 Invariants of :func:`select_dynamic`:
@@ -18,24 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
-from .errors import BudgetError, ModelOutputError, SpendLimitReached, describe_error
+from .errors import ModelOutputError, SpendLimitReached, describe_error
 from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, complete_with_retry
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
 from .pool import run_pool
-from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
+from .rating_call import majority_rating, rating_cache_key, rating_request
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
 from .spending import SpendingLimit
-from .tokens import Tokenizer, prompt_overhead
+from .tokens import Tokenizer
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -44,67 +42,7 @@ if TYPE_CHECKING:
 EventSink = Callable[["Event"], None]
 Clock = Callable[[], float]
 
-RATING_PROMPT_TOO_SMALL = "Map token budget cannot fit the rating prompt."
-HIERARCHY_TITLE_CHARS = 80
-"""Titles in ``SelectionStarted`` are cut to this many characters (the event is stored with every run)."""
-
-
-# -- the rating prompt -----------------------------------------------------------------------
-
-
-def rating_request(
-    query: str, community: Community, *, budget: int, output_reserve: int, tokenizer: Tokenizer, question_reserve: int = 0
-) -> ChatRequest:
-    """The rating call for one community, its summary cut to the longest code-point prefix whose
-    whole prompt fits ``budget`` (raises :class:`BudgetError` when even an empty one does not).
-    With a ``question_reserve`` the summary comes before the question and is cut as if the
-    question took exactly that many tokens: the same prompt up to any question within it."""
-    summary, data_first = community.summary, question_reserve > 0
-
-    def request_for(text: str, question: str = query) -> ChatRequest:
-        return ChatRequest(
-            purpose="rate",
-            messages=render_rating_messages(question, community.id, text, data_first=data_first),
-            max_tokens=output_reserve or None,
-            json_mode=True,
-            output_schema=RATING_OUTPUT_SCHEMA,
-        )
-
-    budget -= prompt_overhead(tokenizer, len(request_for("").messages)) + question_reserve  # the endpoint's share, the question's
-    sized = "" if data_first else query  # the cut does not depend on a question within the reserve
-
-    def fits(length: int) -> bool:
-        return tokenizer.count(request_for(summary[:length], sized).prompt_text) <= budget
-
-    if fits(len(summary)):
-        return request_for(summary)
-    if not fits(0):
-        raise BudgetError(RATING_PROMPT_TOO_SMALL)
-    low, high = 0, len(summary)  # fits(low) and not fits(high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle
-    return request_for(summary[:low])
-
-
-def rating_cache_key(model: object, request: ChatRequest, repeat: int) -> str:
-    """The map cache's key for one repeat of a rating call: the map's key of the exact request
-    (its output schema left out), with the repeat number, so repeats are cached apart and a
-    rerun reuses every one."""
-    from .cache import cache_key
-
-    keyed = request.model_copy(update={"output_schema": None})  # the same shape the prompt asks for: stored ratings stay valid
-    return hashlib.sha256(f"{cache_key(model, keyed)}\x00rate-repeat:{repeat}".encode()).hexdigest()
-
-
-def majority_rating(ratings: Sequence[int]) -> int:
-    """The most frequent rating; a tie goes to the lowest value (as Microsoft GraphRAG's)."""
-    counts = Counter(ratings)
-    best = max(counts.values())
-    return min(value for value, count in counts.items() if count == best)
+HIERARCHY_TITLE_CHARS = 80  # titles in SelectionStarted are cut to this many characters (stored with every run)
 
 
 @dataclass(frozen=True)
@@ -177,6 +115,7 @@ class _Rated:
     calls: int = 0
     cache_hits: int = 0
     usage: TokenUsage = field(default_factory=TokenUsage)
+    started_at: float | None = None  # when its first call to the model started (None: the cache answered every repeat)
 
     @property
     def successes(self) -> list[int]:
@@ -376,6 +315,7 @@ class _Walk:
             rated.cache_hits += 1
         else:
             tally = Attempts()
+            rated.started_at = self.clock() if rated.started_at is None else rated.started_at
             try:
                 reply = await complete_with_retry(
                     self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
@@ -434,7 +374,8 @@ class _Walk:
         self.totals.add(rated)
         cached_tokens = self.tokenizer.count(this.requests[community_id].prompt_text) * rated.cache_hits if rated.cache_hits else 0
         shared = {name: value for name, value in self.records[community_id] if name != "fate"}
-        self.emit(CommunityRated(at=self.clock(), **shared, kept=relevant, superseded_id=superseded, cached_prompt_tokens=cached_tokens))
+        extra = {"kept": relevant, "superseded_id": superseded, "cached_prompt_tokens": cached_tokens, "started_at": rated.started_at}
+        self.emit(CommunityRated(at=self.clock(), **shared, **extra))
         return [child.id for child in self.index.children(community_id)] if relevant else []
 
     def keep(self, community_id: str) -> str | None:
@@ -496,5 +437,7 @@ class _Totals:
         self.usage = self.usage + rated.usage
 
 
-__all__ = ["RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier",
-           "majority_rating", "rating_cache_key", "rating_request", "root_ids", "select_dynamic"]
+__all__ = [
+    "RatingCost", "SelectionOutcome", "estimate_rating_cost", "expand_blanks", "first_frontier", "majority_rating",
+    "rating_cache_key", "rating_request", "root_ids", "select_dynamic",
+]

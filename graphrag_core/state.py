@@ -16,6 +16,7 @@ from typing import Literal
 
 from .events import (
     BatchesPlanned,
+    ChunksRanked,
     CommunityRated,
     Event,
     HierarchyNode,
@@ -62,6 +63,12 @@ class BatchStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     """Still running when the run was stopped."""
+
+    @property
+    def word(self) -> str:
+        """The word people read for this state: a batch still running when its run was stopped
+        reads ``stopped``, as its run does (:attr:`RunStatus.word`)."""
+        return "stopped" if self is BatchStatus.CANCELLED else "done after a retry" if self is BatchStatus.RETRIED else self.value
 
     @property
     def succeeded(self) -> bool:
@@ -228,6 +235,8 @@ class RunState:
     reduce_strategy: str | None = None
     reduce_prompt_tokens: int | None = None
     selection: SelectionState = field(default_factory=SelectionState)
+    ranking: ChunksRanked | None = None
+    """How a ``vector`` run ranked the source chunks (None for the other methods)."""
     reduce_attempts: int = 0
     notices: list[str] = field(default_factory=list)
     """What the model adapter said about its endpoint during the run (each once)."""
@@ -338,6 +347,8 @@ class RunState:
                 self.status, self.phase = RunStatus.RUNNING, "selecting"
             case SelectionStarted() | SelectionRound() | CommunityRated() | SelectionFinished():
                 self.selection.apply(event)
+            case ChunksRanked():
+                self.ranking = event
             case SummariesSelected():
                 self.summary_count, self.community_level = event.count, event.community_level
                 self.selected_community_ids = event.community_ids

@@ -31,6 +31,12 @@ class RunStatus(StrEnum):
         return _WORDS[self]
 
     @property
+    def why_heading(self) -> str:
+        """The heading over the reasons a run has no (full) answer, in the same words:
+        ``Why the run stopped``, ``Why the run found no results``."""
+        return _WHY[self]
+
+    @property
     def ended(self) -> bool:
         return self is not RunStatus.RUNNING
 
@@ -54,6 +60,17 @@ _WORDS: dict[RunStatus, str] = {
     RunStatus.FAILED: "failed",
     RunStatus.CANCELLED: "stopped",
     RunStatus.INTERRUPTED: "interrupted",
+}
+
+
+_WHY: dict[RunStatus, str] = {
+    RunStatus.RUNNING: "Why the run has no answer yet",
+    RunStatus.COMPLETED: "How the run ended",
+    RunStatus.PARTIAL: "Why the answer is partial",
+    RunStatus.NO_RESULTS: "Why the run found no results",
+    RunStatus.FAILED: "Why the run failed",
+    RunStatus.CANCELLED: "Why the run stopped",
+    RunStatus.INTERRUPTED: "Why the run was interrupted",
 }
 
 

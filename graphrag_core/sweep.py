@@ -30,119 +30,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict
 
 from .csv_cells import csv_text
-from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError, SpendLimitReached
+from .errors import AllMapBatchesFailed, GraphRAGError, SpendLimitReached
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
 from .index import index_display_name
-from .levels import LEAF, Level
+from .levels import Level
 from .llm.base import ChatModel, TokenUsage, model_identity
 from .models import Index
 from .pool import run_pool
-from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .status import RunStatus
 from .search import retrieve_global
+from .history import SWEEP_LABEL_PREFIX, RunRecorder, RunStore
 from .spending import SpendingLimit
-from .history import RunRecorder, RunStore
+from .sweep_spec import SweepSpec
 from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
 
 
-DEFAULT_POINT_CONCURRENCY = 1
-"""Grid points run one after the other unless a spec asks for more."""
-
 CSV_LIST_SEPARATOR = ";"
 """How a list (community ids) is joined inside one CSV cell."""
-
-
-def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
-    """Apply the request's rules (and exact messages) to every listed value of a sweep spec.
-
-    Runs before pydantic, like the request's own validation, so the errors are this package's
-    ``RequestValidationError`` and not pydantic's wrapper."""
-    check_query(data.get("query"))
-    for level in data.get("levels") or []:
-        if level != DYNAMIC:
-            check_setting("community_level", level)
-    for seed in data.get("seeds") or []:
-        if seed is None:
-            raise RequestValidationError("A sweep's seeds must be integers.")
-        check_setting("seed", seed)
-    for name in ("map_token_budgets", "reduce_token_budgets"):
-        for value in data.get(name) or []:
-            check_setting(name[:-1], value)  # map_token_budget / reduce_token_budget
-    concurrency = data.get("point_concurrency", DEFAULT_POINT_CONCURRENCY)
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 0:
-        raise RequestValidationError("point_concurrency must be a positive integer.")
-    for name in ("levels", "seeds"):
-        if name in data and not data[name]:
-            raise RequestValidationError("A sweep needs at least one level and one seed.")
-    return data
-
-
-class SweepSpec(BaseModel):
-    """A sweep's grid and the settings shared by every point.
-
-    ``base`` holds every request field other than the query, level, seed and budgets. An empty
-    budget list means "the base value only". The grid is the product of the four lists.
-    Validation: the query and each listed value follow the request's rules (spec section 1)
-    and raise the same errors; a budget that is valid alone but cannot hold its reserve is
-    allowed here and fails only its own points.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    query: str
-    levels: list[Level] = Field(default_factory=lambda: [LEAF])
-    """Each grid point's selection: a level, ``"leaf"``, or ``"dynamic"`` (dynamic community
-    selection, with the rating settings of ``base``), so the selection mode is a sweep dimension."""
-    seeds: list[int] = Field(default_factory=lambda: [0])
-    map_token_budgets: list[int] = Field(default_factory=list)
-    reduce_token_budgets: list[int] = Field(default_factory=list)
-    base: SearchDefaults = Field(default_factory=SearchDefaults)
-    point_concurrency: int = DEFAULT_POINT_CONCURRENCY
-
-    def __init__(self, /, **data: Any) -> None:
-        super().__init__(**_check_spec_values(data))
-
-    @field_validator("query")
-    @classmethod
-    def _strip_query(cls, value: str) -> str:
-        return value.strip()
-
-    @field_validator("levels", "seeds", "map_token_budgets", "reduce_token_budgets")
-    @classmethod
-    def _unique(cls, value: list[Any]) -> list[Any]:
-        return list(dict.fromkeys(value))  # a repeated value would only repeat runs
-
-    def grid(self) -> list[tuple[Level, int, int, int]]:
-        """Every point as ``(level, map_token_budget, reduce_token_budget, seed)``, in grid order."""
-        map_budgets = self.map_token_budgets or [self.base.map_token_budget]
-        reduce_budgets = self.reduce_token_budgets or [self.base.reduce_token_budget]
-        return list(itertools.product(self.levels, map_budgets, reduce_budgets, self.seeds))
-
-    def __len__(self) -> int:
-        return len(self.grid())
-
-    def request_for(self, level: Level, map_budget: int, reduce_budget: int, seed: int) -> GlobalSearchRequest:
-        """The request of one point; raises ``BudgetError`` when a budget cannot hold its reserve.
-
-        The level ``"dynamic"`` asks for dynamic selection (the base's level is then unused).
-        """
-        selection = {"community_selection": DYNAMIC} if level == DYNAMIC else {"community_level": level, "community_selection": "level"}
-        return GlobalSearchRequest.with_defaults(
-            self.query,
-            self.base,
-            **selection,
-            map_token_budget=map_budget,
-            reduce_token_budget=reduce_budget,
-            seed=seed,
-        )
 
 
 class SweepPoint(BaseModel):
@@ -150,11 +62,16 @@ class SweepPoint(BaseModel):
 
     ``prompt_tokens`` is the planned prompt estimate: each map batch's prompt once plus the
     reduce prompt (retries are not counted again), plus, under dynamic selection, the rating
-    prompts' tokens as the model reported them, so levels and dynamic compare on one axis. ``model_calls`` counts every call made,
-    retries and dynamic selection's rating calls included; ``rating_calls`` and
-    ``rating_tokens`` (prompt and completion, as the model counted them) are the rating's part. ``community_ids`` are those behind the answer (the **behind** set; empty unless the point
-    produced one), ``cited_community_ids`` those the answer cites (the **cited** set) and
-    ``unsupported_citation_count`` the distinct cited ids not in the index or not behind it.
+    prompts (as the model reported them, or as planned for those the cache answered), so levels
+    and dynamic compare on one axis whatever the cache held. ``model_calls`` counts every call
+    made, retries and dynamic selection's rating calls included; ``calls_as_if_uncached`` adds
+    the calls the cache answered, so points compare by what they cost, not by what an earlier
+    point left in the cache. ``rating_calls`` and ``rating_tokens`` (prompt and completion, as
+    the model counted them) are the rating's part. ``community_ids`` are those behind the answer
+    (the **behind** set; empty unless the point produced one), ``cited_community_ids`` those the
+    answer cites (the **cited** set) and ``unsupported_citation_count`` the distinct cited ids
+    not in the index or not behind it. ``index`` is the point's place in grid order (the
+    ``point`` column of the rows and the CSV).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -201,6 +118,11 @@ class SweepPoint(BaseModel):
         return self.map_calls + self.reduce_calls + self.rating_calls
 
     @property
+    def calls_as_if_uncached(self) -> int:
+        """The calls this point would have made with no cache (``model_calls`` plus cache hits)."""
+        return self.model_calls + self.cache_hits
+
+    @property
     def failed(self) -> bool:
         return self.status == RunStatus.FAILED
 
@@ -211,7 +133,7 @@ class SweepPoint(BaseModel):
 
 
 ROW_FIELDS: tuple[str, ...] = (
-    "index",
+    "point",
     "level",
     "seed",
     "map_token_budget",
@@ -222,6 +144,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "map_calls",
     "reduce_calls",
     "model_calls",
+    "calls_as_if_uncached",
     "rating_calls",
     "rating_tokens",
     "prompt_tokens",
@@ -238,7 +161,9 @@ ROW_FIELDS: tuple[str, ...] = (
     "cited_community_ids",
     "unsupported_citation_count",
 )
-"""The columns of :meth:`SweepResult.to_rows` and of the CSV, in order."""
+"""The columns of :meth:`SweepResult.to_rows` and of the CSV, in order: ``point`` is the
+point's number in grid order (``SweepPoint.index``), ``model_calls`` the calls spent and
+``calls_as_if_uncached`` the calls it would have made with no cache."""
 
 
 def jaccard(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float:
@@ -265,7 +190,9 @@ class SweepResult(BaseModel):
         rows = []
         for point in self.points:
             data = point.model_dump()
+            data["point"] = point.index
             data["model_calls"] = point.model_calls
+            data["calls_as_if_uncached"] = point.calls_as_if_uncached
             data["community_ids"] = list(point.community_ids)
             data["cited_community_ids"] = list(point.cited_community_ids)
             rows.append({name: data[name] for name in ROW_FIELDS})
@@ -453,7 +380,7 @@ async def run_sweep(
         if spending is not None and spending.reached:
             why, kind = f"Not run: the sweep had reached its spending limit of {spending.limit:,} tokens.", SpendLimitReached.__name__
             return SweepPoint(**base, status=RunStatus.CANCELLED, error=why, error_type=kind)
-        label = f"sweep {sweep_id[:8]} #{i}: level={level} seed={seed} map={map_budget} reduce={reduce_budget}"
+        label = f"{SWEEP_LABEL_PREFIX}{sweep_id[:8]} · point {i + 1} of {len(grid)}"  # the settings are the run's own
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         point_started = time.monotonic()

@@ -12,7 +12,7 @@ index's warnings.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import field as dataclass_field
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -83,7 +83,7 @@ def _examples(items: Sequence[str]) -> str:
     return shown + (f", ... ({len(items) - WARNING_EXAMPLES} more)" if len(items) > WARNING_EXAMPLES else "")
 
 
-def _unique_ids(kind: str, records: Sequence[Any], source: RecordSource) -> dict[str, int]:
+def check_unique_ids(kind: str, records: Sequence[Any], source: RecordSource) -> dict[str, int]:
     """Map id -> position; raise on the first repeated id, naming where it was first seen."""
     first: dict[str, int] = {}
     for position, record in enumerate(records):
@@ -94,6 +94,20 @@ def _unique_ids(kind: str, records: Sequence[Any], source: RecordSource) -> dict
 
             raise source.error(position, "id", message)
     return first
+
+
+UNIQUE_KINDS: dict[str, str] = {
+    "communities": "community", "claims": "claim", "chunks": "chunk",
+    "documents": "document", "entities": "entity", "relationships": "relationship",
+}
+"""What one record of each table is called in a duplicate-id message."""
+
+
+def table_source(table: str, records: Sequence[Any], given: Mapping[str, RecordSource] | None) -> RecordSource:
+    """Where ``table``'s records came from: ``given[table]`` (marked with its table), else records in memory."""
+    if given and table in given:
+        return replace(given[table], table=table)
+    return RecordSource.in_memory(table, len(records))
 
 
 def check_structure(
@@ -113,25 +127,32 @@ def check_structure(
     without one is named as records in memory. Raises :class:`IndexValidationError` on the first
     failure, in this order: duplicate ids, unknown parents, parent cycles, levels that are not
     the parent's + 1, claims naming unknown or non-leaf communities or unknown chunks, chunks
-    naming unknown documents (only when documents are given).
+    naming unknown documents (only when documents are given). An index read table by table runs
+    the same checks per table (:func:`check_hierarchy` when it opens, :func:`check_claims` and
+    :func:`check_chunks` when those tables are read).
     """
     tables: dict[str, Sequence[Any]] = {
         "communities": communities, "claims": claims, "chunks": chunks,
         "documents": documents, "entities": entities, "relationships": relationships,
     }
-    given = sources or {}
-    sources = {
-        name: replace(given[name], table=name) if name in given else RecordSource.in_memory(name, len(records))
-        for name, records in tables.items()
+    where = {name: table_source(name, records, sources) for name, records in tables.items()}
+    ids = {
+        name: check_unique_ids(UNIQUE_KINDS[name], tables[name], where[name])
+        for name in ("communities", "chunks", "documents", "claims", "entities", "relationships")
     }
-    by_id = _unique_ids("community", communities, sources["communities"])
-    chunk_ids = _unique_ids("chunk", chunks, sources["chunks"])
-    document_ids = _unique_ids("document", documents, sources["documents"])
-    _unique_ids("claim", claims, sources["claims"])
-    _unique_ids("entity", entities, sources["entities"])
-    _unique_ids("relationship", relationships, sources["relationships"])
+    check_hierarchy(communities, ids["communities"], where["communities"])
+    check_claims(claims, where["claims"], communities=ids["communities"], parents=parent_ids(communities), chunk_ids=ids["chunks"])
+    if documents:
+        check_chunks(chunks, where["chunks"], document_ids=ids["documents"])
 
-    where = sources["communities"]
+
+def parent_ids(communities: Sequence[Community]) -> set[str]:
+    """The ids of the communities some community names as its parent (the non-leaves)."""
+    return {community.parent_id for community in communities if community.parent_id is not None}
+
+
+def check_hierarchy(communities: Sequence[Community], by_id: Mapping[str, int], where: RecordSource) -> None:
+    """Parents exist, form no cycle, and sit one level above their children (ids already unique)."""
     for position, community in enumerate(communities):
         if community.parent_id is not None and community.parent_id not in by_id:
             raise where.error(
@@ -152,10 +173,18 @@ def check_structure(
                 f"has level {parent.level}; a child's level must be its parent's + 1.",
             )
 
-    where = sources["claims"]
-    parents = {community.parent_id for community in communities if community.parent_id is not None}
+
+def check_claims(
+    claims: Sequence[Claim],
+    where: RecordSource,
+    *,
+    communities: Container[str],
+    parents: Container[str],
+    chunk_ids: Container[str],
+) -> None:
+    """Every claim names an existing leaf community (not one of ``parents``) and existing chunks."""
     for position, claim in enumerate(claims):
-        if claim.community_id not in by_id:
+        if claim.community_id not in communities:
             raise where.error(
                 position,
                 "community_id",
@@ -173,15 +202,17 @@ def check_structure(
                 raise where.error(
                     position, "chunk_ids", f"claim {_q(claim.id)} cites chunk {_q(chunk_id)}, which does not exist."
                 )
-    if documents:
-        where = sources["chunks"]
-        for position, chunk in enumerate(chunks):
-            if chunk.document_id is not None and chunk.document_id not in document_ids:
-                raise where.error(
-                    position,
-                    "document_id",
-                    f"chunk {_q(chunk.id)} names document {_q(chunk.document_id)}, which does not exist.",
-                )
+
+
+def check_chunks(chunks: Sequence[SourceChunk], where: RecordSource, *, document_ids: Container[str]) -> None:
+    """Every chunk that names a document names an existing one (run only when documents are given)."""
+    for position, chunk in enumerate(chunks):
+        if chunk.document_id is not None and chunk.document_id not in document_ids:
+            raise where.error(
+                position,
+                "document_id",
+                f"chunk {_q(chunk.id)} names document {_q(chunk.document_id)}, which does not exist.",
+            )
 
 
 def _check_no_cycle(communities: Sequence[Community], by_id: Mapping[str, int], where: RecordSource) -> None:
@@ -205,8 +236,6 @@ def _check_no_cycle(communities: Sequence[Community], by_id: Mapping[str, int], 
             parent_id = communities[position].parent_id
             position = None if parent_id is None else by_id[parent_id]
         done.update(walk)
-
-
 
 
 def structure_warnings(
@@ -257,4 +286,20 @@ def locate(error: IndexValidationError, sources: Mapping[str, RecordSource]) -> 
     return replace(sources[table], table=table).error(position, field_name, message)
 
 
-__all__ = ["TABLES", "WARNING_EXAMPLES", "Message", "RecordSource", "check_structure", "locate", "quote", "structure_warnings"]
+__all__ = [
+    "TABLES",
+    "UNIQUE_KINDS",
+    "WARNING_EXAMPLES",
+    "Message",
+    "RecordSource",
+    "check_chunks",
+    "check_claims",
+    "check_hierarchy",
+    "check_structure",
+    "check_unique_ids",
+    "locate",
+    "parent_ids",
+    "quote",
+    "structure_warnings",
+    "table_source",
+]

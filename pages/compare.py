@@ -50,6 +50,7 @@ else:
     views.draw_metrics(st.container(), records, price=app.model.price)
     views.draw_overlap(st.container(), records)
     views.draw_answers(st.container(), records)
+    views.draw_points(st.container(), records)
 
 st.divider()
 views.draw_history(st.container(), store, runs, app=app)

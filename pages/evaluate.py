@@ -1,11 +1,12 @@
 """Evaluate: which level, budget or selection mode gives better answers, judged head to head the
-way the GraphRAG paper does (``shared/spec/evaluation.md``).
+way the GraphRAG paper does (``docs/evaluation.md``).
 
 A question set (bundled, uploaded or generated) x conditions x seeds runs as a background job
 with progress and Stop; the result is a win-rate heatmap per criterion (rows beat columns),
 p-values, a cost table and a drill-down to each question's two answers, the judge's reasons and
 the runs. Shareable: ``/evaluate?experiment=<id>`` reopens a finished experiment from the
-evaluation store. Scores of the offline judge are labelled heuristic.
+evaluation store, and ``/evaluate?experiment=<id>&judge=1`` opens its blind judging screen, where
+people vote on the same pairs. Scores of the offline judge are labelled heuristic.
 """
 
 from __future__ import annotations
@@ -13,29 +14,31 @@ from __future__ import annotations
 import streamlit as st
 
 from graphrag_app import eval_views as views
+from graphrag_app import vote_views
 from graphrag_app.controls import open_picked_index
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.state import EvaluateState
+from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
+if vote_views.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
+    vote_views.draw_judging(st.container(), load_settings())
+    st.stop()
 
 st.title("Evaluate")
-st.caption(
-    "Which level, budget or selection mode gives better answers? Every condition answers every question; an LLM judge compares "
-    "every pair of answers on the GraphRAG paper's four criteria, both ways round."
-)
 app = load_settings()
+st.caption(views.intro_text(app))
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY)
+opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=DEFERRED_TABLES)  # an experiment fingerprints every table
 assert opened.index is not None  # open_picked_index stops the page otherwise
 views.draw_models(st.container(), app)
 questions = views.draw_questions(st.container(), page, opened, app)
-spec, problem = views.draw_form(st.container(), questions)
-problem = views.draw_estimate(st.container(), page, opened.index, spec) or problem
+spec, problem = views.draw_form(st.container(), questions, index=opened.index)
+problem = views.draw_estimate(st.container(), page, opened.index, spec, app=app) or problem
 if problem:
     st.warning(escape_markdown(problem), icon=":material/warning:")
 

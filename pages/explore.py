@@ -23,21 +23,30 @@ with st.sidebar:
 explore_views.check_url_level(page, opened)
 explore_views.follow_sample_question(opened)
 
-st.title("Explore")
-st.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
+explore_views.draw_page_style()
+title, switch = st.columns([3, 2], vertical_alignment="bottom")
+title.title("Explore")
+explore_views.draw_presenter_switch(switch)
+presenting = explore_views.presenting()
+intro = st.empty()  # a place kept while a run streams, so nothing below it moves when the run ends
+if not presenting and not page.running:  # while a run streams, the screen is the run's
+    intro.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
 st.text_area("Question", key=Keys.QUESTION, height=80, placeholder="What are the main themes of this corpus?")
 current, problem = read_widgets(base)
 page.settings = current
 
 if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
-explore_views.draw_cost_preview(st.container(), opened, current, problem, price=app.model.price, provider=current.model.provider or app.model.provider)
-explore_views.draw_run_buttons(st.container(), page, app, current)
+preview = st.container()
+explore_views.draw_run_buttons(st.container(), page, app, current)  # on the page before the preview has waited for its figures
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)
+if not page.running:  # while a run streams, the screen is the run's
+    explore_views.draw_cost_preview(
+        preview, opened, current, problem, price=app.model.price, provider=current.model.provider or app.model.provider, app=app, shown_run=page.view is not None
+    )
 
-draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
-explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
-bundle_slot = st.empty()  # always drawn, so the run area keeps its place while a new run streams in
-run_area = st.empty()
-explore_views.draw_run(bundle_slot, run_area, page, app)
+explore_views.draw_run(st.container(), page, app)
+if not presenting:
+    draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
+    explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)

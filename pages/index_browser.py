@@ -14,6 +14,7 @@ from graphrag_app.controls import open_picked_index, seed_from_url
 from graphrag_app.loaders import default_index_key, folder_signature
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
+from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
 
@@ -22,7 +23,7 @@ st.caption("The index itself: how its communities nest, what each level costs, a
 
 app = load_settings()
 seed_from_url(views.INDEX_KEY, views.FOLDER_KEY, views.url_index() or default_index_key())
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY)
+opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=DEFERRED_TABLES)  # counts, warnings, graphs
 assert opened.index is not None and opened.source is not None  # open_picked_index stops the page otherwise
 key, index = opened.source.key, opened.index
 signature = folder_signature(opened.source.path)

@@ -182,3 +182,139 @@ def chart_title(page, pattern: str):  # type: ignore[no-untyped-def]
     """The first visible title of a Plotly chart matching the regex ``pattern`` (Plotly keeps
     hidden copies of text while it lays out)."""
     return page.locator(".js-plotly-plot .gtitle >> visible=true").filter(has_text=re.compile(pattern)).first
+
+
+@contextlib.contextmanager
+def busy_processes(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` CPU-bound processes (a busy machine) for the length of the block."""
+    processes = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
+    try:
+        yield processes
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+LIVE_SAMPLE_MS = 100
+"""How often :func:`install_live_sampler` looks at the page."""
+
+_LIVE_SAMPLER = r"""(every) => {
+    if (window.__graphragLive) return;
+    const live = window.__graphragLive = {clicked: null, started: null, firstBar: null, answer: null, samples: 0, held: 0, faded: 0, gaps: []};
+    const shown = (element) => { const box = element.getBoundingClientRect(); return box.width > 0 && box.height > 0; };
+    const title = (pattern) => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => shown(t) && pattern.test(t.textContent));
+    const opacity = (element) => {  // as seen: the product of the opacities of the element and its ancestors
+        let seen = 1;
+        for (let e = element; e && e !== document.body; e = e.parentElement) seen *= Number(getComputedStyle(e).opacity);
+        return seen;
+    };
+    const faded = () => [...document.querySelectorAll('.js-plotly-plot')].some((p) => shown(p) && opacity(p) < 0.99);
+    const running = () => [...document.querySelectorAll('[data-testid="stText"]')].some((t) => /^Status: running/.test(t.textContent));
+    const streaming = () => [...document.querySelectorAll('.js-plotly-plot .gtitle')].some((t) => {  // some batches finished, not all:
+        const m = shown(t) && /^Map batches: ([\d,]+) of ([\d,]+) finished/.exec(t.textContent);  // this run's chart, not one left
+        const count = (text) => Number(text.replace(/,/g, ''));                                      // from what the page showed before
+        return Boolean(m) && count(m[1]) > 0 && count(m[1]) < count(m[2]);
+    });
+    document.addEventListener('click', (event) => {
+        const button = event.target.closest('button');
+        if (button && /Run global search|Run fresh|Replay/.test(button.textContent) && live.clicked === null) live.clicked = performance.now();
+    }, true);
+    setInterval(() => {
+        if (live.clicked === null) return;
+        const now = performance.now();
+        if (live.started === null) {
+            if (!running()) return;  // what the page showed before the run streams is not the run's
+            live.started = now;
+        }
+        if (live.firstBar === null && streaming()) live.firstBar = now;
+        const answer = document.querySelector('.st-key-answer-box');  // the finished answer (not the draft the reduce streams)
+        if (live.answer === null && answer && shown(answer) && !running()) live.answer = now;
+        if (live.firstBar !== null && live.answer === null && running()) {
+            live.samples += 1;
+            const useful = title(/^Map batches: /), timeline = title(/^Model calls: /);
+            if (useful && timeline) live.held += 1;
+            else live.gaps.push([Math.round(now - live.clicked), useful, timeline, document.querySelectorAll('.js-plotly-plot').length]);
+            if (faded()) live.faded += 1;
+        }
+    }, every);
+}"""
+
+
+def install_live_sampler(page) -> None:  # type: ignore[no-untyped-def]
+    """Sample ``page`` every :data:`LIVE_SAMPLE_MS` from the next click on a button that starts
+    a run: when the usefulness chart first shows some of its batches finished (not all: a chart
+    left from the page before shows them all), when the answer's heading
+    appears, and, while the run streams after its first bar, whether the usefulness chart and
+    the call timeline are both on the page. Read the figures with :func:`live_figures`."""
+    page.evaluate(_LIVE_SAMPLER, LIVE_SAMPLE_MS)
+
+
+def live_figures(page) -> dict[str, float]:  # type: ignore[no-untyped-def]
+    """What :func:`install_live_sampler` saw: ``shown_s`` (the page says the run is running),
+    ``first_bar_s`` and ``answer_s`` (seconds after the click, None when not seen; the answer is the finished one, not the draft the reduce streams), ``samples`` taken while the run streamed after its first
+    bar, ``held`` (both charts present), ``faded`` (a chart drawn greyed out) and ``gaps`` (when they were not: ms after the click,
+    whether each chart's title was there, and how many charts the page held)."""
+    page.wait_for_function("() => window.__graphragLive.answer !== null")
+    live = page.evaluate("() => window.__graphragLive")
+    clicked = live["clicked"]
+
+    def since(value: float | None) -> float | None:
+        return None if value is None or clicked is None else (value - clicked) / 1000
+
+    return {
+        "shown_s": since(live["started"]),
+        "first_bar_s": since(live["firstBar"]),
+        "answer_s": since(live["answer"]),
+        "samples": live["samples"],
+        "held": live["held"],
+        "faded": live["faded"],
+        "gaps": live["gaps"],
+    }
+
+
+_CUT_TEXTS = """() => {
+    const cut = [];
+    for (const el of document.querySelectorAll('[data-testid="stApp"] *')) {
+        const style = getComputedStyle(el);
+        const box = el.getBoundingClientRect();
+        if (!box.width || !box.height) continue;
+        if (el.tagName === 'INPUT' && el.getAttribute('role') === 'combobox') {  // a select box shows its choice in an input
+            if (el.scrollWidth > el.clientWidth + 1) cut.push(el.value.slice(0, 80));
+            continue;
+        }
+        if (!el.textContent.trim()) continue;
+        const ellipsis = style.textOverflow === 'ellipsis';
+        const faded = (style.maskImage || style.webkitMaskImage || 'none') !== 'none';
+        if ((ellipsis || faded) && el.scrollWidth > el.clientWidth + 1) cut.push(el.textContent.trim().slice(0, 80));
+    }
+    return cut;
+}"""
+"""Every text the page cuts to fit: an ellipsis, a choice wider than its select box, or a row of
+tags faded out at its edge."""
+
+
+def cut_texts(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """The texts on ``page`` that do not fit their box and are cut (an ellipsis, or clipped)."""
+    return page.evaluate(_CUT_TEXTS)
+
+
+_LEGEND_OVERLAPS = """() => {
+    const found = [];
+    const meet = (a, b) => a.left < b.right - 1 && b.left < a.right - 1 && a.top < b.bottom - 1 && b.top < a.bottom - 1;
+    for (const plot of document.querySelectorAll('.js-plotly-plot')) {
+        const legend = plot.querySelector('.legend');
+        if (!legend || !legend.getBoundingClientRect().width) continue;
+        const box = legend.getBoundingClientRect();
+        const others = [...plot.querySelectorAll('.gtitle, .xtitle, .ytitle, .modebar')].filter((e) => e.getBoundingClientRect().width);
+        for (const other of others) {
+            if (meet(box, other.getBoundingClientRect())) found.push((plot.querySelector('.gtitle') || {}).textContent + ' / ' + (other.textContent || other.className.baseVal || other.className));
+        }
+    }
+    return found;
+}"""
+
+
+def legend_overlaps(page) -> list[str]:  # type: ignore[no-untyped-def]
+    """Each chart whose legend lies over its title, an axis title or its toolbar."""
+    return page.evaluate(_LEGEND_OVERLAPS)

@@ -64,6 +64,17 @@ def completion_body(
     }
 
 
+def embedding_body(texts: list[str] | str, *, dimensions: int = 4) -> dict:
+    """An embeddings response: one vector per input text (a function of the text), with usage."""
+    texts = [texts] if isinstance(texts, str) else texts
+    data = [
+        {"object": "embedding", "index": i, "embedding": [float((len(text) * (d + 1)) % 7 + 1) for d in range(dimensions)]}
+        for i, text in enumerate(texts)
+    ]
+    tokens = sum(len(text.split()) for text in texts)
+    return {"object": "list", "data": data, "model": "test-embedding", "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
+
 def stream_chunks(text: str, *, size: int = 8, finish_reason: str = "stop", usage: dict | None = None) -> list[dict]:
     """A chat-completion stream of ``text`` in pieces of ``size`` characters, its last chunk
     carrying ``finish_reason``, then (when given) a chunk with ``usage``."""

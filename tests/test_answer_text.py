@@ -63,3 +63,28 @@ def test_more_in_a_citation_becomes_the_given_link_and_stays_text_elsewhere() ->
     shown = linked_markdown(text, lambda r: f"<{r.kind[0]}{r.id}>", more=lambda citation: "[+more](#all)")
     assert shown == "Ada \\[Data: Entities (<e1>, [+more](#all)); Relationships (<r2>)\\] and +more outside."
     assert "[+more]" not in linked_markdown(text, lambda r: None), "no link without a target"
+
+
+def test_a_final_answer_links_or_flags_every_citation_form_the_reports_use():
+    """``[Data: Entities (10)]`` in an answer on a Microsoft GraphRAG index is a link to entity 10
+    (not plain text); an entity the index lacks is flagged; ``+more`` leads to the cited
+    community's record list."""
+    from graphrag_app.evidence import answer_markdown
+    from graphrag_core import Community, Index
+    from graphrag_core.rows import Entity, Relationship
+
+    index = Index(
+        communities=[Community(id="3", level=0, title="Wizards", summary="Wizards.")],
+        entities=[Entity(id="e-uuid-10", short_id="10", title="WIZARD", description="A person who knows a system.", community_ids=("3",))],
+        relationships=[Relationship(id="r-uuid-7", short_id="7", source="WIZARD", target="WIZARD", description="Knows itself.")],
+    )
+    text = "Wizards know systems [Data: Reports (3, +more); Entities (10, 99); Relationships (7)]."
+    out = answer_markdown(text, None, index=index, index_key="folder", run_id="r1")
+    assert "[10](provenance?index=folder&entity=10&run=r1 \"Entity 10: WIZARD. A person who knows a system.\")" in out
+    assert "[7](provenance?index=folder&relationship=7&run=r1" in out
+    assert ":orange-badge[⚠ Entity 99: not in the index]" in out
+    assert "[3](provenance?index=folder&community=3&run=r1" in out
+    assert "[+more](provenance?index=folder&community=3&run=r1#records-of-this-community" in out
+    no_records = Index(communities=[Community(id="3", level=0, title="Wizards", summary="Wizards.")])
+    flagged = answer_markdown("See [Data: Entities (10)].", None, index=no_records, index_key="folder", run_id=None)
+    assert ":orange-badge[⚠ Entity 10: the index holds no entity records]" in flagged

@@ -32,14 +32,15 @@ from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
-from graphrag_core.request import GlobalSearchRequest, SearchSettings
+from graphrag_core.request import FRONT_END_QUESTION_RESERVE, GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import sample_path, sample_question
 from graphrag_core.state import RunState
 from graphrag_core.history import RunStore
 from graphrag_core.tokens import TOKENIZER_NAMES
 
 from . import wait_until
-from .apptest_support import QUESTION, app, messages, metrics, provenance, run_question, stored_run, texts
+from .apptest_support import QUESTION, TIMEOUT, app, messages, metrics, provenance, run_question, stored_run, texts
+from .apptest_support import page as app_page
 from .factories import small_index
 
 HANG_GUARD_S = 900
@@ -545,3 +546,71 @@ def test_the_sample_question_follows_the_sample_until_the_user_writes_one(run_db
     at.text_area(key="question").input("Who wrote the Cha Jing?").run()
     at.selectbox(key="index").select("jargon").run()
     assert at.text_area(key="question").value == "Who wrote the Cha Jing?"
+
+
+def test_a_folder_index_is_not_asked_the_jargon_samples_question(run_db: Path, small_index_dir: Path) -> None:
+    from graphrag_core.samples import GENERIC_QUESTION
+
+    at = app().run()
+    assert at.text_area(key="question").value == sample_question("jargon")
+    at.selectbox(key="index").select("__folder__").run()
+    at.text_input(key="index_folder").input(str(small_index_dir)).run()
+    assert at.text_area(key="question").value == GENERIC_QUESTION
+    at.selectbox(key="index").select("zh-tea").run()
+    assert at.text_area(key="question").value == sample_question("zh-tea")  # still untouched: it follows on
+
+    sweeps = app_page("sweeps").run()
+    assert sweeps.text_input(key="sweep_question").value == sample_question("jargon")
+    sweeps.selectbox(key="sweep_index").select("__folder__").run()
+    sweeps.text_input(key="sweep_folder").input(str(small_index_dir)).run()
+    assert sweeps.text_input(key="sweep_question").value == GENERIC_QUESTION
+
+
+def test_recent_runs_lists_the_open_indexs_runs_and_hides_evaluation_runs(run_db: Path) -> None:
+    from .factories import sample_run
+
+    store = RunStore(run_db)
+    mine = sample_run(GlobalSearchRequest(query="Who are the wizards?", seed=1, community_level=0))
+    tea = sample_run(GlobalSearchRequest(query="茶是什么？", seed=1, community_level=0), sample="zh-tea")
+    judged = sample_run(GlobalSearchRequest(query="What is a kludge?", seed=1, community_level=0), label="eval 1a2b3c4d · C0 · q1 · seed 1")
+    for record in (mine, tea, judged):
+        store.save(record)
+    at = app().run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 1 and "Who are the wizards?" in listed[0]
+    caption = next(c.value for c in at.caption if c.value.startswith("Runs on "))
+    assert "1 run on other indexes is not listed" in caption and "1 evaluation run hidden" in caption
+    at.toggle(key="recent_show_evaluation_runs").set_value(True).run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 2 and any("What is a kludge?" in m and "*evaluation run*" in m for m in listed)
+    at.selectbox(key="index").select("zh-tea").run()
+    listed = [m.value for m in at.markdown if "status:" in m.value]
+    assert len(listed) == 1 and "茶是什么？" in listed[0]
+
+
+def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -> None:
+    """The picker said "≈496k tokens" (the map texts alone) while the preview said 515,735 (the
+    prompts the map sends) for the same level: both now show the map prompt tokens."""
+    from graphrag_app.controls import short_count
+    from graphrag_app.loaders import cost_previews
+    from graphrag_core.cost import map_cost
+
+    at = app({"level": "1", "seed": "3", "map_budget": "6000"}).run()
+    assert cost_previews().settle(TIMEOUT)
+    at.run()
+    shown = int(metrics(at)["Est. map prompt tokens"].replace(",", ""))
+    request = GlobalSearchRequest(  # the app keeps 256 tokens for the question (issue 26)
+        query=sample_question("jargon"), community_level=1, seed=3, map_token_budget=6000, question_reserve=FRONT_END_QUESTION_RESERVE
+    )
+    assert shown == map_cost(load_index(sample_path("jargon")), request, seed=3).map_prompt_tokens
+    options = at.selectbox(key="community_level").options
+    label = next(o for o in options if o.startswith("level 1 ·"))
+    assert f"≈{short_count(shown)} tokens" in label, (label, shown)
+    at.checkbox(key="include_sources").uncheck().run()  # fewer tokens: both follow
+    assert cost_previews().settle(TIMEOUT)
+    at.run()
+    fewer = int(metrics(at)["Est. map prompt tokens"].replace(",", ""))
+    label = next(o for o in at.selectbox(key="community_level").options if o.startswith("level 1 ·"))
+    assert fewer < shown and f"≈{short_count(fewer)} tokens" in label
+    where = next(c.value for c in at.caption if c.value.startswith("Where the map tokens come from"))
+    assert "the map prompt and part headers of" in where

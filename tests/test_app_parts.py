@@ -16,10 +16,11 @@ from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app import jobs
-from graphrag_app.eval_views import nothing_judged
+from graphrag_app.drilldown_views import nothing_judged
 from graphrag_core.evaluation import drilldown, drilldown_choices
 from graphrag_app.loaders import CostPreviews
-from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, setting_fields, to_query_params
+from graphrag_app.setting_fields import setting_fields
+from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, to_query_params
 from graphrag_core.evaluation import Condition, ExperimentSpec, run_experiment
 from graphrag_core.evaluation.questions import EvalQuestion
 from graphrag_core.llm.offline import OfflineChatModel
@@ -280,3 +281,14 @@ def test_a_page_run_before_any_navigation_declares_it_and_reruns(run_db: Path, m
     at = page("compare").run()
     assert not at.exception and fresh.declared
     assert "Compare runs" in [t.value for t in at.title]
+
+
+def test_a_link_tables_links_name_their_pages_and_parameters() -> None:
+    from graphrag_app.link_tables import destination, page_file, plain_number
+    from graphrag_app.urls import provenance_url, record_url, run_url
+
+    assert destination(provenance_url("jargon", "12", "r1")) == ("pages/provenance.py", {"index": "jargon", "community": "12", "run": "r1"})
+    assert destination(record_url("folder/x", "entity", "10")) == ("pages/provenance.py", {"index": "folder/x", "entity": "10"})
+    assert destination(run_url("abc")) == ("pages/explore.py", {"run": "abc"})
+    assert page_file("provenance") == "pages/provenance.py"
+    assert [plain_number(v) for v in (0.18, 2.0, 1234.56789, float("nan"))] == ["0.18", "2", "1,234.5679", ""]

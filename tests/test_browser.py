@@ -10,7 +10,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from .browser_support import UI_TIMEOUT_MS, ask, chart_title, chromium_page, require_browser, shot, url_param, wait_for_new_url_param, wait_for_url_param
+from .browser_support import ask, chart_title, chromium_page, require_browser, shot, url_param, wait_for_new_url_param, wait_for_url_param
 
 pytestmark = pytest.mark.browser
 
@@ -35,11 +35,13 @@ def test_run_a_question_watch_it_and_follow_a_cited_community(server: str, page)
     assert "run=" in page.url and "seed=" in page.url
     shot(page, "explore-completed")
 
-    with page.context.expect_page() as opened:  # a citation in the answer opens its provenance in a new tab
-        page.locator("a[href*='provenance?']").first.click()
-    page = opened.value
-    page.set_default_timeout(UI_TIMEOUT_MS)
+    sync_api.expect(page.locator(".st-key-answer-evidence")).to_be_visible()
+    page.locator(".st-key-answer-box a[href*='provenance?']").first.click()  # a citation: its evidence beside the answer
+    dialog = page.get_by_role("dialog")
+    sync_api.expect(dialog.get_by_text("In this run")).to_be_visible()
+    dialog.get_by_role("link", name="Open the full Provenance page").click()  # the full page, in the same tab
     page.wait_for_url(re.compile(r"/provenance\?.*community="))
+    assert len(page.context.pages) == 1
     community = parse_qs(urlsplit(page.url).query)["community"][0]
     sync_api.expect(page.get_by_role("heading", name=re.compile(rf"^Community {re.escape(community)}:"))).to_be_visible()
     sync_api.expect(page.get_by_text(re.compile(r"^Claims from leaf descendants"))).to_be_visible()

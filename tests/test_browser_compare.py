@@ -75,6 +75,7 @@ def test_compare_page_from_a_shared_link(seeded_server, page):  # type: ignore[n
     page.get_by_role("heading", name="Metrics").wait_for()
     overlap = page.locator(".js-plotly-plot").filter(has_text="Overlap of the communities behind each answer")
     overlap.first.wait_for()
+    page.wait_for_function("document.querySelectorAll('.js-plotly-plot').length >= 4")  # the charts draw one by one
     assert page.locator(".js-plotly-plot").count() >= 4
     page.get_by_text("Runs to compare").first.wait_for()
     assert any(label.endswith("Compare") for label in _nav_labels(page))

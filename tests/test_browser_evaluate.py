@@ -60,7 +60,7 @@ def test_a_shared_experiment_draws_heatmaps_costs_and_drilldown(server: str, ser
     page.get_by_text("row beats column").first.wait_for()
     assert page.get_by_text("heuristic", exact=False).count() > 0
     page.get_by_text("Compare the two runs").wait_for()
-    assert page.locator(".js-plotly-plot").count() == 5  # a heatmap per criterion (one tab each) + the cost chart
+    assert page.locator(".js-plotly-plot").count() == 9  # a heatmap and a choice chart per criterion (one tab each) + the cost chart
     wait_for_plots_settled(page)
     shot(page, "evaluate")
     assert "experiment=" in page.url

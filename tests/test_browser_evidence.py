@@ -45,11 +45,12 @@ def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, p
     title = citation.get_attribute("title") or ""
     assert title.startswith("Community "), "the community's title on hover"
     shot(page, "evidence-answer")
-    with page.context.expect_page() as opened:
-        citation.click()
-    provenance = opened.value
-    provenance.set_default_timeout(UI_TIMEOUT_MS)
+    expect(page.locator(".st-key-answer-evidence")).to_be_visible()
+    citation.click()  # its evidence beside the answer (issue 20: no new tab), then the full page in this tab
+    page.get_by_role("dialog").get_by_role("link", name="Open the full Provenance page").click()
+    provenance = page
     provenance.wait_for_url(re.compile(r"/provenance\?.*community="))
+    assert len(page.context.pages) == 1
     query = parse_qs(urlsplit(provenance.url).query)
     assert query["run"] == [run_id]
     community = query["community"][0]
@@ -71,7 +72,7 @@ def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, p
     provenance.wait_for_url(re.compile(r"community=0(&|$)"))
     expect(provenance.get_by_role("heading", name=re.compile(r"^Community 0:"))).to_be_visible()
 
-    # Back to Explore in this fresh tab (a new browser session) shows the run again
+    # Back to Explore shows the run again
     provenance.get_by_role("button", name="Back to Explore").click()
     provenance.wait_for_url(re.compile(rf"run={run_id}"))
     expect(provenance.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()

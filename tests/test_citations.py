@@ -193,3 +193,20 @@ def test_the_first_followable_community_is_the_first_cited_one_a_selected_answer
     assert CommunitySets(cited=("z", "b"), behind=("a", "b")).first_followable() == ("b", "cited")
     assert CommunitySets(cited=("z",), behind=("a", "b")).first_followable() == ("a", "behind")
     assert CommunitySets(cited=("z",)).first_followable() is None
+
+
+def test_a_stopped_run_says_it_was_stopped_in_words_not_by_its_error_type():
+    from graphrag_core.events import RunFailed
+    from graphrag_core.state import BatchStatus
+    from graphrag_core.status import RunStatus
+
+    _, events = _run({}, "unused")
+    planned = [e for e in events if e.kind in ("run_started", "summaries_selected", "batches_planned")]
+    stopped = [*planned, RunFailed(error="The run was stopped before it finished.", error_type="RunCancelled", cancelled=True)]
+    (item,) = why_no_answer(stopped)
+    assert item.message == "The run was stopped before it produced an answer; the batches it finished are kept."
+    assert "RunCancelled" not in item.message and "ended" not in item.message
+    failed = [*planned, RunFailed(error="Every Global Map batch failed.", error_type="AllMapBatchesFailed")]
+    assert why_no_answer(failed)[-1].message == "The run failed: Every Global Map batch failed."
+    assert RunStatus.CANCELLED.why_heading == "Why the run stopped" and RunStatus.NO_RESULTS.why_heading == "Why the run found no results"
+    assert BatchStatus.CANCELLED.word == RunStatus.CANCELLED.word == "stopped"

@@ -1,5 +1,7 @@
+import asyncio
 import csv
 import json
+import os
 import subprocess
 import sys
 
@@ -14,9 +16,11 @@ from graphrag_cli.context import (
 )
 from graphrag_core import (
     FatalModelError,
+    GlobalSearchRequest,
     GlobalSearchResult,
     RetryableModelError,
     ScriptedChatModel,
+    retrieve_global,
 )
 from graphrag_core.index import load_index, save_index
 from graphrag_core.history import RunStore
@@ -65,6 +69,20 @@ def test_query_json_prints_the_result(capsys, index_dir):
     assert (request.map_output_reserve, request.reduce_output_reserve, request.map_concurrency) == (100, 200, 2)
     assert request.reduce_strategy == "stop" and not request.include_claims and not request.include_sources
     assert "[Supporting claims]" not in model.calls_for("map")[0].prompt_text
+
+
+def test_query_json_carries_the_id_of_the_run_it_recorded(capsys, index_dir, tmp_path):
+    store_path = tmp_path / "runs.sqlite3"
+    code, out, _ = run_cli(capsys, "query", index_dir, QUESTION, "--json", "--store", store_path, "--no-cache", model=ScriptedChatModel(reply))
+    assert code == EXIT_OK
+    document = json.loads(out)
+    (run,) = RunStore(store_path).list_runs()
+    assert document["run_id"] == run.run_id and document["recorded_in"] == str(store_path)
+    code, shown, _ = run_cli(capsys, "runs", "--store", store_path, "show", document["run_id"], "--json")
+    assert code == EXIT_OK and json.loads(shown)["run_id"] == run.run_id  # a script opens the run it just made
+    code, out, _ = run_cli(capsys, "query", index_dir, QUESTION, "--json", "--no-store", "--no-cache", model=ScriptedChatModel(reply))
+    unstored = json.loads(out)
+    assert len(unstored["run_id"]) == 32 and unstored["recorded_in"] is None
 
 
 def test_query_quiet_and_offline_model(capsys, index_dir):
@@ -392,13 +410,34 @@ def test_runs_export_bundle_and_replay_with_no_model(capsys, index_dir, tmp_path
     assert "Unsupported citations (1): q (not in index)" in out
     assert "warning" not in err
 
-    # against a different index it says so, and still prints the run
+    # against a different index it refuses, saying why, unless --force: then it warns and prints the run
     (index_dir / "communities.jsonl").write_text((index_dir / "communities.jsonl").read_text(encoding="utf-8").replace("Alpha", "Alpha2"), encoding="utf-8")
     code, out, err = run_cli(capsys, "replay", bundle_path, "--json")
+    assert code == EXIT_USAGE and out == "" and "is not the one this run used" in err and "--force" in err
+    code, out, err = run_cli(capsys, "replay", bundle_path, "--json", "--force")
     assert code == EXIT_OK
     payload = json.loads(out)
     assert payload["status"] == "completed" and sorted(payload["community_sets"]["behind"]) == ["a", "b"]
     assert "is not the one this run used" in payload["index_mismatch"] and "is not the one this run used" in err
+
+
+def test_replay_warns_before_the_run_it_draws(tmp_path, index_dir):
+    """The warning about the index comes first on the terminal, not after the answer."""
+    from graphrag_core.bundle import make_bundle, bundle_to_json
+    from graphrag_core.history import RunRecord
+
+    events: list = []
+    asyncio.run(retrieve_global(load_index(index_dir), GlobalSearchRequest(query=QUESTION, seed=1), ScriptedChatModel(reply), on_event=events.append))
+    bundle = make_bundle(RunRecord.from_events(events, index_name="tiny", index_path=str(tmp_path / "gone")))
+    path = tmp_path / "run.bundle.json"
+    path.write_text(bundle_to_json(bundle), encoding="utf-8")
+    completed = subprocess.run(
+        [sys.executable, "-m", "graphrag_core", "replay", str(path)], cwd=APP_ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(APP_ROOT)},
+    )
+    assert completed.returncode == 0
+    first, *rest = completed.stdout.splitlines()
+    assert first.startswith("warning: The run's index (tiny) is not available here") and any(line.startswith("Status: completed") for line in rest)
 
 
 def test_replay_names_a_file_that_is_not_a_bundle(capsys, tmp_path):

@@ -30,11 +30,11 @@ def test_query_with_dynamic_selection_reports_the_walk(capsys, index_dir, tmp_pa
     model = rates({"r": 3, "a": 4, "b": 0})
     code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--selection", "dynamic", "--seed", "1", "--store", store_path, "--no-cache", model=model)
     assert code == EXIT_OK and out == "Answer.\n"
-    assert "dynamic selection, round 0: rating 1 communities" in err
+    assert "dynamic selection, round 0: rating 1 community\n" in err  # one community, not "1 communities"
     assert "dynamic selection, round 1: rating 2 communities" in err
     assert "kept 1 of 3 rated communities in 2 rounds (3 rating calls" in err
-    assert "selected 1 community summaries by dynamic selection" in err
-    assert "3 rating calls, 1 map calls" in err
+    assert "selected 1 community summary by dynamic selection" in err
+    assert "3 rating calls, 1 map call)" in err
     runs = RunStore(store_path).list_runs()
     assert runs[0].community_level == "dynamic"
     markdown = RunStore(store_path).get(runs[0].run_id)

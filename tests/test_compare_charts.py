@@ -17,6 +17,7 @@ from graphrag_core import (
 from graphrag_core.errors import AllMapBatchesFailed
 from graphrag_core.samples import SAMPLES
 from graphrag_core.history import RunRecord
+from graphrag_core.request import SearchDefaults
 from graphrag_core.sweep import SweepSpec, run_sweep
 from tests.factories import small_index
 
@@ -59,7 +60,7 @@ def test_settings_table_marks_exactly_the_differing_fields(records):
     assert not rows["map token budget"]["differs"] and not rows["question"]["differs"]
     only = cc.settings_table(records[:2], only_differing=True)
     assert {row["setting"] for row in only} == {"community level", "seed"}
-    assert rows["claims included"][cc.run_labels(records)[0]] == "yes"
+    assert rows["claims included"][cc.run_labels(records[:2])[0]] == "yes"  # a run is named among the runs compared
 
 
 def test_metrics_table_has_every_metric_for_every_run(records):
@@ -174,7 +175,7 @@ def test_the_overlap_compares_the_set_asked_for_cited_behind_or_read_but_unused(
 
 def test_cost_figure(records):
     fig = cc.cost_figure(records)
-    assert {trace.name for trace in fig.data} >= {"batches", "model calls", "prompt tokens (est.)"}
+    assert {trace.name for trace in fig.data} >= {"batches", "model calls as if uncached", "model calls spent", "prompt tokens (est.)"}
 
 
 def test_plot_text_escapes_markup():
@@ -200,7 +201,7 @@ def test_sweep_figures(sweep):
     assert list(stability.data[0].x) == ["leaf", "level 1", "level 0"]
     assert all(0 <= y <= 1 for y in stability.data[0].y)
     cost = sweep_charts.cost_figure(sweep)
-    assert [t.name for t in cost.data] == ["batches", "model calls", "prompt tokens (est.)"]
+    assert [t.name for t in cost.data] == ["batches", "model calls as if uncached", "model calls spent", "prompt tokens (est.)"]
     (status,) = sweep_charts.points_figure(sweep).data  # a heatmap now: one filled cell per point
     assert sum(v is not None for row in status.z for v in row) == len(sweep.points)
 
@@ -237,3 +238,78 @@ def test_a_cached_rerun_shows_calls_and_tokens_spent_and_as_if_uncached():
     assert table["tokens as if uncached"][label].startswith("≈")
     assert "cost (configured price)" in table and "cost as if uncached" in table
     assert f"{batches:,} cache hits" in spend_line(spend)
+
+
+def rating_and_map(request):
+    """Dynamic selection: every community rated 3 (with reported tokens); map and reduce as above."""
+    from graphrag_core.llm.base import ChatResponse, TokenUsage
+
+    if request.purpose == "rate":
+        return ChatResponse(text='{"rating": 3}', usage=TokenUsage(prompt_tokens=1000, completion_tokens=5))
+    return usefulness_by_batch(request)
+
+
+def test_compare_prompt_tokens_count_a_dynamic_runs_rating_prompts():
+    from graphrag_core.cache import MemoryMapCache
+
+    cache = MemoryMapCache()
+    dynamic = make_record(script=rating_and_map, community_selection="dynamic", cache=cache, map_budget=1000)
+    level = make_record(level=0)
+    figures = dynamic.figures
+    assert figures.rating_calls and figures.rating_prompt_tokens == 1000 * figures.rating_calls
+    assert cc.run_metrics(dynamic).prompt_tokens == figures.map_prompt_tokens + figures.sent_reduce_prompt_tokens + figures.rating_prompt_tokens
+    diamonds = next(t for t in cc.cost_figure([level, dynamic]).data if t.name == "prompt tokens (est.)")
+    assert list(diamonds.y) == [level.figures.map_prompt_tokens + level.figures.sent_reduce_prompt_tokens, cc.run_metrics(dynamic).prompt_tokens]
+    row = next(r for r in cc.metrics_table([level, dynamic]) if r["metric"] == "prompt tokens (est.)")
+    assert row[cc.run_labels([level, dynamic])[1]] == f"{cc.run_metrics(dynamic).prompt_tokens:,}"
+    cached = make_record(script=rating_and_map, community_selection="dynamic", cache=cache, map_budget=1000)  # every rating from the cache
+    assert cached.figures.rating_calls == 0 and cached.figures.prompt_tokens >= figures.prompt_tokens - figures.rating_usage.prompt_tokens
+    assert cached.figures.rating_prompt_tokens > 0  # as planned: a cached rerun costs what its first run did
+
+
+def test_compare_cost_chart_compares_calls_as_if_uncached_and_shows_the_calls_spent():
+    from graphrag_core.cache import MemoryMapCache
+
+    cache = MemoryMapCache()
+    first, rerun = make_record(level="leaf", cache=cache), make_record(level="leaf", cache=cache)
+    assert rerun.figures.model_calls == 1 and rerun.figures.cache_hits == first.figures.batches
+    bars = {t.name: list(t.y) for t in cc.cost_figure([first, rerun]).data if t.type == "bar"}
+    assert bars["model calls as if uncached"] == [first.figures.model_calls] * 2
+    assert bars["model calls spent"] == [first.figures.model_calls, 1]
+
+
+def test_sweep_costs_compare_points_as_if_uncached_with_the_calls_spent_beside():
+    from graphrag_core.cache import MemoryMapCache
+
+    cache = MemoryMapCache()
+    spec = SweepSpec(query=QUERY, levels=["leaf", 0], seeds=[1, 2], map_token_budgets=[1000], base=SearchDefaults(map_output_reserve=100))
+    first = asyncio.run(run_sweep(small_index(), spec, ScriptedChatModel(usefulness_by_batch), cache=cache))
+    again = asyncio.run(run_sweep(small_index(), spec, ScriptedChatModel(usefulness_by_batch), cache=cache))
+    assert all(p.model_calls == 1 and p.cache_hits == p.batch_count for p in again.points)
+    assert [p.calls_as_if_uncached for p in again.points] == [p.calls_as_if_uncached for p in first.points]
+    seed2 = first.points[3]  # level 0, seed 2: the same batches as seed 1, from the cache
+    assert seed2.model_calls == 1 and seed2.calls_as_if_uncached == first.points[2].model_calls
+
+    def calls(result, name):  # type: ignore[no-untyped-def]
+        return next(list(t.y) for t in sweep_charts.cost_figure(result).data if t.name == name)
+
+    uncached = calls(first, "model calls as if uncached")
+    assert calls(again, "model calls as if uncached") == uncached == [first.points[0].model_calls, first.points[2].model_calls]
+    assert calls(again, "model calls spent") == [1.0, 1.0] and calls(first, "model calls spent")[1] < uncached[1]
+    (grid,) = sweep_charts.points_figure(again).data
+    cells = [cell for row in grid.text for cell in row]
+    leaf = again.points[0]
+    assert f"{leaf.calls_as_if_uncached:,} calls (1 spent)" in cells[0]
+    assert all(" 1 calls" not in cell for cell in cells)
+    (row,) = [r for r in again.to_rows() if r["point"] == 0]
+    assert row["calls_as_if_uncached"] == leaf.calls_as_if_uncached and row["model_calls"] == 1
+
+
+def test_the_sweep_csv_names_its_point_number_point_not_index():
+    import csv
+    import io
+
+    result = asyncio.run(run_sweep(small_index(), SweepSpec(query=QUERY, levels=[0], seeds=[1, 2]), ScriptedChatModel(usefulness_by_batch)))
+    header, *rows = list(csv.reader(io.StringIO(result.to_csv())))
+    assert header[0] == "point" and "index" not in header and [r[0] for r in rows] == ["0", "1"]
+    assert json.loads(result.to_json())["points"][1]["point"] == 1

@@ -133,6 +133,7 @@ def test_eval_questions_writes_a_tagged_question_set_that_eval_reads(setup):
 
     questions = load_questions(out)
     assert len(questions) == 4 and all(set(q.tags) == {"persona", "task"} for q in questions)
+    assert "asked for 4 questions (2 personas × 1 task × 2 per task), kept 4" in err
     code, _, err = _run(["eval-questions", "jargon", "--personas", "0", "--model", "offline"], setup["env"])
     assert code == EXIT_USAGE and "personas must be a positive integer." in err
 

@@ -335,6 +335,31 @@ def test_generate_questions_keeps_persona_and_task_as_tags():
         run(generate_questions(small_index(), model, personas=0))
 
 
+def test_a_generated_question_set_says_how_many_were_asked_for_kept_and_why_the_rest_were_dropped():
+    def script(request: ChatRequest) -> dict:
+        user = request.messages[-1].content
+        if "---Step---\npersonas" in user:
+            return {"personas": ["P1", "P2"]}  # 2 of 3
+        if "---Step---\ntasks" in user:
+            persona = user.split("---Persona---\n")[1].split("\n")[0]
+            return {"tasks": [f"{persona}-T1", f"{persona}-T2"] if persona == "P1" else [f"{persona}-T1"]}  # 3 of 4
+        task = user.split("---Task---\n")[1].split("\n")[0]
+        return {"questions": ["What is shared?", f"{task} Q?"]}  # 2 of 3, one the same for every task
+
+    generated = run(generate_questions(small_index(), ScriptedChatModel(script), personas=3, tasks=2, per_task=3))
+    counts = generated.counts
+    assert (counts.asked, counts.kept, len(generated)) == (18, 4, 4)
+    assert (counts.short_personas, counts.short_tasks, counts.short_questions, counts.duplicates) == (1, 1, 3, 2)
+    assert counts.asked == counts.kept + counts.duplicates + counts.short_questions + counts.short_tasks * 3 + counts.short_personas * 2 * 3
+    assert counts.summary() == (
+        "asked for 18 questions (3 personas × 2 tasks × 3 per task), kept 4: "
+        "the model proposed 2 of 3 personas, so 6 questions were never asked; "
+        "it proposed 3 of 4 tasks for those personas, so 3 questions were never asked; "
+        "it proposed 6 of the 9 questions asked for those tasks; "
+        "2 questions repeated another and were dropped"
+    )
+
+
 # -- offline heuristic ------------------------------------------------------------------------------
 
 

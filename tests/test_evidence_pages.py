@@ -421,3 +421,42 @@ def test_a_reports_more_leads_somewhere_when_the_community_has_no_records(run_db
     assert "(#records-of-this-community" in report
     assert "Entities and relationships of this community (0)" in [h.value for h in at.subheader]
     assert "The index holds no entity or relationship records for this community." in [c.value for c in at.caption]
+
+
+def test_cited_in_the_final_answer_holds_only_the_final_answers_sentences(run_db: Path, small_index_dir: Path) -> None:
+    """A map answer that cites the community too is shown under its batch, labelled as a map
+    answer, never under "Cited in the final answer." (community 87 of the issue)."""
+    import asyncio
+
+    from graphrag_app.provenance import MAP_ANSWER_LABEL
+    from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
+    from graphrag_core.history import RunRecord
+    from graphrag_core.index import load_index
+
+    final = "Wizards know systems [Communities: 3]. Machines are separate [Communities: 5].\n\n- Hackers explore [Communities: 3, 4]."
+
+    def script(request):  # type: ignore[no-untyped-def]
+        if request.purpose == "reduce":
+            return json.dumps({"answer": final})
+        return json.dumps({"answer": "Map-only remark about wizards [Communities: 3]. Another map remark [Communities: 3].", "usefulness": 60})
+
+    events: list = []
+    request = GlobalSearchRequest(query="Who are the wizards?", community_level="leaf", seed=1)
+    asyncio.run(retrieve_global(load_index(small_index_dir), request, ScriptedChatModel(script), on_event=events.append))
+    record = RunRecord.from_events(events, index_name="small", index_path=str(small_index_dir))
+    RunStore(run_db).save(record)
+
+    view = provenance({"index": str(small_index_dir), "community": "3", "run": record.run_id})
+    assert not view.exception
+    captions = [c.value for c in view.caption]
+    assert "Cited in the final answer." in captions
+    assert "The final answer cites this community 2 times, in 2 sentences." in captions
+    cited = [m.value for m in view.markdown if "Wizards know systems" in m.value]
+    assert len(cited) == 1 and "Hackers explore" in cited[0]
+    assert "Map-only" not in cited[0] and "Machines are separate" not in cited[0]
+    batch = next(b for b in record.replay().batches if "3" in b.community_ids)
+    assert MAP_ANSWER_LABEL.format(index=batch.index) in captions  # the map answer is labelled as one
+    assert any("Map-only remark" in m.value for m in view.markdown)
+
+    other = provenance({"index": str(small_index_dir), "community": "5", "run": record.run_id})
+    assert "The final answer cites this community once, in 1 sentence." in [c.value for c in other.caption]

@@ -12,9 +12,17 @@ import random
 
 import pytest
 
+from graphrag_core import GlobalSearchRequest
 from graphrag_core.batching import build_summary_batches, estimate_batches, plan_summary_batches
+from graphrag_core.context import SOURCE
+from graphrag_core.index import load_index
+from graphrag_core.naive_rag import plan_excerpts
+from graphrag_core.prompts import map_prompt_skeleton
+from graphrag_core.ranking import RankedChunk
 from graphrag_core.reduce import plan_reduce
 from graphrag_core.results import MapAnswer
+from graphrag_core.samples import sample_path
+from graphrag_core.search import plan_batches, sent_prompt_budget
 from graphrag_core.tokens import ExactTokenizer, get_tokenizer, is_safe_cut, join_tokens, last_safe_cut
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -174,3 +182,64 @@ def test_the_estimates_made_while_packing_are_the_spec_ones(seed: int) -> None:
     estimate = get_tokenizer("heuristic")
     batches, estimates = plan_summary_batches(texts, SKELETON, 700, rng=random.Random(seed), tokenizer=estimate)
     assert estimates == estimate_batches(batches, SKELETON, tokenizer=estimate)
+
+
+# -- the paper's text and vector methods count the same way ----------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("seed", range(4))
+def test_source_chunks_batch_exactly_as_the_whole_strings_say(encoding: str, seed: int) -> None:
+    """TS: chunks are the map units, each part headed by its chunk id, packed by the same exact path."""
+    exact = get_tokenizer(encoding)
+    rng = random.Random(seed)
+    chunks = [(f"k{i}", random_text(rng, rng.choice([40, 300, 2000, 9000]))) for i in range(rng.randint(1, 12))]
+    budget = rng.choice([400, 1500, 5000])
+    batches, estimates = plan_summary_batches(chunks, SKELETON, budget, rng=random.Random(seed), tokenizer=exact, unit=SOURCE)
+    whole = WholeStrings(exact)
+    expected = build_summary_batches(chunks, SKELETON, budget, rng=random.Random(seed), tokenizer=whole, unit=SOURCE)
+    assert batches == expected and estimates == estimate_batches(expected, SKELETON, tokenizer=whole)
+    assert all(e <= budget for e in estimates)
+    assert all(b.content.startswith("[Source ID: ") and "[Community ID:" not in b.content for b in batches)
+    assert sorted({i for b in batches for i in b.community_ids}) == sorted({ref for ref, text in chunks if text.strip()})
+
+
+def test_planning_source_chunks_reads_each_code_point_a_bounded_number_of_times() -> None:
+    rng = random.Random(12)
+    chunks = [(f"k{i}", random_text(rng, rng.randint(500, 3000))) for i in range(200)]
+    total = sum(len(t) for _, t in chunks)
+    reading = Reading("o200k_base")
+    batches, _ = plan_summary_batches(chunks, SKELETON, 2000, rng=random.Random(2), tokenizer=reading, unit=SOURCE)
+    assert len(batches) > 20 and reading.read <= 4 * total, reading.read / total
+
+
+def test_a_text_run_plans_its_batches_on_the_exact_path_within_the_sent_budget() -> None:
+    index = load_index(sample_path("jargon"))
+    exact = get_tokenizer("o200k_base")
+    request = GlobalSearchRequest(query="What are the main themes?", method="text", map_token_budget=2500, tokenizer="o200k_base")
+    _, batches, estimates = plan_batches(index, request, seed=3, tokenizer=exact)
+    skeleton = map_prompt_skeleton(request.query, unit=SOURCE)
+    assert len(batches) > 1 and estimates == estimate_batches(batches, skeleton, tokenizer=exact)
+    assert max(estimates) <= sent_prompt_budget(request.map_prompt_budget, exact) < request.map_prompt_budget
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("strategy", ["skip", "stop"])
+def test_naive_rag_packs_exactly_as_the_whole_strings_say_reading_each_chunk_once(encoding: str, strategy: str) -> None:
+    """SS: the ranked chunks' plan is the whole-string one, each chunk counted once."""
+    exact = get_tokenizer(encoding)
+    for seed in range(6):
+        rng = random.Random(seed)
+        ranked = [
+            RankedChunk(reference=f"k{i}", chunk_id=f"k{i}", text=random_text(rng, rng.randint(1, 900)).strip() or "x", score=100.0 - i)
+            for i in range(rng.randint(0, 30))
+        ]
+        budget = rng.choice([200, 800, 3000])
+        plan = plan_excerpts(ranked, SKELETON, budget, strategy=strategy, tokenizer=exact)  # type: ignore[arg-type]
+        assert plan == plan_excerpts(ranked, SKELETON, budget, strategy=strategy, tokenizer=WholeStrings(exact))  # type: ignore[arg-type]
+        if plan.selected:
+            assert exact.count(SKELETON + "\n" + plan.context) == plan.prompt_tokens <= budget
+    reading = Reading("o200k_base")
+    ranked = [RankedChunk(reference=f"k{i}", chunk_id=f"k{i}", text=random_text(random.Random(i), 600), score=1.0) for i in range(20)]
+    plan_excerpts(ranked, SKELETON, 3000, tokenizer=reading)
+    assert reading.read <= 2 * sum(len(c.text) + 30 for c in ranked) + len(SKELETON) + 10

@@ -182,7 +182,7 @@ def test_sweep_ctrl_c_writes_the_finished_points_then_exits_130(capsys: pytest.C
         assert [p["seed"] for p in document["points"]] == [1, 2]
     else:
         lines = text.strip().splitlines()
-        assert len(lines) == 3 and lines[0].startswith("index,")  # the header and two points
+        assert len(lines) == 3 and lines[0].startswith("point,")  # the header and two points
     assert "interrupted after 2 of 4 sweep points" in captured.err
 
 

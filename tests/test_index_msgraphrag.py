@@ -256,9 +256,16 @@ def test_output_folder_is_named_after_its_project(tmp_path: Path) -> None:
 # -- layouts and validation errors ----------------------------------------------------------------------
 
 
-def error_of(folder: Path, kind: type[Exception] = IndexValidationError) -> IndexValidationError:
-    with pytest.raises(kind) as caught:
-        load_index(folder)
+def error_of(folder: Path, kind: type[Exception] = IndexValidationError, *, when: str = "opened") -> IndexValidationError:
+    """The error ``folder`` raises when it is opened or, with ``when="read"``, only once its
+    other tables are read (opening reads the communities and reports and every table's columns)."""
+    if when == "opened":
+        with pytest.raises(kind) as caught:
+            load_index(folder)
+    else:
+        index = load_index(folder)
+        with pytest.raises(kind) as caught:
+            index.load_tables()
     error = caught.value
     assert isinstance(error, IndexValidationError)
     return error
@@ -281,12 +288,15 @@ def test_missing_v1_communities_table(tmp_path: Path) -> None:
     )
 
 
-def test_older_layout_without_parent_column(tmp_path: Path) -> None:
+def test_0x_output_without_its_nodes_table(tmp_path: Path) -> None:
     folder = write_fixture(tmp_path, "v1", edit={"communities": {"parent": None}})
+    assert detect_format(folder) == "msgraphrag-v0"
     error = error_of(folder, IndexFormatError)
-    assert str(error).startswith("create_final_communities.parquet: missing column parent (found: id, human_readable_id, ")
-    assert "older than 1.0" in str(error)
-    assert error.field == "parent"
+    assert str(error) == (
+        f"{folder}: a Microsoft GraphRAG 0.x output (create_final_communities.parquet has no parent column); "
+        "its parent links come from create_final_nodes.parquet, which is missing."
+    )
+    assert error.path == str(folder / "create_final_nodes.parquet")
 
 
 def test_unknown_layout_names_what_was_found(tmp_path: Path) -> None:
@@ -312,7 +322,7 @@ def test_mistyped_column(tmp_path: Path) -> None:
 
 def test_null_in_a_required_column(tmp_path: Path) -> None:
     folder = write_fixture(tmp_path, "v2", edit={"covariates": {"subject_id": ["ALICE", "BOB", None, "DAVE", "X", "Y"]}})
-    error = error_of(folder)
+    error = error_of(folder, when="read")
     assert str(error) == 'covariates.parquet row 2, field "subject_id": missing value (null).'
     assert (error.row, error.field) == (2, "subject_id")
 
@@ -354,7 +364,8 @@ def test_null_in_a_required_column(tmp_path: Path) -> None:
     ],
 )
 def test_one_bad_column_names_its_file_row_and_field(tmp_path: Path, version: str, edit: dict, message: str) -> None:
-    assert str(error_of(write_fixture(tmp_path, version, edit=edit))) == message
+    when = "opened" if set(edit) <= {"communities", "community_reports"} else "read"
+    assert str(error_of(write_fixture(tmp_path, version, edit=edit), when=when)) == message
 
 
 def test_duplicate_community(tmp_path: Path) -> None:
@@ -375,7 +386,7 @@ def test_claim_naming_an_unknown_text_unit(tmp_path: Path) -> None:
     folder = write_fixture(
         tmp_path, "v2", edit={"covariates": {"text_unit_id": ["u1", "u2", "u3", "u9", "u4", "u3"]}}
     )
-    error = error_of(folder)
+    error = error_of(folder, when="read")
     assert str(error) == 'covariates.parquet row 3, field "text_unit_id": claim "k4" names text unit "u9", which does not exist.'
 
 

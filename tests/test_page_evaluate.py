@@ -47,7 +47,9 @@ def test_an_offline_experiment_end_to_end(db: Path):
     assert estimate and "40 to judge (10 judgments)" in estimate[0]  # 10 questions x 1 pair x 2 orders x 2 criteria
     at.button(key="eval_start").click().run()
     assert not at.exception, at.exception
-    assert len(at.get("plotly_chart")) == 3  # two heatmaps, one cost chart
+    charts = [chart.key for chart in at.get("plotly_chart")]
+    assert len(charts) == 5  # two heatmaps, the choice on both criteria, one cost chart
+    assert {"eval_choice_comprehensiveness", "eval_choice_directness"} <= set(charts)
     assert any("heuristic" in i.value for i in at.info)
     assert len(at.get("download_button")) >= 4
     assert at.query_params["experiment"]
@@ -163,3 +165,59 @@ def test_the_background_job_stops_between_items_and_keeps_what_it_made(tmp_path:
     assert job.error is None and job.result is not None and job.result.stopped
     assert len(job.result.answers) == 1 and not job.result.judgments
     assert EvaluationStore(tmp_path / "e.sqlite3").counts()["answers"] == 1
+
+
+def _significant_result(*, heuristic: bool, seeds: list[int]):  # type: ignore[no-untyped-def]
+    """An experiment whose C2 beats C0 with a Holm p below 0.05, judged by a heuristic or not."""
+    from graphrag_core.evaluation import Condition, ExperimentSpec
+    from graphrag_core.evaluation.questions import EvalQuestion
+    from graphrag_core.evaluation.results import ExperimentResult, WinRate
+
+    spec = ExperimentSpec(
+        questions=[EvalQuestion(id=str(i), question=f"q{i}?") for i in range(8)],
+        conditions=[Condition.parse("C0:level=0"), Condition.parse("C2:level=2")],
+        seeds=seeds,
+        criteria=["diversity"],
+    )
+    rates = [
+        WinRate(criterion="diversity", row="C2", col="C0", win_rate=100.0, judgments=16, questions=8, p_value=0.0078, p_holm=0.0078),
+        WinRate(criterion="diversity", row="C0", col="C2", win_rate=0.0, judgments=16, questions=8, p_value=0.0078, p_holm=0.0078),
+    ]
+    return ExperimentResult.model_construct(
+        id="e1", spec=spec, index_name="zh-tea", model="offline", judge="offline:bm25/v4", heuristic_judge=heuristic, win_rates=rates
+    )
+
+
+def test_a_heuristic_judge_stars_nothing_and_labels_its_p_values():
+    for heuristic, star in ((False, True), (True, False)):
+        result = _significant_result(heuristic=heuristic, seeds=[1, 2])
+        cells = [cell for row in win_rate_heatmap(result, "diversity").data[0].text for cell in row]
+        assert any("*" in cell for cell in cells) is star
+        (row,) = p_value_rows(result)
+        if heuristic:
+            assert "significant" not in row and row["p (Holm, heuristic)"] == 0.0078
+        else:
+            assert row["significant"] is True and row["p (Holm)"] == 0.0078
+    from graphrag_core.evaluation.report import significance_legend
+
+    assert "No cell is marked significant: the judge is a heuristic" in significance_legend(_significant_result(heuristic=True, seeds=[1]))
+
+
+def test_with_one_seed_the_a_a_diagonal_says_why_it_is_empty_and_how_to_fill_it():
+    from graphrag_app.eval_charts import AA_CELL
+
+    one = win_rate_heatmap(_significant_result(heuristic=False, seeds=[1]), "diversity").data[0]
+    assert one.text[0][0] == AA_CELL == one.text[1][1] and "seeds 1, 2" in one.hovertext[0][0]
+    two = win_rate_heatmap(_significant_result(heuristic=False, seeds=[1, 2]), "diversity").data[0]
+    assert two.text[0][0] == ""  # two seeds and still not judged: nothing to explain by seeds
+
+
+def test_the_intro_names_the_judge_and_the_result_explains_stars_and_the_diagonal(db: Path):
+    at = setup_small(page().run())
+    intro = at.caption[0].value
+    assert "offline **heuristic** judge" in intro and "an LLM judge compares" not in intro
+    at.button(key="eval_start").click().run()
+    assert not at.exception
+    captions = " ".join(c.value for c in at.caption)
+    assert "No cell is marked significant: the judge is a heuristic" in captions
+    assert "this experiment has one seed; run it with two or more seeds" in captions

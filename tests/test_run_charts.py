@@ -53,5 +53,43 @@ def test_the_timeline_counts_calls_in_flight_without_the_cache_reads():
     fig = timeline_figure(state)
     assert fig.layout.title.text == "Model calls: 4, at most 4 in flight (limit 4) · 1 from the cache"
     rows = {trace.name: list(trace.y) for trace in fig.data}
-    assert rows == {"ok": [1, 2, 3, 4], "cached": [0]}
+    assert rows == {"map": [1, 2, 3, 4], "from the cache": [0]}
     assert list(fig.layout.yaxis.ticktext) == ["cache", "1", "2", "3", "4"]
+
+
+def test_a_dynamic_runs_timeline_draws_its_rating_calls_and_counts_what_diagnostics_counts():
+    """The timeline of a dynamic run read "Model calls: 28" while Diagnostics said 220: the rating
+    calls (and the reduce) were not drawn, leaving the first seconds of the axis empty."""
+    import asyncio
+
+    from graphrag_app.charts import timeline_figure
+    from graphrag_core import GlobalSearchRequest, retrieve_global
+    from graphrag_core.cache import MemoryMapCache
+    from graphrag_core.figures import run_figures
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.state import RunState
+
+    from .factories import small_index
+
+    events: list = []
+    request = GlobalSearchRequest(query="Who are the wizards?", community_selection="dynamic", seed=1, map_token_budget=1000, map_output_reserve=100)
+    cache = MemoryMapCache()
+    asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=events.append, cache=cache))
+    state, figures = RunState.replay(events), run_figures(events)
+    fig = timeline_figure(state)
+    assert figures.rating_calls > 0 and figures.model_calls == figures.rating_calls + figures.map_calls + figures.reduce_calls
+    title = fig.layout.title.text
+    assert title.startswith(f"Model calls: {figures.model_calls:,} ({figures.rating_calls:,} rating, {figures.map_calls:,} map, 1 reduce)")
+    bars = {trace.name: trace for trace in fig.data}
+    assert len(bars["rating"].x) == figures.rating_calls and len(bars["reduce"].x) == 1
+    first_map = min(span.start for span in state.calls)
+    assert min(bars["rating"].base) <= first_map  # the ratings fill the start of the axis
+    rated = [e for e in state.selection.ratings.values() if e.calls]
+    assert all(e.started_at is not None and e.started_at <= e.at for e in rated)
+
+    again: list = []
+    asyncio.run(retrieve_global(small_index(), request, OfflineChatModel(), on_event=again.append, cache=cache))
+    cached = timeline_figure(RunState.replay(again))
+    assert cached.layout.title.text.startswith("Model calls: 1 (1 reduce)") and "from the cache" in cached.layout.title.text
+    assert all(y == 0 for trace in cached.data if trace.name == "from the cache" for y in trace.y)
+    assert "(limit 4)" in fig.layout.title.text  # the request's limit, which bounded the ratings too

@@ -128,8 +128,9 @@ def test_every_cell_of_the_evaluation_csvs_is_data_not_a_formula(capsys, hostile
     )
     assert code == 0, err
     tables = sorted(tmp_path.glob("report.*.csv"))
-    assert [t.name for t in tables] == ["report.costs.csv", "report.judgments.csv", "report.win-rates.csv"]
+    assert [t.name for t in tables] == ["report.choice.csv", "report.costs.csv", "report.judgments.csv", "report.win-rates.csv"]
     assert "=X" in (tmp_path / "report.win-rates.csv").read_text(encoding="utf-8")
+    assert "=X" in (tmp_path / "report.choice.csv").read_text(encoding="utf-8")
     for table in tables:
         assert formula_cells(table) == [], table.name
 
@@ -374,4 +375,4 @@ def test_a_sweep_into_a_damaged_history_says_its_runs_were_not_recorded_the_same
     db, _ = damaged_history(tmp_path)
     code, out, err = run_cli(capsys, "sweep", "jargon", "What is a hacker?", "--levels", "0", "--seeds", "1", "--store", db, "--no-cache", "-q")
     assert code == 0, err
-    assert out.startswith("index,level") and DAMAGED in err and "not recorded" in err and "Traceback" not in err
+    assert out.startswith("point,level") and DAMAGED in err and "not recorded" in err and "Traceback" not in err

@@ -246,6 +246,30 @@ def _check_index(index: Index, *, min_levels: int) -> None:
     for community in index.communities:  # children nest inside their parent and are smaller
         for child in index.children(community.id):
             assert set(child.entity_ids) < set(community.entity_ids)
+    _check_records_link_their_chunks(index)
+
+
+def _check_records_link_their_chunks(index: Index) -> None:
+    """Every entity names the chunks it was extracted from, and each of those chunks lists it
+    among the entities extracted from it (the Provenance page's source view); a cross-reference
+    names the chunks that hold its ``{reference}``."""
+    from graphrag_core.records import IndexRecords
+
+    records = IndexRecords(index)
+    extracted = {chunk.id: records.from_chunk(chunk.id) for chunk in index.chunks}
+    for entity in index.entities:
+        assert entity.chunk_ids, f"entity {entity.id} {entity.title!r} names no source chunk"
+        for chunk_id in entity.chunk_ids:
+            assert entity in extracted[chunk_id][0], f"chunk {chunk_id} does not list entity {entity.id}"
+            assert entity.title in index.chunk(chunk_id).text
+    for rel in index.relationships:
+        if "no cross-reference" in rel.description:
+            assert not rel.chunk_ids  # a similarity link: nothing in the source to point at
+            continue
+        assert rel.chunk_ids, f"relationship {rel.id} names no source chunk"
+        source = records.entity_titled(rel.source)
+        for chunk_id in rel.chunk_ids:
+            assert rel in extracted[chunk_id][1] and chunk_id in source.chunk_ids  # the source term's own text
 
 
 def test_registry_points_at_the_committed_samples() -> None:
@@ -269,6 +293,18 @@ def test_jargon_sample_loads_and_has_the_promised_shape(jargon_index: Index) -> 
     assert sum(p.stat().st_size for p in sample_path("jargon").iterdir()) < 6_000_000
 
 
+def test_a_jargon_entity_and_its_source_name_each_other(jargon_index: Index) -> None:
+    """The issue's example: entity e1838 "suit" came from chunk d1838-1, which lists it."""
+    from graphrag_core.records import IndexRecords
+
+    records = IndexRecords(jargon_index)
+    suit = records.get("entity", "e1838")
+    assert suit is not None and suit.title == "suit" and suit.chunk_ids == ("d1838-1",)
+    entities, relationships, _claims = records.from_chunk("d1838-1")
+    assert [e.title for e in entities] == ["suit"]
+    assert {r.target for r in relationships} >= {"droid", "management", "PHB"}
+
+
 def test_zh_sample_loads_and_is_chinese() -> None:
     index = load_index(sample_path("zh-tea"))
     _check_index(index, min_levels=2)
@@ -279,6 +315,17 @@ def test_zh_sample_rebuilds_to_the_committed_bytes(tmp_path: Path) -> None:
     assert samples_main(["zh", "--out", str(tmp_path / "zh")]) == 0
     for committed in sample_path("zh-tea").iterdir():
         assert (tmp_path / "zh" / committed.name).read_bytes() == committed.read_bytes(), committed.name
+
+
+def test_jargon_sample_rebuilds_to_the_committed_bytes(tmp_path: Path) -> None:
+    """The README's rebuild command, from Debian's jargon-text (skipped when it is not installed)."""
+    from graphrag_core.samples.jargon import DEFAULT_SOURCE
+
+    if not DEFAULT_SOURCE.is_file():
+        pytest.skip(f"{DEFAULT_SOURCE} is missing (apt-get install jargon-text)")
+    assert samples_main(["jargon", "--source", str(DEFAULT_SOURCE), "--out", str(tmp_path / "jargon")]) == 0
+    for committed in sample_path("jargon").iterdir():
+        assert (tmp_path / "jargon" / committed.name).read_bytes() == committed.read_bytes(), committed.name
 
 
 def test_zh_source_parses_into_linked_articles() -> None:

@@ -103,3 +103,20 @@ def test_a_broad_question_on_a_sample_reaches_the_leaves() -> None:
     check_walk(index, result, request)
     kept = {r.community_id for r in result.diagnostics.community_ratings if r.fate == "kept"}
     assert kept == {c.id for c in index.select_communities("leaf")}
+
+
+def test_the_offline_model_finds_the_obvious_communities_for_the_corpus_subject() -> None:
+    """茶的历史 ("the history of tea") on zh-tea: 茶 is in every summary and 历史 in none, yet a
+    stand-in model must not end with "No relevant community summaries"; the communities that
+    speak of history (经历, 历史上) rate above the rest."""
+    index = load_index(SAMPLES["zh-tea"])
+    request, result, _ = run_dynamic(index, "茶的历史")
+    assert result.status == "completed" and result.community_ids
+    check_walk(index, result, request)
+    ratings = {r.community_id: r.rating for r in result.diagnostics.community_ratings}
+    assert all(rating is not None and rating >= 1 for rating in ratings.values())
+    history = {c.id for c in index.communities if "历" in c.summary}
+    assert history and min(ratings[cid] for cid in history) > min(ratings.values())
+    request, focused, _ = run_dynamic(index, "茶的历史", rating_threshold=max(ratings.values()))
+    kept = {r.community_id for r in focused.diagnostics.community_ratings if r.fate == "kept"}
+    assert kept and kept <= history and "2" in kept  # 茶经、陆羽与煎茶: the Tang dynasty's tea classic

@@ -3,9 +3,13 @@
 
     graphrag-explorer eval QUESTIONS --index INDEX --condition C0:level=0 --condition leaf:level=leaf \\
         --seeds 1,2 --judge offline --out report.md
+    graphrag-explorer eval QUESTIONS --index INDEX --preset paper --out report.md   # C0..Cn, TS, SS, dynamic
 
-The report goes to ``--out`` (Markdown; the win rates, costs and judgments as CSV beside it) or
-to stdout; progress goes to stderr. Answers and judge calls are kept in the evaluation store as
+The report goes to ``--out`` (Markdown; the win rates, costs, judgments and the choice per
+criterion as CSV beside it: ``{stem}.choice.csv``, and each criterion's choice as a picture,
+``{stem}.choice-{criterion}.svg``, shown in the report; people's votes when anyone has judged the
+experiment's pairs, ``{stem}.votes.csv``) or to stdout; progress goes to stderr, and the
+recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
 (:func:`~graphrag_cli.resolve.build_model`), sharing the endpoint options.
@@ -17,19 +21,25 @@ import argparse
 from pathlib import Path
 from typing import Any
 
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.errors import BatchAPIError, EvaluationError
 from graphrag_core.evaluation import (
     DEFAULT_CRITERIA,
+    PRESETS,
+    choose,
     ExperimentSpec,
     estimate_experiment,
     generate_questions,
     is_heuristic,
     load_questions,
     parse_conditions,
+    preset_conditions,
     run_experiment,
 )
+from graphrag_core.evaluation.choice_svg import choice_svg
 from graphrag_core.evaluation.questions import questions_to_jsonl
 from graphrag_core.evaluation.report import (
+    choice_csv,
     costs_csv,
     judgments_csv,
     to_markdown,
@@ -37,16 +47,22 @@ from graphrag_core.evaluation.report import (
 )
 from graphrag_core.evaluation.batches import DEFAULT_POLL_S, BatchOptions
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
+from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
+from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.request import check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
+from graphrag_core.methods import VECTOR
+from graphrag_core.models import Index
+from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
 from ..options import (
     ModelOptions,
     add_cache_options,
+    add_embedding_options,
     add_model_options,
     add_quiet_option,
     add_spend_limit_option,
@@ -56,6 +72,7 @@ from ..options import (
 )
 from ..progress import ProgressPrinter
 from ..resolve import (
+    build_embedder,
     build_model,
     evaluation_store,
     load_index_at,
@@ -83,7 +100,15 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME:key=value,...",
-        help="a condition: a name and request overrides, e.g. C0:level=0 or small:map_budget=2000,strategy=stop (repeat the option)",
+        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector or "
+        "small:map_budget=2000,strategy=stop (repeat the option)",
+    )
+    ev.add_argument(
+        "--preset",
+        choices=list(PRESETS),
+        default=None,
+        help="ready-made conditions: paper = every level of the index (C0, C1, ...; summaries only), TS (method=text), "
+        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them (--condition adds more)",
     )
     ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
     ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
@@ -118,7 +143,8 @@ def add_parser(sub: Any) -> None:
     ev.add_argument(
         "--batch-poll", type=float, default=DEFAULT_POLL_S, metavar="SECONDS", help=f"with --via batch: seconds between polls of a job (default {DEFAULT_POLL_S:g})"
     )
-    add_cache_options(ev, cache_help=f"map reply cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
+    add_embedding_options(ev)
+    add_cache_options(ev, cache_help=f"map reply and embedding cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
     add_store_options(ev, store_help="run history file, where each answer's run is saved", no_store_help="do not record the answers' runs")
     add_quiet_option(ev)
     ev.set_defaults(handler=run_eval)
@@ -149,11 +175,11 @@ def _model_label(model: ChatModel) -> str:
     return f"{name} (heuristic)" if is_heuristic(model) else name
 
 
-def _spec(args: argparse.Namespace) -> ExperimentSpec:
+def _spec(args: argparse.Namespace, index: Index) -> ExperimentSpec:
     try:
-        conditions = parse_conditions("\n".join(args.condition))
+        conditions = (preset_conditions(args.preset, index) if args.preset else []) + parse_conditions("\n".join(args.condition))
         if not conditions:
-            raise CliError("eval needs at least one --condition NAME:key=value.", EXIT_USAGE)
+            raise CliError("eval needs at least one --condition NAME:key=value, or --preset paper.", EXIT_USAGE)
         return ExperimentSpec(
             questions=load_questions(args.questions),
             conditions=conditions,
@@ -190,9 +216,9 @@ def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
 
 
 def run_eval(args: argparse.Namespace, context: CliContext) -> int:
-    spec = _spec(args)
+    loaded = load_index_at(args.index, tables=DEFERRED_TABLES)  # an experiment names its index by every table's fingerprint
+    spec = _spec(args, loaded.index)
     limit = check_spend_limit(args.spend_limit_tokens)
-    loaded = load_index_at(args.index)
     if args.estimate:
         estimate = estimate_experiment(loaded.index, spec)
         for key, value in estimate.model_dump().items():
@@ -206,6 +232,8 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
+    ranks = any(c.method == VECTOR for c in spec.conditions)
+    embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
     runs = open_store(context, args.store, off=args.no_store)
@@ -216,6 +244,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
             f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
             f"judge: {_model_label(judge)}; store: {store.path}"
+            + (f"; chunks ranked by {embedder.identity if embedder is not None else 'bm25'}" if ranks else "")
         )
         if limit is not None:
             context.note(limit_forecast(limit, estimate.answer_prompt_tokens))
@@ -224,7 +253,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         result = run_async(
             run_experiment(
                 loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress,
-                spend_limit_tokens=limit, batch=batch,
+                spend_limit_tokens=limit, batch=batch, embedder=embedder,
             )
         )
     except KeyboardInterrupt:
@@ -238,19 +267,34 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     except EvaluationError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
     result = result.model_copy(update={"index_name": loaded.name})
-    markdown = to_markdown(result)
+    choices = choose(result)
+    votes = VoteStore(store.path).votes(result.id)
+    people = "\n" + people_markdown(result, votes) if votes else ""
     if args.out is None:
-        context.write(markdown + "\n")
+        context.write(to_markdown(result) + people + "\n")
     else:
-        tables = {"win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result)}
+        tables = {
+            "win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result),
+            "choice": choice_csv(result, choices),
+        }
+        if votes:
+            tables["votes"] = votes_csv(votes)
+        pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
         try:
-            stem = _write_report(markdown, tables, args.out)
+            stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, args.out)
+            for choice in choices:
+                (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
         except OSError as exc:
             raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
         if not args.quiet:
-            context.note(f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables))
+            context.note(
+                f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables)
+                + f", and the choice per criterion as {stem}.choice-<criterion>.svg"
+            )
     if not args.quiet:
         context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
+        for choice in choices:
+            context.note(choice.sentence)
     if result.stop_reason:
         context.note(f"stopped: {result.stop_reason}")
         context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
@@ -261,18 +305,21 @@ def run_questions(args: argparse.Namespace, context: CliContext) -> int:
     loaded = load_index_at(args.index)
     model = build_model(context, ModelOptions.from_args(args))
     try:
-        questions = run_async(generate_questions(loaded.index, model, args.personas, args.tasks, args.per_task))
+        generated = run_async(generate_questions(loaded.index, model, args.personas, args.tasks, args.per_task))
     except EvaluationError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
-    text = questions_to_jsonl(questions)
+    text = questions_to_jsonl(generated)
+    counts = f"eval-questions: {generated.counts.summary()}"  # asked for, kept, and why the rest were dropped
     if args.out is None:
         context.write(text)
+        context.note(counts)
         return EXIT_OK
     try:
         args.out.write_text(text, encoding="utf-8")
     except OSError as exc:
         raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
-    context.note(f"wrote {len(questions)} questions to {args.out} (by {_model_label(model)})")
+    context.note(counts)
+    context.note(f"wrote {counted(len(generated), 'question')} to {args.out} (by {_model_label(model)})")
     return EXIT_OK
 
 

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.index import save_index
 
@@ -57,7 +58,7 @@ def check_dest(dest: Path, *, force: bool) -> None:
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
     check_dest(args.dest, force=args.force)
-    loaded = load_index_at(args.src, summary=args.summary)
+    loaded = load_index_at(args.src, summary=args.summary, tables=DEFERRED_TABLES)  # every table is written
     try:
         save_index(loaded.index, args.dest)
     except IndexValidationError as exc:

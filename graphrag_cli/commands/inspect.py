@@ -7,6 +7,7 @@ import argparse
 import json
 from typing import Any
 
+from graphrag_core.deferred import DEFERRED_TABLES
 from graphrag_core.request import SearchSettings
 from graphrag_core.statistics import index_statistics
 
@@ -27,7 +28,7 @@ def add_parser(sub: Any) -> None:
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
     counter = tokenizer(getattr(args, setting_dest("tokenizer")) or SearchSettings().tokenizer)
-    loaded = load_index_at(args.index, summary=args.summary)
+    loaded = load_index_at(args.index, summary=args.summary, tables=DEFERRED_TABLES)  # counts and warnings need every table
     stats = index_statistics(
         loaded.index,
         tokenizer=counter,

@@ -26,28 +26,33 @@ from graphrag_core.errors import (
     describe_error,
 )
 from graphrag_core.calls import why_no_answer
-from graphrag_core.events import Event
+from graphrag_core.events import Event, RunStarted
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
 from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
+from graphrag_core.methods import GLOBAL, VECTOR, units_noun
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.search import answer_from_read, draw_seed, retrieve_global
+from graphrag_core.sources import unit_ids
 from graphrag_core.state import RunState
 from graphrag_core.tokens import Tokenizer
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
-from ..options import ModelOptions, add_run_options, search_defaults, setting_dest
+from ..options import ModelOptions, add_embedding_options, add_run_options, search_defaults, setting_dest
 from ..output import format_failure_json, format_result_json
 from ..progress import ProgressPrinter
 from ..resolve import (
+    build_embedder,
     build_model,
     check_levels,
     configured_price,
     load_index_at,
+    search_tables,
     open_cache,
     open_store,
     tokenizer,
@@ -60,6 +65,7 @@ SHOWN_COMMUNITY_IDS = 20
 def add_parser(sub: Any) -> None:
     query = sub.add_parser("query", help="answer one global question", description="Answer one global question over an index.")
     add_run_options(query, sweep=False)
+    add_embedding_options(query)
     query.add_argument("--json", action="store_true", help="print the result as JSON instead of the answer")
     query.add_argument(
         "--answer-on-interrupt",
@@ -118,10 +124,12 @@ def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer
 
 def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
-    model = build_model(context, ModelOptions.from_args(args))
+    options = ModelOptions.from_args(args)
+    model = build_model(context, options)
+    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if request.method == VECTOR else None
     counter = tokenizer(request.tokenizer, model)
-    loaded = load_index_at(args.index)
-    if not request.dynamic:  # dynamic selection does not use the level
+    loaded = load_index_at(args.index, tables=search_tables(request))
+    if not request.dynamic and request.method == GLOBAL:  # dynamic selection and the chunk methods do not use the level
         check_levels(loaded, [request.community_level])
     try:
         run_async(preflight(model))
@@ -147,7 +155,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     try:
         try:
-            result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter))
+            result = run_async(retrieve_global(loaded.index, request, model, on_event=on_event, cache=cache, tokenizer=counter, embedder=embedder))
         except KeyboardInterrupt:
             if not (args.answer_on_interrupt and RunState.replay(events).answerable_from_read):
                 raise
@@ -176,7 +184,15 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
 
     answered_by = model_identity(model)
     if args.json:
-        context.write(format_result_json(result, model=answered_by, index_ids={c.id for c in loaded.index.communities}, events=events) + "\n")
+        document = format_result_json(
+            result,
+            model=answered_by,
+            index_ids=unit_ids(loaded.index, request.method),
+            run_id=run_id or next((e.run_id for e in events if isinstance(e, RunStarted)), None),
+            recorded_in=str(store.path) if run_id and store is not None else None,
+            events=events,
+        )
+        context.write(document + "\n")
         return EXIT_OK
     streamed = progress.streamed_answer
     if streamed and streamed.strip() == result.answer.strip():
@@ -192,7 +208,10 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if result.community_ids:
             ids = result.community_ids
             more = f" ... ({len(ids) - SHOWN_COMMUNITY_IDS} more)" if len(ids) > SHOWN_COMMUNITY_IDS else ""
-            context.note(f"communities behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+            noun = "communities" if request.method == GLOBAL else units_noun(request.method)
+            context.note(f"{noun} behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
+        if result.diagnostics.ranker:
+            context.note(f"source chunks ranked by {ranker_label(result.diagnostics.ranker)}")
         for failure in result.failed_batches:
             context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
         context.note(spend_line(run_figures(events).spend, configured_price(context)))

@@ -1,6 +1,10 @@
 """``graphrag-explorer replay FILE``: a run bundle redrawn with no model or key: its status,
-answer (or error) and three community sets, checked against the index when it is the run's
-(a different index is said, and the run still printed)."""
+answer (or error) and three community sets, checked against the index when it is the run's.
+
+What the index check found is said first, before the run. An index known to be another one
+than the run's (a different fingerprint) is an error (exit 2) unless ``--force``, which draws
+the run anyway; an index that is absent or cannot be compared is a warning.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from graphrag_core.bundle import BundleError, index_mismatch, read_bundle
+from graphrag_core.bundle import BundleError, check_index, read_bundle
 from graphrag_core.citations import community_sets
 from graphrag_core.state import RunState
 
@@ -22,6 +26,7 @@ def add_parser(sub: Any) -> None:
     replay.add_argument("bundle", type=Path, metavar="FILE", help="a run bundle (from runs export --bundle or the app)")
     replay.add_argument("--index", default=None, metavar="INDEX", help="check the bundle against this index (default: the run's own path)")
     replay.add_argument("--json", action="store_true", help="print the status, answer and community sets as JSON")
+    replay.add_argument("--force", action="store_true", help="draw the run even against an index that is not the run's")
     replay.set_defaults(handler=run)
 
 
@@ -37,7 +42,11 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         index_path: Path | None = resolve_index_path(args.index)
     else:
         index_path = Path(bundle.index.path) if bundle.index.path else None
-    mismatch = index_mismatch(bundle, index_path)
+    found, mismatch = check_index(bundle, index_path)
+    if found == "different" and not args.force:
+        raise CliError(f"{mismatch} Pass --force to draw it against this index anyway.", EXIT_USAGE)
+    if mismatch:
+        context.note(f"warning: {mismatch}")
     index_ids = None
     if mismatch is None and index_path is not None:
         index_ids = {c.id for c in load_index_at(str(index_path)).index.communities}
@@ -47,8 +56,6 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         context.write(format_replay_json(bundle, state, sets, index_mismatch=mismatch) + "\n")
     else:
         context.write(format_replay(bundle, state, sets))
-    if mismatch:
-        context.note(f"warning: {mismatch}")
     return EXIT_OK
 
 

@@ -46,6 +46,7 @@ from ..resolve import (
     check_levels,
     configured_price,
     load_index_at,
+    search_tables,
     open_cache,
     open_store,
     shared_cache,
@@ -95,7 +96,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     )
     model = build_model(context, ModelOptions.from_args(args))
     tokenizer(spec.base.tokenizer, model)
-    loaded = load_index_at(args.index)
+    loaded = load_index_at(args.index, tables=search_tables(spec.base))
     check_levels(loaded, spec.levels, option="--levels")
     run_async(preflight(model))  # PreflightError: main reports it with the run exit code
     store = open_store(context, args.store, off=args.no_store)

@@ -47,7 +47,11 @@ def _lcs(a: Sequence[str], b: Sequence[str]) -> int:
 
 def rouge_l_f1(a: str, b: str) -> float:
     """ROUGE-L F1 of two texts (0 when either has no units)."""
-    ua, ub = rouge_units(a), rouge_units(b)
+    return rouge_l_f1_of_units(rouge_units(a), rouge_units(b))
+
+
+def rouge_l_f1_of_units(ua: Sequence[str], ub: Sequence[str]) -> float:
+    """ROUGE-L F1 of two texts already cut into :func:`rouge_units` (0 when either has none)."""
     if not ua or not ub:
         return 0.0
     lcs = _lcs(ua, ub)

@@ -3,8 +3,10 @@ section 3), and the one parser of the ``NAME: key=value, ...`` text every front 
 
 Invariants: a :class:`Condition`'s overrides name request fields only (short names such as
 ``level`` are resolved through :data:`CONDITION_ALIASES`), never ``query`` or ``seed``, and
-together they make a valid :class:`~graphrag_core.request.GlobalSearchRequest`; every refusal
-is an :class:`~graphrag_core.errors.EvaluationError` naming the condition.
+together they make a valid :class:`~graphrag_core.request.GlobalSearchRequest`; a condition of
+the ``text`` or ``vector`` method sets nothing that means nothing for it (evaluation spec
+section 7: ``Condition TS: level does not apply to method text.``); every refusal is an
+:class:`~graphrag_core.errors.EvaluationError` naming the condition.
 """
 
 from __future__ import annotations
@@ -15,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, RequestValidationError
 from ..inputs import unicode_problem
-from ..request import GlobalSearchRequest
+from ..methods import DEFAULT_METHOD
+from ..request import GlobalSearchRequest, inapplicable_settings
 
 CONDITION_ALIASES = {
     GlobalSearchRequest.short_name(name): name
@@ -68,16 +71,22 @@ class Condition(BaseModel):
             raise EvaluationError(f"A condition's name is {problem}.")
         data["name"] = name.strip()
         overrides: dict[str, Any] = {}
+        given: dict[str, str] = {}
         allowed = request_fields()
         for key, value in dict(data.get("overrides") or {}).items():
             field = CONDITION_ALIASES.get(key, key)
             if field not in allowed:
                 raise EvaluationError(f"Condition {data['name']}: unknown request field {key}.")
             overrides[field] = value
+            given[field] = key
         try:
             GlobalSearchRequest(query="probe", **overrides)
         except (RequestValidationError, ValueError) as exc:
             raise EvaluationError(f"Condition {data['name']}: {exc}") from None
+        method = overrides.get("method", DEFAULT_METHOD)
+        for field in inapplicable_settings(method):
+            if field in overrides:
+                raise EvaluationError(f"Condition {data['name']}: {given[field]} does not apply to method {method}.")
         data["overrides"] = overrides
         super().__init__(**data)
 
@@ -97,6 +106,11 @@ class Condition(BaseModel):
         """The request of one answer: the front ends' defaults (a question reserve of 256, so
         the questions of a set share their map prompts' prefix), then the overrides."""
         return GlobalSearchRequest(query=question, seed=seed, **{**GlobalSearchRequest.front_end_defaults(), **self.overrides})
+
+    @property
+    def method(self) -> str:
+        """What answers under this condition: ``global``, ``text`` or ``vector``."""
+        return str(self.overrides.get("method", DEFAULT_METHOD))
 
     def describe(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.overrides.items()) or "defaults"

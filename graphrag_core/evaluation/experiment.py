@@ -24,7 +24,10 @@ Invariants of :func:`run_experiment`:
   (with a larger limit, or tomorrow's) goes on from there;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
   tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
-  reported are kept beside them (``reported_tokens``), labelled as such.
+  reported are kept beside them (``reported_tokens``), labelled as such;
+- an index without source chunks is refused before anything runs when a condition's method
+  reads them (``text``, ``vector``); ``vector`` answers rank chunks with ``embedder`` when one is
+  given (its tokens counted apart), else by BM25.
 """
 
 from __future__ import annotations
@@ -38,11 +41,13 @@ from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import EvaluationError, GraphRAGError, SpendLimitReached, describe_error
+from ..errors import EvaluationError, GraphRAGError, NoSourceChunksError, SpendLimitReached, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
-from ..history.records import RunRecord
+from ..history.records import EVALUATION_LABEL_PREFIX, RunRecord
 from ..llm.base import ChatModel, model_identity
+from ..llm.embeddings import EmbeddingModel, ranker_name
+from ..methods import GLOBAL, VECTOR, reads_chunks
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
@@ -94,6 +99,7 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     Map batches are planned for each question with the first seed, or, with
     ``every_question=False``, for the first question only and counted for every question (a
     question's length barely changes the batches; much faster on a big index)."""
+    check_index(index, spec)
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
     scale = len(spec.seeds) * (1 if every_question else len(spec.questions))
@@ -109,9 +115,19 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     )
 
 
+def check_index(index: Index, spec: ExperimentSpec) -> None:
+    """Refuse an index without source chunks when a condition's method reads them (evaluation
+    spec section 7: ``The index has no source chunks, so method text cannot run.``)."""
+    for condition in spec.conditions:
+        if reads_chunks(condition.method) and not any(c.text.strip() for c in index.chunks):
+            raise NoSourceChunksError(condition.method)
+
+
 def _answer_plan(index: Index, request: GlobalSearchRequest, seed: int) -> tuple[int, int]:
-    """One answer's planned calls (its map batches and, when there is any, the reduce) and its
-    map batches' planned prompt tokens."""
+    """One answer's planned calls (its map batches and, when there is any, the reduce; the
+    ``vector`` method's one call) and its map batches' planned prompt tokens."""
+    if request.method == VECTOR:
+        return 1, 0
     try:
         _, batches, estimates = plan_batches(index, request, seed=seed)
     except GraphRAGError:
@@ -133,6 +149,7 @@ async def run_experiment(
     should_stop: Callable[[], bool] | None = None,
     spend_limit_tokens: int | None = None,
     batch: BatchOptions | None = None,
+    embedder: EmbeddingModel | None = None,
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
 
@@ -145,8 +162,10 @@ async def run_experiment(
     OpenAI-compatible models among ``model`` and ``judge`` go as Batch API jobs, in waves
     (:mod:`graphrag_core.evaluation.batches`); a rerun goes on from the jobs in the store.
     """
+    check_index(index, spec)
     run = _Run(
-        index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen, stop=should_stop or _never
+        index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen,
+        stop=should_stop or _never, embedder=embedder,
     )
     if spend_limit_tokens is not None:
         run.spending = SpendingLimit(spend_limit_tokens, what="experiment")
@@ -198,13 +217,15 @@ class _Run:
         index_path: str | None,
         emit: ProgressSink,
         stop: Callable[[], bool],
+        embedder: EmbeddingModel | None = None,
     ) -> None:
-        self.index, self.spec, self.model, self.judge = index, spec, model, judge
+        self.index, self.spec, self.model, self.judge, self.embedder = index, spec, model, judge, embedder
         self.store, self.cache, self.run_store, self.index_path = store, cache, run_store, index_path
         self.emit, self.stop = emit, stop
         self.started = time.monotonic()
         self.fingerprint = index_fingerprint(index)
-        self.id = experiment_id(spec, self.fingerprint, model, judge)
+        self.ranker = ranker_name(embedder) if any(c.method == VECTOR for c in spec.conditions) else None
+        self.id = experiment_id(spec, self.fingerprint, model, judge, ranker=self.ranker)
         self.stopped = False
         self.stop_reason: str | None = None
         self.spending: SpendingLimit | None = None
@@ -276,7 +297,7 @@ class _Run:
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
         """One answer, from the store when a finished one is kept there, and whether it was."""
         request = condition.request(question.question, seed)
-        key = answer_key(self.fingerprint, self.model, request)
+        key = answer_key(self.fingerprint, self.model, request, ranker=ranker_name(self.embedder))
         kept = self.store.get_answer(key) if self.store is not None else None
         if kept is not None and kept.status != RunStatus.FAILED:
             return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
@@ -316,12 +337,13 @@ class _Run:
             if self.concurrent:  # every map call of the answer goes into the same wave
                 request = request.model_copy(update={"map_concurrency": BATCH_MAP_CONCURRENCY})
             result = await retrieve_global(
-                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, spending=self.spending
+                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, embedder=self.embedder,
+                spending=self.spending,
             )
             limit = result.diagnostics.stopped_at_limit
             if limit is not None:
                 raise SpendLimitReached(result.diagnostics.stopped_note or "", limit=limit, spent=self.spending.spent if self.spending else 0)
-            record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events)))
+            record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method))
         except SpendLimitReached:
             self.save_run(events, condition, question, seed)
             raise
@@ -329,14 +351,15 @@ class _Run:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
             detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
             record = AnswerRecord(
-                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail, cost=cost_of(run_figures(events)),
+                **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail,
+                cost=cost_of(run_figures(events), method=request.method),
             )
         self.save_run(events, condition, question, seed)
         return record
 
     def save_run(self, events: list[Event], condition: Condition, question: EvalQuestion, seed: int) -> None:
         if self.run_store is not None and events:
-            label = f"eval {self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
+            label = f"{EVALUATION_LABEL_PREFIX}{self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))
 
     # -- 2. claims ---------------------------------------------------------------------------------
@@ -413,6 +436,7 @@ class _Run:
             model=model_identity(self.model),
             judge=model_identity(self.judge),
             heuristic_judge=is_heuristic(self.judge),
+            ranker=self.ranker,
             spec=self.spec,
             answers=answers,
             judgments=judgments,
@@ -431,11 +455,13 @@ UNANSWERED_SKIP = "unanswered"
 """How a judgment skipped because both answers are unanswered begins its ``skipped`` reason."""
 
 
-def cost_of(figures: RunFigures) -> AnswerCost:
+def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
     their reported prompt tokens; every map batch (a cached one too) at its planned prompt
-    estimate; the reduce's attempts at its planned prompt; and, apart, the tokens the endpoint
-    reported for the calls the run made (``reported_tokens``)."""
+    estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
+    source chunks it mapped, or for ``vector`` those packed into its prompt) and the embedding
+    model's tokens; and, apart, the tokens the endpoint reported for the calls the run made
+    (``reported_tokens``)."""
     calls: dict[str, int] = {}
     tokens: dict[str, int] = {}
     if figures.rating_calls:
@@ -444,9 +470,15 @@ def cost_of(figures: RunFigures) -> AnswerCost:
     calls["reduce"] = figures.reduce_calls
     tokens["map"] = figures.map_prompt_tokens
     tokens["reduce"] = (figures.reduce_prompt_tokens or 0) if figures.reduce_calls else 0
+    if method == VECTOR:
+        del calls["map"], tokens["map"]
+        units = figures.selected_answers
+    else:
+        units = figures.summaries or 0
     return AnswerCost(
-        summaries=figures.summaries or 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
-        reported_tokens=figures.usage.total_tokens, cached_tokens=figures.usage.cached_tokens,
+        summaries=(figures.summaries or 0) if method == GLOBAL else 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
+        units=units, embedding_tokens=figures.embedding_usage.prompt_tokens, reported_tokens=figures.usage.total_tokens,
+        cached_tokens=figures.usage.cached_tokens,
     )
 
 

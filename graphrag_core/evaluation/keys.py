@@ -2,8 +2,9 @@
 
 Invariants: a key is a function of what determines the thing it names and of nothing else, so
 a rerun, or another experiment sharing a condition, finds what was already made:
-an answer by the index's content, the answering model and the exact request (question and seed
-included); claims by the model and the answer's text; an experiment by its spec, the index and
+an answer by the index's content, the answering model, the exact request (question and seed
+included) and, for the ``vector`` method, what ranked the chunks (an embedding model or BM25);
+claims by the model and the answer's text; an experiment by its spec, the index and
 both models. Judge calls are keyed by :func:`~graphrag_core.evaluation.judge.judge_call_key`.
 """
 
@@ -13,15 +14,22 @@ import hashlib
 import json
 
 from ..llm.base import model_identity
+from ..methods import GLOBAL, VECTOR
 from ..request import GlobalSearchRequest
 from .spec import ExperimentSpec
 
 EXPERIMENT_ID_CHARS = 16
 
 
-def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest) -> str:
+def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest, *, ranker: str | None = None) -> str:
+    """The key of one answer. A ``global`` request is keyed without its method field, so its key
+    is the same whether the field is written or not; a ``vector`` one with ``ranker`` too."""
+    request_text = request.model_dump_json(exclude={"method"}) if request.method == GLOBAL else request.model_dump_json()
+    parts = [fingerprint, model_identity(model), request_text]
+    if request.method == VECTOR:
+        parts.append(ranker or "")
     digest = hashlib.sha256()
-    for part in (fingerprint, model_identity(model), request.model_dump_json()):
+    for part in parts:
         digest.update(part.encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()
@@ -31,9 +39,13 @@ def claims_key(model: object, answer: str) -> str:
     return hashlib.sha256(f"{model_identity(model)}\x00{answer}".encode()).hexdigest()
 
 
-def experiment_id(spec: ExperimentSpec, fingerprint: str, model: object, judge: object) -> str:
-    """A stable id: the same spec over the same index with the same models has the same id."""
-    text = json.dumps([spec.model_dump(mode="json"), fingerprint, model_identity(model), model_identity(judge)], sort_keys=True)
+def experiment_id(spec: ExperimentSpec, fingerprint: str, model: object, judge: object, *, ranker: str | None = None) -> str:
+    """A stable id: the same spec over the same index with the same models (and, when a condition
+    ranks chunks, the same ``ranker``) has the same id."""
+    parts: list[object] = [spec.model_dump(mode="json"), fingerprint, model_identity(model), model_identity(judge)]
+    if ranker is not None:
+        parts.append(ranker)
+    text = json.dumps(parts, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:EXPERIMENT_ID_CHARS]
 
 

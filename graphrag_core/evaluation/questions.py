@@ -24,6 +24,7 @@ from ..models import Index
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import QUESTION_OUTPUT_SCHEMAS, render_question_messages
 from ..tokens import estimate_tokens
+from ..wording import counted
 
 DESCRIPTION_TOKEN_LIMIT = 3000
 """How much of the root summaries describes the corpus to the question generator."""
@@ -206,12 +207,92 @@ async def _ask_list(model: ChatModel, step: str, description: str, count: int, *
     return reply.value[:count]
 
 
-async def generate_questions(index: Index, model: ChatModel, personas: int = 5, tasks: int = 5, per_task: int = 5) -> list[EvalQuestion]:
+class QuestionCounts(BaseModel):
+    """How many questions a generation asked for and kept, and where the rest went: the model
+    proposed fewer personas, tasks or questions than asked (each missing persona or task takes
+    its questions with it), or proposed the same question twice.
+
+    Invariant: ``asked == kept + duplicates + short_questions + short_tasks * per_task +
+    short_personas * tasks * per_task``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    personas: int
+    tasks: int
+    per_task: int
+    personas_proposed: int
+    tasks_proposed: int
+    questions_proposed: int
+    kept: int
+
+    @property
+    def asked(self) -> int:
+        return self.personas * self.tasks * self.per_task
+
+    @property
+    def short_personas(self) -> int:
+        return self.personas - self.personas_proposed
+
+    @property
+    def short_tasks(self) -> int:
+        """Tasks missing for the personas proposed."""
+        return self.personas_proposed * self.tasks - self.tasks_proposed
+
+    @property
+    def short_questions(self) -> int:
+        """Questions missing for the tasks proposed."""
+        return self.tasks_proposed * self.per_task - self.questions_proposed
+
+    @property
+    def duplicates(self) -> int:
+        return self.questions_proposed - self.kept
+
+    def reasons(self) -> list[str]:
+        """Why fewer than ``asked`` were kept, one phrase per cause (empty when all were kept)."""
+        reasons = []
+        if self.short_personas:
+            reasons.append(
+                f"the model proposed {self.personas_proposed} of {counted(self.personas, 'persona')}, "
+                f"so {counted(self.short_personas * self.tasks * self.per_task, 'question')} were never asked"
+            )
+        if self.short_tasks:
+            reasons.append(
+                f"it proposed {self.tasks_proposed} of {counted(self.personas_proposed * self.tasks, 'task')} for those personas, "
+                f"so {counted(self.short_tasks * self.per_task, 'question')} were never asked"
+            )
+        if self.short_questions:
+            reasons.append(f"it proposed {self.questions_proposed} of the {counted(self.tasks_proposed * self.per_task, 'question')} asked for those tasks")
+        if self.duplicates:
+            reasons.append(f"{counted(self.duplicates, 'question')} repeated another and {'was' if self.duplicates == 1 else 'were'} dropped")
+        return reasons
+
+    def summary(self) -> str:
+        """``asked for 125 questions (5 personas × 5 tasks × 5 per task), kept 68: ...``."""
+        head = (
+            f"asked for {counted(self.asked, 'question')} ({counted(self.personas, 'persona')} × {counted(self.tasks, 'task')} × "
+            f"{self.per_task} per task), kept {self.kept:,}"
+        )
+        reasons = self.reasons()
+        return head + (": " + "; ".join(reasons) if reasons else "")
+
+
+class QuestionSet(list[EvalQuestion]):
+    """Generated questions: a list of :class:`EvalQuestion`, with how many were asked for and
+    kept, and why the rest were not (``counts``)."""
+
+    def __init__(self, questions: Sequence[EvalQuestion], counts: QuestionCounts) -> None:
+        super().__init__(questions)
+        self.counts = counts
+
+
+async def generate_questions(index: Index, model: ChatModel, personas: int = 5, tasks: int = 5, per_task: int = 5) -> QuestionSet:
     """Global questions for ``index``, the paper's way: personas from a description of the corpus
     (its root summaries), tasks per persona, questions per task.
 
     Each question keeps its persona and task as tags. At most ``personas * tasks * per_task``
-    questions, duplicates dropped. A step whose reply fails twice raises its error.
+    questions, duplicates dropped; the set's ``counts`` say how many were kept of those asked
+    for, and why the rest were not (:class:`QuestionCounts`). A step whose reply fails twice
+    raises its error.
     """
     personas, tasks, per_task = _positive("personas", personas), _positive("tasks", tasks), _positive("per_task", per_task)
     description = corpus_description(index)
@@ -231,11 +312,22 @@ async def generate_questions(index: Index, model: ChatModel, personas: int = 5, 
                 continue
             seen.add(text)
             questions.append(EvalQuestion(id=f"g{len(questions) + 1}", question=text, tags={"persona": persona, "task": task}))
-    return questions
+    counts = QuestionCounts(
+        personas=personas,
+        tasks=tasks,
+        per_task=per_task,
+        personas_proposed=len(persona_list),
+        tasks_proposed=len(pairs),
+        questions_proposed=sum(len(texts) for texts in question_lists),
+        kept=len(questions),
+    )
+    return QuestionSet(questions, counts)
 
 
 __all__ = [
     "EvalQuestion",
+    "QuestionCounts",
+    "QuestionSet",
     "bundled_question_set",
     "corpus_description",
     "generate_questions",

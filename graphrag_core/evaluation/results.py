@@ -21,7 +21,12 @@ from .spec import ExperimentSpec
 class AnswerCost(BaseModel):
     """What one answer cost: summaries read, map batches, and calls and prompt tokens per purpose
     (``prompt_tokens``: the engine's planned estimates, so a cached rerun costs the same), and the
-    prompt and completion tokens the endpoint reported for the calls made (``reported_tokens``)."""
+    prompt and completion tokens the endpoint reported for the calls made (``reported_tokens``).
+
+    ``units`` is what the answer read, as the paper's Table 2 counts it: community summaries
+    (``global``), source chunks mapped (``text``) or packed into the prompt (``vector``).
+    ``embedding_tokens`` are the embedding model's (a ``vector`` answer ranked by embeddings),
+    kept apart from the chat model's prompt tokens: they are priced apart."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -29,6 +34,9 @@ class AnswerCost(BaseModel):
     batches: int = 0
     calls: dict[str, int] = Field(default_factory=dict)
     prompt_tokens: dict[str, int] = Field(default_factory=dict)
+    units: int | None = None
+    """None in answers kept before units were counted: their summaries stand in."""
+    embedding_tokens: int = 0
     reported_tokens: int = 0
     cached_tokens: int = 0
     """The prompt tokens of ``reported_tokens`` the endpoint served from its prompt cache."""
@@ -101,7 +109,9 @@ class WinRate(BaseModel):
 
 
 class ConditionCost(BaseModel):
-    """A condition's mean cost per answer, and its prompt tokens as a share of the most expensive."""
+    """A condition's mean cost per answer, and its prompt tokens as a share of the reference
+    condition's (``share_of``): the ``text`` condition's when there is one, as the paper's
+    Table 2 gives levels as a share of TS, else the most expensive condition's."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -114,12 +124,23 @@ class ConditionCost(BaseModel):
     prompt_tokens: dict[str, float]
     total_prompt_tokens: float
     share: float | None
+    method: str = "global"
+    units: float | None = None
+    """Mean units read per answer: summaries, or source chunks (see :class:`AnswerCost`); None in
+    results made before units were counted (their summaries stand in: :attr:`units_read`)."""
+    embedding_tokens: float = 0.0
+    share_of: str | None = None
+    """The condition ``share`` is relative to."""
     reported_tokens: float = 0.0
     """Mean prompt and completion tokens the endpoint reported per answer (calls made, not cached)."""
     cached_tokens: float = 0.0
     """Mean prompt tokens per answer the endpoint served from its prompt cache (part of ``reported_tokens``)."""
     unanswered: int = 0
     """Answers with no results (``no_results``)."""
+
+    @property
+    def units_read(self) -> float:
+        return self.units if self.units is not None else self.summaries
 
 
 class ClaimSummary(BaseModel):
@@ -168,6 +189,8 @@ class ExperimentResult(BaseModel):
     model: str
     judge: str
     heuristic_judge: bool
+    ranker: str | None = None
+    """What ranked the chunks of the ``vector`` conditions (an embedding model's identity, or ``bm25``); None without one."""
     spec: ExperimentSpec
     answers: list[AnswerRecord]
     judgments: list[JudgmentRecord]

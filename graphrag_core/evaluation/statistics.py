@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..methods import TEXT
 from ..status import RunStatus
 from .claims import claim_metrics
 from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, WinRate
@@ -112,15 +113,22 @@ def compute_win_rates(spec: ExperimentSpec, judgments: Sequence[JudgmentRecord])
     names = [c.name for c in spec.conditions]
     rates: list[WinRate] = []
     for criterion in spec.criteria:
-        block = [_win_rate(criterion, row, col, judgments) for row, col in [*spec.pairs(), *((n, n) for n in names if spec.seed_pairs())]]
-        distinct = [w for w in block if w.row != w.col]
-        corrected = {(w.row, w.col): a for w, a in zip(distinct, holm([w.p_value for w in distinct]))}
-        for w in block:
-            p_holm = corrected.get((w.row, w.col), w.p_value)
-            rates.append(w.model_copy(update={"p_holm": p_holm}))
-            if w.row != w.col:
-                reverse = None if w.win_rate is None else 100.0 - w.win_rate
-                rates.append(w.model_copy(update={"row": w.col, "col": w.row, "win_rate": reverse, "p_holm": p_holm}))
+        rates.extend(corrected_both_ways([_win_rate(criterion, row, col, judgments) for row, col in [*spec.pairs(), *((n, n) for n in names if spec.seed_pairs())]]))
+    return rates
+
+
+def corrected_both_ways(block: Sequence[WinRate]) -> list[WinRate]:
+    """One criterion's win rates, each followed by its reverse (100 minus it) unless it is A/A,
+    with the p-values of distinct pairs Holm-corrected together (A/A ones left as they are)."""
+    distinct = [w for w in block if w.row != w.col]
+    corrected = {(w.row, w.col): a for w, a in zip(distinct, holm([w.p_value for w in distinct]))}
+    rates: list[WinRate] = []
+    for w in block:
+        p_holm = corrected.get((w.row, w.col), w.p_value)
+        rates.append(w.model_copy(update={"p_holm": p_holm}))
+        if w.row != w.col:
+            reverse = None if w.win_rate is None else 100.0 - w.win_rate
+            rates.append(w.model_copy(update={"row": w.col, "col": w.row, "win_rate": reverse, "p_holm": p_holm}))
     return rates
 
 
@@ -128,8 +136,14 @@ def _purpose_order(purpose: str) -> tuple[bool, int, str]:
     return (purpose not in PURPOSES_SHOWN, PURPOSES_SHOWN.index(purpose) if purpose in PURPOSES_SHOWN else 0, purpose)
 
 
+def _units(answer: AnswerRecord) -> int:
+    return answer.cost.units if answer.cost.units is not None else answer.cost.summaries
+
+
 def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list[ConditionCost]:
-    """Each condition's mean cost per answer (failed answers included: they cost too)."""
+    """Each condition's mean cost per answer (failed answers included: they cost too), and its
+    prompt tokens as a share of the first ``text`` condition's (the paper's Table 2), else of
+    the most expensive condition's (evaluation spec sections 3 and 7)."""
     rows: list[ConditionCost] = []
     for condition in spec.conditions:
         mine = [a for a in answers if a.condition == condition.name]
@@ -151,10 +165,16 @@ def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list
                 prompt_tokens=tokens,
                 total_prompt_tokens=sum(tokens.values()),
                 share=None,
+                method=condition.method,
+                units=sum(_units(a) for a in mine) / n,
+                embedding_tokens=sum(a.cost.embedding_tokens for a in mine) / n,
             )
         )
-    most = max((r.total_prompt_tokens for r in rows), default=0.0)
-    return [r.model_copy(update={"share": (r.total_prompt_tokens / most) if most else None}) for r in rows]
+    reference = next((r for r in rows if r.method == TEXT), None) or max(rows, key=lambda r: r.total_prompt_tokens, default=None)
+    if reference is None or not reference.total_prompt_tokens:
+        return rows
+    base = reference.total_prompt_tokens
+    return [r.model_copy(update={"share": r.total_prompt_tokens / base, "share_of": reference.condition}) for r in rows]
 
 
 def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list[ClaimSummary]:
@@ -175,4 +195,4 @@ def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord
     return summaries
 
 
-__all__ = ["PURPOSES_SHOWN", "compute_claim_summaries", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]
+__all__ = ["PURPOSES_SHOWN", "compute_claim_summaries", "corrected_both_ways", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]

@@ -11,12 +11,14 @@ a list is each front end's (``graphrag_app.labels``, the command line's ``runs l
 
 from .liveness import interrupted_message, process_token, writer_alive
 from .migrations import SCHEMA_VERSION
-from .records import RunRecord, RunSummary, utc_now_iso
+from .records import EVALUATION_LABEL_PREFIX, SWEEP_LABEL_PREFIX, RunRecord, RunSummary, is_evaluation_label, utc_now_iso
 from .recorder import FLUSH_INTERVAL_S, RunRecorder
 from .store import DEFAULT_LIST_LIMIT, RunStore, StoreError, default_store_path
 
 __all__ = [
     "DEFAULT_LIST_LIMIT",
+    "EVALUATION_LABEL_PREFIX",
+    "SWEEP_LABEL_PREFIX",
     "FLUSH_INTERVAL_S",
     "SCHEMA_VERSION",
     "RunRecord",
@@ -26,6 +28,7 @@ __all__ = [
     "StoreError",
     "default_store_path",
     "interrupted_message",
+    "is_evaluation_label",
     "process_token",
     "utc_now_iso",
     "writer_alive",

@@ -26,10 +26,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ..events import Event, RunFailed, RunFinished, RunStarted
+from ..events import Event, PartialAnswerStarted, RunFailed, RunFinished, RunStarted
 from ..state import RunState
 from ..status import RunStatus
-from .records import RunSummary, utc_now_iso
+from .records import RunRecord, RunSummary, utc_now_iso
 from .store import RunStore, StoreError
 
 FLUSH_INTERVAL_S = 1.0
@@ -63,6 +63,18 @@ class RunRecorder:
         self._last_write: float | None = None
         self._written = 0
 
+    @classmethod
+    def resuming(cls, store: RunStore | Path | str, record: RunRecord, *, interval: float = FLUSH_INTERVAL_S) -> "RunRecorder":
+        """A recorder that goes on with a stored run (a stopped run answering from what it read):
+        its events are held as written, and what it records next is appended to the same run,
+        which keeps its place in the history."""
+        recorder = cls(store, index_name=record.index_name, index_path=record.index_path, label=record.label, interval=interval)
+        for event in record.events:
+            recorder._state.apply(event)
+        recorder.created_at, recorder.saved_run_id = record.created_at, record.run_id
+        recorder._written = len(record.events)
+        return recorder
+
     @property
     def store_path(self) -> Path | None:
         if self._store is not None:
@@ -72,7 +84,7 @@ class RunRecorder:
     def __call__(self, event: Event) -> None:
         """Add an event; write now when it starts or ends the run, or when a write is due."""
         self._state.apply(event)
-        if isinstance(event, (RunStarted, RunFinished, RunFailed)):
+        if isinstance(event, (RunStarted, RunFinished, RunFailed, PartialAnswerStarted)):
             self.flush()
         elif self._last_write is not None and self._clock() - self._last_write >= self.interval:
             self.flush()

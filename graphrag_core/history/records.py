@@ -21,6 +21,17 @@ from ..status import RunStatus
 from .liveness import interrupted_message
 
 
+SWEEP_LABEL_PREFIX = "sweep "
+"""The label of a run a sweep recorded starts so: ``sweep 1a2b3c4d · point 3 of 12``."""
+EVALUATION_LABEL_PREFIX = "eval "
+"""The label of a run an evaluation recorded starts so: ``eval 1a2b3c4d · C1 · q3 · seed 1``."""
+
+
+def is_evaluation_label(label: str) -> bool:
+    """Whether a run with this label answered a question of an evaluation (not a person's search)."""
+    return label.startswith(EVALUATION_LABEL_PREFIX)
+
+
 def utc_now_iso() -> str:
     """The current time as an ISO 8601 UTC string with seconds precision and a ``Z``-free offset."""
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
@@ -212,4 +223,4 @@ class RunRecord(BaseModel):
         )
 
 
-__all__ = ["RunRecord", "RunSummary", "utc_now_iso"]
+__all__ = ["EVALUATION_LABEL_PREFIX", "SWEEP_LABEL_PREFIX", "RunRecord", "RunSummary", "is_evaluation_label", "utc_now_iso"]

@@ -1,8 +1,10 @@
 """Loading and saving indexes: the native JSON Lines format and Microsoft GraphRAG outputs.
 
-``load_index(path)`` looks at the folder, picks the reader (``detect_format``) and returns a
-validated :class:`~graphrag_core.models.Index`; ``save_index(index, path)`` writes the native
-format, which ``load_index`` reads back to an equal index.
+``load_index(path)`` looks at the folder (or the output folder of the GraphRAG project rooted
+there, :func:`resolve_index_folder`), picks the reader (``detect_format``) and opens a validated
+:class:`~graphrag_core.models.Index`: its communities are read and checked now, its other tables
+when they are first needed. ``save_index(index, path)`` writes the native format, which
+``load_index`` reads back to an equal index.
 """
 
 from __future__ import annotations
@@ -16,9 +18,10 @@ from ..models import Index
 from . import msgraphrag, native
 from .msgraphrag import SummaryChoice
 from .native import MANIFEST_FILE, NATIVE_FORMAT, NATIVE_FORMAT_VERSION
+from .project import project_output, settings_file
 
-FormatName = Literal["native", "msgraphrag-v3", "msgraphrag-v2", "msgraphrag-v1"]
-"""The layouts ``load_index`` reads."""
+FormatName = Literal["native", "msgraphrag-v3", "msgraphrag-v2", "msgraphrag-v1", "msgraphrag-v0"]
+"""The layouts ``load_index`` reads (a Microsoft GraphRAG layout's tables as parquet or CSV)."""
 
 __all__ = [
     "NATIVE_FORMAT",
@@ -27,7 +30,9 @@ __all__ = [
     "SummaryChoice",
     "detect_format",
     "index_display_name",
+    "index_files",
     "load_index",
+    "resolve_index_folder",
     "save_index",
 ]
 
@@ -50,13 +55,37 @@ def _index_folder(path: str | os.PathLike[str]) -> Path:
     return given
 
 
+def _holds_index(folder: Path) -> bool:
+    return native.looks_native(folder) or msgraphrag.detect_layout(folder) is not None
+
+
+def resolve_index_folder(path: str | os.PathLike[str]) -> Path:
+    """The folder whose files an index path reads: the folder itself (or a ``manifest.json``'s),
+    or, for a GraphRAG project root holding no index itself, the output folder that holds one
+    (:func:`~graphrag_core.index.project.project_output`)."""
+    folder = _index_folder(path)
+    if native.looks_native(folder) or msgraphrag.detect_layout(folder) is not None:
+        return folder
+    return project_output(folder, _holds_index) or folder
+
+
+def index_files(path: str | os.PathLike[str]) -> list[Path]:
+    """The files of the index at ``path`` (those of the folder it reads, not of subfolders),
+    sorted: what a cache of the opened index is keyed on. Empty when there is no such folder."""
+    try:
+        folder = resolve_index_folder(path)
+        return sorted(entry for entry in folder.iterdir() if entry.is_file())
+    except (IndexValidationError, OSError):
+        return []
+
+
 def detect_format(path: str | os.PathLike[str]) -> FormatName:
-    """Which layout the index at ``path`` uses, from file names and parquet schemas only.
+    """Which layout the index at ``path`` uses, from file names and table schemas only.
 
     Raises :class:`IndexFormatError` naming the files found and the ones missing when the
-    folder is in no supported layout (an older GraphRAG output, a half-copied folder, ...).
+    folder is in no supported layout (a half-copied folder, a project never indexed, ...).
     """
-    folder = _index_folder(path)
+    folder = resolve_index_folder(path)
     if native.looks_native(folder):
         return "native"
     version = msgraphrag.detect_version(folder)
@@ -65,18 +94,29 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     found = sorted(p.name for p in folder.iterdir())
     shown = ", ".join(found[:12]) + (f", ... ({len(found) - 12} more)" if len(found) > 12 else "")
     hint = ""
+    settings = settings_file(folder)
+    if settings is not None:
+        hint = (
+            f" It is a GraphRAG project ({settings.name}) whose output holds no index yet (looked in its "
+            "configured output folder, output and output/<run>/artifacts); run GraphRAG's indexing first."
+        )
     if (folder / "output").is_dir():
-        hint = f' It has an "output" subfolder: GraphRAG writes its tables there; try {folder / "output"}.'
+        hint += f' It has an "output" subfolder: GraphRAG writes its tables there; try {folder / "output"}.'
     raise IndexFormatError(
         f"{folder}: not an index folder. Found: {shown or 'nothing'}. Expected either {MANIFEST_FILE} "
-        f"(native format) or Microsoft GraphRAG outputs ({', '.join(msgraphrag.V3_REQUIRED)}; or, from "
-        f"GraphRAG 1.x, {', '.join(msgraphrag.V1_REQUIRED)}).{hint}",
+        f"(native format) or Microsoft GraphRAG outputs ({', '.join(msgraphrag.V3_REQUIRED)}, or the same "
+        f"tables as .csv; or, from GraphRAG 0.x-1.x, {', '.join(msgraphrag.V1_REQUIRED)}).{hint}",
         path=str(folder),
     )
 
 
 def load_index(path: str | os.PathLike[str], *, summary: SummaryChoice = "full_content") -> Index:
-    """Load the index at ``path`` (a folder, or a native ``manifest.json``), whatever its layout.
+    """Open the index at ``path`` (a folder, a native ``manifest.json``, or a GraphRAG project
+    root), whatever its layout.
+
+    The communities and their summaries are read and checked now, with every file's presence
+    (and a Microsoft GraphRAG table's columns); each other table is read and checked when it is
+    first needed, raising its error then (``index.load_tables()`` reads them all at once).
 
     ``summary`` picks the text of a Microsoft GraphRAG community: the report's ``full_content``
     (the default, as GraphRAG's own command line uses) or its short ``summary``; it does not
@@ -84,7 +124,7 @@ def load_index(path: str | os.PathLike[str], *, summary: SummaryChoice = "full_c
     """
     if summary not in ("full_content", "summary"):
         raise ValueError(f'summary must be "full_content" or "summary", not {summary!r}.')
-    folder = _index_folder(path)
+    folder = resolve_index_folder(path)
     layout = detect_format(folder)
     if layout == "native":
         return native.load_native(folder)

@@ -13,9 +13,10 @@ Layout (see ``docs/index-format.md``)::
 Every line is one JSON object whose keys are the model's fields in declaration order, written
 with ``ensure_ascii=False``; every file ends with a newline. Blank lines are ignored on reading.
 
-The structural checks (``graphrag_core.validation``) run when the :class:`Index` is built; the
-loaders restate a failure with the file, the line (or parquet row) and the field
-(:func:`~graphrag_core.validation.locate`).
+Opening an index reads the manifest and ``communities.jsonl``; each other file is parsed when
+the index first needs it. Every line is parsed into its record, and the structural checks
+(``graphrag_core.validation``) run as each table arrives, a failure naming the file, the line
+and the field.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..deferred import TableRead
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from ..validation import WARNING_EXAMPLES, RecordSource, check_structure, locate, structure_warnings  # noqa: F401 - re-exported
@@ -181,12 +183,48 @@ def read_manifest(folder: Path) -> Manifest:
         ) from exc
 
 
-def load_native(folder: Path) -> Index:
-    """Load a native index folder (the manifest must exist; entities and relationships are optional).
+class _NativeReader:
+    """Reads a native index's other tables, each file when the index first needs it."""
 
-    Every per-line and cross-record check runs before the :class:`Index` is built, so failures
-    name ``<file> line <n>, field "<name>"``. Warnings stored in the manifest come first on the
-    loaded index, followed by any new ones found now (each text once).
+    FILES: dict[str, tuple[str, type[BaseModel]]] = {
+        "documents": (DOCUMENTS_FILE, Document),
+        "chunks": (CHUNKS_FILE, SourceChunk),
+        "claims": (CLAIMS_FILE, Claim),
+        "entities": (ENTITIES_FILE, Entity),
+        "relationships": (RELATIONSHIPS_FILE, Relationship),
+    }
+
+    def __init__(self, folder: Path, manifest: Manifest) -> None:
+        self.folder = folder
+        self.manifest = manifest
+
+    def read(self, table: str, index: Index) -> TableRead:
+        name, model = self.FILES[table]
+        path = self.folder / name
+        if name in OPTIONAL_FILES and not path.is_file():
+            return TableRead((), RecordSource(name, "line", ()))
+        records, source = read_jsonl(path, model)
+        return TableRead(records, source)
+
+    def final_warnings(self, index: Index) -> list[str]:
+        """A manifest whose counts differ from the files (a hand-edited index still loads)."""
+        actual = index.stats()
+        counts = self.manifest.counts
+        mismatched = [
+            f"{table} {counts[table]} (files hold {actual[table]})"
+            for table in actual
+            if table in counts and counts[table] != actual[table]
+        ]
+        return [f"{MANIFEST_FILE} counts differ from the files: {', '.join(mismatched)}."] if mismatched else []
+
+
+def load_native(folder: Path) -> Index:
+    """Open a native index folder (the manifest must exist; entities and relationships are optional).
+
+    The manifest and the communities are read and checked now, and every required file must be
+    there; each other file is read when the index first needs it, its failures naming
+    ``<file> line <n>, field "<name>"``. Warnings stored in the manifest come first on the
+    index, followed by any new ones found now (each text once).
     """
     manifest = read_manifest(folder)
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
@@ -196,54 +234,13 @@ def load_native(folder: Path) -> Index:
             path=str(folder / missing[0]),
         )
     communities, community_src = read_jsonl(folder / COMMUNITIES_FILE, Community)
-    claims, claim_src = read_jsonl(folder / CLAIMS_FILE, Claim)
-    chunks, chunk_src = read_jsonl(folder / CHUNKS_FILE, SourceChunk)
-    documents, document_src = read_jsonl(folder / DOCUMENTS_FILE, Document)
-    entities: list[Entity] = []
-    entity_src = RecordSource(ENTITIES_FILE, "line", ())
-    if (folder / ENTITIES_FILE).is_file():
-        entities, entity_src = read_jsonl(folder / ENTITIES_FILE, Entity)
-    relationships: list[Relationship] = []
-    relationship_src = RecordSource(RELATIONSHIPS_FILE, "line", ())
-    if (folder / RELATIONSHIPS_FILE).is_file():
-        relationships, relationship_src = read_jsonl(folder / RELATIONSHIPS_FILE, Relationship)
-
-    sources = {
-        "communities": community_src,
-        "claims": claim_src,
-        "chunks": chunk_src,
-        "documents": document_src,
-        "entities": entity_src,
-        "relationships": relationship_src,
-    }
-    found = structure_warnings(communities=communities, entities=entities, relationships=relationships)
-    actual = {
-        "communities": len(communities),
-        "claims": len(claims),
-        "chunks": len(chunks),
-        "documents": len(documents),
-        "entities": len(entities),
-        "relationships": len(relationships),
-    }
-    mismatched = [
-        f"{table} {manifest.counts[table]} (files hold {actual[table]})"
-        for table in actual
-        if table in manifest.counts and manifest.counts[table] != actual[table]
-    ]
-    if mismatched:
-        found.append(f"{MANIFEST_FILE} counts differ from the files: {', '.join(mismatched)}.")
-    warnings = list(dict.fromkeys([*manifest.warnings, *found]))
-    return Index.from_records(
+    return Index.open(
         communities=communities,
-        claims=claims,
-        chunks=chunks,
-        documents=documents,
-        entities=entities,
-        relationships=relationships,
+        reader=_NativeReader(folder, manifest),
         name=manifest.name,
         description=manifest.description,
-        warnings=warnings,
-        sources=sources,
+        warnings=manifest.warnings,
+        source=community_src,
     )
 
 

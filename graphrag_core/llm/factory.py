@@ -7,6 +7,7 @@ adapter, so settings and adapters form no import cycle.
 from __future__ import annotations
 
 from .base import ChatModel
+from .embeddings import EmbeddingModel, EmbeddingSettings
 from .endpoints import Endpoints
 from .settings import ModelSettings
 
@@ -30,4 +31,14 @@ def build_chat_model(settings: ModelSettings, *, endpoints: Endpoints | None = N
     return model_class(latency=latency, seed=settings.offline_seed)
 
 
-__all__ = ["build_chat_model"]
+def build_embedding_model(settings: EmbeddingSettings | None) -> EmbeddingModel | None:
+    """The embedding model the settings describe (:class:`OpenAIEmbeddingModel`), or None when no
+    embedding model is configured (the ``vector`` method then ranks by BM25)."""
+    if settings is None:
+        return None
+    from .openai_embeddings import OpenAIEmbeddingModel  # the vendor SDK is imported only when used
+
+    return OpenAIEmbeddingModel(settings)
+
+
+__all__ = ["build_chat_model", "build_embedding_model"]

@@ -73,7 +73,7 @@ from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
 from .endpoint_tokenizer import EndpointTokenizer, is_local_endpoint
 from .settings import ModelSettings
 from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm, SlotWatch
-from .transport import CURRENT_CALL, BoundedTransport, CallClock
+from .transport import LOCAL_FIRST_BYTE_FACTOR, BoundedTransport, CallClock, DeadlinePassed, deadline_message, within_deadline
 
 logger = logging.getLogger(__name__)
 
@@ -142,9 +142,6 @@ def _is_context_overflow(detail: str, body: object) -> bool:
     return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
 
 
-LOCAL_FIRST_BYTE_FACTOR = 4
-"""A call to a local endpoint may wait this many times the timeout for its reply to begin (its
-turn at a server that answers one request at a time); the timeout counts from that first byte."""
 MAX_REPLY_BODY_BYTES = 8 * MAX_REPLY_CHARS
 """A reply body, decoded, is read up to this many bytes (its text is bounded by ``MAX_REPLY_CHARS``;
 JSON escapes take up to six bytes a character)."""
@@ -163,6 +160,36 @@ def _proxied(scheme: str, host: str) -> bool:
 
 def _is_retryable_status(status: int) -> bool:
     return status in (408, 429) or status >= 500
+
+
+def sdk_client(
+    *,
+    base_url: str | None,
+    api_version: str | None,
+    api_key: str | None,
+    timeout: float,
+    local: bool,
+    http_client: Any | None,
+    max_bytes: int,
+) -> openai.AsyncOpenAI:
+    """An SDK client (Azure's when ``api_version`` is set) with its retries off, over a
+    :class:`BoundedTransport` that reads no reply past ``max_bytes`` decoded bytes (an injected
+    ``http_client`` is used as it is). Its HTTP timeouts bound the gaps between bytes (for a
+    ``local`` endpoint, the wait for the first one is :data:`LOCAL_FIRST_BYTE_FACTOR` times
+    longer); the adapter bounds each whole call with
+    :func:`~graphrag_core.llm.transport.within_deadline`."""
+    http_timeout: Any = httpx2.Timeout(timeout * LOCAL_FIRST_BYTE_FACTOR, connect=timeout) if local else timeout
+    common: dict[str, Any] = {"api_key": api_key or NO_KEY_PLACEHOLDER, "timeout": http_timeout, "max_retries": 0}
+    if http_client is not None:
+        common["http_client"] = http_client
+    else:
+        inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
+        common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=max_bytes))
+    if api_version:
+        if "/openai" in (base_url or ""):
+            return openai.AsyncAzureOpenAI(base_url=base_url, api_version=api_version, **common)
+        return openai.AsyncAzureOpenAI(azure_endpoint=base_url or "", api_version=api_version, **common)
+    return openai.AsyncOpenAI(base_url=base_url, **common)
 
 
 class OpenAIChatModel:
@@ -290,26 +317,12 @@ class OpenAIChatModel:
             await client.close()
 
     def _new_client(self) -> openai.AsyncOpenAI:
-        """An SDK client with its retries off over a :class:`BoundedTransport` (an injected
-        ``http_client`` is used as it is). Its HTTP timeouts bound the gaps between bytes (for a
-        local endpoint, the wait for the first one is the longer bound); ``_call`` bounds the whole."""
+        """The SDK client of :func:`sdk_client`, replies read up to :data:`MAX_REPLY_BODY_BYTES`."""
         settings = self.settings
-        api_key = self._secret() or NO_KEY_PLACEHOLDER
-        timeout: Any = settings.timeout
-        if self.local:
-            timeout = httpx2.Timeout(settings.timeout * LOCAL_FIRST_BYTE_FACTOR, connect=settings.timeout)
-        common: dict[str, Any] = {"api_key": api_key, "timeout": timeout, "max_retries": 0}
-        if self._http_client is not None:
-            common["http_client"] = self._http_client
-        else:
-            inner = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=1000, max_keepalive_connections=100))
-            common["http_client"] = openai.DefaultAsyncHttpxClient(transport=BoundedTransport(inner, max_bytes=MAX_REPLY_BODY_BYTES))
-        if settings.api_version:
-            base_url = settings.base_url or ""
-            if "/openai" in base_url:
-                return openai.AsyncAzureOpenAI(base_url=base_url, api_version=settings.api_version, **common)
-            return openai.AsyncAzureOpenAI(azure_endpoint=base_url, api_version=settings.api_version, **common)
-        return openai.AsyncOpenAI(base_url=settings.base_url, **common)
+        return sdk_client(
+            base_url=settings.base_url, api_version=settings.api_version, api_key=self._secret(), timeout=settings.timeout,
+            local=self.local, http_client=self._http_client, max_bytes=MAX_REPLY_BODY_BYTES,
+        )
 
     def _forms(self, request: ChatRequest) -> list[OutputForm]:
         """The forms to try for ``request``, strongest first, from what the endpoint accepted."""
@@ -382,46 +395,22 @@ class OpenAIChatModel:
         except (openai.OpenAIError, ValueError) as exc:
             raise FatalModelError(f"Cannot configure the model client for {self.identity}: {self._redact(str(exc))}") from None
         local = self.local
-        timeout = self.settings.timeout
-        loop = asyncio.get_running_loop()
-        timer: asyncio.Timeout | None = None
-
-        def reply_began(at: float) -> None:
-            if local and timer is not None and not timer.expired():
-                timer.reschedule(loop.time() + timeout)
-
-        clock = CallClock(reply_began)
-        token = CURRENT_CALL.set(clock)
+        clock = CallClock()
         watch = self.endpoints.slots(self.endpoint) if local else None
         if watch is not None:
             watch.started()
         streamed = on_text if on_text is not None else (_ignore if watch is not None and watch.single_slot else None)
         answered = False
         try:
-            async with asyncio.timeout(timeout * LOCAL_FIRST_BYTE_FACTOR if local else timeout) as timer:
-                response = await self._exchange(client, request, streamed)
+            response = await within_deadline(lambda: self._exchange(client, request, streamed), timeout=self.settings.timeout, local=local, clock=clock)
             answered = True
-        except TimeoutError:
-            if timer is None or not timer.expired():
-                raise
-            raise RetryableModelError(self._deadline_message(local, began=clock.first_byte_at is not None)) from None
+        except DeadlinePassed as passed:
+            raise RetryableModelError(deadline_message("Model", self.identity, self.settings.timeout, local=local, began=passed.began)) from None
         finally:
-            CURRENT_CALL.reset(token)
             found = watch.ended(clock.sent, answered=answered) if watch is not None else False
         if found and watch is not None:
             self._single_slot_found(watch)
         return self._with_notices(response)
-
-    def _deadline_message(self, local: bool, *, began: bool) -> str:
-        timeout = self.settings.timeout
-        if not local:
-            return f"Model request to {self.identity} timed out after {timeout:g}s (GRAPHRAG_LLM_TIMEOUT bounds each whole call)."
-        if not began:
-            return (
-                f"Model request to {self.identity} timed out: no reply began within {timeout * LOCAL_FIRST_BYTE_FACTOR:g}s "
-                f"({LOCAL_FIRST_BYTE_FACTOR} x GRAPHRAG_LLM_TIMEOUT, the wait for a local server's turn)."
-            )
-        return f"Model request to {self.identity} timed out: its reply did not end within {timeout:g}s of its first byte (GRAPHRAG_LLM_TIMEOUT)."
 
     def _single_slot_found(self, watch: SlotWatch) -> None:
         notice = (
@@ -646,4 +635,4 @@ def _error_detail(exc: openai.APIStatusError) -> str:
     return ""
 
 
-__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after"]
+__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after", "sdk_client"]

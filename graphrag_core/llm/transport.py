@@ -13,14 +13,19 @@ built on). Invariants:
   first byte), the :class:`CallClock` of the call (a context variable the adapter sets around
   each call) is told: the call's deadline can count from the first byte, and the endpoint's
   :class:`~graphrag_core.llm.endpoints.SlotWatch` times the call without the client's own setup.
+
+:func:`within_deadline` is the one deadline of the adapters' calls (chat and embeddings): a call
+ends within its timeout, for a local server counted from the first byte of its reply.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import time
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TypeVar
 
 import httpx2
 
@@ -43,7 +48,7 @@ class CallClock:
     def __init__(self, on_first_byte: Callable[[float], None] | None = None) -> None:
         self.sent = time.monotonic()
         self.first_byte_at: float | None = None
-        self._on_first_byte = on_first_byte
+        self.on_first_byte = on_first_byte
 
     def request_sent(self) -> None:
         self.sent = time.monotonic()
@@ -51,12 +56,63 @@ class CallClock:
     def first_byte(self) -> None:
         if self.first_byte_at is None:
             self.first_byte_at = time.monotonic()
-            if self._on_first_byte is not None:
-                self._on_first_byte(self.first_byte_at)
+            if self.on_first_byte is not None:
+                self.on_first_byte(self.first_byte_at)
 
 
 CURRENT_CALL: contextvars.ContextVar[CallClock | None] = contextvars.ContextVar("graphrag_call_clock", default=None)
 """The clock of the model call running in this context (set by the adapter around each call)."""
+
+LOCAL_FIRST_BYTE_FACTOR = 4
+"""A call to a local endpoint may wait this many times the timeout for its reply to begin (its
+turn at a server that answers one request at a time); the timeout counts from that first byte."""
+
+T = TypeVar("T")
+
+
+class DeadlinePassed(Exception):
+    """A call ended at its deadline (:func:`within_deadline`); ``began``: its reply had begun."""
+
+    def __init__(self, *, began: bool) -> None:
+        super().__init__("the call passed its deadline")
+        self.began = began
+
+
+async def within_deadline(call: Callable[[], Awaitable[T]], *, timeout: float, local: bool, clock: CallClock) -> T:
+    """``call()`` with ``clock`` as the context's :data:`CURRENT_CALL`, cancelled (its
+    connection closed) ``timeout`` seconds after it started, or for a ``local`` endpoint after
+    the first byte of its reply (the wait for that byte bounded by :data:`LOCAL_FIRST_BYTE_FACTOR`
+    times the timeout). Raises :class:`DeadlinePassed` when it was cut at its deadline."""
+    loop = asyncio.get_running_loop()
+    timer: asyncio.Timeout | None = None
+
+    def reply_began(at: float) -> None:
+        if local and timer is not None and not timer.expired():
+            timer.reschedule(loop.time() + timeout)
+
+    clock.on_first_byte = reply_began
+    token = CURRENT_CALL.set(clock)
+    try:
+        async with asyncio.timeout(timeout * LOCAL_FIRST_BYTE_FACTOR if local else timeout) as timer:
+            return await call()
+    except TimeoutError:
+        if timer is None or not timer.expired():
+            raise
+        raise DeadlinePassed(began=clock.first_byte_at is not None) from None
+    finally:
+        CURRENT_CALL.reset(token)
+
+
+def deadline_message(what: str, identity: str, timeout: float, *, local: bool, began: bool) -> str:
+    """What a call cut at its deadline says: ``{what} request to {identity} timed out ...``."""
+    if not local:
+        return f"{what} request to {identity} timed out after {timeout:g}s (GRAPHRAG_LLM_TIMEOUT bounds each whole call)."
+    if not began:
+        return (
+            f"{what} request to {identity} timed out: no reply began within {timeout * LOCAL_FIRST_BYTE_FACTOR:g}s "
+            f"({LOCAL_FIRST_BYTE_FACTOR} x GRAPHRAG_LLM_TIMEOUT, the wait for a local server's turn)."
+        )
+    return f"{what} request to {identity} timed out: its reply did not end within {timeout:g}s of its first byte (GRAPHRAG_LLM_TIMEOUT)."
 
 
 class _Inflater:
@@ -151,4 +207,7 @@ class BoundedTransport(httpx2.AsyncBaseTransport):
         await self._inner.aclose()
 
 
-__all__ = ["CURRENT_CALL", "BoundedTransport", "CallClock", "ReplyTooLargeError"]
+__all__ = [
+    "CURRENT_CALL", "LOCAL_FIRST_BYTE_FACTOR", "BoundedTransport", "CallClock", "DeadlinePassed", "ReplyTooLargeError", "deadline_message",
+    "within_deadline",
+]

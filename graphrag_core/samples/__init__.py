@@ -2,6 +2,7 @@
 text. Rebuild them with ``python -m graphrag_core.samples jargon|zh`` (see ``sample_data/README.md``).
 """
 
-from .bundled import DEFAULT_SAMPLE, REPO_ROOT, SAMPLE_DATA, SAMPLE_QUESTIONS, SAMPLES, sample_path, sample_question
+from . import bundled
+from .bundled import *  # noqa: F403 - the package's public names are those of the bundled samples
 
-__all__ = ["DEFAULT_SAMPLE", "REPO_ROOT", "SAMPLES", "SAMPLE_DATA", "SAMPLE_QUESTIONS", "sample_path", "sample_question"]
+__all__ = list(bundled.__all__)

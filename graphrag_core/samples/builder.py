@@ -5,8 +5,10 @@ The pipeline, each step deterministic (fixed seeds, sorted iteration, no clock):
 1. articles -> documents, and source chunks of at most ``max_chunk_chars`` characters, split at
    paragraph, then sentence, then word boundaries; every chunk starts with its article's
    heading line so it reads on its own;
-2. article titles -> entities; cross-references between articles -> relationships and an
-   undirected networkx graph (weight = number of directions in which the pair refer);
+2. article titles -> entities, each citing its article's chunks (every chunk opens with the
+   title); cross-references between articles -> relationships, each citing the chunks that
+   hold the reference, and an undirected networkx graph (weight = number of directions in
+   which the pair refer);
 3. articles outside the largest connected piece are joined to their most similar article of
    it by wording (TF-IDF cosine), so community detection does not leave hundreds of
    one-article roots; those links are recorded as relationships that say so;
@@ -38,7 +40,7 @@ import networkx as nx
 from ..llm.base import ChatModel
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from .summarize import CommunityDigest, MemberDigest, Summary, extractive_summary, model_summaries
-from .text import Language, first_sentences, split_sentences, strip_reference_braces, word_tokens
+from .text import REFERENCE_RE, Language, first_sentences, split_sentences, strip_reference_braces, word_tokens
 
 SummaryMode = Literal["extractive", "model"]
 
@@ -83,6 +85,8 @@ class Article:
 
     ``links`` are the titles this article cross-references (matched case-insensitively to
     other articles' titles; unknown ones are ignored). ``heading`` opens every chunk.
+    ``aliases`` name, for a ``{reference}`` in the text that is not itself a title (a redirect),
+    the title it stands for, so the reference's chunk can be found.
     """
 
     title: str
@@ -90,6 +94,7 @@ class Article:
     paragraphs: tuple[Paragraph, ...]
     links: tuple[str, ...] = ()
     kind: str = "term"
+    aliases: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +162,7 @@ async def build_index(
     documents = [Document(id=_document_id(n), title=a.title) for n, a in enumerate(articles)]
     chunks, paragraph_chunks = _chunk_articles(articles, options)
 
-    graph, relationships, unresolved = _reference_graph(articles, by_title)
+    graph, relationships, unresolved = _reference_graph(articles, by_title, _reference_chunks(articles, chunks, by_title))
     similarity = _join_stray_articles(graph, articles, options.language)
     relationships.extend(similarity)
 
@@ -208,6 +213,9 @@ async def build_index(
         )
         for node in ordered
     ]
+    chunk_ids_of: dict[str | None, tuple[str, ...]] = defaultdict(tuple)
+    for chunk in chunks:  # an entity is its article's title: every chunk of the article holds it
+        chunk_ids_of[chunk.document_id] += (chunk.id,)
     entities = [
         Entity(
             id=_entity_id(n),
@@ -215,6 +223,7 @@ async def build_index(
             type=article.kind,
             description=first_sentences(definitions[n], options.language, max_chars=ENTITY_DESCRIPTION_MAX_CHARS),
             community_ids=tuple(c.id for c in reversed(_path(leaf_of[n]))),
+            chunk_ids=chunk_ids_of[_document_id(n)],
         )
         for n, article in enumerate(articles)
     ]
@@ -338,19 +347,43 @@ def _hard_split(sentence: str, room: int) -> list[str]:
 # -- graph -------------------------------------------------------------------------------------
 
 
+def _title_key(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def _reference_chunks(
+    articles: Sequence[Article], chunks: Sequence[SourceChunk], by_title: dict[str, int]
+) -> dict[tuple[int, int], tuple[str, ...]]:
+    """For each (source, target) pair of article numbers, the chunks of the source whose text
+    holds a ``{reference}`` to the target (directly or through one of the source's aliases), in
+    chunk order: the chunks a relationship was extracted from."""
+    numbers = {_document_id(n): n for n in range(len(articles))}
+    found: dict[tuple[int, int], list[str]] = defaultdict(list)
+    for chunk in chunks:
+        source = numbers[chunk.document_id or ""]
+        aliases = {_title_key(raw): title for raw, title in articles[source].aliases}
+        for match in REFERENCE_RE.finditer(chunk.text):
+            key = _title_key(match.group(1))
+            target = by_title.get(_title_key(aliases.get(key, match.group(1))))
+            if target is not None and target != source and chunk.id not in found[(source, target)]:
+                found[(source, target)].append(chunk.id)
+    return {pair: tuple(ids) for pair, ids in found.items()}
+
+
 def _reference_graph(
-    articles: Sequence[Article], by_title: dict[str, int]
+    articles: Sequence[Article], by_title: dict[str, int], reference_chunks: dict[tuple[int, int], tuple[str, ...]]
 ) -> tuple[nx.Graph, list[Relationship], int]:
     """The undirected reference graph on article numbers, the directed relationships behind it
-    (source article names target; descriptions left empty, the pair says it all), and the
-    number of links naming no article. Self-references are ignored."""
+    (source article names target; descriptions left empty, the pair says it all; each cites the
+    source's chunks that hold the reference), and the number of links naming no article.
+    Self-references are ignored."""
     graph = nx.Graph()
     graph.add_nodes_from(range(len(articles)))
     pairs: dict[tuple[int, int], None] = {}
     unresolved = 0
     for number, article in enumerate(articles):
         for link in article.links:
-            target = by_title.get(" ".join(link.split()).casefold())
+            target = by_title.get(_title_key(link))
             if target is None:
                 unresolved += 1
             elif target != number:
@@ -367,6 +400,7 @@ def _reference_graph(
             target=articles[t].title,
             description="",
             weight=1.0,
+            chunk_ids=reference_chunks.get((s, t), ()),
         )
         for n, (s, t) in enumerate(sorted(pairs))
     ]

@@ -31,9 +31,25 @@ SAMPLE_QUESTIONS: dict[str, str] = {
 """A question each sample answers well, to start the question boxes with."""
 
 
+GENERIC_QUESTION = "What are the main themes of this corpus?"
+"""The question a question box starts with on an index that is not a sample (any corpus answers it)."""
+
+
 def sample_question(name: str) -> str:
     """The sample question of the sample ``name``; ``""`` for anything else."""
     return SAMPLE_QUESTIONS.get(name, "")
+
+
+def starting_question(name: str) -> str:
+    """The question a question box starts with on the index ``name``: the sample's own question,
+    else :data:`GENERIC_QUESTION` (a folder index is not asked about the Jargon File)."""
+    return sample_question(name) or GENERIC_QUESTION
+
+
+def is_starting_question(text: str) -> bool:
+    """Whether ``text`` is one of the questions a box starts with (so nobody typed it, and it may
+    follow the index)."""
+    return text in SAMPLE_QUESTIONS.values() or text == GENERIC_QUESTION
 
 
 def sample_path(name: str) -> Path:
@@ -45,4 +61,15 @@ def sample_path(name: str) -> Path:
         raise KeyError(f"No sample called {name!r}; the samples are: {known}.") from None
 
 
-__all__ = ["DEFAULT_SAMPLE", "REPO_ROOT", "SAMPLES", "SAMPLE_DATA", "SAMPLE_QUESTIONS", "sample_path", "sample_question"]
+__all__ = [
+    "DEFAULT_SAMPLE",
+    "GENERIC_QUESTION",
+    "REPO_ROOT",
+    "SAMPLES",
+    "SAMPLE_DATA",
+    "SAMPLE_QUESTIONS",
+    "is_starting_question",
+    "sample_path",
+    "sample_question",
+    "starting_question",
+]

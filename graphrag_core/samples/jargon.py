@@ -219,7 +219,8 @@ def jargon_articles(text: str) -> list[Article]:
         article = entry_to_article(entry)
         links = dict.fromkeys(resolve(link) for link in entry.references)
         links.pop(entry.term, None)
-        articles.append(replace(article, links=tuple(links)))
+        redirected = tuple((link, resolve(link)) for link in entry.references if resolve(link) != link)
+        articles.append(replace(article, links=tuple(links), aliases=redirected))
     return articles
 
 

@@ -12,7 +12,10 @@
   summary text and with the terms its communities' summaries share (themes).
 - ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
   deduplicated (their citations merged), under a one-line overview in the question's language
-  (Chinese for a question written in Chinese).
+  (Chinese for a question written in Chinese). Naive RAG's call (source excerpts instead of
+  candidates) is answered as a map over the excerpts is, under the same kind of overview.
+- Source chunks (the ``text`` and ``vector`` methods: ``[Source ID: ...]`` parts,
+  ``Source IDs`` candidates) are read and cited as such: ``[Sources: id, ...]``.
 - ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
 
 Invariant: each answer is a function of its arguments alone.
@@ -25,8 +28,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from ...context import (
+    COMMUNITY,
     MAP_SECTION_SUMMARY,
+    SOURCE,
+    Unit,
     format_citation,
+    header_unit,
     parse_candidate_header,
     parse_citations,
     parse_map_section,
@@ -58,18 +65,29 @@ REDUCE_MAX_WORDS = 260
 SUMMARY_MAX_SENTENCES = 4
 NO_ANSWER = "The intermediate answers do not contain enough information to answer the question."
 NO_ANSWER_ZH = "中间回答中没有足够的信息来回答这个问题。"
+NO_EXCERPT_ANSWER = "The source excerpts do not contain enough information to answer the question."
+NO_EXCERPT_ANSWER_ZH = "原文片段中没有足够的信息来回答这个问题。"
 USEFULNESS_MASS_SCALE = 15.0
 """BM25 mass (sum of the best three sentence scores) at which usefulness reaches 63% of its ceiling."""
 BROAD_THEMES_SCALE = 20.0
 """Shared summary terms at which a broad question's theme bonus reaches 63% of its ceiling."""
 
 
-def _bullets(sentences: Iterable[Sentence]) -> str:
-    return "\n".join(f"- {s.text} {format_citation(s.community_ids)}" for s in sentences)
+def _bullets(sentences: Iterable[Sentence], unit: Unit = COMMUNITY) -> str:
+    return "\n".join(f"- {s.text} {format_citation(s.community_ids, unit=unit)}" for s in sentences)
+
+
+def _unit_of(data: str) -> Unit:
+    """What the data's parts are: source chunks when a part header says so, else communities."""
+    for line in data.splitlines():
+        unit = header_unit(line)
+        if unit is not None:
+            return unit
+    return COMMUNITY
 
 
 def _map_sentences(data: str) -> list[Sentence]:
-    """The batch's sentences, each with the community id of the part it came from."""
+    """The batch's sentences, each with the id of the part (community or source chunk) it came from."""
     sentences: list[Sentence] = []
     community: str | None = None
     section = ""
@@ -89,7 +107,7 @@ def _map_sentences(data: str) -> list[Sentence]:
         if header:
             flush()
             community, lines = header.community_id, []
-            section = MAP_SECTION_SUMMARY if header.part == 1 else ""
+            section = MAP_SECTION_SUMMARY if header.part == 1 and header_unit(line) == COMMUNITY else ""
         elif marker:
             flush()
             lines, section = [], marker
@@ -99,14 +117,17 @@ def _map_sentences(data: str) -> list[Sentence]:
     return sentences
 
 
-def answer_map(question: str, data: str) -> dict[str, object]:
+def answer_map(
+    question: str, data: str, *, max_words: int = MAP_ANSWER_MAX_WORDS, max_count: int = MAP_ANSWER_MAX_SENTENCES
+) -> dict[str, object]:
     """The map reply ``{"answer", "usefulness"}`` for one batch (see the module docstring)."""
     sentences = _map_sentences(data)
     if not sentences:
         return {"answer": "", "usefulness": 0}
+    unit = _unit_of(data)
     query = terms(question, keep_generic=False)
     if not query.all:
-        return _answer_broad(sentences)
+        return _answer_broad(sentences, unit, max_words=max_words, max_count=max_count)
 
     weights = query.weights()
     scores = bm25(weights, [s.terms for s in sentences])
@@ -119,14 +140,14 @@ def answer_map(question: str, data: str) -> dict[str, object]:
     ]
     if not any(score > 0 for score in relevant):
         return {"answer": "", "usefulness": 0}
-    chosen = pick(sentences, relevant, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
+    chosen = pick(sentences, relevant, max_words=max_words, max_count=max_count)
 
     batch_terms = {t for s in sentences for t in s.terms.all}
     total_weight = sum(weights.values())
     coverage = sum(w for t, w in weights.items() if t in batch_terms) / total_weight
     mass = sum(sorted(relevant, reverse=True)[:3])
     usefulness = 100.0 * (1.0 - math.exp(-mass / USEFULNESS_MASS_SCALE)) * (0.4 + 0.6 * coverage)
-    return {"answer": _bullets(chosen), "usefulness": max(1, min(100, round(usefulness)))}
+    return {"answer": _bullets(chosen, unit), "usefulness": max(1, min(100, round(usefulness)))}
 
 
 def _shape(sentence: Sentence, score: float, query: set[str]) -> float:
@@ -139,7 +160,7 @@ def _shape(sentence: Sentence, score: float, query: set[str]) -> float:
     return score
 
 
-def _answer_broad(sentences: Sequence[Sentence]) -> dict[str, object]:
+def _answer_broad(sentences: Sequence[Sentence], unit: Unit, *, max_words: int, max_count: int) -> dict[str, object]:
     """A question with no content terms: the batch's most central sentences, summaries first."""
     scores = centrality([s.terms for s in sentences])
     # Summary sentences say what a community is about, its first one most of all: they come
@@ -150,10 +171,10 @@ def _answer_broad(sentences: Sequence[Sentence]) -> dict[str, object]:
         * (0.5 if word_count(s.text) < 5 else 1.0)
         for s, score in zip(sentences, scores)
     ]
-    chosen = pick(sentences, scores, max_words=MAP_ANSWER_MAX_WORDS, max_count=MAP_ANSWER_MAX_SENTENCES)
+    chosen = pick(sentences, scores, max_words=max_words, max_count=max_count)
     if not chosen:
         return {"answer": "", "usefulness": 0}
-    return {"answer": _bullets(chosen), "usefulness": _broad_usefulness(sentences)}
+    return {"answer": _bullets(chosen, unit), "usefulness": _broad_usefulness(sentences)}
 
 
 def _broad_usefulness(sentences: Sequence[Sentence]) -> int:
@@ -201,12 +222,16 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
     is better); ties keep a round-robin order over the candidates.
     """
     candidates: list[tuple[float, list[str], list[str]]] = []  # (usefulness, ids, answer lines)
+    unit: Unit = COMMUNITY
     for line in data.splitlines():
         header = parse_candidate_header(line)
         if header:
             candidates.append((header.usefulness, header.community_ids, []))
+            unit = header_unit(line) or COMMUNITY
         elif candidates:
             candidates[-1][2].append(line)
+    if not candidates and _unit_of(data) == SOURCE:
+        return _answer_excerpts(question, data)
     per_candidate = [
         (usefulness, points)
         for rank, (usefulness, ids, lines) in enumerate(candidates)
@@ -235,19 +260,42 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
     for sentence in chosen:
         communities.extend(c for c in sentence.community_ids if c not in communities)
     if chinese:
-        return {"answer": f"{_overview_zh(question, len(chosen), len(per_candidate), len(communities))}\n\n{_bullets(chosen)}"}
+        return {"answer": f"{_overview_zh(question, len(chosen), len(per_candidate), len(communities), unit)}\n\n{_bullets(chosen, unit)}"}
     topic = f' on "{question}"' if question else ""
+    covered = _count(len(communities), ("community", "communities") if unit == COMMUNITY else ("source chunk", "source chunks"))
     overview = (
         f"Overview{topic}: {len(chosen)} key point{'s' if len(chosen) != 1 else ''} drawn from "
         f"{len(per_candidate)} intermediate answer{'s' if len(per_candidate) != 1 else ''} "
-        f"covering {len(communities)} communit{'ies' if len(communities) != 1 else 'y'}."
+        f"covering {covered}."
     )
-    return {"answer": f"{overview}\n\n{_bullets(chosen)}"}
+    return {"answer": f"{overview}\n\n{_bullets(chosen, unit)}"}
 
 
-def _overview_zh(question: str, points: int, answers: int, communities: int) -> str:
+def _count(n: int, nouns: tuple[str, str]) -> str:
+    return f"{n} {nouns[0] if n == 1 else nouns[1]}"
+
+
+def _answer_excerpts(question: str, data: str) -> dict[str, object]:
+    """Naive RAG's answer: the excerpts' most relevant sentences, each cited, under an overview."""
+    chinese = is_chinese(question)
+    reply = answer_map(question, data, max_words=REDUCE_MAX_WORDS, max_count=REDUCE_MAX_POINTS)
+    points = str(reply["answer"])
+    if not points:
+        return {"answer": NO_EXCERPT_ANSWER_ZH if chinese else NO_EXCERPT_ANSWER}
+    lines = points.count("\n") + 1
+    cited = {cid for _, ids in (part for line in points.splitlines() for part in parse_citations(line)) for cid in ids}
+    if chinese:
+        topic = f"关于“{question.strip()}”：" if question.strip() else ""
+        return {"answer": f"{topic}从 {len(cited)} 个原文片段中归纳出 {lines} 个要点。\n\n{points}"}
+    topic = f' on "{question}"' if question else ""
+    overview = f"Overview{topic}: {lines} key point{'s' if lines != 1 else ''} drawn from {_count(len(cited), ('source excerpt', 'source excerpts'))}."
+    return {"answer": f"{overview}\n\n{points}"}
+
+
+def _overview_zh(question: str, points: int, answers: int, communities: int, unit: Unit = COMMUNITY) -> str:
     topic = f"关于“{question.strip()}”：" if question.strip() else ""
-    return f"{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {communities} 个社区。"
+    noun = "个社区" if unit == COMMUNITY else "个原文片段"
+    return f"{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {communities} {noun}。"
 
 
 def _length_factor(text: str) -> float:

@@ -2,8 +2,11 @@
 
 A summary is rated 0-5 by how much of the question it covers, BM25-style: each question term
 found in the summary counts by its weight (English words and Chinese bigrams 1, single Chinese
-characters 0.5), saturated by its frequency (``tf / (tf + k1)``). No question term, or only
-single Chinese characters when the question has stronger terms: 0. A broad question with no
+characters 0.5), saturated by its frequency (``tf / (tf + k1)``). A Chinese character that is a
+word of its own in the question (茶 in 茶的历史, "the history of tea"; see
+:func:`~.retrieval.standalone_characters`) is a strong term of weight 1, like a bigram, so a
+question about the corpus's own subject finds the communities about it. No question term, or
+only single Chinese characters when the question has stronger terms: 0. A broad question with no
 content terms ("What are the main themes?") finds every non-blank summary partly relevant (3),
 so the walk reaches the most specific communities, as a leaf-level search would.
 The rating is a function of the request alone.
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from .retrieval import BM25_K1, terms
+from .retrieval import BM25_K1, standalone_characters, terms
 
 BROAD_QUESTION_RATING = 3
 _HEADER_PREFIX = "[Community ID: "
@@ -34,11 +37,14 @@ def answer_rating(question: str, data: str) -> dict[str, object]:
     query = terms(question, keep_generic=False)
     if not query.all:
         return {"rating": BROAD_QUESTION_RATING, "reason": "A broad question: every community is partly relevant."}
+    words = standalone_characters(question)
+    strong = {*query.strong, *words}
     weights = query.weights()
+    weights.update({char: 1.0 for char in words})
     counts = Counter(summary_terms.all)
     matched = [term for term in weights if counts.get(term)]
-    strong_matched = [term for term in matched if term in set(query.strong)]
-    if not matched or (query.strong and not strong_matched):
+    strong_matched = [term for term in matched if term in strong]
+    if not matched or (strong and not strong_matched):
         return {"rating": 0, "reason": "No term of the question appears in the summary."}
     total = sum(weights.values())
     coverage = sum(weights[t] for t in matched) / total

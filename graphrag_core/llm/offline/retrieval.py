@@ -1,7 +1,8 @@
 """A small text-retrieval kit for the offline model: terms, stemming, sentences, BM25.
 
 Terms are lowercase English words minus stopwords, stemmed for plurals, plus Chinese
-characters (weak terms) and character bigrams (strong terms). Sentences are split at end
+characters (weak terms) and character bigrams (strong terms); :func:`standalone_characters`
+finds the single characters that are words of their own (茶 in 茶的历史). Sentences are split at end
 punctuation; :func:`is_complete_sentence` tells a sentence that can stand on its own from a
 fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
 :func:`centrality` scores how typical each document is of its set, and :func:`pick` takes the
@@ -127,6 +128,31 @@ def terms(text: str, *, keep_generic: bool = True) -> Terms:
             continue
         strong.append(stemmed)
     return Terms(tuple(strong), tuple(weak))
+
+
+_CJK_PARTICLES = frozenset("的之与和及或了是在对于从为等把被也都就而其着吗呢吧啊")
+"""Characters that stand between Chinese words (particles, conjunctions, prepositions): a
+character between two of them, or between one and the edge of a phrase, is a word of its own."""
+
+
+def standalone_characters(text: str) -> tuple[str, ...]:
+    """The single CJK characters of ``text`` that are words on their own: flanked on both sides
+    by a particle (:data:`_CJK_PARTICLES`) or the edge of a run of Chinese text, as 茶 in
+    "茶的历史" ("the history of tea"). Such a character names a subject as a bigram does, so a
+    question's standalone characters are strong terms for rating (question words like 哪 and
+    generic characters never are)."""
+    found: list[str] = []
+    for token in TOKEN_RE.findall(text):
+        if not CJK_RUN_RE.match(token):
+            continue
+        for i, char in enumerate(token):
+            if char in _CJK_STOP_CHARS or char in _CJK_GENERIC_CHARS:
+                continue
+            before = token[i - 1] if i > 0 else None
+            after = token[i + 1] if i + 1 < len(token) else None
+            if all(side is None or side in _CJK_PARTICLES for side in (before, after)):
+                found.append(char)
+    return tuple(dict.fromkeys(found))
 
 
 def word_count(text: str) -> int:
