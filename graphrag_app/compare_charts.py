@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import plotly.graph_objects as go
 
+from graphrag_app.compare_settings import SettingRow, settings_rows, settings_table  # noqa: F401 - also imported from here
 from graphrag_app.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, PROMPT_TOKENS_NAME, SPENT_CALLS_COLOR, add_prompt_tokens_axis
 from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_app.labels import run_labels
@@ -31,33 +32,6 @@ MAX_COMPARED_RUNS = 4
 MIN_COMPARED_RUNS = 2
 HOVER_IDS_MAX = 15
 
-# Request fields shown in the settings table, with their display names, in display order.
-REQUEST_FIELDS: tuple[tuple[str, str], ...] = (
-    ("query", "question"),
-    ("community_level", "community level"),
-    ("map_token_budget", "map token budget"),
-    ("map_output_reserve", "map output reserve"),
-    ("reduce_token_budget", "reduce token budget"),
-    ("reduce_output_reserve", "reduce output reserve"),
-    ("map_concurrency", "map concurrency"),
-    ("reduce_strategy", "reduce strategy"),
-    ("include_claims", "claims included"),
-    ("include_sources", "sources included"),
-    ("tokenizer", "tokenizer"),
-    ("community_selection", "community selection"),
-    ("rating_threshold", "rating threshold"),
-    ("keep_parent", "keep parents"),
-    ("rating_repeats", "rating repeats"),
-    ("fallback_max_level", "fallback max level"),
-    ("rating_output_reserve", "rating output reserve"),
-)
-# Record fields (not part of the request) that also make two runs differ.
-RECORD_FIELDS: tuple[tuple[str, str], ...] = (
-    ("index_name", "index"),
-    ("seed", "seed"),
-    ("model", "model"),
-)
-
 METRIC_NAMES: tuple[str, ...] = (
     "status",
     "summaries",
@@ -71,6 +45,7 @@ METRIC_NAMES: tuple[str, ...] = (
     "reduce prompt tokens",
     PROMPT_TOKENS_NAME,
     "tokens used (reported)",
+    "prompt tokens from the endpoint's cache",
     "tokens as if uncached",
     "failed batches",
     "answers selected",
@@ -80,8 +55,6 @@ METRIC_NAMES: tuple[str, ...] = (
     "unsupported citations",
     "duration (s)",
 )
-
-
 
 
 def run_color(position: int) -> str:
@@ -94,54 +67,6 @@ def index_key_for(record: RunRecord) -> str:
 
 
 # -- tables ---------------------------------------------------------------------------------
-
-
-DYNAMIC_FIELDS = frozenset(name for name, _ in REQUEST_FIELDS if name in ("rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve"))
-"""Settings that only a dynamic selection uses: a fixed-level run shows them as not used."""
-NOT_USED = "– (fixed level)"
-
-
-def _setting_value(record: RunRecord, name: str) -> object:
-    if name in dict(RECORD_FIELDS):
-        value = getattr(record, name)
-        return "drawn" if name == "seed" and value is None else value
-    if name in DYNAMIC_FIELDS and not record.request.dynamic:
-        return NOT_USED
-    value = record.request.reported_level if name == "community_level" else getattr(record.request, name)
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return value
-
-
-@dataclass(frozen=True)
-class SettingRow:
-    """One setting across the compared runs; ``differs`` when not every run has the same value."""
-
-    name: str
-    values: tuple[str, ...]
-
-    @property
-    def differs(self) -> bool:
-        return len(set(self.values)) > 1
-
-
-def settings_rows(records: Sequence[RunRecord]) -> list[SettingRow]:
-    """Every request setting (and the index, seed and model) with each run's value, as text."""
-    rows = []
-    for name, display in RECORD_FIELDS + REQUEST_FIELDS:
-        rows.append(SettingRow(display, tuple(str(_setting_value(record, name)) for record in records)))
-    return rows
-
-
-def settings_table(records: Sequence[RunRecord], *, only_differing: bool = False) -> list[dict[str, object]]:
-    """The settings as table rows: ``setting``, one column per run label, and ``differs``."""
-    labels = run_labels(records)
-    table = []
-    for row in settings_rows(records):
-        if only_differing and not row.differs:
-            continue
-        table.append({"setting": row.name, **dict(zip(labels, row.values)), "differs": row.differs})
-    return table
 
 
 @dataclass(frozen=True)
@@ -168,6 +93,8 @@ class RunMetrics:
     spend: RunSpend | None = None
     communities_read_but_unused: int = 0
     """The **read but unused** set's size: communities in batches whose answers did not reach the reduce."""
+    cached_tokens: int | None = None
+    """Prompt tokens the endpoint served from its prompt cache (as it reported them)."""
     prompt_tokens: int = 0
     """The planned prompt estimate of the whole run: map batches, the reduce and, under dynamic
     selection, the rating prompts (cached ones included), as :attr:`RunFigures.prompt_tokens`."""
@@ -191,6 +118,7 @@ class RunMetrics:
             self.reduce_prompt_tokens,
             self.prompt_tokens,
             self.reported_tokens,
+            self.cached_tokens,
             _as_if_uncached_tokens(self.spend),
             self.failed_batches,
             self.answers_selected,
@@ -231,6 +159,7 @@ def run_metrics(record: RunRecord) -> RunMetrics:
         duration_s=record.duration_s,
         spend=figures.spend,
         communities_read_but_unused=len(sets.read_but_unused) if (sets := _record_sets(record)) is not None else 0,
+        cached_tokens=figures.usage.cached_tokens or None,
         prompt_tokens=figures.prompt_tokens,
     )
 

@@ -238,6 +238,7 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
 
     st.header("Budgets")
     widgets.draw_settings([f for f in widgets.fields_of(base, widgets.BUDGETS) if f.name not in unused])
+    widgets.draw_spend_limit()
 
     st.header("Search")
     st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")

@@ -141,6 +141,7 @@ def cost_rows(result: ExperimentResult) -> list[dict[str, Any]]:
         row["prompt tokens (planned)"] = round(c.total_prompt_tokens)
         row[share] = None if c.share is None else round(100 * c.share, 1)
         row["reported tokens"] = round(c.reported_tokens)
+        row["cached prompt tokens (reported)"] = round(c.cached_tokens)
         rows.append(row)
     return rows
 

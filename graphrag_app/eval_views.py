@@ -381,7 +381,8 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         if result.heuristic_judge:
             st.info(HEURISTIC_NOTE, icon=":material/science:")
         if result.stopped:
-            st.warning("Stopped before it finished: the figures cover only what was judged. Start again to resume.", icon=":material/pause:")
+            why = f" {escape_markdown(result.stop_reason)}" if result.stop_reason else ""
+            st.warning(f"Stopped before it finished: the figures cover only what was judged.{why} Start again to resume.", icon=":material/pause:")
         st.caption(
             f"{escape_markdown(result.index_name)} · answers by {escape_markdown(result.model)} · judge {escape_markdown(judge_label(result))} · "
             f"{len(result.spec.questions)} questions × {len(result.spec.conditions)} conditions × {len(result.spec.seeds)} seeds · "

@@ -30,7 +30,7 @@ from graphrag_core.samples import is_starting_question, sample_question, startin
 from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
-from . import bundles, charts, controls, evidence, run_controls, views
+from . import bundles, charts, controls, evidence, run_controls, scrolling, views
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
@@ -193,9 +193,10 @@ def draw_cost_preview(
             request = request.model_copy(update={"tokenizer": counted_with})
             if opened.index is not None and opened.source is not None:
                 signature = folder_signature(opened.source.path)
-                pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
+                request_json = request.model_dump_json(exclude={"spend_limit_tokens"})  # the limit's forecast is drawn from the preview
+                pending = cost_previews().preview_future(opened.index, opened.source.key, signature, request_json, current.seed)
                 if ExploreState.get().levels_unpriced:  # the picker is drawn again once its tokens are counted
-                    levels = cost_previews().levels_future(opened.index, opened.source.key, signature, request.model_dump_json(), current.seed)
+                    levels = cost_previews().levels_future(opened.index, opened.source.key, signature, request_json, current.seed)
                 wait_for_preview(pending)
                 if app is not None and current.query.strip():
                     cached = cached_count_future(opened, current, app, current.to_request().model_dump_json())
@@ -404,7 +405,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
         views.render_run(st.container(), view.state, index_key=view.index_key, key="run", price=app.model.price, presenter=presenter)
         if view.reveal_answer:
             view.reveal_answer = False
-            views.scroll_to_answer(st.container())
+            scrolling.scroll_to_answer(st.container())
 
 
 __all__ = [

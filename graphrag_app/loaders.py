@@ -21,7 +21,7 @@ from typing import Any
 import streamlit as st
 
 from graphrag_core.cache import SqliteMapCache, cache_key
-from graphrag_core.cost import LevelCost, level_costs, map_cost, section_tokens
+from graphrag_core.cost import LevelCost, dynamic_bound, level_costs, map_cost, section_tokens
 from graphrag_core.errors import IndexValidationError
 from graphrag_core.index import index_files, load_index, resolve_index_folder
 from graphrag_core.map import map_request
@@ -30,10 +30,11 @@ from graphrag_core.methods import GLOBAL, unit_kind
 from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import DEFAULT_SAMPLE, SAMPLES
-from graphrag_core.search import plan_batches
+from graphrag_core.search import PROMPT_MESSAGES, plan_batches
 from graphrag_core.selection import RatingCost, estimate_rating_cost
 from graphrag_core.sources import source_units
-from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name
+from graphrag_core.spending import LimitForecast, forecast_limit
+from graphrag_core.tokens import Tokenizer, get_tokenizer, planning_tokenizer_name, prompt_overhead
 
 from .settings import ENV_ALLOWED_ROOTS, AppSettings
 
@@ -147,16 +148,30 @@ class CostPreview:
     batches: int
     map_prompt_tokens: int
     largest_batch_tokens: int
+    batch_tokens: tuple[int, ...] = ()
+    """Each planned batch's map prompt estimate, in batch order (what a spending limit's forecast
+    lets through)."""
+    overhead: int = 0
+    """What the endpoint adds around each call's messages, in the planning tokenizer's count."""
     rating: RatingCost | None = None
     """Dynamic selection: the rating cost range; the map figures are then its upper bound."""
     bound_label: str = ""
-    batch_tokens: tuple[int, ...] = ()
-    """Each planned batch's map prompt estimate, in batch order."""
 
     @property
     def model_calls(self) -> int:
         """Map calls plus the reduce (when there is anything to map)."""
         return self.batches + 1 if self.batches else 0
+
+    def forecast(self, request: GlobalSearchRequest) -> LimitForecast | None:
+        """Whether ``request`` (these settings, with its spending limit) will reach the limit."""
+        if request.spend_limit_tokens is None:
+            return None
+        rating = self.rating
+        return forecast_limit(
+            request.spend_limit_tokens, self.batch_tokens, map_output_reserve=request.map_output_reserve,
+            reduce_token_budget=request.reduce_token_budget, overhead=self.overhead, rating_output_reserve=request.rating_output_reserve,
+            rating=None if rating is None else (rating.min_calls, rating.max_calls, rating.min_prompt_tokens, rating.max_prompt_tokens),
+        )
 
 
 SECTIONS_WAIT_S = 1.0
@@ -185,16 +200,17 @@ def _compute_preview(index: Index, request_json: str, seed: int) -> CostPreview:
     rating = bound = None
     if request.dynamic:  # the map reads at most every leaf (every community when parents are kept)
         rating = estimate_rating_cost(index, request, tokenizer=tokenizer)
-        bound = [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
+        bound = dynamic_bound(index, request)
     cost = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=bound)
     return CostPreview(  # a run over source chunks reads chunks, not summaries
         summaries=cost.summaries if request.method == GLOBAL else len(source_units(index, method=request.method)),
         batches=cost.batches,
         map_prompt_tokens=cost.map_prompt_tokens,
         largest_batch_tokens=cost.largest_batch_tokens,
+        batch_tokens=cost.batch_tokens,
+        overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
         rating=rating,
         bound_label="every community" if request.keep_parent else "the leaves",
-        batch_tokens=cost.batch_tokens,
     )
 
 
@@ -220,11 +236,13 @@ def _count_cached(index: Index, request_json: str, seed: int, identity: str, cac
     request = GlobalSearchRequest.model_validate_json(request_json)
     tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=not identity.startswith("offline")))
     _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
-    model, unit = _Identity(identity), unit_kind(request.method)
+    model, unit, data_first = _Identity(identity), unit_kind(request.method), request.question_reserve > 0
     cache = SqliteMapCache(cache_path)
     try:
         return sum(
-            cache.get(cache_key(model, map_request(request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit))) is not None
+            cache.get(cache_key(model, map_request(
+                request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit, data_first=data_first
+            ))) is not None
             for batch in batches
         )
     finally:

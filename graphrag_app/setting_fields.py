@@ -130,7 +130,8 @@ def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
 
 @functools.cache
 def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[SettingField, ...]:
-    """Every search setting of ``model``, in declaration order, as :class:`SettingField`."""
+    """Every search setting of ``model``, in declaration order, as :class:`SettingField` (its
+    default the front ends' own, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
     found = []
     for name, info in model.model_fields.items():
         choices = model.choices(name)
@@ -141,7 +142,7 @@ def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[Settin
                 name=name,
                 param=LINK_NAMES.get(name) or model.short_name(name),
                 kind=kind,
-                default=info.default,
+                default=model.front_end_default(name),
                 low=low,
                 high=high if high is not None else model.ui_max(name),
                 choices=None if kind == "level" else choices,

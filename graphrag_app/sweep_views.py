@@ -155,7 +155,7 @@ def grid_spec(app: AppSettings) -> tuple[SweepSpec | None, str | None]:
     try:
         levels: list[Level] = [parse_level(value) for value in state[LEVELS_KEY]]
         spec = SweepSpec(
-            base=SearchDefaults(rating_threshold=int(state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)), tokenizer=state[TOKENIZER_KEY]),
+            base=SearchDefaults.for_front_ends(rating_threshold=int(state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)), tokenizer=state[TOKENIZER_KEY]),
             query=state[QUESTION_KEY],
             levels=levels,
             seeds=parse_ints(state[SEEDS_KEY], what="Seeds", minimum=0),

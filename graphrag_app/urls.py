@@ -2,8 +2,8 @@
 
 :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
-(the index, the question, the seed, the model). Each search setting's URL parameter, type,
-bounds and help come from its field's metadata
+(the index, the question, the seed, the model, the spending limit). Each search setting's URL
+parameter, type, bounds and help come from its field's metadata
 (:func:`~graphrag_app.setting_fields.setting_fields`), so a field added to
 ``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.levels import DYNAMIC, level_text
 from graphrag_core.llm.settings import PROVIDERS, ModelChoice
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit
 from graphrag_core.samples import SAMPLES
 
 from .setting_fields import SettingField, _Ignored, level_option, setting_fields
@@ -63,19 +63,23 @@ OWN_PARAMS: dict[str, str] = {
     "model_name": "llm",
     "base_url": "base_url",
     "latency_s": "latency",
+    "spend_limit_tokens": "spend_limit",
 }
 """The query parameter of each choice that is not a search setting."""
+
 @dataclass(frozen=True)
 class RunSettings:
     """Every choice of the Explore page: the search settings (``search``, validated, with the
     engine's defaults and rules) plus the index (a sample's name or a folder path), the
-    question, the seed and the model. Frozen; ``model`` never holds a key."""
+    question, the seed, the model and the spending limit (None: no limit). Frozen; ``model``
+    never holds a key."""
 
     index: str = ""
     query: str = ""
     seed: int = 0
     model: ModelChoice = field(default_factory=lambda: OFFLINE)
-    search: SearchSettings = field(default_factory=SearchSettings)
+    search: SearchSettings = field(default_factory=SearchSettings.for_front_ends)
+    spend_limit_tokens: int | None = None
 
     @property
     def fields(self) -> tuple[SettingField, ...]:
@@ -87,7 +91,8 @@ class RunSettings:
 
     def to_request(self, *, query: str | None = None) -> GlobalSearchRequest:
         """The engine request; raises the engine's validation errors (spec messages)."""
-        return GlobalSearchRequest(query=self.query if query is None else query, seed=self.seed, **self.search.model_dump())
+        query = self.query if query is None else query
+        return GlobalSearchRequest(query=query, seed=self.seed, spend_limit_tokens=self.spend_limit_tokens, **self.search.model_dump())
 
     @classmethod
     def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: RunSettings) -> RunSettings:
@@ -95,7 +100,7 @@ class RunSettings:
         model = type(base.search)
         search = model(**{name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields})
         seed = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
-        return replace(base, index=index, query=request.query, seed=seed, search=search)
+        return replace(base, index=index, query=request.query, seed=seed, search=search, spend_limit_tokens=request.spend_limit_tokens)
 
 
 PARAM_NAMES: dict[str, str] = {**OWN_PARAMS, **{f.name: f.param for f in setting_fields()}}
@@ -128,6 +133,8 @@ def to_query_params(
             params[OWN_PARAMS["base_url"]] = model.base_url
     elif model.offline_latency_s is not None:
         params[OWN_PARAMS["latency_s"]] = f"{model.offline_latency_s:g}"
+    if settings.spend_limit_tokens is not None:
+        params[OWN_PARAMS["spend_limit_tokens"]] = str(settings.spend_limit_tokens)
     if run_id and replay_speed is not None:
         params[REPLAY_PARAM], params[SPEED_PARAM] = run_id, f"{replay_speed:g}"
     elif run_id:
@@ -200,7 +207,15 @@ def _latency(raw: str) -> float:
     return latency
 
 
+def _spend_limit(raw: str) -> int | None:
+    try:
+        return check_spend_limit(int(raw.strip()))
+    except ValueError as exc:  # not a number, or not a positive one (the engine's message)
+        raise _Ignored(str(exc).rstrip(".") if isinstance(exc, GraphRAGError) else "") from None
+
+
 _OWN_DECODERS: dict[str, Callable[[str], Any]] = {
+    "spend_limit_tokens": _spend_limit,
     "index": str,
     "query": str,
     "seed": _seed,
@@ -267,6 +282,7 @@ def from_query_params(params: Mapping[str, str | list[str]], *, base: RunSetting
         seed=own.get("seed", base.seed),
         model=model,
         search=search,
+        spend_limit_tokens=own.get("spend_limit_tokens", base.spend_limit_tokens),
     )
     return settings, problems
 

@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.figures import Price, RunSpend, estimated_note, figures_of, money, tokens_text
+from graphrag_core.errors import STOPPED_MESSAGE
+from graphrag_core.figures import Price, RunSpend, cached_text, estimated_note, figures_of, money, tokens_text
 from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.llm.base import TokenUsage
 from graphrag_core.methods import GLOBAL, method_label
@@ -26,6 +27,7 @@ from graphrag_core.wording import counted
 
 from . import charts, citation_evidence, evidence, selection_charts
 from .escaping import escape_markdown
+from .scrolling import ANSWER_ANCHOR, scroll_into_view
 from .loaders import CostPreview
 from .urls import provenance_params
 
@@ -63,13 +65,20 @@ def render_cost_preview(
     price: Price | None = None,
 ) -> None:
     """The run's cost before it runs, and where its tokens come from: the level's summaries,
-    claims and source excerpts (``sections``), with what switching claims or excerpts off saves."""
+    claims and source excerpts (``sections``), with what switching claims or excerpts off saves;
+    with a spending limit, whether the run will reach it."""
     with container:
         if error:
             st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
             return
         if preview is None:
             return
+        forecast = preview.forecast(request) if request is not None else None
+        if forecast is not None:
+            if forecast.verdict == "will_reach":
+                st.warning(escape_markdown(forecast.text()), icon=":material/savings:")
+            else:
+                st.caption(escape_markdown(forecast.text()))
         rating = preview.rating
         if rating is not None:  # dynamic selection: a range, from every root rated to every community rated
             cols = st.columns(4)
@@ -129,7 +138,8 @@ def render_status(container: DeltaGenerator, state: RunState, *, note: str | Non
         if state.result is not None and state.result.diagnostics.stopped_note:
             st.warning(escape_markdown(state.result.diagnostics.stopped_note), icon=":material/stop_circle:")
         if state.status == RunStatus.CANCELLED:
-            st.warning("The run was stopped. Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
+            why = f"{state.error} " if state.error and state.error != STOPPED_MESSAGE else "The run was stopped. "
+            st.warning(escape_markdown(why) + "Its events so far are saved in the history (status: stopped).", icon=":material/stop_circle:")
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")
@@ -190,73 +200,6 @@ def render_community_links(container: DeltaGenerator, community_ids: Sequence[st
             st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
 
 
-ANSWER_ANCHOR = "graphrag-answer"
-SCROLL_TICKS = 16
-SCROLL_TICK_MS = 250
-_SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><script>
-(function () {{
-  // Charts above it may still be growing: keep the anchor in view for a few seconds.
-  // The reader wins at once: a wheel, touch, key or mouse button, or any scroll this script did
-  // not make (a scrollbar drag, a link to an anchor, assistive technology, a test driver).
-  var marker = document.getElementById("{anchor}-scroll");
-  var scroller = document.scrollingElement || document.documentElement;
-  for (var node = marker && marker.parentElement; node; node = node.parentElement) {{
-    var overflow = getComputedStyle(node).overflowY;
-    if ((overflow === "auto" || overflow === "scroll") && node.scrollHeight > node.clientHeight) {{ scroller = node; break; }}
-  }}
-  var left = scroller.scrollTop;  // where this script last left the page
-  var readerMoved = false;
-  var names = ["wheel", "touchmove", "keydown", "mousedown"];
-  function moved() {{ readerMoved = true; }}
-  names.forEach(function (name) {{ window.addEventListener(name, moved, {{capture: true, passive: true}}); }});
-  function keep() {{
-    var anchor = document.getElementById("{anchor}");
-    if (anchor) {{
-      var box = anchor.getBoundingClientRect();
-      if (box.top < 0 || box.top > window.innerHeight * 0.5) {{ anchor.scrollIntoView({{block: "start", behavior: "instant"}}); }}
-    }}
-    left = scroller.scrollTop;
-  }}
-  keep();  // at once: the page may be redrawn (and its scroll moved by the layout) right after
-  var tries = 0;
-  var timer = setInterval(function () {{
-    tries += 1;
-    // A scroll this script did not make ends it too, unless the page is being redrawn under a
-    // call just opened (then only the reader's own input does).
-    var done = readerMoved || tries > {ticks} || ({yield_to_scroll} && Math.abs(scroller.scrollTop - left) > 1);
-    if (!done) {{ keep(); }}
-    if (done) {{
-      clearInterval(timer);
-      names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
-      if (marker) {{ marker.setAttribute("data-state", "done"); }}
-    }}
-  }}, {tick_ms});
-}})();
-</script>"""
-
-
-def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0, yield_to_scroll: bool = True) -> None:
-    """Bring the element with id ``anchor`` (a constant of this app, never data) into view and keep
-    it there while the charts above it settle, for at most ``SCROLL_TICKS`` x
-    ``SCROLL_TICK_MS``. It never fights the reader: any input ends it, and so does any scroll it
-    did not make unless ``yield_to_scroll`` is False (a call opened from a table row: the redraw
-    under it moves the page, which is not the reader). Its span (``#<anchor>-scroll``) then says
-    ``data-state="done"``.
-
-    The same script drawn in the same place on the next script run is not run again (the page
-    keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again."""
-    script = _SCROLL_INTO_VIEW.format(
-        anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce), yield_to_scroll="true" if yield_to_scroll else "false"
-    )
-    container.html(script, unsafe_allow_javascript=True)
-
-
-def scroll_to_answer(container: DeltaGenerator) -> None:
-    """Bring the answer into view (once, when a run's answer arrives: on a 1280x800 screen it
-    lies below the charts); see :func:`scroll_into_view`."""
-    scroll_into_view(container, ANSWER_ANCHOR)
-
-
 def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
     """The final answer as the model writes it (a streaming reduce), until the result is in."""
     if state.result is not None or state.status != RunStatus.RUNNING or not state.answer_draft:
@@ -288,8 +231,11 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
         cols[2].metric(
             "Tokens spent",
             tokens_text(spend.tokens) if spend.tokens.total_tokens else "-",
+            delta=f"{spend.tokens.cached_tokens:,} from the prompt cache" if spend.tokens.cached_tokens else None,
+            delta_color="off",
             help="Prompt and completion tokens the model reported"
-            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else "."),
+            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else ".")
+            + (f" Of the prompt tokens, {cached_text(spend.tokens)} (billed at the cached price, or not recomputed)." if spend.tokens.cached_tokens else ""),
         )
         cols[3].metric(
             "As if uncached",
@@ -297,8 +243,10 @@ def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | N
             help="What the run would have cost with no map cache: every batch a model call.",
         )
         cost = f" · cost {money(price.of(spend.tokens))} ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)" if price else ""
+        prompt_cache = f"Endpoint's prompt cache: {cached_text(spend.tokens)} · " if spend.tokens.cached_tokens else ""
         st.caption(
-            f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
+            prompt_cache
+            + f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
             + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
             + cost
             + (f" · tokens ≈: {estimated_note(spend.tokens)}" if spend.tokens.estimated else "")
@@ -405,7 +353,8 @@ def render_token_split(container: DeltaGenerator, diagnostics: GlobalSearchDiagn
         cols[0].metric("Rating calls", d.rating_calls, help=f"{d.rating_cache_hits} more answered from the cache; {d.failed_rating_count} communities failed every repeat.")
         for col, label, usage in ((cols[1], "Rating tokens", d.rating_usage), (cols[2], "Map tokens", d.map_usage), (cols[3], "Reduce tokens", d.reduce_usage)):
             note = f" · {estimated_note(usage)}" if usage.estimated else ""
-            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{note}")
+            cached = f" · {cached_text(usage)}" if usage.cached_tokens else ""
+            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{cached}{note}")
 
 
 def render_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:

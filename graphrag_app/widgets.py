@@ -53,6 +53,7 @@ class Keys:
     REPLAY_SPEED = "replay_speed"
     ANSWER_FROM_READ = "answer_from_read"
     PRESENTER = "presenter_mode"
+    SPEND_LIMIT = "spend_limit_tokens"
 
 
 FOLDER_CHOICE = "__folder__"
@@ -112,10 +113,19 @@ LOOKS: dict[str, Look] = {
     "rating_repeats": Look(help="Rating calls per community; the most frequent rating wins (ties: the lowest)."),
     "fallback_max_level": Look(help="When a round keeps nothing, rate every community of the next level, down to this one."),
     "rating_output_reserve": Look(step=64),
+    "question_reserve": Look(
+        label="Prompt-cache reserve (tokens)",  # not "Question ...": the question's own box is found by that word
+        step=64,
+        help="Tokens kept for the question: batches are packed as if it took exactly this many, so every question up to "
+        "it reads the same batches and each map prompt starts with the same data (a provider's prompt cache serves it "
+        "to the next question at a fraction of the price). 0 packs around the question as it is.",
+    ),
 }
 """What each widget shows beyond its field's metadata."""
 
-BUDGETS: tuple[str, ...] = ("map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "map_concurrency")
+BUDGETS: tuple[str, ...] = (
+    "map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "question_reserve", "map_concurrency",
+)
 """The settings of the sidebar's Budgets section, in the order drawn."""
 SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
 """The settings of the sidebar's Index section (the method, then the level picker or dynamic selection's settings)."""
@@ -172,6 +182,20 @@ def draw_setting(setting: SettingField, container: DeltaGenerator | None = None)
         raise ValueError(f"the {setting.name} setting has no generic widget: draw it with the page's level picker")
 
 
+MAX_SPEND_LIMIT = 10**12
+"""The largest spending limit the page offers."""
+SPEND_LIMIT_HELP = (
+    "The most tokens the run may spend (0: no limit). No model call that could take the total past it is sent; a run "
+    "that reaches it stops as Stop stops it, keeping what it read. The cost preview says whether it will be reached."
+)
+
+
+def draw_spend_limit(container: DeltaGenerator | None = None) -> None:
+    """The spending limit's input (0 is no limit), keyed :attr:`Keys.SPEND_LIMIT`."""
+    (container or st).number_input("Spending limit (tokens)", min_value=0, max_value=MAX_SPEND_LIMIT, step=10_000, key=Keys.SPEND_LIMIT, help=SPEND_LIMIT_HELP)
+
+
+
 def draw_settings(settings: Iterable[SettingField], container: DeltaGenerator | None = None) -> None:
     for setting in settings:
         draw_setting(setting, container)
@@ -204,6 +228,7 @@ def widget_values(settings: RunSettings, *, index_options: list[str]) -> dict[st
             Keys.MODEL_NAME: model.model,
             Keys.BASE_URL: model.base_url,
             Keys.LATENCY: model.offline_latency_s or 0.0,
+            Keys.SPEND_LIMIT: settings.spend_limit_tokens or 0,
         }
     )
     if settings.index in index_options:
@@ -239,6 +264,7 @@ def choices_from_widgets(base: RunSettings) -> RunSettings:
     index = str(state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else str(choice)
     seed = state.get(Keys.SEED)
     latency = state.get(Keys.LATENCY)
+    limit = state.get(Keys.SPEND_LIMIT, base.spend_limit_tokens)
     model = ModelChoice(
         provider=state.get(Keys.MODEL) or base.model.provider,
         model=str(state.get(Keys.MODEL_NAME, base.model.model) or ""),
@@ -251,6 +277,7 @@ def choices_from_widgets(base: RunSettings) -> RunSettings:
         query=str(state.get(Keys.QUESTION, base.query) or ""),
         seed=int(seed) if seed is not None else base.seed,
         model=model,
+        spend_limit_tokens=int(limit) if limit else None,
     )
 
 
@@ -278,6 +305,7 @@ __all__ = [
     "Look",
     "choices_from_widgets",
     "draw_setting",
+    "draw_spend_limit",
     "draw_settings",
     "fields_of",
     "help_of",

@@ -90,7 +90,8 @@ def setting_dest(name: str) -> str:
 
 
 def setting_help(name: str) -> str:
-    """A setting's help line: its description, then its bounds and default when it has one."""
+    """A setting's help line: its description, then its bounds and default when it has one (the
+    front ends' default, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
     field = GlobalSearchRequest.model_fields[name]
     if field.default is None:
         return field.description or ""
@@ -98,7 +99,7 @@ def setting_help(name: str) -> str:
         return f"do not {field.description}" if field.default else (field.description or "")
     low, high = GlobalSearchRequest.bounds(name)
     rule = f"{low}-{high}, " if high is not None else (f">= {low}, " if low is not None else "")
-    return f"{field.description} ({rule}default {field.default})"
+    return f"{field.description} ({rule}default {GlobalSearchRequest.front_end_default(name)})"
 
 
 def add_setting_options(
@@ -144,13 +145,14 @@ SHARED_SETTING_OPTIONS: dict[str, str] = {
 
 def search_defaults(args: argparse.Namespace) -> SearchDefaults:
     """The shared search options (:data:`SHARED_SETTING_OPTIONS` and the two switches) as
-    validated defaults; a bad value raises here, with the spec's message."""
+    validated defaults over the front ends' own (``--question-reserve`` 256 unless given); a bad
+    value raises here, with the spec's message."""
     fields = {name: getattr(args, dest) for name, dest in SHARED_SETTING_OPTIONS.items()}
     fields = {k: v for k, v in fields.items() if v is not None}
     for name, field in SearchSettings.model_fields.items():
         if field.default is True and getattr(args, setting_dest(name), False):  # a --no-... switch
             fields[name] = False
-    return SearchDefaults(**fields)
+    return SearchDefaults.for_front_ends(**fields)
 
 
 # -- the model ------------------------------------------------------------------------------------
@@ -254,6 +256,11 @@ def add_summary_option(parser: argparse.ArgumentParser, *, help: str) -> None:
     parser.add_argument("--summary", choices=SUMMARY_CHOICES, default=SUMMARY_CHOICES[0], help=help)
 
 
+def add_spend_limit_option(parser: argparse.ArgumentParser, *, help: str) -> None:
+    """``--spend-limit-tokens N`` (``args.spend_limit_tokens``; None: no limit)."""
+    parser.add_argument("--spend-limit-tokens", type=int_or_text, default=None, metavar="N", help=help)
+
+
 def add_quiet_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
@@ -263,7 +270,7 @@ def add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
     and sweep; a sweep leaves out :data:`GRID_SETTINGS`, which come from its grid)."""
     parser.add_argument("index", metavar="INDEX", help="an index folder (native or Microsoft GraphRAG output) or a bundled sample name")
     parser.add_argument("question", metavar="QUESTION", help="the global question")
-    grid_settings = GRID_SETTINGS if sweep else ()
+    grid_settings = (*GRID_SETTINGS, "spend_limit_tokens") if sweep else ()
     names = [n for n in GlobalSearchRequest.model_fields if n != "query" and n not in grid_settings]
     add_setting_options(parser.add_argument_group("request"), [n for n in names if n not in DYNAMIC_SETTING_NAMES])
     add_setting_options(
@@ -271,6 +278,12 @@ def add_run_options(parser: argparse.ArgumentParser, *, sweep: bool) -> None:
         DYNAMIC_SETTING_NAMES,
         overrides={"community_selection": SWEEP_SELECTION} if sweep else None,
     )
+    if sweep:  # one limit for the whole sweep, not one per point (a query's is its request's field)
+        add_spend_limit_option(
+            parser,
+            help="the most tokens the whole sweep may spend: no call that could pass it is sent; the point that reaches it "
+            "stops as Stop stops a run, and the points after it are not run (default: no limit)",
+        )
     add_model_options(parser.add_argument_group("model"))
     add_cache_options(parser)
     add_store_options(parser)
@@ -292,6 +305,7 @@ __all__ = [
     "add_quiet_option",
     "add_run_options",
     "add_setting_options",
+    "add_spend_limit_option",
     "add_store_options",
     "add_summary_option",
     "int_or_text",

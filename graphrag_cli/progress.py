@@ -78,6 +78,7 @@ class ProgressPrinter:
         self.live = enabled and stream.isatty()
         self.method = GLOBAL
         self._experiment_shown: dict[str, int] = {}
+        self._batch_shown: set[str] = set()
 
     def __call__(self, update: Event | SweepProgress | EvalProgress) -> None:
         """Show one update: a run's event, a sweep's finished point or an experiment's step."""
@@ -196,7 +197,13 @@ class ProgressPrinter:
         )
 
     def _experiment_step(self, progress: EvalProgress) -> None:
-        """The first and the last item of each stage, and about every twentieth in between."""
+        """The first and the last item of each stage, and about every twentieth in between; a
+        Batch API job at every change of its state or counts."""
+        if progress.stage == "batch":
+            if progress.label not in self._batch_shown:
+                self._batch_shown.add(progress.label)
+                self._line(progress.label)
+            return
         step = max(1, progress.total // EXPERIMENT_PROGRESS_STEPS)
         shown = self._experiment_shown.get(progress.stage, 0)
         if progress.done == progress.total or progress.done - shown >= step or progress.done == 1:

@@ -24,6 +24,7 @@ from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.embeddings import KEY_EMBEDDING_MODEL, EmbeddingModel, EmbeddingSettings
 from graphrag_core.llm.factory import build_chat_model, build_embedding_model
 from graphrag_core.llm.settings import (
+    KEY_PRICE_CACHED,
     KEY_PRICE_COMPLETION,
     KEY_PRICE_PROMPT,
     ModelChoice,
@@ -174,8 +175,9 @@ def build_embedder(context: CliContext, options: ModelOptions, *, name: str | No
 
 def configured_price(context: CliContext) -> Price | None:
     """The price per million tokens in ``GRAPHRAG_LLM_PRICE_PROMPT`` / ``_COMPLETION``, when both
-    are set (read on their own: an injected model has no settings of its own)."""
-    keys = (KEY_PRICE_PROMPT, KEY_PRICE_COMPLETION)
+    are set, with ``_CACHED`` for cached prompt tokens (read on their own: an injected model has
+    no settings of its own)."""
+    keys = (KEY_PRICE_PROMPT, KEY_PRICE_COMPLETION, KEY_PRICE_CACHED)
     try:
         return ModelSettings.from_mapping({key: context.environ[key] for key in keys if key in context.environ}).price
     except SettingsError as exc:

@@ -206,16 +206,30 @@ QUESTION_MARKER = "---Question---"
 DATA_MARKER = "---Data---"
 
 
-def format_prompt_sections(query: str, content: str) -> str:
-    """The user message of a map or reduce call: the question, then the data."""
+def format_prompt_sections(query: str, content: str, *, data_first: bool = False) -> str:
+    """The user message of a map, reduce or rating call: the question, then the data; with
+    ``data_first``, the data, then the question (so calls over the same data share their prefix
+    whatever the question: :func:`question_tail` is what follows the data)."""
+    if data_first:
+        return f"{DATA_MARKER}\n{content}{question_tail(query)}"
     return f"{QUESTION_MARKER}\n{query}\n\n{DATA_MARKER}\n{content}"
 
 
-def split_prompt_sections(user_message: str) -> tuple[str, str]:
-    """``(question, data)`` of a map or reduce user message; missing parts are ``""``.
+def question_tail(query: str) -> str:
+    """What follows the data in a data-first user message: the question's marker and the question."""
+    return f"\n\n{QUESTION_MARKER}\n{query}"
 
-    Only the first data marker counts, so data that itself contains the marker stays whole.
+
+def split_prompt_sections(user_message: str) -> tuple[str, str]:
+    """``(question, data)`` of a map, reduce or rating user message in either layout; missing
+    parts are ``""``.
+
+    Question first: only the first data marker counts, so data that itself contains the marker
+    stays whole. Data first: the question is what follows the last question marker.
     """
+    if user_message.startswith(f"{DATA_MARKER}\n"):
+        data, found, question = user_message[len(DATA_MARKER) + 1 :].rpartition(question_tail(""))
+        return (question.strip(), data) if found else ("", question)
     head, found, data = user_message.partition(f"{DATA_MARKER}\n")
     if not found:
         head, data = user_message, ""
@@ -252,5 +266,6 @@ __all__ = [
     "parse_ids",
     "parse_map_section",
     "parse_part_header",
+    "question_tail",
     "split_prompt_sections",
 ]

@@ -22,8 +22,10 @@ from .errors import GraphRAGError
 from .models import LEAF, Index
 from .rows import Community
 from .request import GlobalSearchRequest
-from .search import plan_batches
-from .tokens import Tokenizer, get_tokenizer
+from .search import PROMPT_MESSAGES, plan_batches
+from .selection import estimate_rating_cost
+from .spending import LimitForecast, forecast_limit
+from .tokens import Tokenizer, get_tokenizer, prompt_overhead
 
 
 @dataclass(frozen=True)
@@ -112,4 +114,28 @@ def level_costs(index: Index, request: GlobalSearchRequest, *, seed: int, tokeni
     return costs
 
 
-__all__ = ["LevelCost", "MapCost", "level_costs", "map_cost", "section_tokens"]
+def dynamic_bound(index: Index, request: GlobalSearchRequest) -> list[Community]:
+    """What the map of a dynamic selection reads at most: every leaf, or every community with a
+    summary when parents are kept."""
+    return [c for c in index.communities if c.summary.strip()] if request.keep_parent else index.select_communities(LEAF)
+
+
+def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer) -> LimitForecast | None:
+    """Whether ``request`` will reach its ``spend_limit_tokens`` (None without one), from its
+    planned batches (under dynamic selection, the ratings' range and the map's bound)."""
+    if request.spend_limit_tokens is None:
+        return None
+    rating = None
+    communities = None
+    if request.dynamic:
+        cost = estimate_rating_cost(index, request, tokenizer=tokenizer)
+        rating = (cost.min_calls, cost.max_calls, cost.min_prompt_tokens, cost.max_prompt_tokens)
+        communities = dynamic_bound(index, request)
+    estimates = map_cost(index, request, seed=seed, tokenizer=tokenizer, communities=communities).batch_tokens
+    return forecast_limit(
+        request.spend_limit_tokens, estimates, map_output_reserve=request.map_output_reserve, reduce_token_budget=request.reduce_token_budget,
+        rating=rating, rating_output_reserve=request.rating_output_reserve, overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
+    )
+
+
+__all__ = ["LevelCost", "MapCost", "dynamic_bound", "level_costs", "map_cost", "section_tokens", "spend_forecast"]

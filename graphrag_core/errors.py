@@ -183,6 +183,22 @@ class RunCancelled(GraphRAGError):
     """A run was stopped by its user before it finished."""
 
 
+class SpendLimitReached(RunCancelled):
+    """A run, a sweep or an experiment stopped at its spending limit: the next model call could
+    have taken the tokens spent past ``limit``, so it was not sent. It ends a run the way Stop
+    does (``RunFailed(cancelled=True)``), with this error's message as the reason."""
+
+    def __init__(self, message: str, *, limit: int, spent: int) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.spent = spent
+
+
 class NothingReadError(GraphRAGError, ValueError):
     """A stopped run cannot be answered from what it read: it finished no useful map answer
     (or it was not stopped at all)."""
+
+
+class BatchAPIError(ModelError):
+    """The Batch API refused or failed a step (upload, create, poll, download), or a job's line
+    could not be used; ``retryable`` as for any model error."""

@@ -41,13 +41,20 @@ from .status import RunStatus
 
 @dataclass(frozen=True)
 class Price:
-    """A model's price in money per million prompt and completion tokens (currency unnamed)."""
+    """A model's price in money per million prompt and completion tokens (currency unnamed), and
+    per million prompt tokens the endpoint served from its prompt cache (None: the prompt price)."""
 
     prompt_per_million: float
     completion_per_million: float
+    cached_per_million: float | None = None
 
     def of(self, usage: TokenUsage) -> float:
-        return (usage.prompt_tokens * self.prompt_per_million + usage.completion_tokens * self.completion_per_million) / 1_000_000
+        cached = self.prompt_per_million if self.cached_per_million is None else self.cached_per_million
+        return (
+            usage.uncached_prompt_tokens * self.prompt_per_million
+            + usage.cached_tokens * cached
+            + usage.completion_tokens * self.completion_per_million
+        ) / 1_000_000
 
 
 @dataclass(frozen=True)
@@ -89,14 +96,27 @@ def tokens_text(usage: TokenUsage) -> str:
     return ("≈" if usage.estimated else "") + f"{usage.total_tokens:,}"
 
 
+def cached_text(usage: TokenUsage) -> str:
+    """The prompt tokens the endpoint served from its prompt cache, for people: ``""`` when none,
+    else ``"5,120 prompt tokens from the endpoint's prompt cache, 71%"``."""
+    if not usage.cached_tokens:
+        return ""
+    share = usage.cached_tokens / usage.prompt_tokens if usage.prompt_tokens else 0.0
+    return f"{usage.cached_tokens:,} prompt tokens from the endpoint's prompt cache, {share:.0%}"
+
+
 def spend_line(spend: RunSpend, price: Price | None = None) -> str:
     """One line for people: ``model calls 1 (84 as if uncached, 83 cache hits) · tokens 7,187
-    (≈515,953 as if uncached)`` plus the cost at ``price`` when one is configured."""
+    (≈515,953 as if uncached)`` plus the cost at ``price`` when one is configured; the prompt
+    tokens the endpoint served from its prompt cache are said beside the tokens (and priced at
+    the cached price)."""
     calls = f"model calls {spend.calls:,}"
     if spend.cache_hits:
         calls += f" ({spend.calls_as_if_uncached:,} as if uncached, {spend.cache_hits:,} cache hits)"
     approx = "≈" if spend.tokens_estimated or spend.tokens.estimated else ""
     tokens = f"tokens {tokens_text(spend.tokens)}"
+    if spend.tokens.cached_tokens:
+        tokens += f" ({cached_text(spend.tokens)})"
     if spend.cache_hits:
         tokens += f" ({approx}{spend.tokens_as_if_uncached.total_tokens:,} as if uncached)"
     if spend.tokens.estimated:
@@ -104,6 +124,8 @@ def spend_line(spend: RunSpend, price: Price | None = None) -> str:
     parts = [calls, tokens]
     if price is not None:
         cost = f"cost {money(price.of(spend.tokens))}"
+        if spend.tokens.cached_tokens and price.cached_per_million is not None:
+            cost += f" ({money(price.of(spend.tokens.model_copy(update={'cached_tokens': 0})))} without the prompt cache)"
         if spend.cache_hits:
             cost += f" ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)"
         parts.append(cost)
@@ -332,6 +354,6 @@ def run_figures(events: Iterable[Event]) -> RunFigures:
 
 
 __all__ = [
-    "STOPPED_MESSAGE", "Price", "RunFigures", "RunSpend", "estimated_note", "figures_of", "money", "run_figures", "spend_line",
-    "tokens_text",
+    "STOPPED_MESSAGE", "Price", "RunFigures", "RunSpend", "cached_text", "estimated_note", "figures_of", "money", "run_figures",
+    "spend_line", "tokens_text",
 ]

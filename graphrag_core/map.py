@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
 from .context import COMMUNITY, Unit
-from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyCutError, ReplyTooLongError, describe_error
+from .errors import AllMapBatchesFailed, ModelError, ModelOutputError, ReplyCutError, ReplyTooLongError, SpendLimitReached, describe_error
 from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
 from .parsing import parse_map_output, quote_reply
@@ -39,6 +39,7 @@ from .pool import run_pool
 from .prompts import MAP_OUTPUT_SCHEMA, render_cut_retry_request, render_map_messages, render_retry_request
 from .request import DEFAULT_MAP_OUTPUT_RESERVE
 from .results import BatchFailure, MapAnswer
+from .spending import SpendingLimit, spent_tokens, worst_case_tokens
 from .tokens import HeuristicTokenizer, Tokenizer, estimate_tokens
 
 if TYPE_CHECKING:
@@ -232,6 +233,9 @@ async def complete_with_retry(
     on_notice: Callable[[str], None] | None = None,
     tokenizer: Tokenizer | None = None,
     token_budget: int | None = None,
+    spending: SpendingLimit | None = None,
+    keep: int = 0,
+    final: bool = False,
 ) -> Reply[T]:
     """Call the model and parse its reply, trying again as ``policy`` says.
 
@@ -246,6 +250,12 @@ async def complete_with_retry(
     ``on_notice`` sees what the adapter says about its endpoint (``ChatResponse.notices``).
     A reply whose endpoint reported no usage is counted with ``tokenizer`` (the spec's estimate
     when none is given) and marked estimated.
+
+    With ``spending``, each attempt first holds its worst case on the limit (keeping ``keep``
+    tokens free for what must follow; ``final``: the run's last call, see
+    :meth:`SpendingLimit.reserve`), inside ``slot`` and before ``on_start``: an attempt that
+    could take the total past the limit is never sent, and
+    :class:`~graphrag_core.errors.SpendLimitReached` propagates (it is no failed attempt).
     """
     attempts = attempts if attempts is not None else Attempts()
     counter = tokenizer or HeuristicTokenizer()
@@ -256,6 +266,9 @@ async def complete_with_retry(
         response: ChatResponse | None = None
         error: Exception | None = None
         async with slot if slot is not None else contextlib.nullcontext():
+            held = None
+            if spending is not None:
+                held = await spending.reserve(worst_case_tokens(sent, counter, token_budget=token_budget), keep=keep, final=final)
             if on_start is not None:
                 on_start(number)
             began = clock()
@@ -266,6 +279,9 @@ async def complete_with_retry(
                 raise failed.error from None
             except Exception as exc:  # noqa: BLE001 - the boundary with the model: its failure is an attempt's
                 error = exc
+            finally:
+                if held is not None and spending is not None:
+                    spending.settle(held, spent_tokens(sent, response, counter))
             ended = clock()  # the call's own end: an event emitted after the hand-off must not overlap the next call
         if slot is not None:
             # Hand the freed slot on before reading this reply: the release scheduled the waiting
@@ -339,11 +355,14 @@ def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenize
     return retry.model_copy(update={"max_tokens": max(reserve, min(room, reserve * CUT_RESERVE_GROWTH))})
 
 
-def map_request(query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY) -> ChatRequest:
-    """The map call for one batch (also the cache's key material); ``unit`` says what its parts are."""
+def map_request(
+    query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY, data_first: bool = False
+) -> ChatRequest:
+    """The map call for one batch (also the cache's key material); ``unit`` says what its parts
+    are; ``data_first`` puts the batch before the question (a run with a question reserve)."""
     return ChatRequest(
         purpose="map",
-        messages=render_map_messages(query, content, unit=unit),
+        messages=render_map_messages(query, content, unit=unit, data_first=data_first),
         max_tokens=output_reserve or None,
         output_schema=MAP_OUTPUT_SCHEMA,
     )
@@ -367,8 +386,15 @@ class _MapRun:
         unit: Unit = COMMUNITY,
         tokenizer: Tokenizer | None,
         token_budget: int | None,
+        data_first: bool = False,
+        spending: SpendingLimit | None = None,
+        keep: int = 0,
     ) -> None:
         self.query, self.batches, self.model, self.unit = query, batches, model, unit
+        self.data_first, self.spending, self.keep = data_first, spending, keep
+        self.limit_reached: SpendLimitReached | None = None
+        """Set when a batch's call could not be sent within the spending limit: the batches not
+        started yet are left unread, the calls in flight end and are recorded."""
         self.tokenizer, self.token_budget = tokenizer, token_budget
         self.policy, self.output_reserve, self.emit, self.cache, self.clock = policy, output_reserve, emit, cache, clock
         self.slot = asyncio.Semaphore(max(1, concurrency))
@@ -409,7 +435,11 @@ class _MapRun:
         return True
 
     async def answer(self, index: int) -> None:
-        request = map_request(self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit)
+        if self.limit_reached is not None:
+            return
+        request = map_request(
+            self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit, data_first=self.data_first
+        )
         key = None
         if self.cache is not None:
             from .cache import cache_key
@@ -439,10 +469,13 @@ class _MapRun:
             reply = await complete_with_retry(
                 self.model, request, parse_map_output, policy=self.policy, attempts=tally,
                 slot=self.slot, clock=self.clock, on_start=on_start, on_retry=on_retry, on_notice=on_notice,
-                tokenizer=self.tokenizer, token_budget=self.token_budget,
+                tokenizer=self.tokenizer, token_budget=self.token_budget, spending=self.spending, keep=self.keep,
             )
         except CallFailed as failed:
             self._fail(index, failed)
+            return
+        except SpendLimitReached as reached:
+            self.limit_reached = self.limit_reached or reached
             return
         finally:
             self.calls += tally.calls
@@ -506,6 +539,9 @@ async def run_global_map(
     unit: Unit = COMMUNITY,
     tokenizer: Tokenizer | None = None,
     token_budget: int | None = None,
+    data_first: bool = False,
+    spending: SpendingLimit | None = None,
+    keep: int = 0,
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
@@ -513,6 +549,10 @@ async def run_global_map(
     batches' parts are (community reports, or source chunks for the ``text`` method).
     ``tokenizer`` counts the calls whose endpoint reported no usage; ``token_budget`` (the map
     token budget) bounds the larger reserve of a retry after a cut reply (:func:`complete_with_retry`).
+    ``data_first`` sends each batch before the question (see :func:`map_request`). With
+    ``spending`` no call that could take the total past its limit (keeping ``keep`` free) is
+    sent: :class:`~graphrag_core.errors.SpendLimitReached` ends the phase once the calls in
+    flight have returned and been recorded (their events emitted).
     """
     if not batches:
         return MapPhaseResult(answers=[])
@@ -525,9 +565,11 @@ async def run_global_map(
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
         clock=clock or (lambda: time.monotonic() - started), unit=unit,
-        tokenizer=tokenizer, token_budget=token_budget,
+        tokenizer=tokenizer, token_budget=token_budget, data_first=data_first, spending=spending, keep=keep,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)
+    if run.limit_reached is not None:
+        raise run.limit_reached
     return run.result()
 
 

@@ -13,7 +13,7 @@ import re
 from string import Template
 from typing import Any
 
-from .context import COMMUNITY, DATA_MARKER, QUESTION_MARKER, Unit, format_prompt_sections, split_prompt_sections
+from .context import COMMUNITY, DATA_MARKER, QUESTION_MARKER, Unit, format_prompt_sections, question_tail, split_prompt_sections
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
@@ -35,6 +35,7 @@ Reply with one JSON object and nothing else:
 )
 
 MAP_USER = Template(format_prompt_sections("$query", "$content"))
+MAP_USER_DATA_FIRST = Template(format_prompt_sections("$query", "$content", data_first=True))
 
 REDUCE_SYSTEM = Template(
     """---Role---
@@ -115,14 +116,8 @@ Reply with one JSON object and nothing else:
 {"reason": "<one sentence on why>", "rating": <an integer from 0 to 5>}"""
 )
 
-RATE_USER = Template(
-    """---Question---
-$query
-
----Data---
-[Community ID: $community_id]
-$summary"""
-)
+RATE_USER = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary"))
+RATE_USER_DATA_FIRST = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary", data_first=True))
 
 COMMUNITY_SUMMARY_SYSTEM = Template(
     """---Role---
@@ -319,13 +314,13 @@ RETRY_REPLY_EXCERPT = 2000
 
 
 
-def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
+def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False) -> tuple[ChatMessage, ...]:
     """The map call for one batch: the system instructions and the question with the batch
-    (``unit`` says what the batch's parts are: community reports or source text excerpts)."""
-    return (
-        ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])),
-        ChatMessage(role="user", content=MAP_USER.substitute(query=query, content=content)),
-    )
+    (``unit`` says what the batch's parts are: community reports or source text excerpts);
+    with ``data_first`` (a question reserve is set) the batch comes before the question, so the
+    prompts of every question over the same batch share everything up to the question."""
+    user = (MAP_USER_DATA_FIRST if data_first else MAP_USER).substitute(query=query, content=content)
+    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])), ChatMessage(role="user", content=user))
 
 
 def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
@@ -344,12 +339,11 @@ def render_rag_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
     )
 
 
-def render_rating_messages(query: str, community_id: str, summary: str) -> tuple[ChatMessage, ...]:
-    """The rating call of dynamic selection: one community's id, on a line of its own, then its summary."""
-    return (
-        ChatMessage(role="system", content=RATE_SYSTEM.substitute()),
-        ChatMessage(role="user", content=RATE_USER.substitute(query=query, community_id=community_id, summary=summary)),
-    )
+def render_rating_messages(query: str, community_id: str, summary: str, *, data_first: bool = False) -> tuple[ChatMessage, ...]:
+    """The rating call of dynamic selection: one community's id, on a line of its own, then its
+    summary; the question before them, or after them with ``data_first`` (as the map's)."""
+    user = (RATE_USER_DATA_FIRST if data_first else RATE_USER).substitute(query=query, community_id=community_id, summary=summary)
+    return (ChatMessage(role="system", content=RATE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
 
 
 def render_retry_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
@@ -437,6 +431,13 @@ def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
     return _skeleton(render_map_messages(query, "", unit=unit))
 
 
+def map_prompt_head(*, unit: Unit = COMMUNITY) -> str:
+    """The data-first map prompt up to its data: the prompt sent for a batch is this, a newline,
+    the batch's content and :func:`~graphrag_core.context.question_tail` of the question, so
+    the head and the content are the same for every question (what a provider caches)."""
+    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit]) + "\n" + DATA_MARKER
+
+
 def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
     """The whole reduce prompt with the query filled in and the content empty."""
     return _skeleton(render_reduce_messages(query, "", unit=unit))
@@ -457,7 +458,9 @@ __all__ = [
     "RATING_OUTPUT_SCHEMA",
     "REDUCE_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
+    "map_prompt_head",
     "map_prompt_skeleton",
+    "question_tail",
     "rag_prompt_skeleton",
     "reduce_prompt_skeleton",
     "render_community_summary_messages",

@@ -217,6 +217,7 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
         ("cache hits", figures.cache_hits),
         ("unsupported citations (checked when the run finished)", figures.unsupported_citations),
         ("prompt tokens (reported)", figures.usage.prompt_tokens),
+        ("prompt tokens from the endpoint's prompt cache (reported)", figures.usage.cached_tokens),
         ("completion tokens (reported)", figures.usage.completion_tokens),
     ]
     if figures.usage.estimated:

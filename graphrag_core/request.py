@@ -24,6 +24,11 @@ DEFAULT_MAP_OUTPUT_RESERVE = 512
 DEFAULT_REDUCE_OUTPUT_RESERVE = 1024
 DEFAULT_MAP_CONCURRENCY = 4
 DEFAULT_REDUCE_STRATEGY: Literal["skip"] = "skip"
+DEFAULT_QUESTION_RESERVE = 0
+"""The spec's default: batches are packed around the question as it is."""
+FRONT_END_QUESTION_RESERVE = 256
+"""The question reserve the app, the command line and experiments use unless told otherwise:
+every question up to this many tokens gets the same batches, so prompt prefixes are shared."""
 
 SEED_MIN = -(2**63)
 SEED_MAX = 2**63 - 1
@@ -55,7 +60,7 @@ UI_MAX = "ui_max"
 """Field metadata key: the largest value the app's inputs and links accept for a setting."""
 
 POSITIVE_FIELDS: tuple[str, ...] = ("map_token_budget", "reduce_token_budget", "map_concurrency")
-NON_NEGATIVE_FIELDS: tuple[str, ...] = ("map_output_reserve", "reduce_output_reserve")
+NON_NEGATIVE_FIELDS: tuple[str, ...] = ("map_output_reserve", "reduce_output_reserve", "question_reserve")
 
 
 def _is_int(value: Any) -> bool:
@@ -115,6 +120,23 @@ _CHECK_ORDER: tuple[str, ...] = (
 """The order the rules are checked in, so that of several bad values the same one is reported."""
 
 
+def check_spend_limit(value: Any) -> int | None:
+    """``value`` when it is None (no limit) or a positive integer; else
+    :class:`RequestValidationError`."""
+    if value is not None and not (_is_int(value) and value > 0):
+        raise RequestValidationError("spend_limit_tokens must be a positive integer (or none for no limit).")
+    return value
+
+
+def check_question_reserve(query: str, reserve: int, tokenizer: Any) -> int:
+    """The question's tokens as ``tokenizer`` counts them; :class:`RequestValidationError` (the
+    spec's message) when ``reserve`` is set (> 0) and the question takes more."""
+    tokens = int(tokenizer.count(query))
+    if reserve > 0 and tokens > reserve:
+        raise RequestValidationError(f"The question takes {tokens} tokens, more than question_reserve ({reserve}).")
+    return tokens
+
+
 def validate_settings(data: dict[str, Any]) -> dict[str, Any]:
     """Check every search setting present in ``data`` and that each budget exceeds its reserve
     (missing values count as the spec's defaults). Returns ``data`` unchanged.
@@ -141,24 +163,32 @@ SHORT = "short"
 app links (``map_reserve=``) and evaluation conditions (``map_reserve=``) spell it."""
 CHOICES = "choices"
 """Field metadata key: the values a text setting accepts, when its type does not say."""
+FRONT_END_DEFAULT = "front_end_default"
+"""Field metadata key: the value the app, the command line and experiments use when their user
+sets none, where it differs from the spec's default (the request's)."""
 
 
-def _setting(default: Any, description: str, *, short: str | None = None, ui_max: int | None = None, **rule: Any) -> Any:
+def _setting(
+    default: Any, description: str, *, short: str | None = None, ui_max: int | None = None, front_end: Any = None, **rule: Any
+) -> Any:
     """A search setting's field: its default, its description (the help line of every view),
-    its short name and its bounds (``ge``/``le``, as the rules of :func:`check_setting` say)."""
+    its short name, its bounds (``ge``/``le``, as the rules of :func:`check_setting` say) and the
+    front ends' own default when it is not the spec's."""
     extra: dict[str, Any] = {}
     if short is not None:
         extra[SHORT] = short
     if ui_max is not None:
         extra[UI_MAX] = ui_max
+    if front_end is not None:
+        extra[FRONT_END_DEFAULT] = front_end
     choices = rule.pop(CHOICES, None)
     if choices is not None:
         extra[CHOICES] = list(choices)
     return Field(default=default, description=description, json_schema_extra=extra or None, **rule)
 
 
-def _budget(default: int, description: str, short: str, *, ge: int) -> Any:
-    return _setting(default, description, short=short, ui_max=MAX_TOKEN_BUDGET, ge=ge)
+def _budget(default: int, description: str, short: str, *, ge: int, front_end: int | None = None) -> Any:
+    return _setting(default, description, short=short, ui_max=MAX_TOKEN_BUDGET, ge=ge, front_end=front_end)
 
 
 class SearchSettings(BaseModel):
@@ -211,6 +241,14 @@ class SearchSettings(BaseModel):
         DEFAULT_FALLBACK_MAX_LEVEL, "deepest level rated wholesale when nothing is relevant", ge=0
     )
     rating_output_reserve: int = _budget(DEFAULT_RATING_OUTPUT_RESERVE, "rating output reserve", "rating_reserve", ge=0)
+    question_reserve: int = _budget(
+        DEFAULT_QUESTION_RESERVE,
+        "tokens kept for the question: batches are packed as if it took exactly this many, so every question up to it "
+        "gets the same batches and the map and rating prompts share their prefix (0: packed around the question as it is)",
+        "question_reserve",
+        ge=0,
+        front_end=FRONT_END_QUESTION_RESERVE,
+    )
 
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**validate_settings(data))
@@ -219,6 +257,24 @@ class SearchSettings(BaseModel):
     def short_name(cls, name: str) -> str:
         """The short name of setting ``name`` (options, links, conditions); the name itself when it has none."""
         return _extra(cls, name).get(SHORT, name)
+
+    @classmethod
+    def front_end_default(cls, name: str) -> Any:
+        """The value the front ends use for setting ``name`` when their user sets none: its
+        ``front_end_default`` metadata where it has one, else the spec's default."""
+        extra = _extra(cls, name)
+        return extra[FRONT_END_DEFAULT] if FRONT_END_DEFAULT in extra else cls.model_fields[name].default
+
+    @classmethod
+    def front_end_defaults(cls) -> dict[str, Any]:
+        """Every setting whose front-end default differs from the spec's, with that default."""
+        return {name: _extra(cls, name)[FRONT_END_DEFAULT] for name in cls.model_fields if FRONT_END_DEFAULT in _extra(cls, name)}
+
+    @classmethod
+    def for_front_ends(cls, **values: Any) -> Any:
+        """These settings as a front end starts them: the front-end defaults
+        (:meth:`front_end_defaults`), then ``values``."""
+        return cls(**{**cls.front_end_defaults(), **values})
 
     @classmethod
     def choices(cls, name: str) -> tuple[str, ...] | None:
@@ -287,6 +343,7 @@ def validate_request_fields(data: dict[str, Any]) -> dict[str, Any]:
     """
     data = dict(data)
     data["query"] = check_query(data.get("query"))
+    check_spend_limit(data.get("spend_limit_tokens"))
     return validate_settings(data)
 
 
@@ -305,6 +362,11 @@ class GlobalSearchRequest(SearchSettings):
 
     query: str
     seed: int | None = Field(default=None, description="shuffle seed, a 64-bit integer (default: drawn and reported)", ge=SEED_MIN, le=SEED_MAX)
+    spend_limit_tokens: int | None = Field(
+        default=None,
+        description="the most tokens the run may spend: no model call that could take it past this is sent, and a run "
+        "that reaches it stops as Stop does (default: no limit)",
+    )
 
     def __init__(self, /, **data: Any) -> None:
         BaseModel.__init__(self, **validate_request_fields(data))

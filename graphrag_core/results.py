@@ -126,6 +126,8 @@ class GlobalSearchDiagnostics(_Value):
     reduce over the batches finished before the stop (its status is ``partial``)."""
     unread_batch_count: int = 0
     """Map batches that had not ended when the run was stopped (0 unless ``stopped_early``)."""
+    stopped_at_limit: int | None = None
+    """The spending limit (tokens) that stopped the run, when that was the stop (not its user)."""
 
     @property
     def stopped_note(self) -> str | None:
@@ -134,6 +136,11 @@ class GlobalSearchDiagnostics(_Value):
         if not self.stopped_early:
             return None
         read = self.batch_count - self.unread_batch_count
+        if self.stopped_at_limit is not None:
+            return (
+                f"Stopped at the spending limit of {self.stopped_at_limit:,} tokens after reading {read:,} of {self.batch_count:,} "
+                "batches: a partial answer from what was read."
+            )
         return f"Stopped after reading {read:,} of {self.batch_count:,} batches: a partial answer from what was read."
 
     @property

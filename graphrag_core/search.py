@@ -11,9 +11,10 @@ ranks the chunks (:mod:`.ranking`), packs the most relevant into the reduce budg
 (:mod:`.naive_rag`) and makes one call, with the reduce's events.
 
 Why this module is long: it is the run's one orchestration, and the steps of the three methods
-(plan, rank, map, select or pack, reduce, finish) share one state and one event stream, so a
-failure in any of them becomes the same ``RunFailed`` with the same figures; splitting them
-would spread that state over modules that each need all of it.
+(plan, rank, map, select or pack, reduce, finish) and a stopped run's answer from what it read
+(:func:`answer_from_read`, for Stop and for the spending limit) share one state and one event
+stream, so a failure in any of them becomes the same ``RunFailed`` with the same figures;
+splitting them would spread that state over modules that each need all of it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from .batching import MapText, SummaryBatch, plan_summary_batches
 from .cache import GuardedCache
-from .context import SOURCE
+from .context import COMMUNITY, SOURCE, question_tail
 from .events import (
     BatchesPlanned,
     ChunksRanked,
@@ -49,7 +50,7 @@ from .events import (
     RunWarning,
     SummariesSelected,
 )
-from .errors import NothingReadError, describe_error
+from .errors import NothingReadError, SpendLimitReached, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .llm.embeddings import EmbeddingModel
 from .map import (
@@ -71,6 +72,7 @@ from .naive_rag import plan_excerpts
 from .parsing import AnswerStream, parse_reduce_output
 from .prompts import (
     REDUCE_OUTPUT_SCHEMA,
+    map_prompt_head,
     map_prompt_skeleton,
     rag_prompt_skeleton,
     reduce_prompt_skeleton,
@@ -79,9 +81,10 @@ from .prompts import (
 )
 from .ranking import Ranking, rank_chunks
 from .reduce import ReducePlan, plan_reduce
-from .request import GlobalSearchRequest
+from .request import GlobalSearchRequest, check_question_reserve
 from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
+from .spending import SpendingLimit
 from .state import RunState
 from .stopped import map_read, walk_outcome
 from .status import RunStatus
@@ -110,35 +113,53 @@ def plan_batches(
     """The communities a request selects and the batches it would send, with no model call.
 
     ``communities`` overrides the level's selection (dynamic selection passes what it kept).
-    Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would.
+    Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would,
+    and ``RequestValidationError`` for a question longer than the request's ``question_reserve``.
     ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count). The
     ``text`` method's batches hold source chunks (no communities); ``vector`` sends no batch.
+
+    With a ``question_reserve``, the batches are packed before the question (the data-first
+    layout) in the map prompt budget less the reserve and the question's marker, so they are
+    the same for every question up to the reserve; each estimate is the packed prompt's count
+    plus the question's part. The spec's estimate never counts a whole above its parts, so each
+    prompt is within the budget; an exact encoding's count of the join after the data may
+    differ from its parts' by the newlines that meet there.
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
     if request.method == VECTOR:
         source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
         return [], [], []
+    reserve = request.question_reserve
+    if reserve:
+        check_question_reserve(request.query, reserve, tokenizer)
+    unit = SOURCE if request.method == TEXT else COMMUNITY
     if request.method == TEXT:
-        chunks = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
-        skeleton = map_prompt_skeleton(request.query, unit=SOURCE)
-        budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
-        batches, estimates = plan_summary_batches(chunks, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer, unit=SOURCE)
-        return [], batches, estimates
-    if communities is None:
-        communities = index.select_communities(request.community_level)
-    texts = [
-        MapText(
-            community_id=c.id,
-            text=index.map_text(c.id, include_claims=request.include_claims, include_sources=request.include_sources),
-        )
-        for c in communities
-    ]
+        communities = []
+        texts = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
+    else:
+        if communities is None:
+            communities = index.select_communities(request.community_level)
+        texts = [
+            MapText(
+                community_id=c.id,
+                text=index.map_text(c.id, include_claims=request.include_claims, include_sources=request.include_sources),
+            )
+            for c in communities
+        ]
     if not texts:
         return communities, [], []
-    skeleton = map_prompt_skeleton(request.query)
     budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
-    batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=random.Random(seed), tokenizer=tokenizer)
-    return communities, batches, estimates
+    rng = random.Random(seed)
+    if not reserve:
+        skeleton = map_prompt_skeleton(request.query, unit=unit)
+        batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=rng, tokenizer=tokenizer, unit=unit)
+        return communities, batches, estimates
+    # Packed as if the question took exactly `reserve` tokens: the head and the content of every
+    # prompt are the same for any question up to that length, the question comes after them.
+    budget -= reserve + tokenizer.count(question_tail(""))
+    batches, packed = plan_summary_batches(texts, map_prompt_head(unit=unit), budget, rng=rng, tokenizer=tokenizer, unit=unit)
+    tail = tokenizer.count(question_tail(request.query))
+    return communities, batches, [tokens + tail for tokens in packed]
 
 
 PROMPT_MESSAGES = 2
@@ -189,6 +210,8 @@ class _Steps:
     clock: Callable[[], float]
     policy: RetryPolicy
     embedder: EmbeddingModel | None = None
+    spending: SpendingLimit | None = None
+    """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
     ranking: Ranking | None = None
     communities: list[Community] = field(default_factory=list)
@@ -197,6 +220,8 @@ class _Steps:
     batches: list[SummaryBatch] = field(default_factory=list)
     planned: tuple[PlannedBatch, ...] = ()
     """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
+    stopped_at_limit: int | None = None
+    """The spending limit that stopped the run, when it answers from what it read after that stop."""
 
     @property
     def unit(self):  # noqa: ANN201 - a context.Unit
@@ -256,6 +281,7 @@ class _Steps:
             duration_s=self.clock(),
             stopped_early=unread is not None,
             unread_batch_count=unread or 0,
+            stopped_at_limit=self.stopped_at_limit if unread is not None else None,
             **extra,  # type: ignore[arg-type]
         )
         behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
@@ -281,11 +307,13 @@ class _Steps:
 
     async def plan(self) -> None:
         request = self.request
+        if request.question_reserve:  # a long question is refused before any call
+            check_question_reserve(request.query, request.question_reserve, self.tokenizer)
         # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
         if request.dynamic:
             self.selection = await select_dynamic(
                 self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
-                retry_policy=self.policy,
+                retry_policy=self.policy, spending=self.spending, keep=request.reduce_token_budget,
             )
         self.communities, self.batches, estimates = plan_batches(
             self.index, request, seed=self.seed, tokenizer=self.tokenizer,
@@ -346,7 +374,8 @@ class _Steps:
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
-            tokenizer=self.tokenizer, token_budget=request.map_token_budget,
+            tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
+            spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
@@ -404,7 +433,7 @@ class _Steps:
                 model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
                 clock=self.clock, on_start=on_start, on_retry=on_retry,
                 on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
-                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget,
+                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget, spending=self.spending, final=True,
             )
         except CallFailed as failed:
             replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)
@@ -439,7 +468,6 @@ class _Steps:
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
 
-
     async def run_vector(self) -> GlobalSearchResult:
         """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""
         plan = self.pack(await self.rank())
@@ -453,6 +481,8 @@ def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
     """``RunFailed`` with the figures of what the run did and spent before it ended."""
     if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
         return state.stopped(at=at)
+    if isinstance(exc, SpendLimitReached):
+        return state.stopped(at=at, reason=str(exc), error_type=type(exc).__name__)
     message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
     return state.failure(at=at, error=message or type(exc).__name__, error_type=type(exc).__name__)
 
@@ -468,6 +498,7 @@ async def _run(
     run_id: str | None,
     retry_policy: RetryPolicy | None = None,
     embedder: EmbeddingModel | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     started = time.monotonic()
 
@@ -497,9 +528,22 @@ async def _run(
             tokenizer=tokenizer.name,
         )
     )
-    steps = _Steps(index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, embedder)
+    if spending is None and request.spend_limit_tokens is not None:
+        spending = SpendingLimit(request.spend_limit_tokens)
+    steps = _Steps(
+        index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, embedder=embedder, spending=spending
+    )
     try:
         return await steps.run()
+    except SpendLimitReached as exc:
+        # Stopped at the spending limit as Stop stops a run, then answered from what was read as
+        # Stop's answer is (the map and the ratings kept the reduce's worst case free for it).
+        observe(_failure_event(state, clock(), exc))
+        if not state.answerable_from_read:
+            raise
+        return await answer_from_read(
+            index, list(state.events), model, on_event=emit, tokenizer=tokenizer, retry_policy=retry_policy, spending=spending
+        )
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
         emit(_failure_event(state, clock(), exc))
         raise
@@ -519,6 +563,7 @@ async def retrieve_global(
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
     embedder: EmbeddingModel | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     """Answer a global question over ``index``; ``on_event`` sees every event as it happens.
 
@@ -526,10 +571,15 @@ async def retrieve_global(
     ``AllMapBatchesFailed`` when every map batch failed, ``BudgetError`` when the budgets cannot
     hold the prompt or a summary part, ``NoSourceChunksError`` when a ``text`` or ``vector`` run
     meets an index without chunks, and the reduce's last error when it failed twice.
+    A run with a spending limit (the request's ``spend_limit_tokens``, or ``spending`` shared by
+    a sweep or an experiment) sends no call that could pass it. One that reaches it stops as Stop
+    stops a run (``RunFailed(cancelled=True)`` saying so) and answers from what it read
+    (:func:`answer_from_read`: a ``partial`` result, ``diagnostics.stopped_at_limit`` set); with no
+    useful map answer read yet it raises ``SpendLimitReached``.
     """
     return await _run(
         index, request, model, on_event or (lambda event: None),
-        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder,
+        cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder, spending=spending,
     )
 
 
@@ -541,6 +591,7 @@ async def answer_from_read(
     on_event: EventSink | None = None,
     tokenizer: Tokenizer | None = None,
     retry_policy: RetryPolicy | None = None,
+    spending: SpendingLimit | None = None,
 ) -> GlobalSearchResult:
     """Answer a stopped run from what it read: a reduce over the map answers it finished before
     the stop, through the same selection and reduce as a whole run.
@@ -549,9 +600,11 @@ async def answer_from_read(
     interrupted). The run goes on under its own id and clock: ``on_event`` sees
     ``PartialAnswerStarted``, the reduce's events and ``RunFinished``, whose result is
     ``partial`` with ``diagnostics.stopped_early`` set and the batches not read counted in
-    ``diagnostics.unread_batch_count``. Raises ``NothingReadError`` when the run was not stopped
-    or finished no useful map answer; a failure (or another stop) ends it with ``RunFailed`` as
-    in :func:`retrieve_global`."""
+    ``diagnostics.unread_batch_count`` (and ``diagnostics.stopped_at_limit`` when the spending
+    limit stopped it). Raises ``NothingReadError`` when the run was not stopped or finished no
+    useful map answer; a failure (or another stop) ends it with ``RunFailed`` as in
+    :func:`retrieve_global`. The reduce holds the run's spending limit (``spending``, else one
+    made from the request's ``spend_limit_tokens`` with what the run spent counted in)."""
     emit = on_event or (lambda event: None)
     state = RunState.replay(events)
     if not state.answerable_from_read or state.request is None or state.seed is None:
@@ -566,10 +619,14 @@ async def answer_from_read(
         emit(event)
 
     request = state.request
+    if spending is None and request.spend_limit_tokens is not None:
+        spending = SpendingLimit(request.spend_limit_tokens, spent=state.usage.total_tokens)
     steps = _Steps(
         index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
-        retry_policy or DEFAULT_RETRY_POLICY,
+        retry_policy or DEFAULT_RETRY_POLICY, spending=spending,
     )
+    if state.error_type == SpendLimitReached.__name__ and spending is not None:
+        steps.stopped_at_limit = spending.limit
     steps.communities = [c for c in index.communities if c.id in set(state.selected_community_ids)]
     steps.unit_count = len(state.selected_community_ids)  # summaries, or a text run's source chunks
     steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
@@ -582,8 +639,6 @@ async def answer_from_read(
     except (asyncio.CancelledError, KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
         emit(_failure_event(state, clock(), exc))
         raise
-
-
 _END = object()
 
 
@@ -597,6 +652,7 @@ async def stream_global(
     run_id: str | None = None,
     retry_policy: RetryPolicy | None = None,
     embedder: EmbeddingModel | None = None,
+    spending: SpendingLimit | None = None,
 ) -> AsyncIterator[Event]:
     """The events of a run as they happen; the last one is ``RunFinished`` (with the result).
 
@@ -609,7 +665,7 @@ async def stream_global(
         try:
             await _run(
                 index, request, model, queue.put_nowait,
-                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder,
+                cache=cache, tokenizer=tokenizer, run_id=run_id, retry_policy=retry_policy, embedder=embedder, spending=spending,
             )
         finally:
             queue.put_nowait(_END)

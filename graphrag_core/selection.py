@@ -18,23 +18,22 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import hashlib
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
-from .errors import BudgetError, ModelOutputError, describe_error
+from .errors import ModelOutputError, SpendLimitReached, describe_error
 from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, complete_with_retry
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
 from .pool import run_pool
-from .prompts import RATING_OUTPUT_SCHEMA, render_rating_messages
+from .rating_call import majority_rating, rating_cache_key, rating_request
 from .request import GlobalSearchRequest
 from .results import CommunityFate, CommunityRating
-from .tokens import Tokenizer, prompt_overhead
+from .spending import SpendingLimit
+from .tokens import Tokenizer
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -43,63 +42,7 @@ if TYPE_CHECKING:
 EventSink = Callable[["Event"], None]
 Clock = Callable[[], float]
 
-RATING_PROMPT_TOO_SMALL = "Map token budget cannot fit the rating prompt."
 HIERARCHY_TITLE_CHARS = 80  # titles in SelectionStarted are cut to this many characters (stored with every run)
-
-
-# -- the rating prompt -----------------------------------------------------------------------
-
-
-def rating_request(
-    query: str, community: Community, *, budget: int, output_reserve: int, tokenizer: Tokenizer
-) -> ChatRequest:
-    """The rating call for one community, its summary cut to the longest code-point prefix whose
-    whole prompt fits ``budget``. Raises :class:`BudgetError` when even an empty summary does not fit."""
-    summary = community.summary
-
-    def request_for(text: str) -> ChatRequest:
-        return ChatRequest(
-            purpose="rate",
-            messages=render_rating_messages(query, community.id, text),
-            max_tokens=output_reserve or None,
-            json_mode=True,
-            output_schema=RATING_OUTPUT_SCHEMA,
-        )
-
-    budget -= prompt_overhead(tokenizer, len(request_for("").messages))  # the endpoint's share around the messages
-
-    def fits(length: int) -> bool:
-        return tokenizer.count(request_for(summary[:length]).prompt_text) <= budget
-
-    if fits(len(summary)):
-        return request_for(summary)
-    if not fits(0):
-        raise BudgetError(RATING_PROMPT_TOO_SMALL)
-    low, high = 0, len(summary)  # fits(low) and not fits(high)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle
-    return request_for(summary[:low])
-
-
-def rating_cache_key(model: object, request: ChatRequest, repeat: int) -> str:
-    """The map cache's key for one repeat of a rating call: the map's key of the exact request
-    (its output schema left out), with the repeat number, so repeats are cached apart and a
-    rerun reuses every one."""
-    from .cache import cache_key
-
-    keyed = request.model_copy(update={"output_schema": None})  # the same shape the prompt asks for: stored ratings stay valid
-    return hashlib.sha256(f"{cache_key(model, keyed)}\x00rate-repeat:{repeat}".encode()).hexdigest()
-
-
-def majority_rating(ratings: Sequence[int]) -> int:
-    """The most frequent rating; a tie goes to the lowest value (as Microsoft GraphRAG's)."""
-    counts = Counter(ratings)
-    best = max(counts.values())
-    return min(value for value, count in counts.items() if count == best)
 
 
 @dataclass(frozen=True)
@@ -149,20 +92,14 @@ def estimate_rating_cost(index: Index, request: GlobalSearchRequest, *, tokenize
     """The rating cost range of a dynamic request (raises ``BudgetError`` like a run would)."""
 
     def tokens(community: Community) -> int:
-        chat = rating_request(
-            request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve, tokenizer=tokenizer
-        )
+        chat = rating_request(request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve,
+                              tokenizer=tokenizer, question_reserve=request.question_reserve)
         return tokenizer.count(chat.prompt_text)
 
     every = {c.id: tokens(c) for c in index.communities if c.summary.strip()}
     roots = [c.id for c in first_frontier(index)]
-    repeats = request.rating_repeats
-    return RatingCost(
-        min_calls=len(roots) * repeats,
-        max_calls=len(every) * repeats,
-        min_prompt_tokens=sum(every[i] for i in roots) * repeats,
-        max_prompt_tokens=sum(every.values()) * repeats,
-    )
+    n = request.rating_repeats
+    return RatingCost(min_calls=len(roots) * n, max_calls=len(every) * n, min_prompt_tokens=sum(every[i] for i in roots) * n, max_prompt_tokens=sum(every.values()) * n)
 
 
 # -- the walk --------------------------------------------------------------------------------
@@ -234,10 +171,13 @@ async def select_dynamic(
     cache: MapCache | None = None,
     clock: Clock | None = None,
     retry_policy: RetryPolicy = DEFAULT_RETRY_POLICY,
+    spending: SpendingLimit | None = None,
+    keep: int = 0,
 ) -> SelectionOutcome:
     """Walk the hierarchy from the roots, rating each frontier (see the module docstring)."""
     emit, clock = on_event or (lambda event: None), clock or (lambda: 0.0)
     walk = _Walk(index, request, model, tokenizer=tokenizer, emit=emit, cache=cache, clock=clock, retry_policy=retry_policy)
+    walk.spending, walk.keep_free = spending, keep  # no rating call that could pass the limit (keeping `keep` free) is sent
     return await walk.run()
 
 
@@ -254,6 +194,7 @@ class _Round:
     remaining: dict[str, int]
     jobs: list[tuple[str, int]]
     next_ids: list[str] = field(default_factory=list)
+    limit_reached: SpendLimitReached | None = None
 
 
 class _Walk:
@@ -280,7 +221,8 @@ class _Walk:
         self.index, self.request, self.model = index, request, model
         self.tokenizer, self.emit, self.cache, self.clock, self.retry_policy = tokenizer, emit, cache, clock, retry_policy
         self.records: dict[str, CommunityRating] = {}
-        self.kept: set[str] = set()
+        self.spending: SpendingLimit | None = None
+        self.keep_free, self.kept = 0, set[str]()
         self.totals = _Totals()
         self.levels = {c.level for c in index.communities}
 
@@ -302,13 +244,9 @@ class _Walk:
         return self.finish(rounds=number)
 
     def prompt_for(self, community: Community) -> ChatRequest:
-        return rating_request(
-            self.request.query,
-            community,
-            budget=self.request.rating_prompt_budget,
-            output_reserve=self.request.rating_output_reserve,
-            tokenizer=self.tokenizer,
-        )
+        request = self.request
+        return rating_request(request.query, community, budget=request.rating_prompt_budget, output_reserve=request.rating_output_reserve,
+                              tokenizer=self.tokenizer, question_reserve=request.question_reserve)
 
     def check_budget(self) -> None:
         """A budget too small for any rating prompt fails before the first event and call."""
@@ -360,6 +298,8 @@ class _Walk:
             jobs=[(cid, repeat) for cid in frontier for repeat in range(repeats)],
         )
         await run_pool(len(this.jobs), self.request.map_concurrency, functools.partial(self.rate_once, this))
+        if this.limit_reached is not None:
+            raise this.limit_reached
         return this.next_ids
 
     async def rate_once(self, this: _Round, job: int) -> None:
@@ -379,10 +319,13 @@ class _Walk:
             try:
                 reply = await complete_with_retry(
                     self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
-                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget,
+                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget, spending=self.spending, keep=self.keep_free,
                 )
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
                 rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")
+            except SpendLimitReached as reached:  # the calls in flight end and are recorded, then the walk stops
+                this.limit_reached = this.limit_reached or reached
+                return
             else:
                 output = reply.value
                 if key is not None:

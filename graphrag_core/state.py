@@ -26,8 +26,8 @@ from .events import (
     MapBatchStarted,
     MapBatchSucceeded,
     ModelNotice,
-    RunWarning,
     PartialAnswerStarted,
+    RunWarning,
     ReduceAnswerDelta,
     ReduceFailed,
     ReduceRetried,
@@ -325,10 +325,12 @@ class RunState:
             batches_failed=sum(1 for b in self.batches if b.status is BatchStatus.FAILED),
         )
 
-    def stopped(self, *, at: float) -> RunFailed:
-        """The ``RunFailed`` that ends this run now because its user stopped it: the one spelling
-        of a stopped run (``cancelled``, error type :class:`~graphrag_core.errors.RunCancelled`)."""
-        return self.failure(at=at, error=STOPPED_MESSAGE, error_type=RunCancelled.__name__, cancelled=True)
+    def stopped(self, *, at: float, reason: str = STOPPED_MESSAGE, error_type: str = RunCancelled.__name__) -> RunFailed:
+        """The ``RunFailed`` that ends this run now because it was stopped: the one spelling of a
+        stopped run (``cancelled``; by its user, error type :class:`~graphrag_core.errors.RunCancelled`,
+        or at its spending limit, :class:`~graphrag_core.errors.SpendLimitReached` with the limit
+        as the ``reason``)."""
+        return self.failure(at=at, error=reason, error_type=error_type, cancelled=True)
 
     def apply(self, event: Event) -> "RunState":
         """Fold one event in; returns self so folds chain."""

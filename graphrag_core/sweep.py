@@ -13,7 +13,10 @@ Invariants:
   or reduce error) is recorded as ``failed`` with its error; it never stops the sweep. Errors
   that are not the engine's (bugs) and cancellation do stop it;
 - at most ``SweepSpec.point_concurrency`` points run at once (each still bounds its own map
-  calls by ``map_concurrency``).
+  calls by ``map_concurrency``);
+- with a spending limit no call could take the sweep's total past it: the point that reaches it
+  answers from what it read (``stopped_early``; ``cancelled`` if it read nothing useful) and the
+  points after it are not run (``cancelled``), their ``error`` saying why.
 """
 
 from __future__ import annotations
@@ -27,118 +30,31 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict
 
 from .csv_cells import csv_text
-from .errors import AllMapBatchesFailed, GraphRAGError, RequestValidationError
+from .errors import AllMapBatchesFailed, GraphRAGError, SpendLimitReached
 from .events import Event, RunFinished
 from .figures import RunFigures, RunSpend, run_figures
 from .index import index_display_name
-from .levels import LEAF, Level
+from .levels import Level
 from .llm.base import ChatModel, TokenUsage, model_identity
 from .models import Index
 from .pool import run_pool
-from .request import DYNAMIC, GlobalSearchRequest, SearchDefaults, check_query, check_setting
 from .results import GlobalSearchResult
 from .status import RunStatus
 from .search import retrieve_global
 from .history import SWEEP_LABEL_PREFIX, RunRecorder, RunStore
+from .spending import SpendingLimit
+from .sweep_spec import SweepSpec
 from .tokens import ENDPOINT, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
 
 
-DEFAULT_POINT_CONCURRENCY = 1
-"""Grid points run one after the other unless a spec asks for more."""
-
 CSV_LIST_SEPARATOR = ";"
 """How a list (community ids) is joined inside one CSV cell."""
-
-
-def _check_spec_values(data: dict[str, Any]) -> dict[str, Any]:
-    """Apply the request's rules (and exact messages) to every listed value of a sweep spec.
-
-    Runs before pydantic, like the request's own validation, so the errors are this package's
-    ``RequestValidationError`` and not pydantic's wrapper."""
-    check_query(data.get("query"))
-    for level in data.get("levels") or []:
-        if level != DYNAMIC:
-            check_setting("community_level", level)
-    for seed in data.get("seeds") or []:
-        if seed is None:
-            raise RequestValidationError("A sweep's seeds must be integers.")
-        check_setting("seed", seed)
-    for name in ("map_token_budgets", "reduce_token_budgets"):
-        for value in data.get(name) or []:
-            check_setting(name[:-1], value)  # map_token_budget / reduce_token_budget
-    concurrency = data.get("point_concurrency", DEFAULT_POINT_CONCURRENCY)
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency <= 0:
-        raise RequestValidationError("point_concurrency must be a positive integer.")
-    for name in ("levels", "seeds"):
-        if name in data and not data[name]:
-            raise RequestValidationError("A sweep needs at least one level and one seed.")
-    return data
-
-
-class SweepSpec(BaseModel):
-    """A sweep's grid and the settings shared by every point.
-
-    ``base`` holds every request field other than the query, level, seed and budgets. An empty
-    budget list means "the base value only". The grid is the product of the four lists.
-    Validation: the query and each listed value follow the request's rules (spec section 1)
-    and raise the same errors; a budget that is valid alone but cannot hold its reserve is
-    allowed here and fails only its own points.
-    """
-
-    model_config = ConfigDict(frozen=True)
-
-    query: str
-    levels: list[Level] = Field(default_factory=lambda: [LEAF])
-    """Each grid point's selection: a level, ``"leaf"``, or ``"dynamic"`` (dynamic community
-    selection, with the rating settings of ``base``), so the selection mode is a sweep dimension."""
-    seeds: list[int] = Field(default_factory=lambda: [0])
-    map_token_budgets: list[int] = Field(default_factory=list)
-    reduce_token_budgets: list[int] = Field(default_factory=list)
-    base: SearchDefaults = Field(default_factory=SearchDefaults)
-    point_concurrency: int = DEFAULT_POINT_CONCURRENCY
-
-    def __init__(self, /, **data: Any) -> None:
-        super().__init__(**_check_spec_values(data))
-
-    @field_validator("query")
-    @classmethod
-    def _strip_query(cls, value: str) -> str:
-        return value.strip()
-
-    @field_validator("levels", "seeds", "map_token_budgets", "reduce_token_budgets")
-    @classmethod
-    def _unique(cls, value: list[Any]) -> list[Any]:
-        return list(dict.fromkeys(value))  # a repeated value would only repeat runs
-
-    def grid(self) -> list[tuple[Level, int, int, int]]:
-        """Every point as ``(level, map_token_budget, reduce_token_budget, seed)``, in grid order."""
-        map_budgets = self.map_token_budgets or [self.base.map_token_budget]
-        reduce_budgets = self.reduce_token_budgets or [self.base.reduce_token_budget]
-        return list(itertools.product(self.levels, map_budgets, reduce_budgets, self.seeds))
-
-    def __len__(self) -> int:
-        return len(self.grid())
-
-    def request_for(self, level: Level, map_budget: int, reduce_budget: int, seed: int) -> GlobalSearchRequest:
-        """The request of one point; raises ``BudgetError`` when a budget cannot hold its reserve.
-
-        The level ``"dynamic"`` asks for dynamic selection (the base's level is then unused).
-        """
-        selection = {"community_selection": DYNAMIC} if level == DYNAMIC else {"community_level": level, "community_selection": "level"}
-        return GlobalSearchRequest.with_defaults(
-            self.query,
-            self.base,
-            **selection,
-            map_token_budget=map_budget,
-            reduce_token_budget=reduce_budget,
-            seed=seed,
-        )
 
 
 class SweepPoint(BaseModel):
@@ -188,10 +104,14 @@ class SweepPoint(BaseModel):
     """Prompt and completion tokens the model reported for this point."""
     completion_tokens_spent: int = 0
     """The completion part of ``tokens_spent`` (completion tokens are priced differently)."""
+    cached_tokens_spent: int = 0
+    """The prompt tokens of ``tokens_spent`` the endpoint served from its prompt cache."""
     estimated_usage_calls: int = 0
     """Calls whose tokens in ``tokens_spent`` the run counted itself (the endpoint reported none)."""
     cited_community_ids: tuple[str, ...] = ()
     unsupported_citation_count: int = 0
+    stopped_early: bool = False
+    """Stopped at the spending limit, a ``partial`` answer from what it read (``error`` says so)."""
 
     @property
     def model_calls(self) -> int:
@@ -205,6 +125,11 @@ class SweepPoint(BaseModel):
     @property
     def failed(self) -> bool:
         return self.status == RunStatus.FAILED
+
+    @property
+    def answered(self) -> bool:
+        """Whether the point ran to its end (not failed, not stopped at a spending limit)."""
+        return self.status not in (RunStatus.FAILED, RunStatus.CANCELLED) and not self.stopped_early
 
 
 ROW_FIELDS: tuple[str, ...] = (
@@ -232,6 +157,7 @@ ROW_FIELDS: tuple[str, ...] = (
     "run_id",
     "cache_hits",
     "tokens_spent",
+    "cached_tokens_spent",
     "cited_community_ids",
     "unsupported_citation_count",
 )
@@ -282,6 +208,7 @@ class SweepResult(BaseModel):
             prompt_tokens=sum(p.tokens_spent for p in self.points) - completion,
             completion_tokens=completion,
             estimated_calls=sum(p.estimated_usage_calls for p in self.points),
+            cached_tokens=sum(p.cached_tokens_spent for p in self.points),
         )
         uncached_prompt = sum(
             max(p.tokens_spent - p.completion_tokens_spent, p.prompt_tokens) if p.cache_hits else p.tokens_spent - p.completion_tokens_spent
@@ -323,7 +250,7 @@ class SweepResult(BaseModel):
         the answer (the selected map answers' communities) across seeds.
 
         Pairs are only formed between points with the same budgets (so a budget change is not
-        counted as seed instability), and failed points are left out. ``None`` when a level
+        counted as seed instability), and failed or stopped points are left out. ``None`` when a level
         has fewer than two usable points with the same budgets. Two points with nothing behind
         their answers (``no_results``) count as identical.
         """
@@ -331,7 +258,7 @@ class SweepResult(BaseModel):
         for level in self.spec.levels:
             groups: dict[tuple[int, int], list[frozenset[str]]] = {}
             for point in self.points:
-                if point.level == level and not point.failed:
+                if point.level == level and point.answered:
                     key = (point.map_token_budget, point.reduce_token_budget)
                     groups.setdefault(key, []).append(frozenset(point.community_ids))
             scores = [jaccard(a, b) for sets in groups.values() for a, b in itertools.combinations(sets, 2)]
@@ -370,6 +297,7 @@ def _figure_columns(figures: RunFigures) -> dict[str, Any]:
         cache_hits=spend.cache_hits,
         tokens_spent=spend.tokens.total_tokens,
         completion_tokens_spent=spend.tokens.completion_tokens,
+        cached_tokens_spent=spend.tokens.cached_tokens,
         estimated_usage_calls=spend.tokens.estimated_calls,
     )
 
@@ -387,11 +315,16 @@ def _point_from_result(base: dict[str, Any], result: GlobalSearchResult, events:
         unsupported_citation_count=figures.unsupported_citations,
         answer=result.answer,
         batch_errors=tuple(f.error for f in figures.failures),
+        stopped_early=result.diagnostics.stopped_early,
+        error=result.diagnostics.stopped_note,
+        error_type=SpendLimitReached.__name__ if result.diagnostics.stopped_at_limit is not None else None,
     )
 
 
 def _point_from_failure(base: dict[str, Any], exc: GraphRAGError, events: Sequence[Event], duration_s: float) -> SweepPoint:
     figures = run_figures(events)
+    if isinstance(exc, SpendLimitReached):  # stopped as by Stop, not failed
+        return SweepPoint(**base, **_figure_columns(figures), status=RunStatus.CANCELLED, duration_s=duration_s, error=str(exc), error_type=type(exc).__name__)
     if isinstance(exc, AllMapBatchesFailed):
         batch_errors = tuple(str(e) or type(e).__name__ for e in exc.exceptions)
         error = exc.message
@@ -419,12 +352,14 @@ async def run_sweep(
     store: RunStore | None = None,
     index_path: str | None = None,
     sweep_id: str | None = None,
+    spend_limit_tokens: int | None = None,
 ) -> SweepResult:
     """Run every grid point of ``spec`` against ``index`` and collect one row per point.
 
     ``store``, when given, receives each point's run (finished or failed) as a
     :class:`~graphrag_core.history.RunRecord` labelled with the sweep id and the point.
     ``sweep_id`` (default: a fresh one) lets a caller that stops the sweep name its partial result.
+    ``spend_limit_tokens`` is one limit for the whole sweep (see the module's invariants).
     """
     sweep_id = sweep_id or uuid.uuid4().hex
     # one tokenizer for every point (they share the base's setting): the "endpoint" one is asked
@@ -436,19 +371,22 @@ async def run_sweep(
     display_name = index_display_name(index_path, index)
     grid = spec.grid()
     points: list[SweepPoint | None] = [None] * len(grid)
-    started = time.monotonic()
-    done = 0
+    started, done = time.monotonic(), 0
+    spending = SpendingLimit(spend_limit_tokens, what="sweep") if spend_limit_tokens is not None else None
 
     async def run_point(i: int) -> SweepPoint:
         level, map_budget, reduce_budget, seed = grid[i]
         base = dict(index=i, level=level, seed=seed, map_token_budget=map_budget, reduce_token_budget=reduce_budget)
+        if spending is not None and spending.reached:
+            why, kind = f"Not run: the sweep had reached its spending limit of {spending.limit:,} tokens.", SpendLimitReached.__name__
+            return SweepPoint(**base, status=RunStatus.CANCELLED, error=why, error_type=kind)
         label = f"{SWEEP_LABEL_PREFIX}{sweep_id[:8]} · point {i + 1} of {len(grid)}"  # the settings are the run's own
         recorder = RunRecorder(store, index_name=display_name, index_path=index_path, label=label)  # stored as it streams
         events: list[Event] = recorder.events
         point_started = time.monotonic()
         try:
             request = spec.request_for(level, map_budget, reduce_budget, seed)
-            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache, tokenizer=tokenizer)
+            result = await retrieve_global(index, request, model, on_event=recorder, cache=cache, tokenizer=tokenizer, spending=spending)
             return _point_from_result(base, result, events)
         except GraphRAGError as exc:
             return _point_from_failure(base, exc, events, time.monotonic() - point_started)

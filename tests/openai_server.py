@@ -114,6 +114,36 @@ def llama_cpp_handler(answer: Callable[[dict], str], *, delay: float = 0.0) -> H
     return handle
 
 
+def prefix_cache_handler(answer: Callable[[dict], str], *, block: int = 16) -> Handler:
+    """Chat completions from a server with a prompt cache, as OpenAI's and llama.cpp's: the part of
+    a prompt (its messages' texts joined) that starts like a prompt seen before is reported as
+    ``prompt_tokens_details.cached_tokens``, in whole blocks of ``block`` tokens
+    (``CHARS_PER_TOKEN`` characters a token)."""
+    seen: list[str] = []
+    lock = threading.Lock()
+
+    def handle(path: str, body: dict) -> Reply:
+        prompt = "\n".join(str(m.get("content", "")) for m in body.get("messages", []))
+        with lock:
+            shared = max((_common_prefix(prompt, earlier) for earlier in seen), default=0)
+            seen.append(prompt)
+        tokens = len(prompt) // CHARS_PER_TOKEN
+        cached = (shared // CHARS_PER_TOKEN) // block * block
+        payload = completion_body(answer(body), prompt_tokens=tokens, completion_tokens=9)
+        payload["usage"]["prompt_tokens_details"] = {"cached_tokens": min(cached, tokens)}
+        return Reply(body=payload)
+
+    return handle
+
+
+def _common_prefix(a: str, b: str) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
 @dataclass
 class Server:
     base_url: str

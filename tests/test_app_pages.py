@@ -32,7 +32,7 @@ from graphrag_core.index import load_index, save_index
 from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.models import Community, Index
-from graphrag_core.request import GlobalSearchRequest, SearchSettings
+from graphrag_core.request import FRONT_END_QUESTION_RESERVE, GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import sample_path, sample_question
 from graphrag_core.state import RunState
 from graphrag_core.history import RunStore
@@ -474,7 +474,7 @@ def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
 
 
 def test_run_settings_are_a_view_of_the_search_settings() -> None:
-    defaults = SearchSettings()
+    defaults = SearchSettings.for_front_ends()  # the app keeps 256 tokens for the question (issue 26)
     settings = RunSettings()
     assert settings.search.model_dump() == defaults.model_dump()
     request = GlobalSearchRequest(query="q", community_level=2, map_concurrency=3, include_sources=False, seed=5)
@@ -599,7 +599,9 @@ def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -
     assert cost_previews().settle(TIMEOUT)
     at.run()
     shown = int(metrics(at)["Est. map prompt tokens"].replace(",", ""))
-    request = GlobalSearchRequest(query=sample_question("jargon"), community_level=1, seed=3, map_token_budget=6000)
+    request = GlobalSearchRequest(  # the app keeps 256 tokens for the question (issue 26)
+        query=sample_question("jargon"), community_level=1, seed=3, map_token_budget=6000, question_reserve=FRONT_END_QUESTION_RESERVE
+    )
     assert shown == map_cost(load_index(sample_path("jargon")), request, seed=3).map_prompt_tokens
     options = at.selectbox(key="community_level").options
     label = next(o for o in options if o.startswith("level 1 ·"))

@@ -366,7 +366,7 @@ def test_query_json_has_the_three_community_sets_and_counts_unsupported_citation
         return json.dumps({"answer": "The mill [Communities: a]. The river [Data: Reports (b, zz, +more)]."})
 
     code, out, _ = run_cli(
-        capsys, "query", index_dir, QUESTION, "--json", "--map-budget", "300", "--map-reserve", "50", "--no-store", "--no-cache",
+        capsys, "query", index_dir, QUESTION, "--json", "--map-budget", "300", "--map-reserve", "50", "--question-reserve", "0", "--no-store", "--no-cache",
         model=ScriptedChatModel(cited),
     )
     assert code == EXIT_OK
@@ -464,7 +464,7 @@ def test_runs_export_markdown_lists_the_three_community_sets_and_flags_unsupport
             return '{"answer": "", "usefulness": 0}'
         return json.dumps({"answer": "The mill [Communities: a]. The sea [Communities: q]. Again [Communities: q]."})
 
-    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", "--map-budget", "1000", "--map-reserve", "100",
+    code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--store", store_path, "--no-cache", "--map-budget", "1000", "--map-reserve", "100", "--question-reserve", "0",
                            model=ScriptedChatModel(cited))
     assert code == EXIT_OK, err
     (run,) = RunStore(store_path).list_runs()
@@ -522,7 +522,7 @@ def test_no_results_says_whether_nothing_was_found_or_every_answer_failed_or_sco
         return {"answer": "", "usefulness": 0}
 
     model = ScriptedChatModel(script)
-    argv = ("query", index_dir, QUESTION, "--level", "1", "--map-budget", "770", "--no-store", "--no-cache")
+    argv = ("query", index_dir, QUESTION, "--level", "1", "--map-budget", "770", "--question-reserve", "0", "--no-store", "--no-cache")
     code, out, err = run_cli(capsys, *argv, model=model)
     assert code == 0, err
     assert out.strip() == "No relevant community summaries were found for this query."

@@ -21,6 +21,8 @@ def _other_value(name: str):
         return 0, "0"
     if name == "seed":
         return 7, "7"
+    if name == "spend_limit_tokens":  # no limit by default
+        return 50_000, "50000"
     if choices is not None:
         value = next(c for c in choices if c != field.default)
         return value, value
@@ -40,7 +42,7 @@ def test_every_setting_has_a_query_option_that_sets_it(name):
     request = build_request(args)
     assert getattr(request, name) == expected
     assert getattr(build_request(build_parser().parse_args(["query", "jargon", "a question"])), name) == (
-        field.default if name != "seed" else None
+        GlobalSearchRequest.front_end_default(name) if name not in ("seed", "spend_limit_tokens") else None
     )
 
 
@@ -52,7 +54,7 @@ def test_the_help_of_each_option_is_the_settings_description_bounds_and_default(
         action = actions[setting_option(name)]
         assert field.description and field.description in action.help
         if not isinstance(field.default, bool) and field.default is not None:
-            assert action.help.endswith(f"default {field.default})")
+            assert action.help.endswith(f"default {GlobalSearchRequest.front_end_default(name)})")
         if GlobalSearchRequest.choices(name) is not None and name != "community_level":
             assert tuple(action.choices) == GlobalSearchRequest.choices(name)
     assert actions["--rating-threshold"].help == "rating a community needs to be kept (0-5, default 1)"
@@ -99,7 +101,7 @@ def test_the_settings_bounds_are_the_rules_with_the_spec_messages():
             with pytest.raises(RequestValidationError, match=f"^{name} must be an integer from {low} to {high}.$"):
                 check_setting(name, high + 1)
         checked += 1
-    assert checked == 9
+    assert checked == 10
 
 
 def test_inspect_reads_its_map_text_options_from_the_settings_model():

@@ -102,5 +102,5 @@ def test_request_and_defaults_share_one_settings_declaration():
     from graphrag_core.request import SEARCH_SETTING_NAMES, SearchSettings
 
     assert issubclass(SearchDefaults, SearchSettings) and issubclass(GlobalSearchRequest, SearchSettings)
-    assert set(GlobalSearchRequest.model_fields) == {*SEARCH_SETTING_NAMES, "query", "seed"}
+    assert set(GlobalSearchRequest.model_fields) == {*SEARCH_SETTING_NAMES, "query", "seed", "spend_limit_tokens"}
     assert SearchSettings.ui_max("map_token_budget") > 8000 and SearchSettings.ui_max("tokenizer") is None

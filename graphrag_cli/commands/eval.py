@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from graphrag_core.deferred import DEFERRED_TABLES
-from graphrag_core.errors import EvaluationError
+from graphrag_core.errors import BatchAPIError, EvaluationError
 from graphrag_core.evaluation import (
     DEFAULT_CRITERIA,
     PRESETS,
@@ -45,17 +45,19 @@ from graphrag_core.evaluation.report import (
     to_markdown,
     win_rates_csv,
 )
+from graphrag_core.evaluation.batches import DEFAULT_POLL_S, BatchOptions
 from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
+from graphrag_core.request import check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
 from graphrag_core.methods import VECTOR
 from graphrag_core.models import Index
 from graphrag_core.wording import counted
 
-from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
 from ..options import (
     ModelOptions,
@@ -63,6 +65,7 @@ from ..options import (
     add_embedding_options,
     add_model_options,
     add_quiet_option,
+    add_spend_limit_option,
     add_store_options,
     int_or_text,
     list_of,
@@ -77,6 +80,9 @@ from ..resolve import (
     open_store,
     shared_cache,
 )
+
+
+VIA_CHOICES = ("direct", "batch")
 
 
 def add_parser(sub: Any) -> None:
@@ -121,6 +127,22 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the Markdown report to FILE and CSV tables beside it (default: Markdown on stdout)")
     ev.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
     ev.add_argument("--estimate", action="store_true", help="print how many model calls the experiment needs, and stop")
+    add_spend_limit_option(
+        ev,
+        help="the most tokens this run of the experiment may spend (answering, claims and judging): no call that could pass "
+        "it is sent, and the experiment stops between items; the same command goes on from there (default: no limit)",
+    )
+    ev.add_argument(
+        "--via",
+        choices=VIA_CHOICES,
+        default=VIA_CHOICES[0],
+        help="direct: one call at a time as the experiment goes (default); batch: the OpenAI Batch API at half the price, "
+        "in waves (ratings, maps, reduces, claims, judgments), each one job; its jobs are kept in the evaluation store, "
+        "so the same command run again goes on from where it was",
+    )
+    ev.add_argument(
+        "--batch-poll", type=float, default=DEFAULT_POLL_S, metavar="SECONDS", help=f"with --via batch: seconds between polls of a job (default {DEFAULT_POLL_S:g})"
+    )
     add_embedding_options(ev)
     add_cache_options(ev, cache_help=f"map reply and embedding cache (default: next to the run store, {DEFAULT_CACHE_NAME})")
     add_store_options(ev, store_help="run history file, where each answer's run is saved", no_store_help="do not record the answers' runs")
@@ -172,6 +194,17 @@ def _spec(args: argparse.Namespace, index: Index) -> ExperimentSpec:
         raise CliError(str(exc), EXIT_USAGE) from None
 
 
+def limit_forecast(limit: int, planned: int) -> str:
+    """Whether an experiment will reach its spending limit, from its answers' planned prompts
+    (the experiment stops between items; what is kept in the store is not spent again)."""
+    if planned > limit:
+        return (
+            f"the spending limit of {limit:,} tokens will be reached: the answers' planned map prompts alone take {planned:,}; "
+            "the experiment stops between items, and the same command goes on from there"
+        )
+    return f"the answers' planned map prompts take {planned:,} of the spending limit's {limit:,} tokens; replies, reduces and judging come on top"
+
+
 def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
     """The report at ``out`` and each CSV table beside it; returns the tables' common stem."""
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,10 +218,17 @@ def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
 def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     loaded = load_index_at(args.index, tables=DEFERRED_TABLES)  # an experiment names its index by every table's fingerprint
     spec = _spec(args, loaded.index)
+    limit = check_spend_limit(args.spend_limit_tokens)
     if args.estimate:
-        for key, value in estimate_experiment(loaded.index, spec).model_dump().items():
+        estimate = estimate_experiment(loaded.index, spec)
+        for key, value in estimate.model_dump().items():
             context.write(f"{key}: {value}\n")
+        if limit is not None:
+            context.write(f"spend_limit: {limit_forecast(limit, estimate.answer_prompt_tokens)}\n")
         return EXIT_OK
+    if not args.batch_poll > 0:
+        raise CliError(f"--batch-poll must be a positive number of seconds, not {args.batch_poll:g}.", EXIT_USAGE)
+    batch = BatchOptions(poll_s=args.batch_poll) if args.via == "batch" else None
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
@@ -206,17 +246,26 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             f"judge: {_model_label(judge)}; store: {store.path}"
             + (f"; chunks ranked by {embedder.identity if embedder is not None else 'bm25'}" if ranks else "")
         )
+        if limit is not None:
+            context.note(limit_forecast(limit, estimate.answer_prompt_tokens))
     progress = ProgressPrinter(context.err, enabled=not args.quiet, on_notice=context.note_once)
     try:
         result = run_async(
             run_experiment(
                 loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress,
-                embedder=embedder,
+                spend_limit_tokens=limit, batch=batch, embedder=embedder,
             )
         )
     except KeyboardInterrupt:
-        context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
+        jobs = "; its batch jobs go on at the provider and are picked up" if batch is not None else ""
+        context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there{jobs}")
         raise
+    except BatchAPIError as exc:
+        raise CliError(
+            f"{exc} (the jobs and replies so far are kept in {store.path}; the same command goes on from there)", EXIT_RUN
+        ) from None
+    except EvaluationError as exc:
+        raise CliError(str(exc), EXIT_USAGE) from None
     result = result.model_copy(update={"index_name": loaded.name})
     choices = choose(result)
     votes = VoteStore(store.path).votes(result.id)
@@ -246,6 +295,9 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         context.note(f"experiment {result.id}: {result.judge_calls} judge calls, {result.judge_calls_failed} failed, {result.duration_s:.1f} s")
         for choice in choices:
             context.note(choice.sentence)
+    if result.stop_reason:
+        context.note(f"stopped: {result.stop_reason}")
+        context.note(f"the answers and judgments made so far are kept in {store.path}; the same command goes on from there")
     return EXIT_OK
 
 

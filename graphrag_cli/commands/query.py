@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from graphrag_core.cost import spend_forecast
 from graphrag_core.errors import (
     AllMapBatchesFailed,
     BudgetError,
@@ -21,6 +22,7 @@ from graphrag_core.errors import (
     ModelError,
     ModelOutputError,
     PreflightError,
+    SpendLimitReached,
     describe_error,
 )
 from graphrag_core.calls import why_no_answer
@@ -30,12 +32,14 @@ from graphrag_core.history import RunRecorder
 from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
 from graphrag_core.methods import GLOBAL, VECTOR, units_noun
+from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.llm.embeddings import ranker_label
-from graphrag_core.search import answer_from_read, retrieve_global
+from graphrag_core.search import answer_from_read, draw_seed, retrieve_global
 from graphrag_core.sources import unit_ids
 from graphrag_core.state import RunState
+from graphrag_core.tokens import Tokenizer
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
@@ -87,6 +91,7 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
         map_token_budget=getattr(args, setting_dest("map_token_budget")),
         reduce_token_budget=getattr(args, setting_dest("reduce_token_budget")),
         seed=getattr(args, setting_dest("seed")),
+        spend_limit_tokens=args.spend_limit_tokens,
     )
 
 
@@ -105,6 +110,18 @@ def _batch_error_lines(exc: AllMapBatchesFailed, events: list[Event]) -> list[st
     return [f"batch {i}: {str(e) or type(e).__name__}" for i, e in enumerate(exc.exceptions)]
 
 
+def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer, context: CliContext) -> None:
+    """Whether the run will reach its spending limit, before any call (as the app's cost preview
+    says), from the batches of the request's seed."""
+    seed = request.seed if request.seed is not None else 0
+    try:
+        forecast = spend_forecast(index, request, seed=seed, tokenizer=counter)
+    except GraphRAGError:
+        return  # the run itself reports what is wrong with the request
+    if forecast is not None:
+        context.note(forecast.text())
+
+
 def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
     options = ModelOptions.from_args(args)
@@ -120,6 +137,10 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+    if request.spend_limit_tokens is not None and not args.quiet:
+        if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
+            request = request.model_copy(update={"seed": draw_seed()})
+        _say_forecast(loaded.index, request, counter, context)
     store = open_store(context, args.store, off=args.no_store)
     cache = open_cache(context, args.cache, off=args.no_cache)
     recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
@@ -144,6 +165,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         failed_run_id = _close(recorder, context, interrupted=interrupted)
         if args.json:
             context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
+        if isinstance(exc, SpendLimitReached):
+            context.note(f"stopped: {exc}")
+            context.note(spend_line(run_figures(events).spend, configured_price(context)))
+            if failed_run_id:
+                context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
+            return EXIT_RUN
         if isinstance(exc, AllMapBatchesFailed):
             raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
         if isinstance(exc, BudgetError):

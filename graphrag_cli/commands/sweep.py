@@ -19,6 +19,8 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.levels import DYNAMIC, LEAF, Level, level_text
 from graphrag_core.llm.base import model_identity
 from graphrag_core.preflight import preflight
+from graphrag_core.request import check_spend_limit
+from graphrag_core.status import RunStatus
 from graphrag_core.sweep import (
     SweepPoint,
     SweepProgress,
@@ -82,6 +84,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         fmt = SWEEP_FORMATS.get(args.out.suffix.lower(), "")
         if not fmt:
             raise CliError(f"--out must end in .csv or .json, not {args.out.name!r}.", EXIT_USAGE)
+    limit = check_spend_limit(args.spend_limit_tokens)
     spec = SweepSpec(
         query=args.question,
         levels=_grid_levels(args),
@@ -108,7 +111,9 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         printer(progress)
 
     try:
-        result = run_async(run_sweep(loaded.index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(loaded.path)))
+        result = run_async(
+            run_sweep(loaded.index, spec, model, on_progress=on_progress, cache=cache, store=store, index_path=str(loaded.path), spend_limit_tokens=limit)
+        )
     except KeyboardInterrupt:
         partial = SweepResult(
             sweep_id=uuid.uuid4().hex,
@@ -126,6 +131,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         _check_recorded(result, store, context)
     if not args.quiet:
         _summarise(result, context)
+    stopped = [p for p in result.points if p.stopped_early or p.status == RunStatus.CANCELLED]
+    if stopped and limit is not None:
+        context.note(
+            f"stopped at the spending limit of {limit:,} tokens: {len(stopped)} of {len(result.points)} points not finished "
+            f"({sum(p.stopped_early for p in stopped)} answered from what they read, {sum(not p.stopped_early for p in stopped)} not run)"
+        )
     failed = sum(1 for p in result.points if p.failed)
     if failed == len(result.points):
         causes = dict.fromkeys(p.batch_errors[0] if p.batch_errors else (p.error or "") for p in result.points)

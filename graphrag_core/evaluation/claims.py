@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
 from ..map import Attempts, CallFailed, complete_with_retry
+from ..spending import SpendingLimit
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import CLAIMS_OUTPUT_SCHEMA, render_claims_messages
 
@@ -129,14 +130,15 @@ def parse_claims_output(raw: str) -> list[str]:
     return [c.strip() for c in claims if c.strip()]
 
 
-async def extract_claims(answer: str, model: ChatModel) -> tuple[list[str], TokenUsage]:
-    """The factual claims the model finds in ``answer`` (purpose ``"claims"``), and the usage."""
+async def extract_claims(answer: str, model: ChatModel, *, spending: SpendingLimit | None = None) -> tuple[list[str], TokenUsage]:
+    """The factual claims the model finds in ``answer`` (purpose ``"claims"``), and the usage;
+    with ``spending``, ``SpendLimitReached`` instead of a call that could pass its limit."""
     request = ChatRequest(
         purpose="claims", messages=render_claims_messages(answer), max_tokens=CLAIMS_OUTPUT_RESERVE, output_schema=CLAIMS_OUTPUT_SCHEMA
     )
     tally = Attempts()
     try:
-        reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally)
+        reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally, spending=spending)
     except CallFailed as failed:
         raise failed.error from None
     return reply.value, tally.usage

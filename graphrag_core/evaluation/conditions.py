@@ -103,7 +103,9 @@ class Condition(BaseModel):
         return cls(name=name, overrides=overrides)
 
     def request(self, question: str, seed: int) -> GlobalSearchRequest:
-        return GlobalSearchRequest(query=question, seed=seed, **self.overrides)
+        """The request of one answer: the front ends' defaults (a question reserve of 256, so
+        the questions of a set share their map prompts' prefix), then the overrides."""
+        return GlobalSearchRequest(query=question, seed=seed, **{**GlobalSearchRequest.front_end_defaults(), **self.overrides})
 
     @property
     def method(self) -> str:

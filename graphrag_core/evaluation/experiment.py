@@ -17,6 +17,11 @@ Invariants of :func:`run_experiment`:
 - answers, judge calls and claims go to the :class:`EvaluationStore` as soon as they are made,
   so a rerun makes only what is missing; failures are not stored, so a rerun tries them again;
 - once ``should_stop`` has returned true, no model is asked anything more;
+- with a spending limit, no call of the experiment could take its total past it: an item
+  (an answer, a list of claims, a judgment) whose planned prompts cannot fit is not started,
+  one that reaches the limit stops there, and the experiment stops between items with what
+  it has (``stopped``, ``stop_reason``); what it made is in the store, so running it again
+  (with a larger limit, or tomorrow's) goes on from there;
 - a condition's cost counts map calls whether or not the map cache served them and the prompt
   tokens the engine planned, so it does not depend on what ran before; the tokens the endpoint
   reported are kept beside them (``reported_tokens``), labelled as such;
@@ -27,15 +32,16 @@ Invariants of :func:`run_experiment`:
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import time
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from ..errors import GraphRAGError, NoSourceChunksError, describe_error
+from ..errors import EvaluationError, GraphRAGError, NoSourceChunksError, SpendLimitReached, describe_error
 from ..events import Event
 from ..figures import RunFigures, run_figures
 from ..history.records import EVALUATION_LABEL_PREFIX, RunRecord
@@ -45,7 +51,9 @@ from ..methods import GLOBAL, VECTOR, reads_chunks
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
+from ..spending import SpendingLimit
 from ..status import RunStatus
+from .batches import BatchOptions, BatchStore, BatchWaves
 from .claims import extract_claims
 from .conditions import Condition
 from .judge import is_heuristic, judge_pair, judge_request_count
@@ -62,12 +70,20 @@ if TYPE_CHECKING:
     from ..history.store import RunStore
 
 
+T = TypeVar("T")
+R = TypeVar("R")
+BATCH_MAP_CONCURRENCY = 1024
+"""Through the Batch API, an answer's map calls (and a pair's judge calls) all wait for the same
+wave: a call in a wave is no connection held open."""
+
+
 class EvalProgress(BaseModel):
-    """Where an experiment is: ``stage`` (answers, judgments, claims), items done of total."""
+    """Where an experiment is: ``stage`` (answers, judgments, claims), items done of total; through
+    the Batch API, ``batch``: a job's lines done of its total at a poll, ``label`` its wave and state."""
 
     model_config = ConfigDict(frozen=True)
 
-    stage: Literal["answers", "claims", "judgments"]
+    stage: Literal["answers", "claims", "judgments", "batch"]
     done: int
     total: int
     label: str = ""
@@ -87,11 +103,12 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
     scale = len(spec.seeds) * (1 if every_question else len(spec.questions))
-    answer_calls = sum(_answer_calls(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned)
+    plans = [_answer_plan(index, condition.request(q.question, seed), seed) for condition in spec.conditions for q in planned]
     judgments = len(spec.judgment_jobs())
     return ExperimentEstimate(
         answers=spec.answer_count(),
-        answer_calls=answer_calls * scale,
+        answer_calls=sum(calls for calls, _ in plans) * scale,
+        answer_prompt_tokens=sum(tokens for _, tokens in plans) * scale,
         judgments=judgments,
         judge_calls=judge_request_count(spec.criteria, spec.repeats) * judgments,
         claims_calls=spec.answer_count() if spec.claims else 0,
@@ -106,16 +123,16 @@ def check_index(index: Index, spec: ExperimentSpec) -> None:
             raise NoSourceChunksError(condition.method)
 
 
-def _answer_calls(index: Index, request: GlobalSearchRequest, seed: int) -> int:
-    """One answer's planned calls: its map batches and, when there is any, the reduce (the
-    ``vector`` method's one call)."""
+def _answer_plan(index: Index, request: GlobalSearchRequest, seed: int) -> tuple[int, int]:
+    """One answer's planned calls (its map batches and, when there is any, the reduce; the
+    ``vector`` method's one call) and its map batches' planned prompt tokens."""
     if request.method == VECTOR:
-        return 1
+        return 1, 0
     try:
-        _, batches, _ = plan_batches(index, request, seed=seed)
+        _, batches, estimates = plan_batches(index, request, seed=seed)
     except GraphRAGError:
-        return 0
-    return len(batches) + 1 if batches else 0
+        return 0, 0
+    return (len(batches) + 1 if batches else 0), sum(estimates)
 
 
 async def run_experiment(
@@ -130,6 +147,8 @@ async def run_experiment(
     index_path: str | None = None,
     on_progress: ProgressSink | None = None,
     should_stop: Callable[[], bool] | None = None,
+    spend_limit_tokens: int | None = None,
+    batch: BatchOptions | None = None,
     embedder: EmbeddingModel | None = None,
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
@@ -138,17 +157,36 @@ async def run_experiment(
     condition, the question and the seed, so the app can open it in Compare and Provenance.
     ``should_stop`` is polled between items: when it returns true the experiment ends early
     with what it has (``stopped=True``); everything made so far is in ``store``.
+    ``spend_limit_tokens`` bounds the tokens this call of the experiment spends, answering,
+    listing claims and judging together. With ``batch`` (and a ``store``), the calls of the
+    OpenAI-compatible models among ``model`` and ``judge`` go as Batch API jobs, in waves
+    (:mod:`graphrag_core.evaluation.batches`); a rerun goes on from the jobs in the store.
     """
     check_index(index, spec)
     run = _Run(
         index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen,
         stop=should_stop or _never, embedder=embedder,
     )
-    answers = await run.answers()
-    if spec.claims and not run.stopped:
-        answers = await run.claims(answers)
-    judgments = await run.judgments(answers)
-    result = run.result(answers, judgments)
+    if spend_limit_tokens is not None:
+        run.spending = SpendingLimit(spend_limit_tokens, what="experiment")
+    if batch is None:
+        result = await run.all()
+    else:
+        if store is None:
+            raise EvaluationError("An experiment through the Batch API needs its store (where its jobs are kept).")
+        emit = on_progress or _unseen
+        waves = BatchWaves(
+            BatchStore(store.path), run.id, options=batch,
+            on_progress=lambda p: emit(EvalProgress(stage="batch", done=p.done, total=p.total, label=p.text())),
+        )
+        run.model, run.judge = waves.model(model), waves.model(judge)
+        if run.model is model and run.judge is judge:
+            raise EvaluationError("The Batch API needs an OpenAI-compatible model (--model openai) to answer or to judge.")
+        run.concurrent = True
+        try:
+            result = await waves.drive(run.all())
+        finally:
+            waves.store.close()
     if store is not None and not run.stopped:
         store.save_experiment(result)
     return result
@@ -189,27 +227,72 @@ class _Run:
         self.ranker = ranker_name(embedder) if any(c.method == VECTOR for c in spec.conditions) else None
         self.id = experiment_id(spec, self.fingerprint, model, judge, ranker=self.ranker)
         self.stopped = False
+        self.stop_reason: str | None = None
+        self.spending: SpendingLimit | None = None
+        self.concurrent = False
+        """Every item of a stage at once, and each answer's map calls at once (the Batch API's waves)."""
+
+    async def all(self) -> ExperimentResult:
+        """Answer, list claims when asked, judge: the experiment's stages in order."""
+        answers = await self.answers()
+        if self.spec.claims and not self.stopped:
+            answers = await self.claims(answers)
+        return self.result(answers, await self.judgments(answers))
 
     def stopping(self) -> bool:
         """Whether to end now: asks ``stop`` until it once says yes."""
         self.stopped = self.stopped or self.stop()
         return self.stopped
 
+    def limit_reached(self, exc: SpendLimitReached) -> None:
+        """Stop between items: the spending limit is reached (``stop_reason`` says so)."""
+        self.stopped, self.stop_reason = True, str(exc)
+
     # -- 1. answers --------------------------------------------------------------------------------
+
+    async def each(self, items: Sequence[T], one: Callable[[T], Awaitable[R]]) -> list[R | None]:
+        """``one`` of every item, in order: one after another, or all at once when ``concurrent``
+        (the Batch API gathers their calls into waves). No item starts once the run is stopping;
+        an item that reaches the spending limit stops the run and gives None, as do the items
+        not started."""
+        if not self.concurrent:
+            done: list[R | None] = []
+            for item in items:
+                if self.stopping():
+                    break
+                try:
+                    done.append(await one(item))
+                except SpendLimitReached as exc:
+                    self.limit_reached(exc)
+                    break
+            return done + [None] * (len(items) - len(done))
+
+        async def guarded(item: T) -> R | None:
+            try:
+                return await one(item)
+            except SpendLimitReached as exc:
+                self.limit_reached(exc)
+                return None
+
+        return [None] * len(items) if self.stopping() else list(await asyncio.gather(*(guarded(item) for item in items)))
 
     async def answers(self) -> list[AnswerRecord]:
         """Every condition's answer to every question per seed, kept ones reused."""
-        answers: list[AnswerRecord] = []
         total = self.spec.answer_count()
-        for condition, question, seed in itertools.product(self.spec.conditions, self.spec.questions, self.spec.seeds):
-            if self.stopping():
-                break
+        done = 0
+
+        async def one(item: tuple[Condition, EvalQuestion, int]) -> AnswerRecord:
+            nonlocal done
+            condition, question, seed = item
             record, reused = await self.answer(condition, question, seed)
-            answers.append(record)
+            done += 1
             failed = f" · failed: {record.error_detail or record.error}" if record.status == RunStatus.FAILED else ""
             label = f"{condition.name} · {question.id} · seed {seed}{failed}"
-            self.emit(EvalProgress(stage="answers", done=len(answers), total=total, label=label, reused=reused))
-        return answers
+            self.emit(EvalProgress(stage="answers", done=done, total=total, label=label, reused=reused))
+            return record
+
+        items = list(itertools.product(self.spec.conditions, self.spec.questions, self.spec.seeds))
+        return [record for record in await self.each(items, one) if record is not None]
 
     async def answer(self, condition: Condition, question: EvalQuestion, seed: int) -> tuple[AnswerRecord, bool]:
         """One answer, from the store when a finished one is kept there, and whether it was."""
@@ -218,21 +301,52 @@ class _Run:
         kept = self.store.get_answer(key) if self.store is not None else None
         if kept is not None and kept.status != RunStatus.FAILED:
             return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
+        self.check_room(request, seed)
         record = await self.ask(condition, question, seed, request)
         if self.store is not None and record.status != RunStatus.FAILED:
             self.store.put_answer(key, record)
         return record, False
 
+    def check_room(self, request: GlobalSearchRequest, seed: int) -> None:
+        """Raise ``SpendLimitReached`` when an answer's planned prompts and its reduce cannot fit
+        what the spending limit leaves (a fixed level's; dynamic selection's is not known
+        before its ratings, and the limit holds inside the run anyway)."""
+        if self.spending is None or request.dynamic:
+            return
+        try:
+            _, _, estimates = plan_batches(self.index, request, seed=seed)
+        except GraphRAGError:
+            return  # the run reports it
+        planned = sum(estimates)
+        if estimates and not self.spending.fits(planned, keep=request.reduce_token_budget):
+            self.spending.reached = True
+            raise SpendLimitReached(
+                f"The experiment stopped at its spending limit of {self.spending.limit:,} tokens ({self.spending.spent:,} spent): "
+                f"the next answer's planned prompts ({planned:,} tokens) and its reduce would take the total past it, so it was not started.",
+                limit=self.spending.limit, spent=self.spending.spent,
+            )
+
     async def ask(self, condition: Condition, question: EvalQuestion, seed: int, request: GlobalSearchRequest) -> AnswerRecord:
-        """One answer from the engine, failed or not, its run saved to the run store."""
+        """One answer from the engine, failed or not, its run saved to the run store; a run that
+        reached the spending limit raises ``SpendLimitReached`` (its run saved too, and its
+        answer from what it read kept out of the experiment: it would be judged as a whole one)."""
         events: list[Event] = []
         run_id = uuid.uuid4().hex
         base = dict(condition=condition.name, question_id=question.id, seed=seed, run_id=run_id)
         try:
+            if self.concurrent:  # every map call of the answer goes into the same wave
+                request = request.model_copy(update={"map_concurrency": BATCH_MAP_CONCURRENCY})
             result = await retrieve_global(
-                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, embedder=self.embedder
+                self.index, request, self.model, on_event=events.append, cache=self.cache, run_id=run_id, embedder=self.embedder,
+                spending=self.spending,
             )
+            limit = result.diagnostics.stopped_at_limit
+            if limit is not None:
+                raise SpendLimitReached(result.diagnostics.stopped_note or "", limit=limit, spent=self.spending.spent if self.spending else 0)
             record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method))
+        except SpendLimitReached:
+            self.save_run(events, condition, question, seed)
+            raise
         except GraphRAGError as exc:
             message = exc.message if isinstance(exc, BaseExceptionGroup) else str(exc)
             detail = describe_error(exc.exceptions[0]).splitlines()[0] if isinstance(exc, BaseExceptionGroup) and exc.exceptions else None
@@ -240,25 +354,30 @@ class _Run:
                 **base, status=RunStatus.FAILED, error=message or type(exc).__name__, error_detail=detail,
                 cost=cost_of(run_figures(events), method=request.method),
             )
+        self.save_run(events, condition, question, seed)
+        return record
+
+    def save_run(self, events: list[Event], condition: Condition, question: EvalQuestion, seed: int) -> None:
         if self.run_store is not None and events:
             label = f"{EVALUATION_LABEL_PREFIX}{self.id[:8]} · {condition.name} · {question.id} · seed {seed}"
             self.run_store.save(RunRecord.from_events(events, index_name=self.index.name or "", index_path=self.index_path, label=label))
-        return record
 
     # -- 2. claims ---------------------------------------------------------------------------------
 
     async def claims(self, answers: list[AnswerRecord]) -> list[AnswerRecord]:
         """The answers with their claims (failed answers, and all once stopped, as they were)."""
-        listed: list[AnswerRecord] = []
         done = 0
-        for record in answers:
-            if self.stopping() or record.status == RunStatus.FAILED:
-                listed.append(record)
-                continue
-            listed.append(await self.claims_of(record))
+
+        async def one(record: AnswerRecord) -> AnswerRecord:
+            nonlocal done
+            if record.status == RunStatus.FAILED:
+                return record
+            listed = await self.claims_of(record)
             done += 1
             self.emit(EvalProgress(stage="claims", done=done, total=len(answers), label=f"{record.condition} · {record.question_id}"))
-        return listed
+            return listed
+
+        return [listed or record for record, listed in zip(answers, await self.each(answers, one))]
 
     async def claims_of(self, record: AnswerRecord) -> AnswerRecord:
         """One answer with its claims, from the store or the judge; a failure is recorded on it."""
@@ -267,7 +386,7 @@ class _Run:
         if kept is not None:
             return record.model_copy(update={"claims": kept})
         try:
-            claims, _ = await extract_claims(record.answer, self.judge)
+            claims, _ = await extract_claims(record.answer, self.judge, spending=self.spending)
         except GraphRAGError as exc:
             return record.model_copy(update={"claims": None, "claims_error": describe_error(exc)})
         if self.store is not None:
@@ -281,14 +400,17 @@ class _Run:
         by_key = {(a.condition, a.question_id, a.seed): a for a in answers}
         texts = {q.id: q.question for q in self.spec.questions}
         jobs = self.spec.judgment_jobs()
-        judgments: list[JudgmentRecord] = []
-        for job in jobs:
-            if self.stopping():
-                break
+        done = 0
+
+        async def one(job: JudgmentJob) -> JudgmentRecord:
+            nonlocal done
             a, b = by_key.get((job.row, job.question_id, job.seed_a)), by_key.get((job.col, job.question_id, job.seed_b))
-            judgments.append(await self.judge_one(job, texts[job.question_id], a, b))
-            self.emit(EvalProgress(stage="judgments", done=len(judgments), total=len(jobs), label=f"{job.row} vs {job.col} · {job.question_id}"))
-        return judgments
+            judged = await self.judge_one(job, texts[job.question_id], a, b)
+            done += 1
+            self.emit(EvalProgress(stage="judgments", done=done, total=len(jobs), label=f"{job.row} vs {job.col} · {job.question_id}"))
+            return judged
+
+        return [judged for judged in await self.each(jobs, one) if judged is not None]
 
     async def judge_one(self, job: JudgmentJob, question: str, a: AnswerRecord | None, b: AnswerRecord | None) -> JudgmentRecord:
         """One pair judged, or skipped with the reason when an answer is missing or failed."""
@@ -297,7 +419,10 @@ class _Run:
             return JudgmentRecord(**job._asdict(), skipped=f"answer failed: {', '.join(failed)}" if failed else "answer missing")
         if a.status == RunStatus.NO_RESULTS and b.status == RunStatus.NO_RESULTS:
             return JudgmentRecord(**job._asdict(), skipped=f"{UNANSWERED_SKIP}: neither answer found anything to say (no results)")
-        judgment = await judge_pair(question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store)
+        judgment = await judge_pair(
+            question, a.answer, b.answer, self.judge, criteria=self.spec.criteria, repeats=self.spec.repeats, store=self.store, spending=self.spending,
+            **({"concurrency": BATCH_MAP_CONCURRENCY} if self.concurrent else {}),
+        )
         return JudgmentRecord(**job._asdict(), judgment=judgment)
 
     # -- the result --------------------------------------------------------------------------------
@@ -322,6 +447,7 @@ class _Run:
             judge_calls_failed=sum(1 for c in calls if not c.ok),
             duration_s=time.monotonic() - self.started,
             stopped=self.stopped,
+            stop_reason=self.stop_reason,
         )
 
 
@@ -352,6 +478,7 @@ def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     return AnswerCost(
         summaries=(figures.summaries or 0) if method == GLOBAL else 0, batches=figures.batches, calls=calls, prompt_tokens=tokens,
         units=units, embedding_tokens=figures.embedding_usage.prompt_tokens, reported_tokens=figures.usage.total_tokens,
+        cached_tokens=figures.usage.cached_tokens,
     )
 
 

@@ -23,9 +23,10 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import EvaluationError, JudgeOutputError
+from ..errors import EvaluationError, JudgeOutputError, SpendLimitReached
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
 from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry
+from ..spending import SpendingLimit
 from ..parsing import invalid_output, number_between, parse_json_output
 from ..prompts import JUDGE_OUTPUT_SCHEMA, render_judge_messages
 
@@ -215,12 +216,15 @@ async def judge_pair(
     concurrency: int = DEFAULT_JUDGE_CONCURRENCY,
     max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     store: JudgeCallStore | None = None,
+    spending: SpendingLimit | None = None,
 ) -> PairJudgment:
     """Compare answer A and answer B on each criterion, ``repeats`` times, in both orders.
 
     ``store``, when given, serves calls already made (same judge, same prompt, same repeat) and
     receives each successful call as soon as it is made. At most ``concurrency`` calls are in
-    flight. See the module docstring for the invariants.
+    flight. With ``spending``, a call that could pass its limit is not sent: once the calls in
+    flight have ended (and are in ``store``), ``SpendLimitReached`` is raised. See the module
+    docstring for the invariants.
     """
     names = validate_criteria(criteria)
     repeats = validate_repeats(repeats)
@@ -228,6 +232,7 @@ async def judge_pair(
     records: list[JudgeCall | None] = [None] * len(plan)
     limit = asyncio.Semaphore(max(1, concurrency))
     policy = dataclasses.replace(DEFAULT_RETRY_POLICY, max_attempts=max_attempts)
+    reached: list[SpendLimitReached] = []
 
     async def one(i: int) -> None:
         criterion, repeat, order = plan[i]
@@ -247,7 +252,10 @@ async def judge_pair(
                 return
         tally = Attempts()
         try:
-            reply = await complete_with_retry(model, request, parse_judge_output, policy=policy, attempts=tally, slot=limit)
+            reply = await complete_with_retry(model, request, parse_judge_output, policy=policy, attempts=tally, slot=limit, spending=spending)
+        except SpendLimitReached as exc:  # the calls in flight end and are stored first
+            reached.append(exc)
+            return
         except CallFailed as failed:  # a failed call is recorded, never a fake tie
             records[i] = JudgeCall(
                 criterion=criterion,
@@ -277,6 +285,8 @@ async def judge_pair(
             store.put_call(key, record)
 
     await asyncio.gather(*(one(i) for i in range(len(plan))))
+    if reached:
+        raise reached[0]
     calls = [r for r in records if r is not None]
     return PairJudgment(
         question=question,

@@ -135,7 +135,8 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     if result.heuristic_judge:
         lines += [f"> {HEURISTIC_NOTE}", ""]
     if result.stopped:
-        lines += ["> Stopped before it finished: the figures cover only what was judged.", ""]
+        why = f" {markdown_text(result.stop_reason)}" if result.stop_reason else ""
+        lines += [f"> Stopped before it finished: the figures cover only what was judged.{why}", ""]
     lines += [
         f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
         f"- Answering model: {markdown_cell(result.model)}",
@@ -193,14 +194,15 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         + (", embedding tokens apart" if embedding else "")
         + f". The prompt tokens are the engine's **planned estimates** ({COST_BASIS}); **reported tokens** are the prompt "
         "and completion tokens the endpoint reported for the calls made (none for a cached answer), which a model's own "
-        "tokenizer may count several times higher.",
+        "tokenizer may count several times higher; **cached** are the part of their prompt tokens the endpoint served from "
+        "its prompt cache.",
         "",
     ]
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
     header = [
         "condition", "answers", "failed", "unanswered", "summaries", "map batches", *(f"{p} calls" for p in purposes),
         *(f"{p} prompt tokens (planned)" for p in purposes), "prompt tokens (planned)", *(["embedding tokens"] if embedding else []),
-        share, "reported tokens",
+        share, "reported tokens", "cached prompt tokens (reported)",
     ]
     rows = [
         [
@@ -216,6 +218,7 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
             *([f"{c.embedding_tokens:,.0f}"] if embedding else []),
             "–" if c.share is None else f"{100 * c.share:.1f}%",
             f"{c.reported_tokens:,.0f}",
+            f"{c.cached_tokens:,.0f}",
         ]
         for c in result.costs
     ]
@@ -272,12 +275,13 @@ def costs_csv(result: ExperimentResult) -> str:
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens})
     header = [
         "condition", "answers", "failed", "summaries", "batches", *(f"{p}_calls" for p in purposes), *(f"{p}_prompt_tokens" for p in purposes),
-        "prompt_tokens", "share", "method", "units", "embedding_tokens", "share_of",
+        "prompt_tokens", "share", "method", "units", "embedding_tokens", "share_of", "reported_tokens", "cached_tokens",
     ]
     rows = [
         [
             c.condition, c.answers, c.failed, c.summaries, c.batches, *(c.calls.get(p, 0) for p in purposes), *(c.prompt_tokens.get(p, 0) for p in purposes),
             c.total_prompt_tokens, "" if c.share is None else c.share, c.method, c.units_read, c.embedding_tokens, c.share_of or "",
+            c.reported_tokens, c.cached_tokens,
         ]
         for c in result.costs
     ]

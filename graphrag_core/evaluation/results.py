@@ -38,6 +38,8 @@ class AnswerCost(BaseModel):
     """None in answers kept before units were counted: their summaries stand in."""
     embedding_tokens: int = 0
     reported_tokens: int = 0
+    cached_tokens: int = 0
+    """The prompt tokens of ``reported_tokens`` the endpoint served from its prompt cache."""
 
     @property
     def total_calls(self) -> int:
@@ -131,6 +133,8 @@ class ConditionCost(BaseModel):
     """The condition ``share`` is relative to."""
     reported_tokens: float = 0.0
     """Mean prompt and completion tokens the endpoint reported per answer (calls made, not cached)."""
+    cached_tokens: float = 0.0
+    """Mean prompt tokens per answer the endpoint served from its prompt cache (part of ``reported_tokens``)."""
     unanswered: int = 0
     """Answers with no results (``no_results``)."""
 
@@ -153,7 +157,8 @@ class ClaimSummary(BaseModel):
 class ExperimentEstimate(BaseModel):
     """The model calls an experiment needs before retries and before anything is reused:
     ``answer_calls`` (map batches, plus a reduce per answer), ``judge_calls`` and
-    ``claims_calls``; ``answers`` and ``judgments`` are how many of each it makes."""
+    ``claims_calls``; ``answers`` and ``judgments`` are how many of each it makes;
+    ``answer_prompt_tokens`` what the answers' map prompts take as planned."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -162,6 +167,9 @@ class ExperimentEstimate(BaseModel):
     judgments: int
     judge_calls: int
     claims_calls: int
+    answer_prompt_tokens: int = Field(default=0, exclude=True)
+    """The answers' map prompts as planned (fixed levels; dynamic selection's depend on its
+    ratings): what a spending limit's forecast reads; not one of the counted calls, so not dumped."""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -193,6 +201,8 @@ class ExperimentResult(BaseModel):
     judge_calls_failed: int = 0
     duration_s: float = 0.0
     stopped: bool = False
+    stop_reason: str | None = None
+    """Why a stopped experiment stopped, when it was not its user (its spending limit)."""
 
     def answer(self, condition: str, question_id: str, seed: int) -> AnswerRecord | None:
         return next((a for a in self.answers if (a.condition, a.question_id, a.seed) == (condition, question_id, seed)), None)

@@ -158,6 +158,7 @@ def compute_costs(spec: ExperimentSpec, answers: Sequence[AnswerRecord]) -> list
                 failed=sum(1 for a in mine if a.status == RunStatus.FAILED),
                 unanswered=sum(1 for a in mine if a.status == RunStatus.NO_RESULTS),
                 reported_tokens=sum(a.cost.reported_tokens for a in mine) / n,
+                cached_tokens=sum(a.cost.cached_tokens for a in mine) / n,
                 summaries=sum(a.cost.summaries for a in mine) / n,
                 batches=sum(a.cost.batches for a in mine) / n,
                 calls=calls,

@@ -60,14 +60,18 @@ class ChatRequest(BaseModel):
 
 class TokenUsage(BaseModel):
     """Tokens of one or more calls. ``estimated_calls`` counts the calls whose tokens were counted
-    with the run's tokenizer because the endpoint reported none (or an implausible count); it is
-    left out of the JSON when 0, and a sum carries the sum of its parts'."""
+    with the run's tokenizer because the endpoint reported none (or an implausible count);
+    ``cached_tokens`` is the part of ``prompt_tokens`` the endpoint served from its prompt cache
+    (``prompt_tokens_details.cached_tokens``; llama.cpp's ``timings.cache_n``), billed at a
+    fraction or not recomputed. Both are left out of the JSON when 0, and a sum carries the sum
+    of its parts'."""
 
     model_config = ConfigDict(frozen=True)
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
     estimated_calls: int = Field(default=0, exclude_if=lambda calls: calls == 0)
+    cached_tokens: int = Field(default=0, exclude_if=lambda tokens: tokens == 0)
 
     @property
     def total_tokens(self) -> int:
@@ -78,7 +82,13 @@ class TokenUsage(BaseModel):
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             estimated_calls=self.estimated_calls + other.estimated_calls,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
         )
+
+    @property
+    def uncached_prompt_tokens(self) -> int:
+        """The prompt tokens the endpoint computed (and billed at the full price)."""
+        return max(0, self.prompt_tokens - self.cached_tokens)
 
     @property
     def estimated(self) -> bool:

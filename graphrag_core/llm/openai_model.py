@@ -56,6 +56,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 import openai
+import pydantic
 
 from ..errors import (
     ContextLengthError,
@@ -355,6 +356,20 @@ class OpenAIChatModel:
             arguments["response_format"] = {"type": "json_object"}
         return arguments
 
+    def batch_body(self, request: ChatRequest) -> dict[str, Any]:
+        """The chat-completions body of ``request`` as one line of a Batch API job sends it, in
+        the strongest output form the endpoint is known to accept (a batch line cannot fall back)."""
+        return self._arguments(request, self._forms(request)[0])
+
+    def batch_reply(self, body: object) -> ChatResponse:
+        """The reply in a Batch API output line's body, read as a direct call's reply is (usage
+        with its cached prompt tokens; a body with no content is a ``RetryableModelError``)."""
+        try:
+            completion = openai.types.chat.ChatCompletion.model_validate(body)
+        except pydantic.ValidationError as exc:
+            raise RetryableModelError(f"Model response from {self.identity} in a batch is malformed: {_excerpt(str(exc))}") from None
+        return self._response(completion)
+
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
         if self.endpoints.refused(self.endpoint, form, following=following):
@@ -476,7 +491,7 @@ class OpenAIChatModel:
         async with stream:
             async for chunk in stream:
                 if getattr(chunk, "usage", None) is not None:
-                    usage = self._checked_usage(chunk.usage)
+                    usage = self._checked_usage(chunk.usage, chunk)
                 choices = getattr(chunk, "choices", None) or []
                 finish_reason = (_finish_reason(choices[0]) if choices else None) or finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
@@ -526,7 +541,7 @@ class OpenAIChatModel:
             refusal = getattr(message, "refusal", None)
             reason = f" (refusal: {self._redact(str(refusal)[:ERROR_BODY_EXCERPT])})" if isinstance(refusal, str) and refusal else ""
             raise RetryableModelError(f"Model response from {self.identity} is malformed: its first choice has no message content{reason}.")
-        usage = self._checked_usage(getattr(completion, "usage", None))
+        usage = self._checked_usage(getattr(completion, "usage", None), completion)
         # A reply that echoes the key is redacted here, before any event, result, cache entry,
         # stored run or page can hold it.
         return ChatResponse(
@@ -534,9 +549,10 @@ class OpenAIChatModel:
             finish_reason=_finish_reason(choices[0]),
         )
 
-    def _checked_usage(self, reported: object) -> TokenUsage | None:
-        """The reported usage, or ``None`` (with a notice) when it is negative or implausibly large."""
-        usage = _usage(reported)
+    def _checked_usage(self, reported: object, completion: object = None) -> TokenUsage | None:
+        """The reported usage (with its cached prompt tokens), or ``None`` (with a notice) when it
+        is negative or implausibly large."""
+        usage = _usage(reported, completion)
         if usage is None:
             return None
         if min(usage.prompt_tokens, usage.completion_tokens) < 0 or usage.total_tokens > MAX_PLAUSIBLE_CALL_TOKENS:
@@ -580,14 +596,28 @@ def _served_error(completion: object) -> str:
     return str(error).strip()[:ERROR_BODY_EXCERPT] if error else ""
 
 
-def _usage(usage: object) -> TokenUsage | None:
-    prompt = getattr(usage, "prompt_tokens", None)
-    completion = getattr(usage, "completion_tokens", None)
-    if not isinstance(prompt, int) and not isinstance(completion, int):
+def _field(value: object, name: str) -> object:
+    """``value.name`` of an SDK object, or ``value[name]`` of a body the SDK left as a dict."""
+    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
+
+
+def _usage(usage: object, completion: object = None) -> TokenUsage | None:
+    """The usage an endpoint reported, with the prompt tokens it served from its prompt cache:
+    ``prompt_tokens_details.cached_tokens`` (OpenAI, Azure, vLLM), else llama.cpp's
+    ``timings.cache_n`` on the ``completion`` itself."""
+    prompt = _field(usage, "prompt_tokens")
+    completion_tokens = _field(usage, "completion_tokens")
+    if not isinstance(prompt, int) and not isinstance(completion_tokens, int):
         return None
+    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
+    if not isinstance(cached, int) and completion is not None:
+        cached = _field(_field(getattr(completion, "model_extra", None) or {}, "timings"), "cache_n")
+    prompt = prompt if isinstance(prompt, int) else 0
+    cached = cached if isinstance(cached, int) and not isinstance(cached, bool) and 0 <= cached else 0
     return TokenUsage(
-        prompt_tokens=prompt if isinstance(prompt, int) else 0,
-        completion_tokens=completion if isinstance(completion, int) else 0,
+        prompt_tokens=prompt,
+        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else 0,
+        cached_tokens=min(cached, prompt) if prompt > 0 else 0,
     )
 
 

@@ -32,6 +32,8 @@ Keys read (values may be strings, as in the environment, or typed, as in TOML se
                                 always may, no other endpoint ever does
 ``GRAPHRAG_LLM_PRICE_PROMPT``   price per million prompt tokens (shown as money)
 ``GRAPHRAG_LLM_PRICE_COMPLETION`` price per million completion tokens
+``GRAPHRAG_LLM_PRICE_CACHED``   price per million prompt tokens served from the endpoint's
+                                prompt cache (default: the prompt price)
 ==============================  ===================================================
 """
 
@@ -72,6 +74,7 @@ KEY_OFFLINE_SEED = "GRAPHRAG_LLM_OFFLINE_SEED"
 KEY_ALLOWED_BASE_URLS = "GRAPHRAG_LLM_ALLOWED_BASE_URLS"
 KEY_PRICE_PROMPT = "GRAPHRAG_LLM_PRICE_PROMPT"
 KEY_PRICE_COMPLETION = "GRAPHRAG_LLM_PRICE_COMPLETION"
+KEY_PRICE_CACHED = "GRAPHRAG_LLM_PRICE_CACHED"
 
 
 class SettingsError(ValueError):
@@ -103,15 +106,17 @@ class ModelSettings(BaseModel):
     price_prompt: float | None = Field(default=None, ge=0.0)
     """Money per million prompt tokens; with ``price_completion``, runs show their cost."""
     price_completion: float | None = Field(default=None, ge=0.0)
+    price_cached: float | None = Field(default=None, ge=0.0)
+    """Money per million prompt tokens the endpoint served from its prompt cache (None: the prompt price)."""
 
     @property
     def price(self) -> "Price | None":
-        """The configured price, or None when either half is missing."""
+        """The configured price, or None when the prompt or the completion price is missing."""
         from ..figures import Price
 
         if self.price_prompt is None or self.price_completion is None:
             return None
-        return Price(self.price_prompt, self.price_completion)
+        return Price(self.price_prompt, self.price_completion, self.price_cached)
 
     @field_validator("base_url", "api_version")
     @classmethod
@@ -280,6 +285,7 @@ _EXPECTED: dict[str, str] = {
     KEY_OFFLINE_LATENCY: "'min,max' seconds",
     KEY_PRICE_PROMPT: "a price per million tokens, 0 or more",
     KEY_PRICE_COMPLETION: "a price per million tokens, 0 or more",
+    KEY_PRICE_CACHED: "a price per million tokens, 0 or more",
 }
 
 
@@ -305,6 +311,7 @@ class ModelEnvironment(BaseSettings):
     allowed_base_urls: str | None = Field(default=None, validation_alias=KEY_ALLOWED_BASE_URLS)
     price_prompt: float | None = Field(default=None, ge=0.0, validation_alias=KEY_PRICE_PROMPT)
     price_completion: float | None = Field(default=None, ge=0.0, validation_alias=KEY_PRICE_COMPLETION)
+    price_cached: float | None = Field(default=None, ge=0.0, validation_alias=KEY_PRICE_CACHED)
 
     @field_validator("*", mode="before")
     @classmethod
@@ -343,7 +350,7 @@ class ModelEnvironment(BaseSettings):
         values: dict[str, Any] = {"provider": provider, "base_url": self.base_url, "api_version": self.api_version}
         if key.strip():
             values["api_key"] = self.api_key
-        for name in ("model", "temperature", "timeout", "json_mode", "structured_output", "offline_latency", "offline_seed", "price_prompt", "price_completion"):
+        for name in ("model", "temperature", "timeout", "json_mode", "structured_output", "offline_latency", "offline_seed", "price_prompt", "price_completion", "price_cached"):
             if (value := getattr(self, name)) is not None:
                 values[name] = value
         if self.allowed_base_urls:
@@ -386,6 +393,7 @@ __all__ = [
     "KEY_MODEL",
     "KEY_OFFLINE_LATENCY",
     "KEY_OFFLINE_SEED",
+    "KEY_PRICE_CACHED",
     "KEY_PRICE_COMPLETION",
     "KEY_PRICE_PROMPT",
     "KEY_PROVIDER",
