@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NoReturn, TypeVar
 
+from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.inputs import split_entries
 from graphrag_core.levels import Level, LevelError, parse_level
 from graphrag_core.llm.settings import PROVIDERS, Provider
@@ -246,6 +247,11 @@ def add_store_options(
     store = parser.add_mutually_exclusive_group()
     store.add_argument("--store", type=Path, default=None, metavar="PATH", help=store_help)
     store.add_argument("--no-store", action="store_true", help=no_store_help)
+
+
+def add_eval_db_option(parser: argparse.ArgumentParser) -> None:
+    """``--eval-db PATH``: the evaluation store (``args.eval_db``; None: beside the run store)."""
+    parser.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
 
 
 SUMMARY_CHOICES = ("full_content", "summary")

@@ -46,7 +46,6 @@ from graphrag_core.evaluation.report import (
     win_rates_csv,
 )
 from graphrag_core.evaluation.batches import DEFAULT_POLL_S, BatchOptions
-from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
@@ -63,6 +62,7 @@ from ..options import (
     ModelOptions,
     add_cache_options,
     add_embedding_options,
+    add_eval_db_option,
     add_model_options,
     add_quiet_option,
     add_spend_limit_option,
@@ -125,7 +125,7 @@ def add_parser(sub: Any) -> None:
         api_key_env_help="environment variable that holds the API key",
     )
     ev.add_argument("--out", type=Path, default=None, metavar="FILE", help="write the Markdown report to FILE and CSV tables beside it (default: Markdown on stdout)")
-    ev.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
+    add_eval_db_option(ev)
     ev.add_argument("--estimate", action="store_true", help="print how many model calls the experiment needs, and stop")
     add_spend_limit_option(
         ev,

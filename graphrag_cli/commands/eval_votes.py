@@ -17,11 +17,11 @@ from typing import Any
 from graphrag_core.evaluation.agreement import people_and_judge, people_win_rates, people_with_each_other, vote_counts
 from graphrag_core.evaluation.report import judge_label
 from graphrag_core.evaluation.results import ExperimentResult
-from graphrag_core.evaluation.store import EVAL_DB_FILE_NAME
 from graphrag_core.evaluation.vote_report import AGREEMENT_HEADER, agreement_rows, votes_csv
 from graphrag_core.evaluation.votes import Vote, VoteStore
 
 from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..options import add_eval_db_option
 from ..output import aligned_table
 from ..resolve import evaluation_store
 
@@ -39,7 +39,7 @@ def add_parser(sub: Any) -> None:
     )
     votes.add_argument("experiment", metavar="EXPERIMENT_ID", help="the experiment's id (eval prints it; the app's Evaluate page shows it)")
     votes.add_argument("--export", type=Path, default=None, metavar="FILE", help="also write every vote to FILE as CSV, one row per vote")
-    votes.add_argument("--eval-db", type=Path, default=None, metavar="PATH", help=f"evaluation store (default: next to the run store, {EVAL_DB_FILE_NAME})")
+    add_eval_db_option(votes)
     votes.set_defaults(handler=run_votes)
 
 
