@@ -199,7 +199,7 @@ def draw_cost_preview(
                     levels = cost_previews().levels_future(opened.index, opened.source.key, signature, request_json, current.seed)
                 wait_for_preview(pending)
                 if app is not None and current.query.strip():
-                    cached = cached_count_future(opened, current, app, current.to_request().model_dump_json())
+                    cached = cached_count_future(opened, current, app, request.model_dump_json())  # its tokenizer as the run counts
         except (GraphRAGError, ValueError) as exc:
             problem = str(exc)
 

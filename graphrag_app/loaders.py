@@ -232,10 +232,10 @@ class _Identity:
 
 def _count_cached(index: Index, request_json: str, seed: int, identity: str, cache_path: Path) -> int:
     """How many of the request's map batches the cache at ``cache_path`` answers for the model
-    ``identity`` (the keys the map phase would look up)."""
+    ``identity`` (the keys the map phase would look up); the request names the tokenizer its run
+    counts with (the cost preview resolves ``"auto"`` for the model)."""
     request = GlobalSearchRequest.model_validate_json(request_json)
-    tokenizer = get_tokenizer(planning_tokenizer_name(request.tokenizer, real_endpoint=not identity.startswith("offline")))
-    _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=tokenizer)
+    _communities, batches, _estimates = plan_batches(index, request, seed=seed, tokenizer=get_tokenizer(request.tokenizer))
     model, unit, data_first = _Identity(identity), unit_kind(request.method), request.question_reserve > 0
     cache = SqliteMapCache(cache_path)
     try:
