@@ -42,10 +42,9 @@ fi
 if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/python" -m pytest -q "$@"
 fi
-# Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests on
-# two workers, each test file whole on one of them (--dist loadfile: a file's server is started
-# once; each test drives a real server and chromium, and waits on what they draw).
+# Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests
+# one at a time (each drives a real server and chromium, and waits on what they draw).
 status=0
 "$VENV/bin/python" -m pytest -q -m "not browser" -n 2 || status=$?
-"$VENV/bin/python" -m pytest -q -m browser -n 2 --dist loadfile || status=$?
+"$VENV/bin/python" -m pytest -q -m browser || status=$?
 exit "$status"
