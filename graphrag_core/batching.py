@@ -7,16 +7,29 @@ budget together with the prompt skeleton; the same random source gives the same 
 
 from __future__ import annotations
 
-import random
 import bisect
+import random
 from collections.abc import Callable, Iterable, Sequence
+from itertools import pairwise
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from .context import COMMUNITY, Unit, format_part_header
 from .errors import BudgetError
-from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, is_safe_cut, join_tokens, last_safe_cut
+from .tokens import (
+    MAX_ENCODE_CHARS,
+    HeuristicTokenizer,
+    PrefixCounts,
+    Tokenizer,
+    get_tokenizer,
+    is_cut_additive,
+    is_safe_cut,
+    join_tokens,
+    last_safe_cut,
+    next_safe_cut,
+    spaced_safe_cuts,
+)
 
 PART_HEADER_PLACEHOLDER = "9999999"
 """Only for sizing: the header of a part is measured with this part number, whatever its own."""
@@ -139,6 +152,8 @@ def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> li
         tokens = counted.count(format_part_header(text.community_id, number, unit=unit), offset, offset + k) if counted is not None else None
         runs.append((body[offset : offset + k], tokens))
         offset += k
+    if counted is not None:
+        counted.remember(fitter.tokenizer)
     return runs
 
 
@@ -200,109 +215,177 @@ def _longest_run_searched(remaining: int, fits_run: Callable[[int], bool]) -> in
     return low
 
 
-SEGMENT_CHARS = 1024
-"""About how many code points lie between two of the safe cuts a long map text is counted at."""
-
-
-SPAN_MEMO = 256
-"""Run counts a body keeps (a search asks for about 20 per part)."""
+SEGMENT_CHARS = 2048
+"""About how many code points lie between two of the safe cuts a map text is first counted at."""
+SPAN_MEMO = 32
+"""Tail counts a text's :class:`~graphrag_core.tokens.PrefixCounts` keeps."""
 
 
 class _CountedBody:
     """One map text's body for a cut-additive tokenizer: ``count(header + body[start:end])``
-    exactly, from memoized counts of the segments between safe cuts (``tokens.is_safe_cut``).
+    exactly, from counts of the pieces between safe cuts (``tokens.is_safe_cut``).
 
-    A body longer than two segments is cut about every :data:`SEGMENT_CHARS` code points and
-    each segment is counted once; a count then reads at most two partial segments, so the
-    spec's binary search over run lengths encodes each code point a bounded number of times.
+    The body is cut about every :data:`SEGMENT_CHARS` code points (after newlines where it can
+    be, so equal stretches of text are cut alike and the tokenizer remembers their counts) and
+    each segment is counted once. A count is then a head (the header and the body up to the
+    first safe cut), a difference of prefix counts and a tail after the last safe cut. A probe
+    that the known prefix counts decide (a tail counts at least 0 and at most its UTF-8 bytes)
+    encodes nothing; another makes the safe cut before it known by counting the shorter way
+    from a known one, so the cuts a search needs close in on its answer and each costs a piece
+    of text about as long as the last step of the search. What is learnt is handed back to the
+    tokenizer (:meth:`remember`), so the same text planned again reads almost nothing.
     """
 
     def __init__(self, body: str, fitter: _Fitter) -> None:
+        tokenizer = fitter.tokenizer
         self.body = body
-        self.count_text = fitter.tokenizer.count
+        self.count_text = tokenizer.count
         self.limit = fitter.content_budget
         self.max_run = fitter.max_run
-        self.cuts: list[int] = []
-        self.sums: list[int] = [0]
-        """``sums[j]`` is the count of ``body[cuts[0]:cuts[j]]``."""
-        self._heads: dict[int, int] = {}
-        self._spans: dict[tuple[int, int], int] = {}
+        self.ascii = body.isascii()
+        recall = getattr(tokenizer, "prefix_counts", None)
+        self.known: PrefixCounts = recall(body) if callable(recall) else PrefixCounts()
+        self.whole = False
+        """A stretch too long to encode has no safe cut: probes count whole strings, as the spec writes."""
+        if len(self.known.cuts) == 1:
+            self.whole = not self._count_segments()
+        self.prefix = self.known.prefix
+        self._heads: dict[tuple[str, int], tuple[int | None, int]] = {}
         self._headers: dict[str, int] = {}
-        if len(body) > 2 * SEGMENT_CHARS:
-            self._cut()
 
-    def _cut(self) -> None:
-        body, n = self.body, len(self.body)
-        position = 0
-        while position + 2 * SEGMENT_CHARS < n:
-            cut = last_safe_cut(body, position + SEGMENT_CHARS, position)
-            if cut is None:
-                cut = _next_safe_cut(body, position + SEGMENT_CHARS)
-                if cut is None:
-                    break
-            if self.cuts:
-                self.sums.append(self.sums[-1] + self.count_text(body[self.cuts[-1] : cut]))
-            self.cuts.append(cut)
-            position = cut
+    def _count_segments(self) -> bool:
+        """Count the segments; False (counting nothing) when one is too long to encode."""
+        body, cuts, prefix = self.body, self.known.cuts, self.known.prefix
+        bounds = [0, *spaced_safe_cuts(body, SEGMENT_CHARS), len(body)]
+        if any(right - left > MAX_ENCODE_CHARS for left, right in pairwise(bounds)):
+            return False
+        total = 0
+        for left, right in pairwise(bounds):
+            total += self.count_text(body[left:right])
+            prefix[right] = total
+            cuts.append(right)
+        return True
+
+    def remember(self, tokenizer: Tokenizer) -> None:
+        """Hand what was learnt of the body's counts back to ``tokenizer`` (when it keeps them)."""
+        keep = getattr(tokenizer, "remember_prefix_counts", None)
+        if callable(keep) and not self.whole:
+            if len(self.known.spans) > SPAN_MEMO:
+                self.known.spans.clear()
+            keep(self.body, self.known)
 
     def _usable(self, cut: int, end: int) -> bool:
-        """Whether ``cut`` splits ``body[...:end]`` additively (a cut between letters needs the
-        letter after it)."""
+        """Whether the safe cut ``cut`` splits a span ending at ``end`` additively (a cut between
+        letters needs the letter after it)."""
         return cut == end or cut + 1 < end or self.body[cut - 1] == "\n"
+
+    def _known_before(self, end: int, low: int) -> int:
+        """The largest known cut in ``[low, end]`` usable for a span ending at ``end`` (``low``,
+        a known cut, is)."""
+        cuts = self.known.cuts
+        at = bisect.bisect_right(cuts, end) - 1
+        while cuts[at] > low and not self._usable(cuts[at], end):
+            at -= 1
+        return cuts[at]
+
+    def _learn(self, cut: int) -> int:
+        """``count(body[:cut])`` for a safe cut, counting the shorter way from a known neighbour."""
+        prefix = self.prefix
+        known = prefix.get(cut)
+        if known is not None:
+            return known
+        cuts = self.known.cuts
+        at = bisect.bisect_right(cuts, cut)
+        left, right = cuts[at - 1], cuts[at]
+        if cut - left <= right - cut:
+            known = prefix[left] + self.count_text(self.body[left:cut])
+        else:
+            known = prefix[right] - self.count_text(self.body[cut:right])
+        prefix[cut] = known
+        cuts.insert(at, cut)
+        return known
+
+    def _head(self, header: str, start: int, end: int) -> tuple[int, int] | None:
+        """``(cut, count(header + body[start:cut]) - count(body[:cut]))`` for the first known cut
+        a span from ``start`` to ``end`` can add up from; None when it has none."""
+        key = (header, start)
+        known = self._heads.get(key)
+        if known is None:
+            if start in self.prefix and is_safe_cut(header + self.body[start], len(header)):
+                known = (start, self._header_count(header) - self.prefix[start])
+            else:
+                cut = next_safe_cut(self.body, start)
+                known = (None, 0) if cut is None else (cut, self.count_text(header + self.body[start:cut]) - self._learn(cut))
+            self._heads[key] = known
+        cut, base = known
+        if cut is None or cut > end or (start < cut < end and not self._usable(cut, end)):
+            return None
+        return cut, base
+
+    def _last_safe(self, end: int, low: int) -> int:
+        """The largest safe cut in ``[low, end]`` usable for a span ending at ``end``, or at least
+        the largest known one."""
+        known = self._known_before(end, low)
+        cut = last_safe_cut(self.body, end, known)
+        if cut is not None and not self._usable(cut, end):
+            cut = last_safe_cut(self.body, end - 2, known)
+        return known if cut is None else cut
+
+    def _tail(self, cut: int, end: int) -> int:
+        """``count(body[cut:end])``, remembered."""
+        spans = self.known.spans
+        tail = spans.get((cut, end))
+        if tail is None:
+            tail = spans[(cut, end)] = self.count_text(self.body[cut:end])
+        return tail
 
     def count(self, header: str, start: int, end: int) -> int:
         """``count(header + body[start:end])`` (``header`` ends with a newline)."""
-        if start < end and is_safe_cut(header + self.body[start], len(header)):
-            return self._header_count(header) + self.span(start, end)
-        cuts = self.cuts
-        first = bisect.bisect_right(cuts, start)  # the first cut after start
-        if first == len(cuts) or cuts[first] > end or not self._usable(cuts[first], end):
+        head = self._head(header, start, end) if start < end and not self.whole else None
+        if head is None:
             return self.count_text(header + self.body[start:end])
-        return self.count_text(header + self.body[start : cuts[first]]) + self.span(cuts[first], end)
+        low, base = head
+        cut = self._last_safe(end, low)
+        return base + self._learn(cut) + (self._tail(cut, end) if cut < end else 0)
 
-    def span(self, start: int, end: int) -> int:
-        """``count(body[start:end])`` where ``start`` is 0 or a safe cut of the body."""
-        key = (start, end)
-        known = self._spans.get(key)
-        if known is not None:
-            return known
-        cuts = self.cuts
-        first = bisect.bisect_left(cuts, start)  # the first cut at or after start
-        last = bisect.bisect_right(cuts, end) - 1  # the last cut at or before end
-        while last >= first and not self._usable(cuts[last], end):
-            last -= 1
-        if last < first:
-            value = self.count_text(self.body[start:end])
-        else:
-            head = self._heads.get(start)
-            if head is None:
-                head = self._heads[start] = self.count_text(self.body[start : cuts[first]])
-            value = head + self.sums[last] - self.sums[first] + self.count_text(self.body[cuts[last] : end])
-        if len(self._spans) > SPAN_MEMO:
-            self._spans.clear()
-        self._spans[key] = value
-        return value
+    def fits(self, header: str, start: int, end: int) -> bool:
+        """``count(header + body[start:end]) <= limit``, encoding only what the known counts
+        leave open."""
+        if self.max_run is not None and end - start > self.max_run:
+            return False  # more code points than the budget can hold
+        head = self._head(header, start, end) if start < end and not self.whole else None
+        if head is None:
+            return self.count_text(header + self.body[start:end]) <= self.limit
+        low, base = head
+        last = self._known_before(end, low)
+        known = base + self.prefix[last]
+        if known > self.limit:
+            return False  # the tail counts at least nothing
+        if last == end or known + self._bytes(last, end) <= self.limit:
+            return True  # the tail counts at most its bytes
+        cut = self._last_safe(end, low)
+        cuts = self.known.cuts
+        after = cuts[bisect.bisect_left(cuts, cut)]  # count(body[:cut]) is at most its count
+        if base + self.prefix[after] + self._bytes(cut, end) <= self.limit:
+            return True
+        known = base + self._learn(cut)
+        if known > self.limit:
+            return False
+        if cut == end or known + self._bytes(cut, end) <= self.limit:
+            return True
+        return known + self._tail(cut, end) <= self.limit
+
+    def _bytes(self, start: int, end: int) -> int:
+        """UTF-8 bytes of ``body[start:end]``: no text counts more tokens than it has bytes."""
+        if self.ascii:
+            return end - start
+        return len(self.body[start:end].encode("utf-8", "surrogatepass"))
 
     def _header_count(self, header: str) -> int:
         known = self._headers.get(header)
         if known is None:
             known = self._headers[header] = self.count_text(header)
         return known
-
-    def fits(self, header: str, start: int, end: int) -> bool:
-        if self.max_run is not None and end - start > self.max_run:
-            return False  # more code points than the budget can hold
-        return self.count(header, start, end) <= self.limit
-
-
-def _next_safe_cut(text: str, start: int) -> int | None:
-    """The first safe cut after ``start``, or None."""
-    newline = text.find("\n", start)
-    while newline != -1:
-        if is_safe_cut(text, newline + 1):
-            return newline + 1
-        newline = text.find("\n", newline + 1)
-    return None
 
 
 def build_summary_batches(

@@ -71,19 +71,70 @@ def last_safe_cut(text: str, end: int, start: int = 0) -> int | None:
     """The largest safe cut ``i`` with ``start < i <= end`` and ``i < len(text)``, preferring a
     newline within reach; None when there is none (a cut at ``end`` needs ``text[end]``)."""
     end = min(end, len(text) - 1)
-    newline = text.rfind("\n", start, end)
-    best: int | None = None
-    while newline >= start:
-        if is_safe_cut(text, newline + 1):
-            best = newline + 1
-            break
-        newline = text.rfind("\n", start, newline)
+    best = _last_newline_cut(text, start, end)
     low = max(start, end - CUT_SEARCH_CHARS, best or 0)
-    if low < end:
-        for match in reversed(list(_SEPARATOR_CUT.finditer(text, low, end + 2))):
+    high, window = end, 32
+    while high > low:  # windows growing back from `end`: the last separator is usually near it
+        first = max(low, high - window)
+        for match in reversed(list(_SEPARATOR_CUT.finditer(text, first, high + 2))):
             if start < match.start() <= end and is_safe_cut(text, match.start()):
                 return match.start()
+        high, window = first, window * 4
     return best
+
+
+def _last_newline_cut(text: str, start: int, end: int) -> int | None:
+    """The largest cut after a newline (a safe cut) ``i`` with ``start < i <= end``, or None."""
+    newline = text.rfind("\n", start, end)
+    while newline >= start:
+        if is_safe_cut(text, newline + 1):
+            return newline + 1
+        newline = text.rfind("\n", start, newline)
+    return None
+
+
+def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
+    """The smallest ``i`` with ``start < i < stop`` that is a safe cut of ``text[:stop]``
+    (``stop`` defaults to the text's length), or None."""
+    stop = len(text) if stop is None else min(stop, len(text))
+    found: int | None = None
+    newline = text.find("\n", start, stop - 1)
+    while newline != -1:
+        if is_safe_cut(text, newline + 1):
+            found = newline + 1
+            break
+        newline = text.find("\n", newline + 1, stop - 1)
+    match = _SEPARATOR_CUT.search(text, start + 1, found if found is not None else stop)
+    while match is not None:
+        if is_safe_cut(text, match.start()):
+            return match.start()
+        match = _SEPARATOR_CUT.search(text, match.start() + 1, found if found is not None else stop)
+    return found
+
+
+def spaced_safe_cuts(text: str, spacing: int, start: int = 0, stop: int | None = None) -> list[int]:
+    """Safe cuts of ``text[:stop]`` strictly between ``start`` and ``stop`` (default: its length), in
+    order, about ``spacing`` code points apart: each the last cut after a newline within
+    ``spacing`` of the one before, else the last safe cut there, else the next one further on.
+
+    Preferring newlines makes the cuts depend on the text more than on where it starts, so two
+    texts that share a stretch (the same source excerpt, the same map text planned again) tend
+    to be cut alike inside it."""
+    stop = len(text) if stop is None else stop
+    cuts: list[int] = []
+    position = start
+    while stop - position > spacing:
+        target = position + spacing
+        cut = _last_newline_cut(text, position, target)
+        if cut is None:
+            cut = last_safe_cut(text, min(target, stop - 2), position)  # a cut between letters needs the next one
+        if cut is None:
+            cut = next_safe_cut(text, target, stop)
+            if cut is None:
+                break
+        cuts.append(cut)
+        position = cut
+    return cuts
 
 
 def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
@@ -148,6 +199,31 @@ not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
 
 
+REMEMBERED_TEXTS = 20_000
+"""How many texts' :class:`PrefixCounts` an exact tokenizer keeps."""
+
+
+class PrefixCounts:
+    """What is known of one text's counts, filled in by whoever reads it (a planner).
+
+    ``prefix[cut]`` is ``count(text[:cut])`` for ``cut`` 0, the text's length, and safe cuts of
+    the text (:func:`is_safe_cut`); ``cuts`` lists them in order. ``spans[(cut, end)]`` is
+    ``count(text[cut:end])`` for a cut among them and a position after it.
+    """
+
+    __slots__ = ("cuts", "prefix", "spans")
+
+    def __init__(self) -> None:
+        self.cuts: list[int] = [0]
+        self.prefix: dict[int, int] = {0: 0}
+        self.spans: dict[tuple[int, int], int] = {}
+
+    def copy(self) -> PrefixCounts:
+        other = PrefixCounts()
+        other.cuts, other.prefix, other.spans = list(self.cuts), dict(self.prefix), dict(self.spans)
+        return other
+
+
 @lru_cache(maxsize=None)
 def _compiled_counter(encoding: str) -> Callable[[str], int] | None:
     """The count of bpe-openai's compiled encoder for ``encoding``, loaded straight from its
@@ -187,6 +263,7 @@ class ExactTokenizer:
             self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
         self._remembered: dict[tuple[int, int], int] = {}
+        self._prefixes: dict[tuple[int, int], PrefixCounts] = {}
 
     @property
     def _encoding(self) -> Any:
@@ -212,6 +289,19 @@ class ExactTokenizer:
                 self._remembered.clear()
             self._remembered[key] = known
         return known
+
+    def prefix_counts(self, text: str) -> PrefixCounts:
+        """A copy of what is remembered of ``text``'s counts (empty when nothing is), for the
+        caller to fill in and hand back with :meth:`remember_prefix_counts`."""
+        known = self._prefixes.get((len(text), hash(text)))
+        return known.copy() if known is not None else PrefixCounts()
+
+    def remember_prefix_counts(self, text: str, counts: PrefixCounts) -> None:
+        """Keep ``counts`` as what is known of ``text`` (by length and hash, as counts are), so a
+        text planned again is not read again; the caller no longer changes it."""
+        if len(self._prefixes) >= REMEMBERED_TEXTS:
+            self._prefixes.clear()
+        self._prefixes[(len(text), hash(text))] = counts
 
     def _encode_count(self, text: str) -> int:
         if self._fast_count is not None:
