@@ -94,8 +94,9 @@ def _last_newline_cut(text: str, start: int, end: int) -> int | None:
 
 
 def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
-    """The smallest ``i`` with ``start < i < stop`` that is a safe cut of ``text[:stop]``
-    (``stop`` defaults to the text's length), or None."""
+    """The smallest ``i`` with ``start < i < stop`` that is a safe cut of ``text[:stop]`` after a
+    newline or at a separator :data:`_SEPARATOR_CUT` looks for (``stop`` defaults to the text's
+    length), or None."""
     stop = len(text) if stop is None else min(stop, len(text))
     found: int | None = None
     newline = text.find("\n", start, stop - 1)
