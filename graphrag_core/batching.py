@@ -124,18 +124,18 @@ def _split_parts(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list
     times; with any other tokenizer the spec's binary search runs as written, except that probes
     longer than any fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
-    return [run for run, _ in _split_counted(text, fitter, unit)]
+    return [run for run, _, _ in _split_counted(text, fitter, unit)]
 
 
-def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None]]:
+def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None, int | None]]:
     """The runs of :func:`_split_parts`, each with the count of its part (real header and run)
-    when the tokenizer is cut-additive, else None."""
+    and what a newline after the part adds, when the tokenizer is cut-additive (else None)."""
     header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER, unit=unit)
     body = text.text
     if not body.strip():
         return []
     counted = _CountedBody(body, fitter) if fitter.cut_additive else None
-    runs: list[tuple[str, int | None]] = []
+    runs: list[tuple[str, int | None, int | None]] = []
     offset = 0
     n = len(body)
     number = 0
@@ -143,14 +143,18 @@ def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> li
         if fitter.additive:
             k = _longest_run_additive(body, offset, header, fitter)
         elif counted is not None:
-            k = _longest_run_searched(n - offset, lambda k: counted.fits(header, offset, offset + k))
+            k = _longest_run_searched(n - offset, counted.prober(header, offset))
         else:
             k = _longest_run_searched(n - offset, _probe(body, offset, header, fitter))
         if k == 0:
             raise BudgetError(f"Map token budget is too small for {_UNIT_NAMES[unit]} {text.community_id}.")
         number += 1
-        tokens = counted.count(format_part_header(text.community_id, number, unit=unit), offset, offset + k) if counted is not None else None
-        runs.append((body[offset : offset + k], tokens))
+        tokens = join = None
+        if counted is not None:
+            real_header = format_part_header(text.community_id, number, unit=unit)
+            tokens = counted.count(real_header, offset, offset + k)
+            join = counted.join_after(real_header, offset, offset + k)
+        runs.append((body[offset : offset + k], tokens, join))
         offset += k
     if counted is not None:
         counted.remember(fitter.tokenizer)
@@ -218,6 +222,8 @@ def _longest_run_searched(remaining: int, fits_run: Callable[[int], bool]) -> in
 SEGMENT_CHARS = 2048
 """About how many code points lie between two of the safe cuts a map text is first counted at."""
 SPAN_MEMO = 32
+SPACE_REACH = 64
+"""How far back from a probe a space between letters is looked for first."""
 """Tail counts a text's :class:`~graphrag_core.tokens.PrefixCounts` keeps."""
 
 
@@ -250,7 +256,6 @@ class _CountedBody:
         if len(self.known.cuts) == 1:
             self.whole = not self._count_segments()
         self.prefix = self.known.prefix
-        self._heads: dict[tuple[str, int], tuple[int | None, int]] = {}
         self._headers: dict[str, int] = {}
 
     def _count_segments(self) -> bool:
@@ -270,8 +275,9 @@ class _CountedBody:
         """Hand what was learnt of the body's counts back to ``tokenizer`` (when it keeps them)."""
         keep = getattr(tokenizer, "remember_prefix_counts", None)
         if callable(keep) and not self.whole:
-            if len(self.known.spans) > SPAN_MEMO:
-                self.known.spans.clear()
+            for memo in (self.known.spans, self.known.joins, self.known.heads):
+                if len(memo) > SPAN_MEMO:
+                    memo.clear()
             keep(self.body, self.known)
 
     def _usable(self, cut: int, end: int) -> bool:
@@ -305,30 +311,37 @@ class _CountedBody:
         cuts.insert(at, cut)
         return known
 
-    def _head(self, header: str, start: int, end: int) -> tuple[int, int] | None:
+    def _head(self, header: str, start: int) -> tuple[int | None, int]:
         """``(cut, count(header + body[start:cut]) - count(body[:cut]))`` for the first known cut
-        a span from ``start`` to ``end`` can add up from; None when it has none."""
+        at or after ``start`` that the header does not change (``(None, 0)`` when there is none)."""
         key = (header, start)
-        known = self._heads.get(key)
+        heads = self.known.heads
+        known = heads.get(key)
         if known is None:
             if start in self.prefix and is_safe_cut(header + self.body[start], len(header)):
                 known = (start, self._header_count(header) - self.prefix[start])
             else:
                 cut = next_safe_cut(self.body, start)
                 known = (None, 0) if cut is None else (cut, self.count_text(header + self.body[start:cut]) - self._learn(cut))
-            self._heads[key] = known
-        cut, base = known
-        if cut is None or cut > end or (start < cut < end and not self._usable(cut, end)):
-            return None
-        return cut, base
+            heads[key] = known
+        return known
+
+    def _adds_up(self, cut: int | None, start: int, end: int) -> bool:
+        """Whether a span from ``start`` to ``end`` adds up from the head's ``cut``."""
+        return cut is not None and cut <= end and (cut == start or cut == end or self._usable(cut, end))
 
     def _last_safe(self, end: int, low: int) -> int:
-        """The largest safe cut in ``[low, end]`` usable for a span ending at ``end``, or at least
-        the largest known one."""
+        """A safe cut in ``[low, end]`` usable for a span ending at ``end``, as late as a short
+        search finds (the last space between letters, else :func:`~graphrag_core.tokens.last_safe_cut`),
+        and never before the last known one."""
         known = self._known_before(end, low)
-        cut = last_safe_cut(self.body, end, known)
+        body = self.body
+        space = body.rfind(" ", max(known + 1, end - SPACE_REACH), end - 1)
+        if space > known and body[space - 1].isalpha() and body[space + 1].isalpha():
+            return space  # a space between letters is a safe cut, and usable before end - 1
+        cut = last_safe_cut(body, end, known)
         if cut is not None and not self._usable(cut, end):
-            cut = last_safe_cut(self.body, end - 2, known)
+            cut = last_safe_cut(body, end - 2, known)
         return known if cut is None else cut
 
     def _tail(self, cut: int, end: int) -> int:
@@ -341,28 +354,57 @@ class _CountedBody:
 
     def count(self, header: str, start: int, end: int) -> int:
         """``count(header + body[start:end])`` (``header`` ends with a newline)."""
-        head = self._head(header, start, end) if start < end and not self.whole else None
-        if head is None:
+        low, base = self._head(header, start) if start < end and not self.whole else (None, 0)
+        if low is None or not self._adds_up(low, start, end):
             return self.count_text(header + self.body[start:end])
-        low, base = head
         cut = self._last_safe(end, low)
         return base + self._learn(cut) + (self._tail(cut, end) if cut < end else 0)
 
+    def join_after(self, header: str, start: int, end: int) -> int | None:
+        """``count(part + "\\n") - count(part)`` for the part ``header + body[start:end]``, read
+        from its tail after a safe cut; None when the part has no usable one."""
+        if self.whole or end - start < 3:
+            return None
+        known = self.known.joins.get(end)
+        if known is None:
+            cut = self._last_safe(end - 1, start)
+            if cut <= start or not self._usable(cut, end):
+                return None
+            known = self.known.joins[end] = self.count_text(self.body[cut:end] + "\n") - self._tail(cut, end)
+        return known
+
     def fits(self, header: str, start: int, end: int) -> bool:
-        """``count(header + body[start:end]) <= limit``, encoding only what the known counts
-        leave open."""
-        if self.max_run is not None and end - start > self.max_run:
-            return False  # more code points than the budget can hold
-        head = self._head(header, start, end) if start < end and not self.whole else None
-        if head is None:
-            return self.count_text(header + self.body[start:end]) <= self.limit
-        low, base = head
-        last = self._known_before(end, low)
-        known = base + self.prefix[last]
-        if known > self.limit:
-            return False  # the tail counts at least nothing
-        if last == end or known + self._bytes(last, end) <= self.limit:
-            return True  # the tail counts at most its bytes
+        """``count(header + body[start:end]) <= limit``."""
+        return self.prober(header, start)(end - start)
+
+    def prober(self, header: str, start: int) -> Callable[[int], bool]:
+        """``fits(k)``: whether ``count(header + body[start:start + k]) <= limit``, encoding only
+        what the known counts leave open."""
+        limit, max_run, body, count_text = self.limit, self.max_run, self.body, self.count_text
+        low, base = self._head(header, start) if not self.whole else (None, 0)
+        cuts, prefix, usable, ascii_only = self.known.cuts, self.prefix, self._usable, self.ascii
+
+        def fits_run(k: int) -> bool:
+            if max_run is not None and k > max_run:
+                return False  # more code points than the budget can hold
+            end = start + k
+            if k == 0 or low is None or not self._adds_up(low, start, end):
+                return count_text(header + body[start:end]) <= limit
+            at = bisect.bisect_right(cuts, end) - 1
+            while cuts[at] > low and not usable(cuts[at], end):
+                at -= 1
+            last = cuts[at]
+            known = base + prefix[last]
+            if known > limit:
+                return False  # the tail counts at least nothing
+            if last == end or known + (end - last if ascii_only else self._bytes(last, end)) <= limit:
+                return True  # the tail counts at most its bytes
+            return self._decide(base, low, end)
+
+        return fits_run
+
+    def _decide(self, base: int, low: int, end: int) -> bool:
+        """``base + count(body[:end]) <= limit`` where the known cuts left it open."""
         cut = self._last_safe(end, low)
         cuts = self.known.cuts
         after = cuts[bisect.bisect_left(cuts, cut)]  # count(body[:cut]) is at most its count
@@ -450,7 +492,7 @@ def plan_summary_batches(
             current_ids.clear()
 
     for item in items:
-        for number, (run, part_tokens) in enumerate(_split_counted(item, fitter, unit), start=1):
+        for number, (run, part_tokens, part_join) in enumerate(_split_counted(item, fitter, unit), start=1):
             part = format_part_header(item.community_id, number, unit=unit) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
@@ -481,7 +523,7 @@ def plan_summary_batches(
                 current_measure = joined
             elif part_tokens is not None:
                 current_tokens = tokens
-                last_join = join_tokens(part, "\n", tokenizer)
+                last_join = part_join if part_join is not None else join_tokens(part, "\n", tokenizer)
     flush()
     if any(estimate is None for estimate in estimates):
         return batches, estimate_batches(batches, prompt_skeleton, tokenizer=tokenizer)

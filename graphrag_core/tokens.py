@@ -198,6 +198,8 @@ REMEMBER_CHARS = 512
 again (the run after its cost preview, another seed or question, a sweep's next point) does
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
+PARAGRAPH_CHARS = 256
+"""A text counted for the first time is counted paragraph by paragraph, in runs at least this long."""
 
 
 REMEMBERED_TEXTS = 20_000
@@ -209,19 +211,26 @@ class PrefixCounts:
 
     ``prefix[cut]`` is ``count(text[:cut])`` for ``cut`` 0, the text's length, and safe cuts of
     the text (:func:`is_safe_cut`); ``cuts`` lists them in order. ``spans[(cut, end)]`` is
-    ``count(text[cut:end])`` for a cut among them and a position after it.
+    ``count(text[cut:end])`` for a cut among them and a position after it; ``joins[end]`` is
+    ``count(text[start:end] + "\\n") - count(text[start:end])`` for any ``start`` before a safe
+    cut that such a span adds up from; ``heads[(header, start)]`` is the first safe cut ``cut``
+    at or after ``start`` that ``header`` does not change, with
+    ``count(header + text[start:cut]) - count(text[:cut])`` (``(None, 0)`` when there is none).
     """
 
-    __slots__ = ("cuts", "prefix", "spans")
+    __slots__ = ("cuts", "heads", "joins", "prefix", "spans")
 
     def __init__(self) -> None:
         self.cuts: list[int] = [0]
         self.prefix: dict[int, int] = {0: 0}
         self.spans: dict[tuple[int, int], int] = {}
+        self.joins: dict[int, int] = {}
+        self.heads: dict[tuple[str, int], tuple[int | None, int]] = {}
 
     def copy(self) -> PrefixCounts:
         other = PrefixCounts()
         other.cuts, other.prefix, other.spans = list(self.cuts), dict(self.prefix), dict(self.spans)
+        other.joins, other.heads = dict(self.joins), dict(self.heads)
         return other
 
 
@@ -285,10 +294,37 @@ class ExactTokenizer:
         key = (len(text), hash(text))
         known = self._remembered.get(key)
         if known is None:
-            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._encode_count(text)
-            if len(self._remembered) >= REMEMBERED_COUNTS:
-                self._remembered.clear()
-            self._remembered[key] = known
+            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._count_paragraphs(text)
+            self._remember(key, known)
+        return known
+
+    def _remember(self, key: tuple[int, int], count: int) -> None:
+        if len(self._remembered) >= REMEMBERED_COUNTS:
+            self._remembered.clear()
+        self._remembered[key] = count
+
+    def _count_paragraphs(self, text: str) -> int:
+        """A text's count as the sum of its paragraphs' (cut after blank lines, at safe cuts, in
+        runs of at least :data:`PARAGRAPH_CHARS`), each remembered: a paragraph that several
+        texts share (a source excerpt, a report) is encoded once."""
+        total, start = 0, 0
+        blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
+        while blank != -1:
+            cut = blank + 2
+            if is_safe_cut(text, cut):
+                total += self._count_piece(text[start:cut])
+                start = cut
+                blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
+            else:
+                blank = text.find("\n\n", blank + 1)
+        return self._encode_count(text) if start == 0 else total + self._count_piece(text[start:])
+
+    def _count_piece(self, piece: str) -> int:
+        key = (len(piece), hash(piece))
+        known = self._remembered.get(key)
+        if known is None:
+            known = self._encode_count(piece)
+            self._remember(key, known)
         return known
 
     def prefix_counts(self, text: str) -> PrefixCounts:

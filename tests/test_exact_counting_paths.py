@@ -10,11 +10,19 @@ them on digit-heavy, Chinese, emoji and mixed text, at and around the cuts.
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 import pytest
 
 from graphrag_core import batching
-from graphrag_core.batching import MapText, _CountedBody, _Fitter, _split_parts, build_summary_batches, plan_summary_batches
+from graphrag_core.batching import (
+    MapText,
+    _CountedBody,
+    _Fitter,
+    _split_parts,
+    build_summary_batches,
+    plan_summary_batches,
+)
 from graphrag_core.context import format_part_header
 from graphrag_core.tokens import (
     ExactTokenizer,
@@ -112,7 +120,7 @@ def test_spaced_cuts_are_safe_where_they_are_used_and_add_up(kind: str) -> None:
         cuts = spaced_safe_cuts(text, spacing, start, stop)
         assert cuts == sorted(set(cuts)) and all(start < c < stop and is_safe_cut(text[:stop], c) for c in cuts)
         bounds = [start, *cuts, stop]
-        assert exact.count(text[start:stop]) == sum(exact.count(text[a:b]) for a, b in zip(bounds, bounds[1:], strict=False))
+        assert exact.count(text[start:stop]) == sum(exact.count(text[a:b]) for a, b in pairwise(bounds))
 
 
 def test_spaced_cuts_follow_newlines_so_shared_text_is_cut_alike() -> None:
