@@ -131,6 +131,34 @@ def test_spaced_cuts_follow_newlines_so_shared_text_is_cut_alike() -> None:
     assert len(first) > 10 and {c + offset for c in first[2:]} <= set(second)
 
 
+# -- counting a text paragraph by paragraph --------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_text_counted_by_paragraphs_counts_as_the_whole_string(encoding: str, kind: str) -> None:
+    rng = random.Random(f"paragraphs-{kind}")
+    breaks = ["\n\n", "\n\n\n", "\n\n ", "\n\n/", "\n \n", "\n\n\t", ".\n\n", "\n\n["]
+    for _ in range(30):
+        exact = fresh(encoding)
+        pieces = [text_of(kind, rng, rng.randint(1, 700)) for _ in range(rng.randint(1, 12))]
+        text = "".join(piece + rng.choice(breaks) for piece in pieces)
+        if len(text) >= 512:  # shorter texts are encoded whole
+            assert exact.count(text) == exact._encode_count(text), text
+
+
+def test_paragraphs_shared_by_texts_are_encoded_once() -> None:
+    reading = Reading()
+    rng = random.Random(9)
+    excerpts = [f"Excerpt {i}: " + " ".join(text_of("mixed", rng, rng.randint(300, 900)).split()) for i in range(20)]  # no blank line inside
+    first = "[Community summary]\nOne title\n\n" + "\n\n".join(excerpts)
+    second = "[Community summary]\nAnother, longer title\n\n" + "\n\n".join(reversed(excerpts))
+    assert reading.count(first) == reading._encode_count(first) and reading.encoded > len(first)
+    reading.encoded = 0
+    assert reading.count(second) == Reading()._encode_count(second)
+    assert reading.encoded < len(second) / 4, (reading.encoded, len(second))
+
+
 # -- counting a body ----------------------------------------------------------------------------
 
 
@@ -164,6 +192,25 @@ def test_fits_agrees_with_whole_strings_near_the_limit(kind: str) -> None:
         for end in range(start + 1, len(body) + 1, 7):  # every probe a search could make, near the limit too
             expected = exact.count(SKELETON + "\n" + header + body[start:end]) <= budget
             assert counted.fits(header, start, end) == expected, (start, end)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_a_part_join_is_what_a_newline_adds_to_the_whole_part(kind: str) -> None:
+    exact = fresh()
+    rng = random.Random(f"join-{kind}")
+    body = text_of(kind, rng, 6000)
+    counted = _CountedBody(body, _Fitter(SKELETON, 10**9, exact))
+    header = format_part_header("j", 3)
+    checked = 0
+    for _ in range(200):
+        end = rng.randint(1, len(body))
+        start = rng.randint(0, end - 1)
+        join = counted.join_after(header, start, end)
+        if join is not None:
+            part = header + body[start:end]
+            assert join == exact.count(part + "\n") - exact.count(part), (start, end)
+            checked += 1
+    assert checked > 100
 
 
 def test_what_a_body_taught_is_remembered_and_stays_exact() -> None:
