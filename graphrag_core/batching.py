@@ -219,7 +219,7 @@ def _longest_run_searched(remaining: int, fits_run: Callable[[int], bool]) -> in
     return low
 
 
-SEGMENT_CHARS = 2048
+SEGMENT_CHARS = 4096
 """About how many code points lie between two of the safe cuts a map text is first counted at."""
 SPAN_MEMO = 32
 SPACE_REACH = 64
@@ -334,7 +334,11 @@ class _CountedBody:
         """A safe cut in ``[low, end]`` usable for a span ending at ``end``, as late as a short
         search finds (the last space between letters, else :func:`~graphrag_core.tokens.last_safe_cut`),
         and never before the last known one."""
-        known = self._known_before(end, low)
+        return self._safe_after(self._known_before(end, low), end)
+
+    def _safe_after(self, known: int, end: int) -> int:
+        """A safe cut in ``[known, end]`` usable for a span ending at ``end`` (``known`` is one),
+        as late as a short search finds."""
         body = self.body
         space = body.rfind(" ", max(known + 1, end - SPACE_REACH), end - 1)
         if space > known and body[space - 1].isalpha() and body[space + 1].isalpha():
@@ -388,7 +392,7 @@ class _CountedBody:
             if max_run is not None and k > max_run:
                 return False  # more code points than the budget can hold
             end = start + k
-            if k == 0 or low is None or not self._adds_up(low, start, end):
+            if k == 0 or low is None or low > end or (start < low < end and not usable(low, end)):
                 return count_text(header + body[start:end]) <= limit
             at = bisect.bisect_right(cuts, end) - 1
             while cuts[at] > low and not usable(cuts[at], end):
@@ -399,21 +403,24 @@ class _CountedBody:
                 return False  # the tail counts at least nothing
             if last == end or known + (end - last if ascii_only else self._bytes(last, end)) <= limit:
                 return True  # the tail counts at most its bytes
-            return self._decide(base, low, end)
+            return self._decide(base, last, end)
 
         return fits_run
 
-    def _decide(self, base: int, low: int, end: int) -> bool:
-        """``base + count(body[:end]) <= limit`` where the known cuts left it open."""
-        cut = self._last_safe(end, low)
+    def _decide(self, base: int, last: int, end: int) -> bool:
+        """``base + count(body[:end]) <= limit`` where the known cuts left it open (``last`` is
+        the last known cut the span adds up from)."""
+        cut = self._safe_after(last, end)
         cuts = self.known.cuts
         after = cuts[bisect.bisect_left(cuts, cut)]  # count(body[:cut]) is at most its count
         if base + self.prefix[after] + self._bytes(cut, end) <= self.limit:
             return True
         known = base + self._learn(cut)
-        if known > self.limit:
-            return False
-        if cut == end or known + self._bytes(cut, end) <= self.limit:
+        if cut == end:
+            return known <= self.limit
+        if known + 1 > self.limit:
+            return False  # a tail of one code point or more counts at least one token
+        if known + self._bytes(cut, end) <= self.limit:
             return True
         return known + self._tail(cut, end) <= self.limit
 
