@@ -23,6 +23,7 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -111,6 +112,23 @@ def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
             return match.start()
         match = _SEPARATOR_CUT.search(text, match.start() + 1, found if found is not None else stop)
     return found
+
+
+def _paragraph_cuts(text: str) -> list[int]:
+    """The safe cuts after blank lines, each at least :data:`PARAGRAPH_CHARS` after the one
+    before (and after the text's start)."""
+    cuts: list[int] = []
+    start = 0
+    blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
+    while blank != -1:
+        cut = blank + 2
+        if is_safe_cut(text, cut):
+            cuts.append(cut)
+            start = cut
+            blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
+        else:
+            blank = text.find("\n\n", blank + 1)
+    return cuts
 
 
 def spaced_safe_cuts(text: str, spacing: int, start: int = 0, stop: int | None = None) -> list[int]:
@@ -218,19 +236,23 @@ class PrefixCounts:
     ``count(header + text[start:cut]) - count(text[:cut])`` (``(None, 0)`` when there is none).
     """
 
-    __slots__ = ("cuts", "heads", "joins", "prefix", "spans")
+    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segments", "spans")
 
     def __init__(self) -> None:
         self.cuts: list[int] = [0]
         self.prefix: dict[int, int] = {0: 0}
+        self.segments: list[int] = [0]
+        """The cuts the text was first counted at (a planner's segments)."""
+        self.expanded: set[int] = set()
+        """Segments (by their start) whose paragraph cuts are among ``cuts``."""
         self.spans: dict[tuple[int, int], int] = {}
         self.joins: dict[int, int] = {}
         self.heads: dict[tuple[str, int], tuple[int | None, int]] = {}
 
     def copy(self) -> PrefixCounts:
         other = PrefixCounts()
-        other.cuts, other.prefix, other.spans = list(self.cuts), dict(self.prefix), dict(self.spans)
-        other.joins, other.heads = dict(self.joins), dict(self.heads)
+        other.cuts, other.prefix, other.segments = list(self.cuts), dict(self.prefix), self.segments
+        other.expanded, other.spans, other.joins, other.heads = set(self.expanded), dict(self.spans), dict(self.joins), dict(self.heads)
         return other
 
 
@@ -304,20 +326,23 @@ class ExactTokenizer:
         self._remembered[key] = count
 
     def _count_paragraphs(self, text: str) -> int:
-        """A text's count as the sum of its paragraphs' (cut after blank lines, at safe cuts, in
-        runs of at least :data:`PARAGRAPH_CHARS`), each remembered: a paragraph that several
-        texts share (a source excerpt, a report) is encoded once."""
-        total, start = 0, 0
-        blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
-        while blank != -1:
-            cut = blank + 2
-            if is_safe_cut(text, cut):
-                total += self._count_piece(text[start:cut])
-                start = cut
-                blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
-            else:
-                blank = text.find("\n\n", blank + 1)
-        return self._encode_count(text) if start == 0 else total + self._count_piece(text[start:])
+        """A text's count as the sum of its paragraphs' (:meth:`paragraph_prefixes`): a paragraph
+        that several texts share (a source excerpt, a report) is encoded once."""
+        cuts = _paragraph_cuts(text)
+        if not cuts:
+            return self._encode_count(text)
+        return sum(self._count_piece(text[start:end]) for start, end in pairwise([0, *cuts, len(text)]))
+
+    def paragraph_prefixes(self, text: str) -> list[tuple[int, int]]:
+        """``(cut, count(text[:cut]))`` at each cut after a blank line that is a safe cut, in runs
+        of at least :data:`PARAGRAPH_CHARS` code points, and at the text's end; each run's count
+        is remembered (so a text counted before is read again without encoding)."""
+        prefixes, total, start = [], 0, 0
+        for cut in [*_paragraph_cuts(text), len(text)]:
+            total += self._count_piece(text[start:cut])
+            prefixes.append((cut, total))
+            start = cut
+        return prefixes
 
     def _count_piece(self, piece: str) -> int:
         key = (len(piece), hash(piece))

@@ -14,15 +14,15 @@ from itertools import pairwise
 
 import pytest
 
-from graphrag_core import batching
+from graphrag_core import body_counts
 from graphrag_core.batching import (
     MapText,
-    _CountedBody,
     _Fitter,
     _split_parts,
     build_summary_batches,
     plan_summary_batches,
 )
+from graphrag_core.body_counts import CountedBody
 from graphrag_core.context import format_part_header
 from graphrag_core.tokens import (
     ExactTokenizer,
@@ -53,6 +53,11 @@ def text_of(kind: str, rng: random.Random, length: int) -> str:
         pieces.append(rng.choice(KINDS[kind]))
         size += len(pieces[-1])
     return "".join(pieces)[:length]
+
+
+def counted_body(body: str, fitter: _Fitter) -> CountedBody:
+    """The counts the batcher reads for ``body`` with ``fitter``'s tokenizer and budget."""
+    return CountedBody(body, fitter.tokenizer, limit=fitter.content_budget, max_run=fitter.max_run)
 
 
 def fresh(encoding: str = "o200k_base") -> ExactTokenizer:
@@ -147,6 +152,19 @@ def test_a_text_counted_by_paragraphs_counts_as_the_whole_string(encoding: str, 
             assert exact.count(text) == exact._encode_count(text), text
 
 
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_paragraph_prefixes_are_the_counts_of_the_prefixes(kind: str) -> None:
+    exact = fresh()
+    rng = random.Random(f"prefixes-{kind}")
+    for _ in range(10):
+        text = "\n\n".join(text_of(kind, rng, rng.randint(20, 600)) for _ in range(rng.randint(1, 15)))
+        prefixes = exact.paragraph_prefixes(text)
+        assert prefixes[-1] == (len(text), exact._encode_count(text))
+        assert [cut for cut, _ in prefixes] == sorted({cut for cut, _ in prefixes})
+        for cut, count in prefixes:
+            assert count == exact._encode_count(text[:cut]), cut
+
+
 def test_paragraphs_shared_by_texts_are_encoded_once() -> None:
     reading = Reading()
     rng = random.Random(9)
@@ -170,7 +188,7 @@ def test_a_body_counts_every_span_as_the_whole_string_does(encoding: str, kind: 
     header = format_part_header("c1", 9999999)
     for _ in range(3):
         body = text_of(kind, rng, rng.randint(3000, 9000))
-        counted = _CountedBody(body, _Fitter(SKELETON, 10**9, exact))
+        counted = counted_body(body, _Fitter(SKELETON, 10**9, exact))
         ends = [rng.randint(1, len(body)) for _ in range(40)]
         ends += [c + d for c in counted.known.cuts[1:-1] for d in (-1, 0, 1, 2)]  # at and around the cuts
         for end in ends:
@@ -187,7 +205,7 @@ def test_fits_agrees_with_whole_strings_near_the_limit(kind: str) -> None:
     for limit_share in (0.2, 0.5, 0.9):
         whole_count = exact.count(header + body)
         budget = exact.count(SKELETON + "\n") + int(whole_count * limit_share)
-        counted = _CountedBody(body, _Fitter(SKELETON, budget, exact))
+        counted = counted_body(body, _Fitter(SKELETON, budget, exact))
         start = rng.randint(0, 100)
         for end in range(start + 1, len(body) + 1, 7):  # every probe a search could make, near the limit too
             expected = exact.count(SKELETON + "\n" + header + body[start:end]) <= budget
@@ -199,7 +217,7 @@ def test_a_part_join_is_what_a_newline_adds_to_the_whole_part(kind: str) -> None
     exact = fresh()
     rng = random.Random(f"join-{kind}")
     body = text_of(kind, rng, 6000)
-    counted = _CountedBody(body, _Fitter(SKELETON, 10**9, exact))
+    counted = counted_body(body, _Fitter(SKELETON, 10**9, exact))
     header = format_part_header("j", 3)
     checked = 0
     for _ in range(200):
@@ -243,11 +261,11 @@ def test_remembered_counts_are_handed_out_as_copies() -> None:
 
 
 def test_a_stretch_too_long_to_encode_is_probed_whole(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(batching, "MAX_ENCODE_CHARS", 3000)
+    monkeypatch.setattr(body_counts, "MAX_ENCODE_CHARS", 3000)
     exact = fresh()
     body = "1234567890" * 600 + "\nThen words follow, as words do.\n" * 20  # 6,000 digits: no safe cut
     fitter = _Fitter(SKELETON, 700, exact)
-    assert _CountedBody(body, fitter).whole
+    assert counted_body(body, fitter).whole
     parts = _split_parts(MapText(community_id="d", text=body), fitter)
     assert parts == _split_parts(MapText(community_id="d", text=body), _Fitter(SKELETON, 700, WholeStrings(exact)))  # type: ignore[arg-type]
     assert exact.prefix_counts(body).cuts == [0]  # nothing half-counted is remembered
