@@ -26,9 +26,11 @@ from .tokens import (
 SEGMENT_CHARS = 4096
 """About how many code points lie between two of the safe cuts a map text is first counted at."""
 SPAN_MEMO = 32
+"""Tails, joins and heads a text's :class:`~graphrag_core.tokens.PrefixCounts` keeps of each kind."""
+CUT_MEMO = 512
+"""Learnt cuts a text's :class:`~graphrag_core.tokens.PrefixCounts` keeps beside its segments."""
 SPACE_REACH = 64
 """How far back from a probe a space between letters is looked for first."""
-"""Tail counts a text's :class:`~graphrag_core.tokens.PrefixCounts` keeps."""
 
 
 class CountedBody:
@@ -96,10 +98,15 @@ class CountedBody:
         """Hand what was learnt of the body's counts back to ``tokenizer`` (when it keeps them)."""
         keep = getattr(tokenizer, "remember_prefix_counts", None)
         if callable(keep) and not self.whole:
-            for memo in (self.known.spans, self.known.joins, self.known.heads):
+            known = self.known
+            for memo in (known.spans, known.joins, known.heads):
                 if len(memo) > SPAN_MEMO:
                     memo.clear()
-            keep(self.body, self.known)
+            if len(known.cuts) > len(known.segments) + CUT_MEMO:
+                known.cuts, known.expanded = list(known.segments), set()
+                known.prefix = {cut: known.prefix[cut] for cut in known.segments}
+                known.spans, known.joins, known.heads = {}, {}, {}
+            keep(self.body, known)
 
     def _usable(self, cut: int, end: int) -> bool:
         """Whether the safe cut ``cut`` splits a span ending at ``end`` additively (a cut between

@@ -245,6 +245,20 @@ def test_what_a_body_taught_is_remembered_and_stays_exact() -> None:
     assert other_budget[0] == whole
 
 
+def test_a_text_planned_at_many_budgets_stays_exact_as_its_memory_is_trimmed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(body_counts, "CUT_MEMO", 8)
+    monkeypatch.setattr(body_counts, "SPAN_MEMO", 2)
+    exact = fresh()
+    rng = random.Random(6)
+    texts = [(f"c{i}", text_of("mixed", rng, rng.randint(3000, 12000))) for i in range(3)]
+    whole = WholeStrings(fresh())
+    for budget in range(400, 2400, 150):
+        got = plan_summary_batches(texts, SKELETON, budget, rng=random.Random(budget), tokenizer=exact)
+        assert got[0] == build_summary_batches(texts, SKELETON, budget, rng=random.Random(budget), tokenizer=whole), budget
+        assert got[1] == [whole.count(SKELETON + "\n" + b.content) for b in got[0]]
+    assert all(len(exact.prefix_counts(text).cuts) <= len(exact.prefix_counts(text).segments) + 8 + 40 for _, text in texts)
+
+
 def test_remembered_counts_are_handed_out_as_copies() -> None:
     exact = fresh()
     text = "words and more words\n" * 300
