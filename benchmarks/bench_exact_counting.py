@@ -70,6 +70,10 @@ class WholeStrings:
         self.read += len(text)
         return self.exact._encode_count(text) if len(text) <= MAX_ENCODE_CHARS else self.exact._count_long(text)
 
+    def prompt_overhead(self, messages: int) -> int:
+        """The chat format's tokens, as o200k_base's: the plan reserves them from the budget alike."""
+        return self.exact.prompt_overhead(messages)
+
 
 def timed(fn):  # type: ignore[no-untyped-def]
     started = time.perf_counter()
