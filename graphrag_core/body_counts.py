@@ -229,8 +229,8 @@ class CountedBody:
             known = base + prefix[last]
             if known > limit:
                 return False  # the tail counts at least nothing
-            if last == end or known + (end - last if ascii_only else self._bytes(last, end)) <= limit:
-                return True  # the tail counts at most its bytes
+            if last == end or (known + end - last <= limit and (ascii_only or known + self._bytes(last, end) <= limit)):
+                return True  # the tail counts at most its bytes (and has at least as many as code points)
             return self._decide(base, last, end)
 
         return fits_run
@@ -242,16 +242,21 @@ class CountedBody:
         cut = self._safe_after(self._known_before(end, last), end)
         cuts = self.known.cuts
         after = cuts[bisect.bisect_left(cuts, cut)]  # count(body[:cut]) is at most its count
-        if base + self.prefix[after] + self._bytes(cut, end) <= self.limit:
+        if self._within(base + self.prefix[after], cut, end):
             return True
         known = base + self._learn(cut)
         if cut == end:
             return known <= self.limit
         if known + 1 > self.limit:
             return False  # a tail of one code point or more counts at least one token
-        if known + self._bytes(cut, end) <= self.limit:
+        if self._within(known, cut, end):
             return True
         return known + self._tail(cut, end) <= self.limit
+
+    def _within(self, known: int, start: int, end: int) -> bool:
+        """Whether ``known`` plus the most ``body[start:end]`` can count (its UTF-8 bytes) is
+        within the limit; the bytes are read only when the code points alone are."""
+        return known + end - start <= self.limit and (self.ascii or known + self._bytes(start, end) <= self.limit)
 
     def _bytes(self, start: int, end: int) -> int:
         """UTF-8 bytes of ``body[start:end]``: no text counts more tokens than it has bytes."""
