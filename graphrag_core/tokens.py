@@ -217,7 +217,9 @@ again (the run after its cost preview, another seed or question, a sweep's next 
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
 PARAGRAPH_CHARS = 256
-"""A text counted for the first time is counted paragraph by paragraph, in runs at least this long."""
+"""A long text counted for the first time is counted paragraph by paragraph, in runs at least this long."""
+PARAGRAPHS_FROM_CHARS = 2048
+"""Texts at least this long (a planner's segments, not a reduce candidate) are counted by paragraphs."""
 
 
 REMEMBERED_TEXTS = 20_000
@@ -316,7 +318,12 @@ class ExactTokenizer:
         key = (len(text), hash(text))
         known = self._remembered.get(key)
         if known is None:
-            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._count_paragraphs(text)
+            if len(text) > MAX_ENCODE_CHARS:
+                known = self._count_long(text)
+            elif len(text) >= PARAGRAPHS_FROM_CHARS:
+                known = self._count_paragraphs(text)
+            else:
+                known = self._encode_count(text)
             self._remember(key, known)
         return known
 

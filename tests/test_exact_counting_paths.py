@@ -25,6 +25,7 @@ from graphrag_core.batching import (
 from graphrag_core.body_counts import CountedBody
 from graphrag_core.context import format_part_header
 from graphrag_core.tokens import (
+    PARAGRAPHS_FROM_CHARS,
     ExactTokenizer,
     PrefixCounts,
     get_tokenizer,
@@ -144,12 +145,14 @@ def test_spaced_cuts_follow_newlines_so_shared_text_is_cut_alike() -> None:
 def test_a_text_counted_by_paragraphs_counts_as_the_whole_string(encoding: str, kind: str) -> None:
     rng = random.Random(f"paragraphs-{kind}")
     breaks = ["\n\n", "\n\n\n", "\n\n ", "\n\n/", "\n \n", "\n\n\t", ".\n\n", "\n\n["]
+    long_enough = 0
     for _ in range(30):
         exact = fresh(encoding)
-        pieces = [text_of(kind, rng, rng.randint(1, 700)) for _ in range(rng.randint(1, 12))]
+        pieces = [text_of(kind, rng, rng.randint(1, 700)) for _ in range(rng.randint(4, 16))]
         text = "".join(piece + rng.choice(breaks) for piece in pieces)
-        if len(text) >= 512:  # shorter texts are encoded whole
-            assert exact.count(text) == exact._encode_count(text), text
+        long_enough += len(text) >= PARAGRAPHS_FROM_CHARS  # shorter texts are encoded whole
+        assert exact.count(text) == exact._encode_count(text), text
+    assert long_enough > 10
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
