@@ -168,9 +168,12 @@ class CountedBody:
         """A safe cut in ``[known, end]`` usable for a span ending at ``end`` (``known`` is one),
         as late as a short search finds."""
         body = self.body
-        space = body.rfind(" ", max(known + 1, end - SPACE_REACH), end - 1)
-        if space > known and body[space - 1].isalpha() and body[space + 1].isalpha():
-            return space  # a space between letters is a safe cut, and usable before end - 1
+        reach = max(known + 1, end - SPACE_REACH)
+        space = body.rfind(" ", reach, end - 1)
+        while space > known:
+            if body[space - 1].isalpha() and body[space + 1].isalpha():
+                return space  # a space between letters is a safe cut, and usable before end - 1
+            space = body.rfind(" ", reach, space)
         cut = last_safe_cut(body, end, known)
         if cut is not None and not self._usable(cut, end):
             cut = last_safe_cut(body, end - 2, known)
