@@ -20,6 +20,7 @@ from .tokens import (
     is_safe_cut,
     last_safe_cut,
     next_safe_cut,
+    pieces_at_least,
     spaced_safe_cuts,
 )
 
@@ -244,10 +245,17 @@ class CountedBody:
         self._expand(end)
         cut = self._safe_after(self._known_before(end, last), end)
         cuts = self.known.cuts
-        after = cuts[bisect.bisect_left(cuts, cut)]  # count(body[:cut]) is at most its count
-        if self._within(base + self.prefix[after], cut, end):
-            return True
-        known = base + self._learn(cut)
+        at = bisect.bisect_left(cuts, cut)
+        after = cuts[at]
+        if after == cut:
+            known = base + self.prefix[cut]
+        else:  # count(body[before:cut]) and count(body[cut:after]) each count at least their pieces
+            before, tail = cuts[at - 1], 1 if cut < end else 0
+            if base + self.prefix[before] + pieces_at_least(self.body, before, cut) + tail > self.limit:
+                return False
+            if self._within(base + self.prefix[after] - pieces_at_least(self.body, cut, after), cut, end):
+                return True
+            known = base + self._learn(cut)
         if cut == end:
             return known <= self.limit
         if known + 1 > self.limit:
