@@ -8,15 +8,21 @@ budget together with the prompt skeleton; the same random source gives the same 
 from __future__ import annotations
 
 import random
-import bisect
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from .body_counts import CountedBody
 from .context import COMMUNITY, Unit, format_part_header
 from .errors import BudgetError
-from .tokens import HeuristicTokenizer, Tokenizer, get_tokenizer, is_cut_additive, is_safe_cut, join_tokens, last_safe_cut
+from .tokens import (
+    HeuristicTokenizer,
+    Tokenizer,
+    get_tokenizer,
+    is_cut_additive,
+    join_tokens,
+)
 
 PART_HEADER_PLACEHOLDER = "9999999"
 """Only for sizing: the header of a part is measured with this part number, whatever its own."""
@@ -107,22 +113,22 @@ def _split_parts(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list
     Each run is the largest ``k`` with ``fits(header + next k code points)`` (spec section 5).
     Work is linear in the text's length with the additive (heuristic) tokenizer; with a
     cut-additive one the spec's binary search runs as written over counts made of memoized
-    segment counts (:class:`_CountedBody`), so each code point is encoded a bounded number of
+    segment counts (:class:`~graphrag_core.body_counts.CountedBody`), so each code point is encoded a bounded number of
     times; with any other tokenizer the spec's binary search runs as written, except that probes
     longer than any fitting run can be (``_Fitter.max_run``) are known to fail and are not counted.
     """
-    return [run for run, _ in _split_counted(text, fitter, unit)]
+    return [run for run, _, _ in _split_counted(text, fitter, unit)]
 
 
-def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None]]:
+def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> list[tuple[str, int | None, int | None]]:
     """The runs of :func:`_split_parts`, each with the count of its part (real header and run)
-    when the tokenizer is cut-additive, else None."""
+    and what a newline after the part adds, when the tokenizer is cut-additive (else None)."""
     header = format_part_header(text.community_id, PART_HEADER_PLACEHOLDER, unit=unit)
     body = text.text
     if not body.strip():
         return []
-    counted = _CountedBody(body, fitter) if fitter.cut_additive else None
-    runs: list[tuple[str, int | None]] = []
+    counted = CountedBody(body, fitter.tokenizer, limit=fitter.content_budget, max_run=fitter.max_run) if fitter.cut_additive else None
+    runs: list[tuple[str, int | None, int | None]] = []
     offset = 0
     n = len(body)
     number = 0
@@ -130,15 +136,21 @@ def _split_counted(text: MapText, fitter: _Fitter, unit: Unit = COMMUNITY) -> li
         if fitter.additive:
             k = _longest_run_additive(body, offset, header, fitter)
         elif counted is not None:
-            k = _longest_run_searched(n - offset, lambda k: counted.fits(header, offset, offset + k))
+            k = _longest_run_searched(n - offset, counted.prober(header, offset))
         else:
             k = _longest_run_searched(n - offset, _probe(body, offset, header, fitter))
         if k == 0:
             raise BudgetError(f"Map token budget is too small for {_UNIT_NAMES[unit]} {text.community_id}.")
         number += 1
-        tokens = counted.count(format_part_header(text.community_id, number, unit=unit), offset, offset + k) if counted is not None else None
-        runs.append((body[offset : offset + k], tokens))
+        tokens = join = None
+        if counted is not None:
+            real_header = format_part_header(text.community_id, number, unit=unit)
+            tokens = counted.count(real_header, offset, offset + k)
+            join = counted.join_after(real_header, offset, offset + k)
+        runs.append((body[offset : offset + k], tokens, join))
         offset += k
+    if counted is not None:
+        counted.remember(fitter.tokenizer)
     return runs
 
 
@@ -198,111 +210,6 @@ def _longest_run_searched(remaining: int, fits_run: Callable[[int], bool]) -> in
         else:
             high = middle - 1
     return low
-
-
-SEGMENT_CHARS = 1024
-"""About how many code points lie between two of the safe cuts a long map text is counted at."""
-
-
-SPAN_MEMO = 256
-"""Run counts a body keeps (a search asks for about 20 per part)."""
-
-
-class _CountedBody:
-    """One map text's body for a cut-additive tokenizer: ``count(header + body[start:end])``
-    exactly, from memoized counts of the segments between safe cuts (``tokens.is_safe_cut``).
-
-    A body longer than two segments is cut about every :data:`SEGMENT_CHARS` code points and
-    each segment is counted once; a count then reads at most two partial segments, so the
-    spec's binary search over run lengths encodes each code point a bounded number of times.
-    """
-
-    def __init__(self, body: str, fitter: _Fitter) -> None:
-        self.body = body
-        self.count_text = fitter.tokenizer.count
-        self.limit = fitter.content_budget
-        self.max_run = fitter.max_run
-        self.cuts: list[int] = []
-        self.sums: list[int] = [0]
-        """``sums[j]`` is the count of ``body[cuts[0]:cuts[j]]``."""
-        self._heads: dict[int, int] = {}
-        self._spans: dict[tuple[int, int], int] = {}
-        self._headers: dict[str, int] = {}
-        if len(body) > 2 * SEGMENT_CHARS:
-            self._cut()
-
-    def _cut(self) -> None:
-        body, n = self.body, len(self.body)
-        position = 0
-        while position + 2 * SEGMENT_CHARS < n:
-            cut = last_safe_cut(body, position + SEGMENT_CHARS, position)
-            if cut is None:
-                cut = _next_safe_cut(body, position + SEGMENT_CHARS)
-                if cut is None:
-                    break
-            if self.cuts:
-                self.sums.append(self.sums[-1] + self.count_text(body[self.cuts[-1] : cut]))
-            self.cuts.append(cut)
-            position = cut
-
-    def _usable(self, cut: int, end: int) -> bool:
-        """Whether ``cut`` splits ``body[...:end]`` additively (a cut between letters needs the
-        letter after it)."""
-        return cut == end or cut + 1 < end or self.body[cut - 1] == "\n"
-
-    def count(self, header: str, start: int, end: int) -> int:
-        """``count(header + body[start:end])`` (``header`` ends with a newline)."""
-        if start < end and is_safe_cut(header + self.body[start], len(header)):
-            return self._header_count(header) + self.span(start, end)
-        cuts = self.cuts
-        first = bisect.bisect_right(cuts, start)  # the first cut after start
-        if first == len(cuts) or cuts[first] > end or not self._usable(cuts[first], end):
-            return self.count_text(header + self.body[start:end])
-        return self.count_text(header + self.body[start : cuts[first]]) + self.span(cuts[first], end)
-
-    def span(self, start: int, end: int) -> int:
-        """``count(body[start:end])`` where ``start`` is 0 or a safe cut of the body."""
-        key = (start, end)
-        known = self._spans.get(key)
-        if known is not None:
-            return known
-        cuts = self.cuts
-        first = bisect.bisect_left(cuts, start)  # the first cut at or after start
-        last = bisect.bisect_right(cuts, end) - 1  # the last cut at or before end
-        while last >= first and not self._usable(cuts[last], end):
-            last -= 1
-        if last < first:
-            value = self.count_text(self.body[start:end])
-        else:
-            head = self._heads.get(start)
-            if head is None:
-                head = self._heads[start] = self.count_text(self.body[start : cuts[first]])
-            value = head + self.sums[last] - self.sums[first] + self.count_text(self.body[cuts[last] : end])
-        if len(self._spans) > SPAN_MEMO:
-            self._spans.clear()
-        self._spans[key] = value
-        return value
-
-    def _header_count(self, header: str) -> int:
-        known = self._headers.get(header)
-        if known is None:
-            known = self._headers[header] = self.count_text(header)
-        return known
-
-    def fits(self, header: str, start: int, end: int) -> bool:
-        if self.max_run is not None and end - start > self.max_run:
-            return False  # more code points than the budget can hold
-        return self.count(header, start, end) <= self.limit
-
-
-def _next_safe_cut(text: str, start: int) -> int | None:
-    """The first safe cut after ``start``, or None."""
-    newline = text.find("\n", start)
-    while newline != -1:
-        if is_safe_cut(text, newline + 1):
-            return newline + 1
-        newline = text.find("\n", newline + 1)
-    return None
 
 
 def build_summary_batches(
@@ -367,7 +274,7 @@ def plan_summary_batches(
             current_ids.clear()
 
     for item in items:
-        for number, (run, part_tokens) in enumerate(_split_counted(item, fitter, unit), start=1):
+        for number, (run, part_tokens, part_join) in enumerate(_split_counted(item, fitter, unit), start=1):
             part = format_part_header(item.community_id, number, unit=unit) + run
             if fitter.additive:
                 a, c = fitter.measure(part)
@@ -398,7 +305,7 @@ def plan_summary_batches(
                 current_measure = joined
             elif part_tokens is not None:
                 current_tokens = tokens
-                last_join = join_tokens(part, "\n", tokenizer)
+                last_join = part_join if part_join is not None else join_tokens(part, "\n", tokenizer)
     flush()
     if any(estimate is None for estimate in estimates):
         return batches, estimate_batches(batches, prompt_skeleton, tokenizer=tokenizer)

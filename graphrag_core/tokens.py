@@ -23,6 +23,7 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -71,19 +72,100 @@ def last_safe_cut(text: str, end: int, start: int = 0) -> int | None:
     """The largest safe cut ``i`` with ``start < i <= end`` and ``i < len(text)``, preferring a
     newline within reach; None when there is none (a cut at ``end`` needs ``text[end]``)."""
     end = min(end, len(text) - 1)
-    newline = text.rfind("\n", start, end)
-    best: int | None = None
-    while newline >= start:
-        if is_safe_cut(text, newline + 1):
-            best = newline + 1
-            break
-        newline = text.rfind("\n", start, newline)
+    best = _last_newline_cut(text, start, end)
     low = max(start, end - CUT_SEARCH_CHARS, best or 0)
-    if low < end:
-        for match in reversed(list(_SEPARATOR_CUT.finditer(text, low, end + 2))):
+    high, window = end, 32
+    while high > low:  # windows growing back from `end`: the last separator is usually near it
+        first = max(low, high - window)
+        for match in reversed(list(_SEPARATOR_CUT.finditer(text, first, high + 2))):
             if start < match.start() <= end and is_safe_cut(text, match.start()):
                 return match.start()
+        high, window = first, window * 4
     return best
+
+
+def _last_newline_cut(text: str, start: int, end: int) -> int | None:
+    """The largest cut after a newline (a safe cut) ``i`` with ``start < i <= end``, or None."""
+    newline = text.rfind("\n", start, end)
+    while newline >= start:
+        if is_safe_cut(text, newline + 1):
+            return newline + 1
+        newline = text.rfind("\n", start, newline)
+    return None
+
+
+def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
+    """The smallest ``i`` with ``start < i < stop`` that is a safe cut of ``text[:stop]`` after a
+    newline or at a separator :data:`_SEPARATOR_CUT` looks for (``stop`` defaults to the text's
+    length), or None."""
+    stop = len(text) if stop is None else min(stop, len(text))
+    found: int | None = None
+    newline = text.find("\n", start, stop - 1)
+    while newline != -1:
+        if is_safe_cut(text, newline + 1):
+            found = newline + 1
+            break
+        newline = text.find("\n", newline + 1, stop - 1)
+    match = _SEPARATOR_CUT.search(text, start + 1, found if found is not None else stop)
+    while match is not None:
+        if is_safe_cut(text, match.start()):
+            return match.start()
+        match = _SEPARATOR_CUT.search(text, match.start() + 1, found if found is not None else stop)
+    return found
+
+
+def _paragraph_cuts(text: str) -> list[int]:
+    """The safe cuts after blank lines, each at least :data:`PARAGRAPH_CHARS` after the one
+    before (and after the text's start)."""
+    cuts: list[int] = []
+    start = 0
+    blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
+    while blank != -1:
+        cut = blank + 2
+        if is_safe_cut(text, cut):
+            cuts.append(cut)
+            start = cut
+            blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
+        else:
+            blank = text.find("\n\n", blank + 1)
+    return cuts
+
+
+def spaced_safe_cuts(text: str, spacing: int, start: int = 0, stop: int | None = None) -> list[int]:
+    """Safe cuts of ``text[:stop]`` strictly between ``start`` and ``stop`` (default: its length), in
+    order, about ``spacing`` code points apart: each the last cut after a newline within
+    ``spacing`` of the one before, else the last safe cut there, else the next one further on.
+
+    Preferring newlines makes the cuts depend on the text more than on where it starts, so two
+    texts that share a stretch (the same source excerpt, the same map text planned again) tend
+    to be cut alike inside it."""
+    stop = len(text) if stop is None else stop
+    cuts: list[int] = []
+    position = start
+    while stop - position > spacing:
+        target = position + spacing
+        cut = _last_newline_cut(text, position, target)
+        if cut is None:
+            cut = last_safe_cut(text, min(target, stop - 2), position)  # a cut between letters needs the next one
+        if cut is None:
+            cut = next_safe_cut(text, target, stop)
+            if cut is None:
+                break
+        cuts.append(cut)
+        position = cut
+    return cuts
+
+
+_PIECE_START = re.compile(r"(?<=\S) ")
+"""A space after a character that is not whitespace: both encodings' pre-tokenizers start a new
+piece there (no piece holds a non-space character followed by a space), and every piece counts
+at least one token."""
+
+
+def pieces_at_least(text: str, start: int, end: int) -> int:
+    """A lower bound on an exact encoding's count of ``text[start:end]`` (``start < end``): one
+    piece at ``start`` and one at every space after a non-space character."""
+    return 1 + len(_PIECE_START.findall(text, start + 1, end))
 
 
 def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
@@ -146,6 +228,46 @@ REMEMBER_CHARS = 512
 again (the run after its cost preview, another seed or question, a sweep's next point) does
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
+PARAGRAPH_CHARS = 256
+"""A long text counted for the first time is counted paragraph by paragraph, in runs at least this long."""
+PARAGRAPHS_FROM_CHARS = 2048
+"""Texts at least this long (a planner's segments, not a reduce candidate) are counted by paragraphs."""
+
+
+REMEMBERED_TEXTS = 20_000
+"""How many texts' :class:`PrefixCounts` an exact tokenizer keeps."""
+
+
+class PrefixCounts:
+    """What is known of one text's counts, filled in by whoever reads it (a planner).
+
+    ``prefix[cut]`` is ``count(text[:cut])`` for ``cut`` 0, the text's length, and safe cuts of
+    the text (:func:`is_safe_cut`); ``cuts`` lists them in order. ``spans[(cut, end)]`` is
+    ``count(text[cut:end])`` for a cut among them and a position after it; ``joins[end]`` is
+    ``count(text[start:end] + "\\n") - count(text[start:end])`` for any ``start`` before a safe
+    cut that such a span adds up from; ``heads[(header, start)]`` is the first safe cut ``cut``
+    at or after ``start`` that ``header`` does not change, with
+    ``count(header + text[start:cut]) - count(text[:cut])`` (``(None, 0)`` when there is none).
+    """
+
+    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segments", "spans")
+
+    def __init__(self) -> None:
+        self.cuts: list[int] = [0]
+        self.prefix: dict[int, int] = {0: 0}
+        self.segments: list[int] = [0]
+        """The cuts the text was first counted at (a planner's segments)."""
+        self.expanded: set[int] = set()
+        """Segments (by their start) whose paragraph cuts are among ``cuts``."""
+        self.spans: dict[tuple[int, int], int] = {}
+        self.joins: dict[int, int] = {}
+        self.heads: dict[tuple[str, int], tuple[int | None, int]] = {}
+
+    def copy(self) -> PrefixCounts:
+        other = PrefixCounts()
+        other.cuts, other.prefix, other.segments = list(self.cuts), dict(self.prefix), self.segments
+        other.expanded, other.spans, other.joins, other.heads = set(self.expanded), dict(self.spans), dict(self.joins), dict(self.heads)
+        return other
 
 
 @lru_cache(maxsize=None)
@@ -187,6 +309,7 @@ class ExactTokenizer:
             self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
         self._remembered: dict[tuple[int, int], int] = {}
+        self._prefixes: dict[tuple[int, int], PrefixCounts] = {}
 
     @property
     def _encoding(self) -> Any:
@@ -207,11 +330,59 @@ class ExactTokenizer:
         key = (len(text), hash(text))
         known = self._remembered.get(key)
         if known is None:
-            known = self._count_long(text) if len(text) > MAX_ENCODE_CHARS else self._encode_count(text)
-            if len(self._remembered) >= REMEMBERED_COUNTS:
-                self._remembered.clear()
-            self._remembered[key] = known
+            if len(text) > MAX_ENCODE_CHARS:
+                known = self._count_long(text)
+            elif len(text) >= PARAGRAPHS_FROM_CHARS:
+                known = self._count_paragraphs(text)
+            else:
+                known = self._encode_count(text)
+            self._remember(key, known)
         return known
+
+    def _remember(self, key: tuple[int, int], count: int) -> None:
+        if len(self._remembered) >= REMEMBERED_COUNTS:
+            self._remembered.clear()
+        self._remembered[key] = count
+
+    def _count_paragraphs(self, text: str) -> int:
+        """A text's count as the sum of its paragraphs' (:meth:`paragraph_prefixes`): a paragraph
+        that several texts share (a source excerpt, a report) is encoded once."""
+        cuts = _paragraph_cuts(text)
+        if not cuts:
+            return self._encode_count(text)
+        return sum(self._count_piece(text[start:end]) for start, end in pairwise([0, *cuts, len(text)]))
+
+    def paragraph_prefixes(self, text: str) -> list[tuple[int, int]]:
+        """``(cut, count(text[:cut]))`` at each cut after a blank line that is a safe cut, in runs
+        of at least :data:`PARAGRAPH_CHARS` code points, and at the text's end; each run's count
+        is remembered (so a text counted before is read again without encoding)."""
+        prefixes, total, start = [], 0, 0
+        for cut in [*_paragraph_cuts(text), len(text)]:
+            total += self._count_piece(text[start:cut])
+            prefixes.append((cut, total))
+            start = cut
+        return prefixes
+
+    def _count_piece(self, piece: str) -> int:
+        key = (len(piece), hash(piece))
+        known = self._remembered.get(key)
+        if known is None:
+            known = self._encode_count(piece)
+            self._remember(key, known)
+        return known
+
+    def prefix_counts(self, text: str) -> PrefixCounts:
+        """A copy of what is remembered of ``text``'s counts (empty when nothing is), for the
+        caller to fill in and hand back with :meth:`remember_prefix_counts`."""
+        known = self._prefixes.get((len(text), hash(text)))
+        return known.copy() if known is not None else PrefixCounts()
+
+    def remember_prefix_counts(self, text: str, counts: PrefixCounts) -> None:
+        """Keep ``counts`` as what is known of ``text`` (by length and hash, as counts are), so a
+        text planned again is not read again; the caller no longer changes it."""
+        if len(self._prefixes) >= REMEMBERED_TEXTS:
+            self._prefixes.clear()
+        self._prefixes[(len(text), hash(text))] = counts
 
     def _encode_count(self, text: str) -> int:
         if self._fast_count is not None:
