@@ -218,9 +218,14 @@ LevelCosts = dict[str, LevelCost]
 """Each level's cost (``"leaf"``, ``"0"``, ...) under one request's settings."""
 
 
-def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
+def _compute_levels(index: Index, request_json: str, seed: int, *, sections: Callable[[str], Sections] | None = None) -> LevelCosts:
+    """Every level's cost; ``sections(tokenizer_name)`` gives the levels' section counts already
+    made with that tokenizer (they depend on neither the budgets nor the seed)."""
     request = GlobalSearchRequest.model_validate_json(request_json)
-    return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
+    name = planning_tokenizer_name(request.tokenizer, real_endpoint=False)
+    counted = None if sections is None else sections(name)
+    costs = level_costs(index, request, seed=seed, tokenizer=get_tokenizer(name), sections=counted)
+    return {level_text(cost.level): cost for cost in costs}  # type: ignore[arg-type]
 
 
 class _Identity:
@@ -301,8 +306,33 @@ class CostPreviews:
 
     def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
         """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
-        the same estimate as the cost preview's), kept like the previews."""
-        return self._recent(self._levels, (index_key, signature, request_json, seed), _compute_levels, index, request_json, seed)
+        the same estimate as the cost preview's), kept like the previews. The levels' section
+        counts are made once per index and tokenizer (a new seed or budget plans the batches
+        only)."""
+
+        def compute() -> LevelCosts:
+            return _compute_levels(index, request_json, seed, sections=lambda name: self._sections_in_worker(index, index_key, signature, name))
+
+        return self._recent(self._levels, (index_key, signature, request_json, seed), compute)
+
+    def _sections_in_worker(self, index: Index, index_key: str, signature: int, tokenizer: str) -> Sections:
+        """On the worker: the counts :meth:`sections_future` holds when they are ready, else
+        counted now and kept there (waiting for a future queued behind this task on the one
+        worker would never end)."""
+        key = (index_key, signature, tokenizer)
+        with self._lock:
+            future = self._sections.get(key)
+        if future is not None and future.done() and future.exception() is None:
+            return future.result()
+        counted = _compute_sections(index, tokenizer)
+        ready: Future[Sections] = Future()
+        ready.set_result(counted)
+        with self._lock:
+            if key not in self._sections or not self._sections[key].done():
+                self._sections[key] = ready
+                while len(self._sections) > self._section_entries:
+                    self._sections.popitem(last=False)
+        return counted
 
     def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
         """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else

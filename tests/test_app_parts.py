@@ -249,6 +249,24 @@ def test_cost_previews_keep_the_newest_requests_and_move_a_repeated_one_up() -> 
     assert previews.settle(TIMEOUT) and first.result().batches > 0
 
 
+def test_each_level_s_sections_are_counted_once_per_index_and_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new session draws a new seed, so the level picker's costs are planned again; the
+    sections (independent of seed and budgets) are not counted again."""
+    from graphrag_app import loaders
+    from graphrag_core.cost import level_costs
+
+    counted: list[str] = []
+    count_sections = loaders._compute_sections
+    monkeypatch.setattr(loaders, "_compute_sections", lambda index, name: counted.append(name) or count_sections(index, name))
+    previews, index = CostPreviews(), small_index()
+    request = GlobalSearchRequest(query="q", seed=1, map_token_budget=3000)
+    by_seed = {seed: previews.levels_future(index, "small", 0, request.model_dump_json(), seed).result(TIMEOUT) for seed in (1, 2, 3)}
+    assert counted == ["heuristic"]
+    assert previews.sections_future(index, "small", 0, "heuristic").result(TIMEOUT) == count_sections(index, "heuristic") and counted == ["heuristic"]
+    for seed, costs in by_seed.items():  # the same figures as counting everything afresh
+        assert list(costs.values()) == level_costs(index, request, seed=seed)
+
+
 def test_a_page_state_is_one_typed_object_under_one_key() -> None:
     def script() -> None:
         import streamlit as st
