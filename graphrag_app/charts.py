@@ -5,8 +5,9 @@ reopened run and a test draw the same thing. One trace per category (not per bar
 1,000-batch run cheap to redraw, and the live charts (:func:`usefulness_figure`,
 :func:`timeline_figure`, and :func:`reduce_figure` while the reduce runs) are built in one
 constructor call from plain data (no per-redraw ``update_layout`` or subplot grid): they are
-redrawn twice a second while a run streams. Legends sit under the
-plot, clear of the title and of the chart's toolbar.
+redrawn twice a second while a run streams. The live charts' margins are fixed (no axis
+``automargin``): a chart whose margins move to fit its labels is laid out twice by Plotly, on
+every drawing. Legends sit under the plot, clear of the title and of the chart's toolbar.
 """
 
 from __future__ import annotations
@@ -120,8 +121,8 @@ def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figu
         traces.append({"type": "bar", "name": BatchStatus(status).word, "x": x, "y": y, "marker": marker, "customdata": customdata, "hovertemplate": hover})
     count = len(state.batches)
     layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height)
-    layout["xaxis"] = {"title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
-    layout["yaxis"] = {"title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
+    layout["xaxis"] = {"automargin": False, "title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
+    layout["yaxis"] = {"automargin": False, "title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
     if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
         layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0, "line": {"color": "#9aa0aa", "width": 1}}]
     return go.Figure(data=traces, layout=layout)
@@ -272,8 +273,9 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
     layout = _layout_dict(f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}", height=height)
     layout["barmode"] = "overlay"
-    layout["xaxis"] = {"title": {"text": "seconds since start"}, "rangemode": "tozero"}
+    layout["xaxis"] = {"automargin": False, "title": {"text": "seconds since start"}, "rangemode": "tozero"}
     layout["yaxis"] = {
+        "automargin": False,
         "title": {"text": "call slot"},
         "range": [bottom - 0.5, top + 0.5],
         "tickvals": list(range(bottom, top + 1)),

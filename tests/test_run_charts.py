@@ -130,3 +130,14 @@ def test_the_reduce_chart_shares_the_candidate_axis_between_its_two_rows() -> No
     (budget,) = layout.shapes
     assert (budget.yref, budget.y0, budget.y1, budget.xref) == ("y2", 900, 900, "x2 domain")
     assert layout.annotations[0].text == "budget 900" and layout.annotations[0].yref == "y2"
+
+
+def test_the_live_charts_keep_their_margins() -> None:
+    # drawn again twice a second while a run streams: an axis that moved the margins to fit its
+    # labels made Plotly lay the chart out twice on every drawing (a third of the browser's time
+    # in Plotly); the margins are fixed instead, with room for the axis titles and the legend
+    state = _state(["done", "failed", "running"])
+    for figure in (charts.usefulness_figure(state), charts.timeline_figure(state)):
+        layout = figure.layout
+        assert layout.xaxis.automargin is False and layout.yaxis.automargin is False
+        assert layout.margin.l >= 50 and layout.margin.b >= 90  # the y axis title; the x axis title and the legend under it
