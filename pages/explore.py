@@ -19,7 +19,7 @@ page = ExploreState.get()
 base = explore_views.load_url(page, app)
 
 with st.sidebar:
-    opened = controls.draw_settings(app, base)
+    opened, draw_level_picker = controls.draw_settings_but_levels(app, base)
 explore_views.check_url_level(page, opened)
 explore_views.follow_sample_question(opened)
 
@@ -39,6 +39,7 @@ if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 preview = st.container()
 explore_views.draw_run_buttons(st.container(), page, app, current)  # on the page before the preview has waited for its figures
+draw_level_picker()  # in its place in the sidebar, after Run: it waits for each level's tokens
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)
 if not page.running:  # while a run streams, the screen is the run's

@@ -100,6 +100,41 @@ def test_a_new_search_setting_gets_its_widget_with_no_other_change(run_db: Path)
     assert at.text[-1].value == "6 spicy True WiderSettings"  # read back with the field's own type
 
 
+def _sidebar_then_run_then_levels() -> None:
+    import streamlit as st
+
+    from graphrag_app import controls, loaders, widgets
+    from graphrag_app.settings import load_settings
+    from graphrag_app.urls import RunSettings
+
+    asked: list[str] = []
+    previews = loaders.cost_previews()
+    counting = previews.level_costs
+    previews.level_costs = lambda *a, **k: asked.append("levels") or counting(*a, **k)  # type: ignore[method-assign]
+    base = RunSettings(index="jargon", query="q")
+    widgets.seed_widgets(base, index_options=["jargon"])
+    st.session_state["community_level"] = "level 7 (3 summaries)"  # a stale label of a level the index lacks
+    try:
+        with st.sidebar:
+            _opened, draw_level_picker = controls.draw_settings_but_levels(load_settings(), base)
+        st.text(f"before the picker: {st.session_state['community_level']} {asked}")
+        st.button("Run global search")
+        draw_level_picker()
+        st.text(f"after the picker: {asked}")
+    finally:
+        previews.level_costs = counting  # type: ignore[method-assign]
+
+
+def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: Path) -> None:
+    at = AppTest.from_function(_sidebar_then_run_then_levels, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.text] == ["before the picker: leaf []", "after the picker: ['levels']"]
+    picker = at.sidebar.selectbox(key="community_level")
+    assert picker.value == "leaf" and picker.label == "Community level"
+    order = [getattr(element, "key", None) or getattr(element, "value", None) for element in at.sidebar]
+    assert order.index("community_selection") < order.index("community_level") < order.index("Budgets")  # in its place
+
+
 def test_every_search_setting_has_its_widget_on_explore(run_db: Path) -> None:
     from .apptest_support import app
 
