@@ -334,12 +334,14 @@ class CostPreviews:
                     self._sections.popitem(last=False)
         return counted
 
-    def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
-        """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
-        None (a level picker draws without its tokens and the page is drawn again when they are);
-        empty when they cannot be computed."""
+    def level_costs(
+        self, index: Index, index_key: str, signature: int, request_json: str, seed: int, *, wait_s: float = SECTIONS_WAIT_S
+    ) -> LevelCosts | None:
+        """The levels' costs of :meth:`levels_future` when ready within ``wait_s``, else None (a
+        level picker draws without its tokens and the page is drawn again when they are); empty
+        when they cannot be computed."""
         future = self.levels_future(index, index_key, signature, request_json, seed)
-        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        futures.wait([future], timeout=wait_s)
         if not future.done():
             return None
         return future.result() if future.exception() is None else {}  # settings that cannot run: no tokens to show

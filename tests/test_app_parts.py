@@ -122,7 +122,7 @@ def _sidebar_then_run_then_levels() -> None:
         draw_level_picker()
         st.text(f"after the picker: {asked}")
     finally:
-        previews.level_costs = counting  # type: ignore[method-assign]
+        del previews.level_costs  # the app's one CostPreviews counts as its class does again
 
 
 def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: Path) -> None:
@@ -133,6 +133,29 @@ def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: 
     assert picker.value == "leaf" and picker.label == "Community level"
     order = [getattr(element, "key", None) or getattr(element, "value", None) for element in at.sidebar]
     assert order.index("community_selection") < order.index("community_level") < order.index("Budgets")  # in its place
+
+
+def test_the_level_picker_does_not_wait_for_its_tokens_while_a_run_streams(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag_app.loaders import SECTIONS_WAIT_S
+
+    from .apptest_support import app, run_question
+
+    waits: list[tuple[bool, float]] = []
+    counting = CostPreviews.level_costs
+
+    def level_costs(self, *args, wait_s: float = SECTIONS_WAIT_S):  # type: ignore[no-untyped-def]
+        from graphrag_app.state import ExploreState
+
+        waits.append((ExploreState.get().running, wait_s))
+        return counting(self, *args, wait_s=wait_s)
+
+    monkeypatch.setattr(CostPreviews, "level_costs", level_costs)
+    at = app({"latency": "0"}).run()
+    assert waits and set(waits) == {(False, SECTIONS_WAIT_S)}  # (drawn again once the tokens are in, if they were late)
+    run_question(at)
+    assert not at.exception
+    assert (True, 0) in waits  # the script run that starts the run: its live view is not held up by the sidebar
+    assert waits[-1] == (False, SECTIONS_WAIT_S)  # the whole page after the run waits as before
 
 
 def test_every_search_setting_has_its_widget_on_explore(run_db: Path) -> None:
