@@ -8,6 +8,7 @@ request, computed off the script thread (:class:`CostPreviews`).
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections import OrderedDict
@@ -386,6 +387,21 @@ class CostPreviews:
             pending = [*self._previews.values(), *self._sections.values(), *self._levels.values()]
         _done, not_done = futures.wait(pending, timeout=timeout)
         return not not_done
+
+
+WARM_MODULES = ("pandas",)
+"""What the pages' tables need (0.3-1 s to import on a busy machine), imported off the script
+thread once Explore has drawn (:func:`warm_libraries`)."""
+
+
+@st.cache_resource(show_spinner=False)
+def warm_libraries() -> threading.Thread:
+    """Import :data:`WARM_MODULES` in a background thread, once per process: the modules that
+    draw Explore's first page import none of them (the first session after the server starts
+    shows Run sooner), and a run's first answer, whose tables need them, does not wait for them."""
+    thread = threading.Thread(target=lambda: [importlib.import_module(name) for name in WARM_MODULES], name="warm-libraries", daemon=True)
+    thread.start()
+    return thread
 
 
 @st.cache_resource(show_spinner=False)

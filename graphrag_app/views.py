@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -291,6 +290,8 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
             f"map prompt budget: {_number(state.map_prompt_budget)} · reduce prompt budget: {_number(state.reduce_prompt_budget)} · "
             f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
         )
+        import pandas as pd
+
         if state.batches:
             with st.expander(f"Batches ({len(state.batches):,})"):
                 st.dataframe(

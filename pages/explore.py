@@ -6,7 +6,7 @@ import streamlit as st
 
 from graphrag_app import controls, explore_views
 from graphrag_app.escaping import escape_markdown
-from graphrag_app.loaders import SECTIONS_WAIT_S
+from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.recent import draw_recent_runs
 from graphrag_app.settings import load_settings
@@ -54,3 +54,4 @@ explore_views.draw_run(st.container(), page, app)
 if not presenting:
     draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
     explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
+warm_libraries()  # what the tables of a run's answer need, imported now that the page is drawn
