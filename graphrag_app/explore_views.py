@@ -14,6 +14,8 @@ harness) has nothing to tick the fragment, so its script follows the run to the 
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 
@@ -37,7 +39,7 @@ from .jobs import follow, redraw_interval
 from .llm import build_model
 from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
-from .state import ExploreState
+from .state import ExploreState, RunView
 from .urls import (
     PRESENTER_PARAM,
     REPLAY_PARAM,
@@ -54,6 +56,10 @@ from .widgets import Keys, seed_widgets
 
 PREVIEW_POLL_S = 1.0
 """How often a preview still computing is looked at again."""
+FIRST_EVENTS_WAIT_S = 0.3
+"""How long the drawing that follows a click on Run waits for the run's first events (it plans
+its batches first), so that drawing says the run is running and shows its batches."""
+FIRST_EVENTS_POLL_S = 0.02
 CACHE_COUNT_WAIT_S = 0.5
 """How long a page waits for the map cache's count before drawing the preview without it."""
 
@@ -363,6 +369,27 @@ def _live_tick(interval: float) -> None:
     view.end_drawn = ended
 
 
+def await_first_events(
+    view: RunView,
+    *,
+    wait_s: float = FIRST_EVENTS_WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Fold the live run's events into ``view``; a run with none yet (it was started by the
+    click this drawing follows) is looked at again every ``FIRST_EVENTS_POLL_S`` for up to
+    ``wait_s``, so the live view's first drawing is not an idle status a tick before the run's
+    (the live view ticks only after this drawing)."""
+    handle = view.handle
+    if handle is None:
+        return
+    deadline = clock() + wait_s
+    handle.progress(view.state)
+    while not view.state.events and not handle.done and clock() < deadline:
+        sleep(FIRST_EVENTS_POLL_S)
+        handle.progress(view.state)
+
+
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:
     """After Stop: offer an answer from what was read (a reduce over the finished map answers)."""
     view = page.view
@@ -393,7 +420,8 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
         _end_live(page)
         st.rerun()  # the whole page again: Run enabled, the run drawn whole
     if view.handle is not None:
-        interval = redraw_interval(view.state)
+        await_first_events(view)
+        interval = redraw_interval(view.state)  # the planned batches' pace, when they are in
         with container:
             st.fragment(lambda: _live_tick(interval), run_every=interval)()
         return
@@ -409,6 +437,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
 
 
 __all__ = [
+    "await_first_events",
     "bundle_open",
     "check_url_level",
     "draw_cost_preview",

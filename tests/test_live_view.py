@@ -255,3 +255,43 @@ def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bar
     assert shown is not None and shown.handle is None  # played to its end through the live view
     assert charts.usefulness_figure(shown.state).to_plotly_json()["data"] == charts.usefulness_figure(recorded.replay()).to_plotly_json()["data"]
     assert shown.state.result == recorded.replay().result
+
+
+class _Starting:
+    """A run handle whose events come after ``polls`` looks (a run planning its batches)."""
+
+    def __init__(self, events: list, *, polls: int) -> None:
+        self.events, self.polls, self.looks = events, polls, 0
+        self.done = False
+
+    def progress(self, seen: RunState) -> RunState:
+        self.looks += 1
+        if self.looks > self.polls:
+            for event in self.events[len(seen.events):]:
+                seen.apply(event)
+        return seen
+
+
+def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_events() -> None:
+    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
+    from graphrag_app.state import RunView
+
+    from graphrag_app.jobs import run_blocking
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    planning = _Starting(finished.events[:3], polls=3)
+    view = RunView(run_id="r", state=RunState(), index_key="jargon", handle=planning)  # type: ignore[arg-type]
+    await_first_events(view, sleep=sleep, clock=lambda: clock[0])
+    assert view.state.status is not None and view.state.batches  # drawn running, with its planned batches
+    assert clock[0] == 3 * FIRST_EVENTS_POLL_S
+    silent = _Starting([], polls=0)
+    view = RunView(run_id="r", state=RunState(), index_key="jargon", handle=silent)  # type: ignore[arg-type]
+    clock[0] = 0.0
+    await_first_events(view, sleep=sleep, clock=lambda: clock[0])
+    assert not view.state.events and FIRST_EVENTS_WAIT_S <= clock[0] < FIRST_EVENTS_WAIT_S + 2 * FIRST_EVENTS_POLL_S  # never more than the bound
