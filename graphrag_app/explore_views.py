@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 
+import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -60,6 +61,11 @@ FIRST_EVENTS_WAIT_S = 0.3
 """How long the drawing that follows a click on Run waits for the run's first events (it plans
 its batches first), so that drawing says the run is running and shows its batches."""
 FIRST_EVENTS_POLL_S = 0.02
+TIMELINE_REDRAW_S = 1.0
+"""The live view draws the call timeline anew at most once a second, the usefulness chart on
+every tick: Streamlit builds a Plotly chart whose figure changed anew in the browser (a chart
+drawn again unchanged costs the browser nothing), and a busy browser drew two charts twice a
+second late."""
 CACHE_COUNT_WAIT_S = 0.5
 """How long a page waits for the map cache's count before drawing the preview without it."""
 
@@ -363,7 +369,8 @@ def _live_tick(interval: float) -> None:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     live = st.container(key=LIVE_VIEW_KEY)
-    views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height)
+    timeline = live_timeline(view, height=height, fresh=ended)
+    views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height, timeline=timeline)
     if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
         evidence.render_answer(live.container(), view.state, index_key=view.index_key)
     view.end_drawn = ended
@@ -388,6 +395,16 @@ def await_first_events(
     while not view.state.events and not handle.done and clock() < deadline:
         sleep(FIRST_EVENTS_POLL_S)
         handle.progress(view.state)
+
+
+def live_timeline(view: RunView, *, height: int, fresh: bool = False, clock: Callable[[], float] = time.monotonic) -> go.Figure:
+    """The call timeline for this tick of the live view: the one drawn last while it is younger
+    than ``TIMELINE_REDRAW_S`` (same height, not ``fresh``), else one drawn from the run now."""
+    now = clock()
+    kept = view.timeline_key
+    if fresh or view.timeline is None or kept is None or kept[1] != height or now - kept[0] >= TIMELINE_REDRAW_S:
+        view.timeline, view.timeline_key = charts.timeline_figure(view.state, height=height), (now, height)
+    return view.timeline  # type: ignore[return-value]
 
 
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:
@@ -447,6 +464,7 @@ __all__ = [
     "draw_presenter_switch",
     "draw_run_buttons",
     "follow_sample_question",
+    "live_timeline",
     "keep_url",
     "load_url",
     "render_source_preview",

@@ -295,3 +295,25 @@ def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_even
     clock[0] = 0.0
     await_first_events(view, sleep=sleep, clock=lambda: clock[0])
     assert not view.state.events and FIRST_EVENTS_WAIT_S <= clock[0] < FIRST_EVENTS_WAIT_S + 2 * FIRST_EVENTS_POLL_S  # never more than the bound
+
+
+def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> None:
+    # a chart drawn again unchanged costs the browser nothing; a changed one is built anew
+    from graphrag_app.explore_views import TIMELINE_REDRAW_S, live_timeline
+    from graphrag_app.jobs import run_blocking
+    from graphrag_app.state import RunView
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    events, now = finished.events, [100.0]
+    view = RunView(run_id="r", state=RunState.replay(events[:8]), index_key="jargon")
+    first = live_timeline(view, height=290, clock=lambda: now[0])
+    view.state = RunState.replay(events[:20])
+    now[0] += TIMELINE_REDRAW_S / 2
+    assert live_timeline(view, height=290, clock=lambda: now[0]) is first  # not due yet: drawn again unchanged
+    assert live_timeline(view, height=300, clock=lambda: now[0]) is not first  # presenter mode's height
+    now[0] += TIMELINE_REDRAW_S
+    due = live_timeline(view, height=300, clock=lambda: now[0])
+    assert due.layout.title.text == charts.timeline_figure(view.state, height=300).layout.title.text
+    view.state = finished
+    assert live_timeline(view, height=300, fresh=True, clock=lambda: now[0]).to_plotly_json() == charts.timeline_figure(finished, height=300).to_plotly_json()  # the end: as it is
