@@ -63,9 +63,9 @@ its batches first), so that drawing says the run is running and shows its batche
 FIRST_EVENTS_POLL_S = 0.02
 TIMELINE_REDRAW_S = 1.0
 """The live view draws the call timeline anew at most once a second, the usefulness chart on
-every tick: Streamlit builds a Plotly chart whose figure changed anew in the browser (a chart
-drawn again unchanged costs the browser nothing), and a busy browser drew two charts twice a
-second late."""
+every tick: the browser builds a Plotly chart whose figure changed from scratch (one drawn
+again unchanged costs it nothing), and two charts built twice a second kept a busy browser
+behind the run."""
 CACHE_COUNT_WAIT_S = 0.5
 """How long a page waits for the map cache's count before drawing the preview without it."""
 
