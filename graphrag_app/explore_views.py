@@ -31,6 +31,8 @@ from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
+from graphrag_core.state import RunState
+from graphrag_core.status import RunStatus
 from graphrag_core.tokens import planning_tokenizer_name
 
 from . import bundles, charts, controls, evidence, run_controls, scrolling, views
@@ -61,6 +63,10 @@ FIRST_EVENTS_WAIT_S = 0.3
 """How long the drawing that follows a click on Run waits for the run's first events (it plans
 its batches first), so that drawing says the run is running and shows its batches."""
 FIRST_EVENTS_POLL_S = 0.02
+MOMENT_WAIT_S = 0.3
+"""How long a tick of the live view waits, when it is due, for a moment the audience watches
+for: the run's first map answer (its first bar) and its answer. Drawn as it comes instead of up
+to a tick later; shorter than a tick, so the live view keeps its pace."""
 TIMELINE_REDRAW_S = 1.0
 """The live view draws the call timeline anew at most once a second, the usefulness chart on
 every tick: the browser builds a Plotly chart whose figure changed from scratch (one drawn
@@ -360,6 +366,7 @@ def _live_tick(interval: float) -> None:
     if view is None or view.handle is None:
         st.rerun()
         return
+    await_moment(view)
     ended = view.handle.done  # read before catching up, so the run's last events are never missed
     view.handle.progress(view.state)
     if ended and view.end_drawn:
@@ -393,6 +400,36 @@ def await_first_events(
     deadline = clock() + wait_s
     handle.progress(view.state)
     while not view.state.events and not handle.done and clock() < deadline:
+        sleep(FIRST_EVENTS_POLL_S)
+        handle.progress(view.state)
+
+
+def moment_due(state: RunState) -> bool:
+    """Whether a run is between its plan and its first map answer, or in its reduce before the
+    answer: the moments :func:`await_moment` waits for."""
+    if state.status != RunStatus.RUNNING:
+        return False
+    if state.phase == "map":
+        return bool(state.batches) and state.finished_batches == 0
+    return state.phase == "reduce" and state.result is None
+
+
+def await_moment(
+    view: RunView,
+    *,
+    wait_s: float = MOMENT_WAIT_S,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> None:
+    """Fold the live run's events into ``view``; while :func:`moment_due`, look again every
+    ``FIRST_EVENTS_POLL_S`` for up to ``wait_s``, so the tick draws the first bar, or the answer,
+    the moment the run has it."""
+    handle = view.handle
+    if handle is None:
+        return
+    deadline = clock() + wait_s
+    handle.progress(view.state)
+    while not handle.done and moment_due(view.state) and clock() < deadline:
         sleep(FIRST_EVENTS_POLL_S)
         handle.progress(view.state)
 
@@ -455,6 +492,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
 
 __all__ = [
     "await_first_events",
+    "await_moment",
     "bundle_open",
     "check_url_level",
     "draw_cost_preview",
@@ -465,6 +503,7 @@ __all__ = [
     "draw_run_buttons",
     "follow_sample_question",
     "live_timeline",
+    "moment_due",
     "keep_url",
     "load_url",
     "render_source_preview",

@@ -317,3 +317,37 @@ def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> N
     assert due.layout.title.text == charts.timeline_figure(view.state, height=300).layout.title.text
     view.state = finished
     assert live_timeline(view, height=300, fresh=True, clock=lambda: now[0]).to_plotly_json() == charts.timeline_figure(finished, height=300).to_plotly_json()  # the end: as it is
+
+
+def test_a_tick_of_the_live_view_draws_the_first_bar_and_the_answer_as_they_come() -> None:
+    # a tick due before the first map answer, or in the reduce before the answer, waits a moment
+    # for it (shorter than a tick), instead of showing it a tick later
+    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
+    from graphrag_app.jobs import run_blocking
+    from graphrag_app.state import RunView
+    from graphrag_core.events import MapBatchSucceeded, ReduceStarted, RunFinished
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    events = finished.events
+    first_answer = next(i for i, e in enumerate(events) if isinstance(e, MapBatchSucceeded))
+    reduce = next(i for i, e in enumerate(events) if isinstance(e, ReduceStarted))
+    end = next(i for i, e in enumerate(events) if isinstance(e, RunFinished))
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    for shown, due, wanted in ((first_answer, 2, lambda s: s.finished_batches >= 1), (reduce + 1, 3, lambda s: s.result is not None)):
+        state = RunState.replay(events[:shown])
+        assert moment_due(state) and not wanted(state)
+        view = RunView(run_id="r", state=state, index_key="jargon", handle=_Starting(events[: end + 1], polls=due))  # type: ignore[arg-type]
+        clock[0] = 0.0
+        await_moment(view, sleep=sleep, clock=lambda: clock[0])
+        assert wanted(view.state) and clock[0] == due * FIRST_EVENTS_POLL_S
+    streaming = RunState.replay(events[: first_answer + 1])  # some bars already: a tick draws at once
+    assert not moment_due(streaming)
+    view = RunView(run_id="r", state=RunState.replay(events[:reduce + 1]), index_key="jargon", handle=_Starting([], polls=0))  # type: ignore[arg-type]
+    clock[0] = 0.0
+    await_moment(view, sleep=sleep, clock=lambda: clock[0])
+    assert view.state.result is None and MOMENT_WAIT_S <= clock[0] < MOMENT_WAIT_S + 2 * FIRST_EVENTS_POLL_S  # never more than the bound
