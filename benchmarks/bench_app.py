@@ -5,7 +5,9 @@ Starts ``streamlit run app.py`` (this checkout) with a fresh run history, opens 
 presentation pace (``--latency``, default 0.4 s per call):
 
 - **open**: seconds from opening the page (a new session on a running server) until Run is
-  enabled (target: under 3 s);
+  enabled (target: under 3 s), as the page saw it (its own clock from the navigation's start,
+  looked at every 20 ms; Playwright's own waiting looks at the page less and less often, up to
+  every half second);
 - **first bar**: seconds from the first map reply (the engine's clock, read back from the run
   history) until the usefulness chart shows a finished batch (target: under 1 s);
 - **answer**: seconds from the run's end until the answer's heading is on the page (target:
@@ -30,14 +32,23 @@ import os
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from graphrag_core.events import MapBatchCached, MapBatchFailed, MapBatchSucceeded, RunFailed, RunFinished
+from graphrag_app.widgets import Keys
 from graphrag_core.history import RunStore
 from tests.browser_support import busy_processes, chromium_page, install_live_sampler, live_figures, streamlit_server, url_param
 
 TARGETS = {"open": 3.0, "first bar": 1.0, "answer": 1.0}
+
+RUN_ENABLED_WATCH = """(() => {
+    const watch = setInterval(() => {
+        const run = document.querySelector('.st-key-%s button');
+        if (run && !run.disabled) { window.__graphragRunEnabled = performance.now(); clearInterval(watch); }
+    }, 20);
+})();""" % Keys.RUN
+"""Run in every page the bench opens, before the page's own scripts: when Run is first enabled,
+in milliseconds since the navigation started."""
 
 
 def measure(url: str, db: Path, *, latency: float, runs: int) -> list[dict[str, float]]:
@@ -46,15 +57,17 @@ def measure(url: str, db: Path, *, latency: float, runs: int) -> list[dict[str, 
     rows = []
     with chromium_page(height=800) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
+        page.add_init_script(RUN_ENABLED_WATCH)
         for n in range(runs):
-            opened = time.monotonic()
             page.goto(f"{url}/?latency={latency:g}&seed={100 + n}")
             run = page.get_by_role("button", name="Run global search")
             expect(run).to_be_enabled(timeout=120_000)
-            open_s = time.monotonic() - opened
+            open_s = page.wait_for_function("() => window.__graphragRunEnabled").json_value() / 1000
             install_live_sampler(page)
             run.click()
-            expect(page.locator(".st-key-answer-box").first).to_be_visible(timeout=300_000)
+            # the sampler's own flag, looked at every 100 ms: Playwright's expect took a snapshot of
+            # the page's accessibility tree on every failed look (1.2 s of the page's CPU in a run)
+            page.wait_for_function("() => window.__graphragLive.answer !== null", polling=100, timeout=300_000)
             page.wait_for_url(lambda u: url_param(u, "run") is not None)
             figures = live_figures(page)
             record = RunStore(db).get(str(url_param(page.url, "run")))
@@ -98,6 +111,9 @@ def main() -> None:
     for name, target in TARGETS.items():
         worst = max(row[name] for row in rows)
         print(f"{name}: median {statistics.median(row[name] for row in rows):.2f} s, worst {worst:.2f} s (target < {target:g} s)")
+    if len(rows) > 1:  # the first session after the server started also imports the app's code
+        later = [row["open"] for row in rows[1:]]
+        print(f"open: first session after the server started {rows[0]['open']:.2f} s; later sessions median {statistics.median(later):.2f} s, worst {max(later):.2f} s")
     held, samples = sum(r["held"] for r in rows), sum(r["samples"] for r in rows)
     print(f"charts held: both charts on the page in {held:.0f} of {samples:.0f} samples after the first bar")
 

@@ -3,9 +3,11 @@
 Each figure is drawn from a :class:`~graphrag_core.state.RunState` alone, so a live run, a
 reopened run and a test draw the same thing. One trace per category (not per bar) keeps a
 1,000-batch run cheap to redraw, and the live charts (:func:`usefulness_figure`,
-:func:`timeline_figure`) are built in one constructor call from plain data (no per-redraw
-``update_layout``): they are redrawn twice a second while a run streams. Legends sit under the
-plot, clear of the title and of the chart's toolbar.
+:func:`timeline_figure`, and :func:`reduce_figure` while the reduce runs) are built in one
+constructor call from plain data (no per-redraw ``update_layout`` or subplot grid): they are
+redrawn twice a second while a run streams. The live charts' margins are fixed (no axis
+``automargin``): a chart whose margins move to fit its labels is laid out twice by Plotly, on
+every drawing. Legends sit under the plot, clear of the title and of the chart's toolbar.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 
 from graphrag_core.events import ReduceReplied, ReduceStarted
 from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState
@@ -76,11 +77,6 @@ def _layout_dict(title: str, *, height: int = CHART_HEIGHT) -> dict[str, object]
     }
 
 
-def _layout(fig: go.Figure, title: str, *, height: int = CHART_HEIGHT) -> go.Figure:
-    fig.update_layout(**_layout_dict(title, height=height))
-    return fig
-
-
 NO_SCORE_Y = -8.0
 """Where failed and cancelled batches are drawn: a lane below 0, so they never read as a score."""
 
@@ -125,8 +121,8 @@ def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figu
         traces.append({"type": "bar", "name": BatchStatus(status).word, "x": x, "y": y, "marker": marker, "customdata": customdata, "hovertemplate": hover})
     count = len(state.batches)
     layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height)
-    layout["xaxis"] = {"title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
-    layout["yaxis"] = {"title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
+    layout["xaxis"] = {"automargin": False, "title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
+    layout["yaxis"] = {"automargin": False, "title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
     if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
         layout["shapes"] = [{"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": 0, "y1": 0, "line": {"color": "#9aa0aa", "width": 1}}]
     return go.Figure(data=traces, layout=layout)
@@ -277,8 +273,9 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     from_cache = f" · {len(cached):,} from the cache" if cached else ""
     layout = _layout_dict(f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}", height=height)
     layout["barmode"] = "overlay"
-    layout["xaxis"] = {"title": {"text": "seconds since start"}, "rangemode": "tozero"}
+    layout["xaxis"] = {"automargin": False, "title": {"text": "seconds since start"}, "rangemode": "tozero"}
     layout["yaxis"] = {
+        "automargin": False,
         "title": {"text": "call slot"},
         "range": [bottom - 0.5, top + 0.5],
         "tickvals": list(range(bottom, top + 1)),
@@ -287,11 +284,19 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     return go.Figure(data=traces, layout=layout)
 
 
+REDUCE_ROWS_GAP = 0.08
+REDUCE_TOP_SHARE = 0.55
+"""The reduce chart's two rows: the gap between them and the top row's share of the rest (of
+the plot's height)."""
+
+
 def reduce_figure(state: RunState) -> go.Figure:
     """The reduce candidates in rank order: usefulness coloured by fate (top), and the reduce
-    prompt tokens with each candidate added against the budget (bottom)."""
-    fig = make_subplots(rows=2, cols=1, shared_xaxes=True, vertical_spacing=0.08, row_heights=[0.55, 0.45])
+    prompt tokens with each candidate added against the budget (bottom). Two rows sharing the
+    candidate axis, built in one constructor call like the live charts (it is drawn live while
+    the reduce runs, and again when the answer arrives)."""
     candidates = state.candidates
+    traces: list[dict[str, object]] = []
     for fate, color in FATE_COLORS.items():
         picked = [(i, c) for i, c in enumerate(candidates) if c.fate == fate]
         if not picked:
@@ -304,60 +309,48 @@ def reduce_figure(state: RunState) -> go.Figure:
             "Candidate %{x} (" + FATE_LABELS[fate] + ")<br>Usefulness: %{y}<br>Batch: %{customdata[1]}"
             "<br>Reduce tokens: %{customdata[2]}<br>Communities: %{customdata[0]}<extra></extra>"
         )
-        fig.add_trace(
-            go.Bar(
-                name=FATE_LABELS[fate],
-                legendgroup=fate,
-                x=[i + 1 for i, _ in picked],
-                y=[c.answer.usefulness for _, c in picked],
-                marker={"color": color},
-                customdata=custom,
-                hovertemplate=hover,
-            ),
-            row=1,
-            col=1,
+        traces.append(
+            {
+                "type": "bar", "name": FATE_LABELS[fate], "legendgroup": fate, "xaxis": "x", "yaxis": "y",
+                "x": [i + 1 for i, _ in picked], "y": [c.answer.usefulness for _, c in picked],
+                "marker": {"color": color}, "customdata": custom, "hovertemplate": hover,
+            }
         )
         with_tokens = [(i, c) for i, c in picked if c.tokens is not None]
         if with_tokens:
-            fig.add_trace(
-                go.Scatter(
-                    name=FATE_LABELS[fate],
-                    legendgroup=fate,
-                    showlegend=False,
-                    mode="markers",
-                    x=[i + 1 for i, _ in with_tokens],
-                    y=[c.tokens for _, c in with_tokens],
-                    marker={"color": color, "size": 8, "symbol": "circle" if fate == "selected" else "x"},
-                    hovertemplate="Candidate %{x}: %{y} reduce prompt tokens if added<extra>" + FATE_LABELS[fate] + "</extra>",
-                ),
-                row=2,
-                col=1,
+            traces.append(
+                {
+                    "type": "scatter", "name": FATE_LABELS[fate], "legendgroup": fate, "showlegend": False, "mode": "markers",
+                    "xaxis": "x2", "yaxis": "y2", "x": [i + 1 for i, _ in with_tokens], "y": [c.tokens for _, c in with_tokens],
+                    "marker": {"color": color, "size": 8, "symbol": "circle" if fate == "selected" else "x"},
+                    "hovertemplate": "Candidate %{x}: %{y} reduce prompt tokens if added<extra>" + FATE_LABELS[fate] + "</extra>",
+                }
             )
     running: list[tuple[int, int]] = [(i + 1, c.tokens) for i, c in enumerate(candidates) if c.fate == "selected" and c.tokens is not None]
     if running:
-        fig.add_trace(
-            go.Scatter(
-                name="reduce prompt filling up",
-                mode="lines",
-                line={"shape": "hv", "color": FATE_COLORS["selected"], "width": 1},
-                x=[x for x, _ in running],
-                y=[y for _, y in running],
-                hoverinfo="skip",
-                showlegend=False,
-            ),
-            row=2,
-            col=1,
+        traces.append(
+            {
+                "type": "scatter", "name": "reduce prompt filling up", "mode": "lines", "xaxis": "x2", "yaxis": "y2",
+                "line": {"shape": "hv", "color": FATE_COLORS["selected"], "width": 1},
+                "x": [x for x, _ in running], "y": [y for _, y in running], "hoverinfo": "skip", "showlegend": False,
+            }
         )
+    selected = sum(1 for c in candidates if c.fate == "selected")
+    layout = _layout_dict(f"Reduce candidates: {selected:,} of {len(candidates):,} selected", height=CHART_HEIGHT + 120)
+    top = REDUCE_TOP_SHARE * (1 - REDUCE_ROWS_GAP)
+    ticks = {"tickmode": "array", "tickvals": list(range(1, len(candidates) + 1))} if len(candidates) <= 12 else {}
+    layout["xaxis"] = {"anchor": "y", "domain": [0.0, 1.0], "matches": "x2", "showticklabels": False, **ticks}
+    layout["yaxis"] = {"anchor": "x", "domain": [1 - top, 1.0], "title": {"text": "usefulness"}, "range": [0, 100]}
+    layout["xaxis2"] = {"anchor": "y2", "domain": [0.0, 1.0], "title": {"text": "candidate (rank order)"}, **ticks}
+    layout["yaxis2"] = {"anchor": "x2", "domain": [0.0, 1 - top - REDUCE_ROWS_GAP], "title": {"text": "reduce tokens"}, "rangemode": "tozero"}
     budget = state.reduce_prompt_budget
     if budget is not None:
-        fig.add_hline(y=budget, line={"dash": "dash", "color": "#d63b3b"}, row=2, col=1, annotation_text=f"budget {budget:,}")
-    fig.update_yaxes(title_text="usefulness", range=[0, 100], row=1, col=1)
-    fig.update_yaxes(title_text="reduce tokens", rangemode="tozero", row=2, col=1)
-    fig.update_xaxes(title_text="candidate (rank order)", row=2, col=1)
-    if len(candidates) <= 12:
-        fig.update_xaxes(tickmode="array", tickvals=list(range(1, len(candidates) + 1)))
-    selected = sum(1 for c in candidates if c.fate == "selected")
-    return _layout(fig, f"Reduce candidates: {selected:,} of {len(candidates):,} selected", height=CHART_HEIGHT + 120)
+        line = {"xref": "x2 domain", "yref": "y2", "x0": 0, "x1": 1, "y0": budget, "y1": budget}
+        layout["shapes"] = [{"type": "line", **line, "line": {"dash": "dash", "color": "#d63b3b"}}]
+        layout["annotations"] = [
+            {"text": f"budget {budget:,}", "showarrow": False, "xref": "x2 domain", "yref": "y2", "x": 1, "y": budget, "xanchor": "right", "yanchor": "bottom"}
+        ]
+    return go.Figure(data=traces, layout=layout)
 
 
 PLANNED_HEIGHT = 150

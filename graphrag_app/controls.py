@@ -8,8 +8,9 @@ the page then draws Stop enabled); errors are queued on :class:`ExploreState` an
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -28,6 +29,7 @@ from .llm import ranking_line
 from .loaders import (
     IndexAccessError,
     IndexSource,
+    SECTIONS_WAIT_S,
     LevelCosts,
     cost_previews,
     default_index_key,
@@ -178,13 +180,14 @@ def seed_from_url(index_key: str, folder_key: str, wanted: str) -> None:
 # -- Explore's sidebar -------------------------------------------------------------------------
 
 
-def level_costs_for(opened: OpenedIndex, request: GlobalSearchRequest | None, *, seed: int) -> LevelCosts | None:
+def level_costs_for(opened: OpenedIndex, request: GlobalSearchRequest | None, *, seed: int, wait_s: float = SECTIONS_WAIT_S) -> LevelCosts | None:
     """Each level's map prompt tokens under ``request``'s settings, from the one estimate the
-    cost preview shows (:func:`graphrag_core.cost.map_cost`); None while they are computed, or
-    when there is no request to price."""
+    cost preview shows (:func:`graphrag_core.cost.map_cost`); None while they are computed
+    (waited for up to ``wait_s``), or when there is no request to price."""
     if request is None or opened.index is None or opened.source is None:
         return None
-    return cost_previews().level_costs(opened.index, opened.source.key, folder_signature(opened.source.path), request.model_dump_json(), seed)
+    signature = folder_signature(opened.source.path)
+    return cost_previews().level_costs(opened.index, opened.source.key, signature, request.model_dump_json(), seed, wait_s=wait_s)
 
 
 def picker_request(base: RunSettings) -> tuple[GlobalSearchRequest | None, int]:
@@ -199,17 +202,29 @@ def picker_request(base: RunSettings) -> tuple[GlobalSearchRequest | None, int]:
         return None, current.seed
 
 
-def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: DeltaGenerator | None = None) -> None:
+def settle_level(opened: OpenedIndex) -> None:
+    """The level the Community level picker holds: one of the opened index's levels (a stale
+    label names its level; a level the index lacks is the leaves). Settled before the settings
+    are read, whether or not the picker is drawn yet."""
+    options = [level_text(level) for level in _summary_counts(opened)]  # type: ignore[arg-type]
+    chosen = level_option(str(st.session_state.get("community_level", LEAF)))
+    st.session_state["community_level"] = chosen if chosen in options else LEAF
+
+
+def _summary_counts(opened: OpenedIndex) -> dict[int | str, int]:
+    return opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
+
+
+def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: DeltaGenerator | None = None, wait_s: float = SECTIONS_WAIT_S) -> None:
     """The Community level selectbox: the opened index's levels, each with its map prompt tokens
     under the settings the page shows now (the cost preview's own figure for the chosen level)
-    and its number of summaries."""
-    counts: dict[int | str, int] = opened.index.summary_counts() if opened.index is not None else {LEAF: 0}
+    and its number of summaries. Waits up to ``wait_s`` for those tokens."""
+    counts = _summary_counts(opened)
     options = [level_text(level) for level in counts]  # type: ignore[arg-type]
-    chosen = level_option(str(st.session_state.get("community_level", LEAF)))  # a stale label names its level
-    st.session_state["community_level"] = chosen if chosen in options else LEAF
+    settle_level(opened)
     setting = next(f for f in base.fields if f.name == "community_level")
     request, seed = picker_request(base)
-    costs = level_costs_for(opened, request, seed=seed)
+    costs = level_costs_for(opened, request, seed=seed, wait_s=wait_s)
     ExploreState.get().levels_unpriced = costs is None and request is not None
 
     def label(option: str) -> str:
@@ -221,12 +236,24 @@ def draw_level_picker(opened: OpenedIndex, base: RunSettings, *, container: Delt
 
 def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
     """Draw the sidebar's settings (``base`` names the settings model); return the index they name."""
+    opened, level_picker = draw_settings_but_levels(app, base)
+    level_picker()
+    return opened
+
+
+def draw_settings_but_levels(app: AppSettings, base: RunSettings) -> tuple[OpenedIndex, Callable[..., None]]:
+    """Draw the sidebar's settings as :func:`draw_settings` does, but leave the Community level
+    picker's place empty: it is drawn there by the function returned (keywords as
+    :func:`draw_level_picker`'s ``wait_s``), which waits for each level's tokens, so a page can
+    draw what must not wait (Run) first. The picker's level is settled here
+    (:func:`settle_level`), so the settings read before it is drawn are its."""
     st.header("Index")
     opened = pick_index(app, index_key=Keys.INDEX, folder_key=Keys.FOLDER)
     widgets.draw_settings(widgets.fields_of(base, ["method"]))
     method = str(st.session_state.get("method") or base.search.method)
     unused = set(inapplicable_settings(method))  # a method's meaningless settings are not drawn (they keep their values)
     ExploreState.get().levels_unpriced = False  # until a level picker is drawn without its tokens
+    level_picker: Callable[..., None] = lambda **_: None
     if method != GLOBAL:
         draw_method_note(st.container(), opened, method, app)
     else:
@@ -234,7 +261,9 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
         if st.session_state.get("community_selection") == "dynamic":
             widgets.draw_settings(widgets.fields_of(base, [n for n in DYNAMIC_SETTING_NAMES if n != "community_selection"]))
         else:
-            draw_level_picker(opened, base)
+            settle_level(opened)
+            place = st.container()
+            level_picker = partial(draw_level_picker, opened, base, container=place)
 
     st.header("Budgets")
     widgets.draw_settings([f for f in widgets.fields_of(base, widgets.BUDGETS) if f.name not in unused])
@@ -282,7 +311,7 @@ def draw_settings(app: AppSettings, base: RunSettings) -> OpenedIndex:
         )
     if app.model_error:
         st.warning(f"Model settings ignored: {app.model_error}", icon=":material/warning:")
-    return opened
+    return opened, level_picker
 
 
 def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str, app: AppSettings) -> None:
@@ -347,6 +376,8 @@ __all__ = [
     "describe_target",
     "draw_level_picker",
     "draw_settings",
+    "draw_settings_but_levels",
+    "settle_level",
     "level_costs_for",
     "level_picker_label",
     "level_sections_for",

@@ -9,8 +9,8 @@ Markdown); no panel uses ``unsafe_allow_html``.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -28,6 +28,9 @@ from . import charts
 from .link_tables import link_table
 from .answer_text import cited_markdown, demote_headings, link
 from .urls import provenance_url, record_url
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
 CALL_KEY = "evidence_open_call"
 """Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
@@ -166,6 +169,8 @@ def render_answer(
 def _set_frame(
     ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None, unit: UnitKind = "community"
 ) -> pd.DataFrame:
+    import pandas as pd
+
     data: dict[str, list] = {
         ("source chunk" if unit == "source" else "community"): ids,
         ("document" if unit == "source" else "title"): [_title(index, cid, unit) or "" for cid in ids],

@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import networkx as nx
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
@@ -24,6 +23,9 @@ from graphrag_core.statistics import LevelStats, level_statistics
 from graphrag_core.tokens import estimate_tokens
 
 from .urls import provenance_url
+
+if TYPE_CHECKING:
+    import networkx as nx
 
 SizeBy = Literal["members", "tokens"]
 HierarchyKind = Literal["sunburst", "treemap"]
@@ -226,6 +228,8 @@ def community_entities(index: Index, community_id: str) -> list[str]:
 def entity_graph(index: Index, community_id: str) -> nx.Graph:
     """The community's entities as nodes (keyed by entity id, with ``title``, ``type`` and
     ``description``) and the relationships between two of them as edges."""
+    import networkx as nx  # only a community's entity graph needs it: Explore opens without loading it
+
     wanted = set(community_entities(index, community_id))
     graph = nx.Graph()
     by_title: dict[str, str] = {}
@@ -262,6 +266,8 @@ def entity_graph_figure(index: Index, community_id: str, *, max_nodes: int = GRA
     if graph.number_of_nodes() == 0:
         fig.add_annotation(text="No entities in this community.", showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper")
     else:
+        import networkx as nx
+
         positions = nx.spring_layout(graph, seed=seed, k=1.5 / math.sqrt(graph.number_of_nodes()))
         edge_x: list[float | None] = []
         edge_y: list[float | None] = []

@@ -14,15 +14,17 @@ run on Explore, as Explore's own Open button does.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from .navigation import PAGE_SPECS
 from .urls import RUN_PARAM
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
 OPEN_TEXT = "open ›"
 """What an open cell says."""
@@ -35,6 +37,8 @@ EXPLORE_PAGE = next(spec.path for spec in PAGE_SPECS if spec.default)
 
 def plain_number(value: object) -> str:
     """A float as an unstyled table shows it: up to four decimals, no trailing zeros, blank for NaN."""
+    import pandas as pd
+
     if value is None or pd.isna(value):  # type: ignore[arg-type]
         return ""
     return f"{value:,.4f}".rstrip("0").rstrip(".")
@@ -102,6 +106,8 @@ def link_table(
     """``frame`` as a table whose first column, ``open_column``, opens each row's link in one
     click (``link_column`` holds the links, kept but hidden). ``here`` is the page file drawing it (a link to
     it changes the URL in place). Other keywords go to ``st.dataframe``."""
+    import pandas as pd
+
     follow_pending_link()
     links = [None if pd.isna(url) or not url else str(url) for url in frame[link_column]] if len(frame) else []
     shown = frame.copy()

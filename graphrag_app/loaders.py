@@ -8,6 +8,7 @@ request, computed off the script thread (:class:`CostPreviews`).
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections import OrderedDict
@@ -218,9 +219,14 @@ LevelCosts = dict[str, LevelCost]
 """Each level's cost (``"leaf"``, ``"0"``, ...) under one request's settings."""
 
 
-def _compute_levels(index: Index, request_json: str, seed: int) -> LevelCosts:
+def _compute_levels(index: Index, request_json: str, seed: int, *, sections: Callable[[str], Sections] | None = None) -> LevelCosts:
+    """Every level's cost; ``sections(tokenizer_name)`` gives the levels' section counts already
+    made with that tokenizer (they depend on neither the budgets nor the seed)."""
     request = GlobalSearchRequest.model_validate_json(request_json)
-    return {level_text(cost.level): cost for cost in level_costs(index, request, seed=seed, tokenizer=_preview_tokenizer(request))}  # type: ignore[arg-type]
+    name = planning_tokenizer_name(request.tokenizer, real_endpoint=False)
+    counted = None if sections is None else sections(name)
+    costs = level_costs(index, request, seed=seed, tokenizer=get_tokenizer(name), sections=counted)
+    return {level_text(cost.level): cost for cost in costs}  # type: ignore[arg-type]
 
 
 class _Identity:
@@ -301,15 +307,42 @@ class CostPreviews:
 
     def levels_future(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> Future[LevelCosts]:
         """Every level's cost under a request's settings (:func:`graphrag_core.cost.level_costs`,
-        the same estimate as the cost preview's), kept like the previews."""
-        return self._recent(self._levels, (index_key, signature, request_json, seed), _compute_levels, index, request_json, seed)
+        the same estimate as the cost preview's), kept like the previews. The levels' section
+        counts are made once per index and tokenizer (a new seed or budget plans the batches
+        only)."""
 
-    def level_costs(self, index: Index, index_key: str, signature: int, request_json: str, seed: int) -> LevelCosts | None:
-        """The levels' costs of :meth:`levels_future` when ready within ``SECTIONS_WAIT_S``, else
-        None (a level picker draws without its tokens and the page is drawn again when they are);
-        empty when they cannot be computed."""
+        def compute() -> LevelCosts:
+            return _compute_levels(index, request_json, seed, sections=lambda name: self._sections_in_worker(index, index_key, signature, name))
+
+        return self._recent(self._levels, (index_key, signature, request_json, seed), compute)
+
+    def _sections_in_worker(self, index: Index, index_key: str, signature: int, tokenizer: str) -> Sections:
+        """On the worker: the counts :meth:`sections_future` holds when they are ready, else
+        counted now and kept there (waiting for a future queued behind this task on the one
+        worker would never end)."""
+        key = (index_key, signature, tokenizer)
+        with self._lock:
+            future = self._sections.get(key)
+        if future is not None and future.done() and future.exception() is None:
+            return future.result()
+        counted = _compute_sections(index, tokenizer)
+        ready: Future[Sections] = Future()
+        ready.set_result(counted)
+        with self._lock:
+            if key not in self._sections or not self._sections[key].done():
+                self._sections[key] = ready
+                while len(self._sections) > self._section_entries:
+                    self._sections.popitem(last=False)
+        return counted
+
+    def level_costs(
+        self, index: Index, index_key: str, signature: int, request_json: str, seed: int, *, wait_s: float = SECTIONS_WAIT_S
+    ) -> LevelCosts | None:
+        """The levels' costs of :meth:`levels_future` when ready within ``wait_s``, else None (a
+        level picker draws without its tokens and the page is drawn again when they are); empty
+        when they cannot be computed."""
         future = self.levels_future(index, index_key, signature, request_json, seed)
-        futures.wait([future], timeout=SECTIONS_WAIT_S)
+        futures.wait([future], timeout=wait_s)
         if not future.done():
             return None
         return future.result() if future.exception() is None else {}  # settings that cannot run: no tokens to show
@@ -354,6 +387,21 @@ class CostPreviews:
             pending = [*self._previews.values(), *self._sections.values(), *self._levels.values()]
         _done, not_done = futures.wait(pending, timeout=timeout)
         return not not_done
+
+
+WARM_MODULES = ("pandas",)
+"""What the pages' tables need (0.3-1 s to import on a busy machine), imported off the script
+thread once Explore has drawn (:func:`warm_libraries`)."""
+
+
+@st.cache_resource(show_spinner=False)
+def warm_libraries() -> threading.Thread:
+    """Import :data:`WARM_MODULES` in a background thread, once per process: the modules that
+    draw Explore's first page import none of them (the first session after the server starts
+    shows Run sooner), and a run's first answer, whose tables need them, does not wait for them."""
+    thread = threading.Thread(target=lambda: [importlib.import_module(name) for name in WARM_MODULES], name="warm-libraries", daemon=True)
+    thread.start()
+    return thread
 
 
 @st.cache_resource(show_spinner=False)

@@ -7,7 +7,6 @@ reloaded. Index text is drawn with ``st.text`` only.
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -127,6 +126,8 @@ def report_markdown(report: str, records: IndexRecords, *, index: Index, index_k
 
 def draw_community_records(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
     """Every entity and relationship of the community, those its report cites first, each a link to its view."""
+    import pandas as pd
+
     records = IndexRecords(index)
     citations = find_citations(community.summary) if is_report_markdown(community.summary) else []
     cited = {kind: references_of_kind(citations, kind) for kind in ("entity", "relationship")}

@@ -10,8 +10,8 @@ to communities change the URL in this tab (a new history entry). Index text is d
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -25,6 +25,9 @@ from graphrag_core.wording import counted
 from .escaping import escape_markdown
 from .link_tables import link_table, page_file
 from .urls import PROVENANCE_PATH, RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
 EXCERPT_CHARS = 320
 SOURCE_TEXT_HEIGHT_PX = 420
@@ -95,6 +98,8 @@ def _record_label(kind: RecordKind, record: Entity | Relationship | Claim | Sour
 
 def records_frame(kind: RecordKind, records: Sequence[Entity | Relationship | Claim | SourceChunk], *, index_key: str, run_id: str | None) -> pd.DataFrame:
     """One row per record: its reference, what it is, its description, a link to its view."""
+    import pandas as pd
+
     return pd.DataFrame(
         {
             "record": [f"{RECORD_NAMES[kind]} {record_ref(r)}" for r in records],

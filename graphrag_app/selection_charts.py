@@ -8,13 +8,17 @@ a live run and a replayed one look the same. Sector sizes count descendant leave
 
 from __future__ import annotations
 
-import pandas as pd
+from typing import TYPE_CHECKING
+
 import plotly.graph_objects as go
 
 from graphrag_core.levels import level_label
 from graphrag_core.state import RunState, SelectionState
 
 from .index_charts import hover_paragraph, plot_text
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
 WALK_COLORS: dict[str, str] = {
     "queued": "#f5c04a",
@@ -69,6 +73,8 @@ def walk_line(state: RunState, community_id: str) -> str | None:
 
 def walk_table(state: RunState) -> pd.DataFrame:
     """One row per community of the hierarchy: id, level, title, fate, rating, round, reason."""
+    import pandas as pd
+
     selection = state.selection
     rows = []
     for node in selection.hierarchy:

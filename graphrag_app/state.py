@@ -61,6 +61,11 @@ class RunView:
     """The speed of the replay being played (None: a run, or a replay that ended)."""
     end_drawn: bool = False
     """The live view has drawn the run's end (its answer); the next tick draws the page whole."""
+    timeline: object | None = None
+    """The call timeline the live view drew last (a Plotly figure), drawn again unchanged until
+    it is due (``explore_views.TIMELINE_REDRAW_S``)."""
+    timeline_key: tuple[float, int] | None = None
+    """When that timeline was drawn (the script's clock) and at what height."""
 
     @property
     def live(self) -> bool:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -145,8 +144,12 @@ def render_status(container: DeltaGenerator, state: RunState, *, note: str | Non
             st.text(state.error or "")
 
 
-def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT) -> None:
-    """The usefulness chart and the call timeline side by side (``height`` px each)."""
+def render_map_charts(
+    container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, timeline: go.Figure | None = None
+) -> None:
+    """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
+    is drawn instead of a timeline of ``state`` when given (the live view redraws it at its own
+    pace)."""
     if not state.batches:
         return
     with container:
@@ -154,7 +157,7 @@ def render_map_charts(container: DeltaGenerator, state: RunState, *, key: str, i
         chart_key = f"{key}-usefulness"
         # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
         _chart(left, charts.usefulness_figure(state, height=height), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
-        _chart(right, charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
+        _chart(right, timeline if timeline is not None else charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
 
 
 LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
@@ -291,6 +294,8 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
             f"map prompt budget: {_number(state.map_prompt_budget)} · reduce prompt budget: {_number(state.reduce_prompt_budget)} · "
             f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
         )
+        import pandas as pd
+
         if state.batches:
             with st.expander(f"Batches ({len(state.batches):,})"):
                 st.dataframe(
@@ -384,17 +389,24 @@ and still fit a 1280x800 screen under the question)."""
 
 
 def render_live(
-    container: DeltaGenerator, state: RunState, *, key: str, note: str | None = None, chart_height: int = LIVE_CHART_HEIGHT
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    note: str | None = None,
+    chart_height: int = LIVE_CHART_HEIGHT,
+    timeline: go.Figure | None = None,
 ) -> None:
     """A run while it streams (or a replay): status and progress, the walk of a dynamic
-    selection, the usefulness chart and the call timeline, then the reduce and the answer as it
-    is written. Drawn again on every tick of the live view with the same elements in the same
-    places under the same keys, so each chart stays on the page and only its data changes."""
+    selection, the usefulness chart and the call timeline (``timeline`` when given), then the
+    reduce and the answer as it is written. Drawn again on every tick of the live view with the
+    same elements in the same places under the same keys, so each chart stays on the page and
+    only its data changes."""
     with container:
         render_status(st.container(), state, note=note)
         if state.selection.active:
             render_selection(st.container(), state, key=key)
-        render_map_charts(st.container(), state, key=key, height=chart_height)
+        render_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(st.container(), state, key=key)
         render_answer_draft(st.container(), state)

@@ -15,10 +15,11 @@ no part headers), which is why they add up to less than ``map_prompt_tokens``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import GraphRAGError
+from .levels import level_text
 from .models import LEAF, Index
 from .rows import Community
 from .request import GlobalSearchRequest
@@ -96,14 +97,26 @@ def section_tokens(index: Index, level: int | str, tokenizer: Tokenizer) -> tupl
     return summaries, claims, sources
 
 
-def level_costs(index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None) -> list[LevelCost]:
-    """Every level of ``index`` ("leaf" first, then 0, 1, ...) under ``request``'s settings."""
+def level_costs(
+    index: Index,
+    request: GlobalSearchRequest,
+    *,
+    seed: int,
+    tokenizer: Tokenizer | None = None,
+    sections: Mapping[str, tuple[int, int, int]] | None = None,
+) -> list[LevelCost]:
+    """Every level of ``index`` ("leaf" first, then 0, 1, ...) under ``request``'s settings.
+
+    ``sections`` holds levels' :func:`section_tokens` already counted with the same tokenizer,
+    keyed by :func:`~graphrag_core.levels.level_text` (they depend on neither the budgets nor the
+    seed); a level it lacks is counted here."""
     tokenizer = tokenizer or get_tokenizer(request.tokenizer)
     levels: list[int | str] = [LEAF, *index.levels()]
     costs: list[LevelCost] = []
     for level in levels:
         at_level = request.model_copy(update={"community_level": level})
-        summaries, claims, sources = section_tokens(index, level, tokenizer)
+        counted = None if sections is None else sections.get(level_text(level))
+        summaries, claims, sources = counted if counted is not None else section_tokens(index, level, tokenizer)
         count = len(index.select_communities(level))
         try:
             cost = map_cost(index, at_level, seed=seed, tokenizer=tokenizer)

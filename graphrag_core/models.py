@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
 from pydantic import PrivateAttr, ValidationError, model_validator
 
 from .context import format_claim_line, format_map_text
@@ -39,6 +38,8 @@ from .validation import (
 )
 
 if TYPE_CHECKING:
+    import networkx as nx
+
     from .validation import RecordSource
 
 MAP_TEXT_TABLES: tuple[str, ...] = ("claims", "chunks")
@@ -310,6 +311,8 @@ class Index(Record):
     @cached_property
     def graph(self) -> nx.DiGraph:
         """The hierarchy as a DiGraph, edges parent -> child, in index order (read-only by convention)."""
+        import networkx as nx  # only the views of the hierarchy need it: a search or a page that opens does not load it
+
         graph = nx.DiGraph()
         graph.add_nodes_from(self._communities)
         graph.add_edges_from((c.parent_id, c.id) for c in self.communities if c.parent_id is not None)

@@ -6,6 +6,7 @@ import streamlit as st
 
 from graphrag_app import controls, explore_views
 from graphrag_app.escaping import escape_markdown
+from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.recent import draw_recent_runs
 from graphrag_app.settings import load_settings
@@ -19,7 +20,7 @@ page = ExploreState.get()
 base = explore_views.load_url(page, app)
 
 with st.sidebar:
-    opened = controls.draw_settings(app, base)
+    opened, draw_level_picker = controls.draw_settings_but_levels(app, base)
 explore_views.check_url_level(page, opened)
 explore_views.follow_sample_question(opened)
 
@@ -39,6 +40,9 @@ if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 preview = st.container()
 explore_views.draw_run_buttons(st.container(), page, app, current)  # on the page before the preview has waited for its figures
+# in its place in the sidebar, after Run: it waits for each level's tokens, but not while a run
+# streams (the live view is drawn first; the run's end draws the whole page again)
+draw_level_picker(wait_s=0 if page.running else SECTIONS_WAIT_S)
 explore_views.draw_messages(st.container(), page)
 explore_views.keep_url(page, current)
 if not page.running:  # while a run streams, the screen is the run's
@@ -50,3 +54,4 @@ explore_views.draw_run(st.container(), page, app)
 if not presenting:
     draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
     explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
+warm_libraries()  # what the tables of a run's answer need, imported now that the page is drawn

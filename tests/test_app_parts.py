@@ -100,6 +100,64 @@ def test_a_new_search_setting_gets_its_widget_with_no_other_change(run_db: Path)
     assert at.text[-1].value == "6 spicy True WiderSettings"  # read back with the field's own type
 
 
+def _sidebar_then_run_then_levels() -> None:
+    import streamlit as st
+
+    from graphrag_app import controls, loaders, widgets
+    from graphrag_app.settings import load_settings
+    from graphrag_app.urls import RunSettings
+
+    asked: list[str] = []
+    previews = loaders.cost_previews()
+    counting = previews.level_costs
+    previews.level_costs = lambda *a, **k: asked.append("levels") or counting(*a, **k)  # type: ignore[method-assign]
+    base = RunSettings(index="jargon", query="q")
+    widgets.seed_widgets(base, index_options=["jargon"])
+    st.session_state["community_level"] = "level 7 (3 summaries)"  # a stale label of a level the index lacks
+    try:
+        with st.sidebar:
+            _opened, draw_level_picker = controls.draw_settings_but_levels(load_settings(), base)
+        st.text(f"before the picker: {st.session_state['community_level']} {asked}")
+        st.button("Run global search")
+        draw_level_picker()
+        st.text(f"after the picker: {asked}")
+    finally:
+        del previews.level_costs  # the app's one CostPreviews counts as its class does again
+
+
+def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: Path) -> None:
+    at = AppTest.from_function(_sidebar_then_run_then_levels, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [t.value for t in at.text] == ["before the picker: leaf []", "after the picker: ['levels']"]
+    picker = at.sidebar.selectbox(key="community_level")
+    assert picker.value == "leaf" and picker.label == "Community level"
+    order = [getattr(element, "key", None) or getattr(element, "value", None) for element in at.sidebar]
+    assert order.index("community_selection") < order.index("community_level") < order.index("Budgets")  # in its place
+
+
+def test_the_level_picker_does_not_wait_for_its_tokens_while_a_run_streams(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from graphrag_app.loaders import SECTIONS_WAIT_S
+
+    from .apptest_support import app, run_question
+
+    waits: list[tuple[bool, float]] = []
+    counting = CostPreviews.level_costs
+
+    def level_costs(self, *args, wait_s: float = SECTIONS_WAIT_S):  # type: ignore[no-untyped-def]
+        from graphrag_app.state import ExploreState
+
+        waits.append((ExploreState.get().running, wait_s))
+        return counting(self, *args, wait_s=wait_s)
+
+    monkeypatch.setattr(CostPreviews, "level_costs", level_costs)
+    at = app({"latency": "0"}).run()
+    assert waits and set(waits) == {(False, SECTIONS_WAIT_S)}  # (drawn again once the tokens are in, if they were late)
+    run_question(at)
+    assert not at.exception
+    assert (True, 0) in waits  # the script run that starts the run: its live view is not held up by the sidebar
+    assert waits[-1] == (False, SECTIONS_WAIT_S)  # the whole page after the run waits as before
+
+
 def test_every_search_setting_has_its_widget_on_explore(run_db: Path) -> None:
     from .apptest_support import app
 
@@ -247,6 +305,24 @@ def test_cost_previews_keep_the_newest_requests_and_move_a_repeated_one_up() -> 
     previews.sections_future(index, "other", 0, "heuristic")  # one kept: the oldest goes
     assert previews.sections_future(index, "small", 0, "heuristic") is not sections
     assert previews.settle(TIMEOUT) and first.result().batches > 0
+
+
+def test_each_level_s_sections_are_counted_once_per_index_and_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new session draws a new seed, so the level picker's costs are planned again; the
+    sections (independent of seed and budgets) are not counted again."""
+    from graphrag_app import loaders
+    from graphrag_core.cost import level_costs
+
+    counted: list[str] = []
+    count_sections = loaders._compute_sections
+    monkeypatch.setattr(loaders, "_compute_sections", lambda index, name: counted.append(name) or count_sections(index, name))
+    previews, index = CostPreviews(), small_index()
+    request = GlobalSearchRequest(query="q", seed=1, map_token_budget=3000)
+    by_seed = {seed: previews.levels_future(index, "small", 0, request.model_dump_json(), seed).result(TIMEOUT) for seed in (1, 2, 3)}
+    assert counted == ["heuristic"]
+    assert previews.sections_future(index, "small", 0, "heuristic").result(TIMEOUT) == count_sections(index, "heuristic") and counted == ["heuristic"]
+    for seed, costs in by_seed.items():  # the same figures as counting everything afresh
+        assert list(costs.values()) == level_costs(index, request, seed=seed)
 
 
 def test_a_page_state_is_one_typed_object_under_one_key() -> None:

@@ -732,6 +732,16 @@ def test_shared_pages_do_not_show_tracebacks_or_server_paths() -> None:
     assert config["client"]["showErrorDetails"] in ("type", "none")  # details go to the log
 
 
+def test_the_deployed_app_spends_nothing_on_what_only_development_needs() -> None:
+    # no file watcher and no rerun on save (a developer runs --server.fileWatcherType auto), and
+    # no full garbage collection after every script run: the live view reruns twice a second
+    import tomllib
+
+    config = tomllib.loads((APP_ROOT / ".streamlit" / "config.toml").read_text())
+    assert (config["server"]["fileWatcherType"], config["server"]["runOnSave"]) == ("none", False)
+    assert config["runner"]["postScriptGC"] is False and config["runner"]["fastReruns"] is True
+
+
 def test_every_public_name_of_the_package_resolves() -> None:
     """``__all__`` of ``graphrag_core`` holds the public names; some are imported on first use
     (index loading, model adapters, the cache), and those must resolve too."""

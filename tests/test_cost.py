@@ -32,3 +32,14 @@ def test_claims_and_excerpts_are_where_level_0_of_the_jargon_sample_spends() -> 
     lean = GlobalSearchRequest(query="?", community_level=0, seed=1, include_claims=False, include_sources=False)
     full = lean.model_copy(update={"include_claims": True, "include_sources": True})
     assert len(plan_batches(index, lean, seed=1)[1]) < 10 < len(plan_batches(index, full, seed=1)[1])
+
+
+def test_level_costs_take_the_section_counts_already_made() -> None:
+    index = small_index()
+    request = GlobalSearchRequest(query="What matters?", seed=3, map_token_budget=2000, map_output_reserve=100)
+    counted = level_costs(index, request, seed=3)
+    given = {"leaf": (1, 2, 3)}  # only the leaves' counts: the other levels are counted here
+    costs = level_costs(index, request, seed=3, sections=given)
+    assert (costs[0].summary_tokens, costs[0].claim_tokens, costs[0].source_tokens) == (1, 2, 3)
+    assert [(c.batches, c.map_prompt_tokens) for c in costs] == [(c.batches, c.map_prompt_tokens) for c in counted]
+    assert costs[1:] == counted[1:]

@@ -255,3 +255,99 @@ def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bar
     assert shown is not None and shown.handle is None  # played to its end through the live view
     assert charts.usefulness_figure(shown.state).to_plotly_json()["data"] == charts.usefulness_figure(recorded.replay()).to_plotly_json()["data"]
     assert shown.state.result == recorded.replay().result
+
+
+class _Starting:
+    """A run handle whose events come after ``polls`` looks (a run planning its batches)."""
+
+    def __init__(self, events: list, *, polls: int) -> None:
+        self.events, self.polls, self.looks = events, polls, 0
+        self.done = False
+
+    def progress(self, seen: RunState) -> RunState:
+        self.looks += 1
+        if self.looks > self.polls:
+            for event in self.events[len(seen.events):]:
+                seen.apply(event)
+        return seen
+
+
+def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_events() -> None:
+    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
+    from graphrag_app.state import RunView
+
+    from graphrag_app.jobs import run_blocking
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    planning = _Starting(finished.events[:3], polls=3)
+    view = RunView(run_id="r", state=RunState(), index_key="jargon", handle=planning)  # type: ignore[arg-type]
+    await_first_events(view, sleep=sleep, clock=lambda: clock[0])
+    assert view.state.status is not None and view.state.batches  # drawn running, with its planned batches
+    assert clock[0] == 3 * FIRST_EVENTS_POLL_S
+    silent = _Starting([], polls=0)
+    view = RunView(run_id="r", state=RunState(), index_key="jargon", handle=silent)  # type: ignore[arg-type]
+    clock[0] = 0.0
+    await_first_events(view, sleep=sleep, clock=lambda: clock[0])
+    assert not view.state.events and FIRST_EVENTS_WAIT_S <= clock[0] < FIRST_EVENTS_WAIT_S + 2 * FIRST_EVENTS_POLL_S  # never more than the bound
+
+
+def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> None:
+    # a chart drawn again unchanged costs the browser nothing; a changed one is built anew
+    from graphrag_app.explore_views import TIMELINE_REDRAW_S, live_timeline
+    from graphrag_app.jobs import run_blocking
+    from graphrag_app.state import RunView
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    events, now = finished.events, [100.0]
+    view = RunView(run_id="r", state=RunState.replay(events[:8]), index_key="jargon")
+    first = live_timeline(view, height=290, clock=lambda: now[0])
+    view.state = RunState.replay(events[:20])
+    now[0] += TIMELINE_REDRAW_S / 2
+    assert live_timeline(view, height=290, clock=lambda: now[0]) is first  # not due yet: drawn again unchanged
+    assert live_timeline(view, height=300, clock=lambda: now[0]) is not first  # presenter mode's height
+    now[0] += TIMELINE_REDRAW_S
+    due = live_timeline(view, height=300, clock=lambda: now[0])
+    assert due.layout.title.text == charts.timeline_figure(view.state, height=300).layout.title.text
+    view.state = finished
+    assert live_timeline(view, height=300, fresh=True, clock=lambda: now[0]).to_plotly_json() == charts.timeline_figure(finished, height=300).to_plotly_json()  # the end: as it is
+
+
+def test_a_tick_of_the_live_view_draws_the_first_bar_and_the_answer_as_they_come() -> None:
+    # a tick due before the first map answer, or in the reduce before the answer, waits a moment
+    # for it (shorter than a tick), instead of showing it a tick later
+    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
+    from graphrag_app.jobs import run_blocking
+    from graphrag_app.state import RunView
+    from graphrag_core.events import MapBatchSucceeded, ReduceStarted, RunFinished
+
+    request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
+    _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
+    events = finished.events
+    first_answer = next(i for i, e in enumerate(events) if isinstance(e, MapBatchSucceeded))
+    reduce = next(i for i, e in enumerate(events) if isinstance(e, ReduceStarted))
+    end = next(i for i, e in enumerate(events) if isinstance(e, RunFinished))
+    clock = [0.0]
+
+    def sleep(seconds: float) -> None:
+        clock[0] += seconds
+
+    for shown, due, wanted in ((first_answer, 2, lambda s: s.finished_batches >= 1), (reduce + 1, 3, lambda s: s.result is not None)):
+        state = RunState.replay(events[:shown])
+        assert moment_due(state) and not wanted(state)
+        view = RunView(run_id="r", state=state, index_key="jargon", handle=_Starting(events[: end + 1], polls=due))  # type: ignore[arg-type]
+        clock[0] = 0.0
+        await_moment(view, sleep=sleep, clock=lambda: clock[0])
+        assert wanted(view.state) and clock[0] == due * FIRST_EVENTS_POLL_S
+    streaming = RunState.replay(events[: first_answer + 1])  # some bars already: a tick draws at once
+    assert not moment_due(streaming)
+    view = RunView(run_id="r", state=RunState.replay(events[:reduce + 1]), index_key="jargon", handle=_Starting([], polls=0))  # type: ignore[arg-type]
+    clock[0] = 0.0
+    await_moment(view, sleep=sleep, clock=lambda: clock[0])
+    assert view.state.result is None and MOMENT_WAIT_S <= clock[0] < MOMENT_WAIT_S + 2 * FIRST_EVENTS_POLL_S  # never more than the bound

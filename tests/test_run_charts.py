@@ -93,3 +93,51 @@ def test_a_dynamic_runs_timeline_draws_its_rating_calls_and_counts_what_diagnost
     assert cached.layout.title.text.startswith("Model calls: 1 (1 reduce)") and "from the cache" in cached.layout.title.text
     assert all(y == 0 for trace in cached.data if trace.name == "from the cache" for y in trace.y)
     assert "(limit 4)" in fig.layout.title.text  # the request's limit, which bounded the ratings too
+
+
+def _reduce_state(fates: list[str], *, budget: int = 900) -> RunState:
+    from graphrag_core.events import ReduceSelection
+    from graphrag_core.results import MapAnswer, ReduceCandidate
+
+    state = _state(["done"] * len(fates))
+    candidates = tuple(
+        ReduceCandidate(
+            rank=i + 1,
+            answer=MapAnswer(batch_index=i, community_ids=(str(i),), answer=f"point {i}", usefulness=90 - 10 * i),
+            fate=fate,  # type: ignore[arg-type]
+            tokens=None if fate in ("dropped", "not_tried") else 300 * (i + 1),
+        )
+        for i, fate in enumerate(fates)
+    )
+    state.apply(ReduceSelection(candidates=candidates, reduce_prompt_budget=budget, strategy="skip"))
+    return state
+
+
+def test_the_reduce_chart_shares_the_candidate_axis_between_its_two_rows() -> None:
+    figure = charts.reduce_figure(_reduce_state(["selected", "selected", "skipped", "dropped"]))
+    layout = figure.layout
+    assert layout.title.text == "Reduce candidates: 2 of 4 selected"
+    assert [(t.type, t.xaxis, t.yaxis) for t in figure.data] == [
+        ("bar", "x", "y"), ("scatter", "x2", "y2"),  # selected: its usefulness above, its running total below
+        ("bar", "x", "y"), ("scatter", "x2", "y2"),  # skipped: what it would have cost
+        ("bar", "x", "y"),  # dropped: no tokens
+        ("scatter", "x2", "y2"),  # the reduce prompt filling up
+    ]
+    assert layout.xaxis.matches == "x2" and layout.xaxis.showticklabels is False  # one axis read under both rows
+    assert layout.yaxis.domain[0] > layout.yaxis2.domain[1]  # the rows do not overlap
+    assert (layout.yaxis.title.text, layout.yaxis2.title.text, layout.xaxis2.title.text) == ("usefulness", "reduce tokens", "candidate (rank order)")
+    assert list(layout.xaxis2.tickvals) == [1, 2, 3, 4]
+    (budget,) = layout.shapes
+    assert (budget.yref, budget.y0, budget.y1, budget.xref) == ("y2", 900, 900, "x2 domain")
+    assert layout.annotations[0].text == "budget 900" and layout.annotations[0].yref == "y2"
+
+
+def test_the_live_charts_keep_their_margins() -> None:
+    # drawn again twice a second while a run streams: an axis that moved the margins to fit its
+    # labels made Plotly lay the chart out twice on every drawing (a third of the browser's time
+    # in Plotly); the margins are fixed instead, with room for the axis titles and the legend
+    state = _state(["done", "failed", "running"])
+    for figure in (charts.usefulness_figure(state), charts.timeline_figure(state)):
+        layout = figure.layout
+        assert layout.xaxis.automargin is False and layout.yaxis.automargin is False
+        assert layout.margin.l >= 50 and layout.margin.b >= 90  # the y axis title; the x axis title and the legend under it
