@@ -14,12 +14,9 @@ harness) has nothing to tick the fragment, so its script follows the run to the 
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
 
-import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
@@ -31,18 +28,17 @@ from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
-from graphrag_core.state import RunState
-from graphrag_core.status import RunStatus
 from graphrag_core.tokens import planning_tokenizer_name
 
 from . import bundles, charts, controls, evidence, run_controls, scrolling, views
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
+from .live_pace import await_first_events, await_moment, live_timeline
 from .llm import build_model
 from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
-from .state import ExploreState, RunView
+from .state import ExploreState
 from .urls import (
     PRESENTER_PARAM,
     REPLAY_PARAM,
@@ -59,19 +55,6 @@ from .widgets import Keys, seed_widgets
 
 PREVIEW_POLL_S = 1.0
 """How often a preview still computing is looked at again."""
-FIRST_EVENTS_WAIT_S = 0.3
-"""How long the drawing that follows a click on Run waits for the run's first events (it plans
-its batches first), so that drawing says the run is running and shows its batches."""
-FIRST_EVENTS_POLL_S = 0.02
-MOMENT_WAIT_S = 0.3
-"""How long a tick of the live view waits, when it is due, for a moment the audience watches
-for: the run's first map answer (its first bar) and its answer. Drawn as it comes instead of up
-to a tick later; shorter than a tick, so the live view keeps its pace."""
-TIMELINE_REDRAW_S = 1.0
-"""The live view draws the call timeline anew at most once a second, the usefulness chart on
-every tick: the browser builds a Plotly chart whose figure changed from scratch (one drawn
-again unchanged costs it nothing), and two charts built twice a second kept a busy browser
-behind the run."""
 CACHE_COUNT_WAIT_S = 0.5
 """How long a page waits for the map cache's count before drawing the preview without it."""
 
@@ -383,67 +366,6 @@ def _live_tick(interval: float) -> None:
     view.end_drawn = ended
 
 
-def await_first_events(
-    view: RunView,
-    *,
-    wait_s: float = FIRST_EVENTS_WAIT_S,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> None:
-    """Fold the live run's events into ``view``; a run with none yet (it was started by the
-    click this drawing follows) is looked at again every ``FIRST_EVENTS_POLL_S`` for up to
-    ``wait_s``, so the live view's first drawing is not an idle status a tick before the run's
-    (the live view ticks only after this drawing)."""
-    handle = view.handle
-    if handle is None:
-        return
-    deadline = clock() + wait_s
-    handle.progress(view.state)
-    while not view.state.events and not handle.done and clock() < deadline:
-        sleep(FIRST_EVENTS_POLL_S)
-        handle.progress(view.state)
-
-
-def moment_due(state: RunState) -> bool:
-    """Whether a run is between its plan and its first map answer, or in its reduce before the
-    answer: the moments :func:`await_moment` waits for."""
-    if state.status != RunStatus.RUNNING:
-        return False
-    if state.phase == "map":
-        return bool(state.batches) and state.finished_batches == 0
-    return state.phase == "reduce" and state.result is None
-
-
-def await_moment(
-    view: RunView,
-    *,
-    wait_s: float = MOMENT_WAIT_S,
-    sleep: Callable[[float], None] = time.sleep,
-    clock: Callable[[], float] = time.monotonic,
-) -> None:
-    """Fold the live run's events into ``view``; while :func:`moment_due`, look again every
-    ``FIRST_EVENTS_POLL_S`` for up to ``wait_s``, so the tick draws the first bar, or the answer,
-    the moment the run has it."""
-    handle = view.handle
-    if handle is None:
-        return
-    deadline = clock() + wait_s
-    handle.progress(view.state)
-    while not handle.done and moment_due(view.state) and clock() < deadline:
-        sleep(FIRST_EVENTS_POLL_S)
-        handle.progress(view.state)
-
-
-def live_timeline(view: RunView, *, height: int, fresh: bool = False, clock: Callable[[], float] = time.monotonic) -> go.Figure:
-    """The call timeline for this tick of the live view: the one drawn last while it is younger
-    than ``TIMELINE_REDRAW_S`` (same height, not ``fresh``), else one drawn from the run now."""
-    now = clock()
-    kept = view.timeline_key
-    if fresh or view.timeline is None or kept is None or kept[1] != height or now - kept[0] >= TIMELINE_REDRAW_S:
-        view.timeline, view.timeline_key = charts.timeline_figure(view.state, height=height), (now, height)
-    return view.timeline  # type: ignore[return-value]
-
-
 def draw_answer_offer(container: DeltaGenerator, page: ExploreState) -> None:
     """After Stop: offer an answer from what was read (a reduce over the finished map answers)."""
     view = page.view
@@ -491,8 +413,6 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
 
 
 __all__ = [
-    "await_first_events",
-    "await_moment",
     "bundle_open",
     "check_url_level",
     "draw_cost_preview",
@@ -502,8 +422,6 @@ __all__ = [
     "draw_presenter_switch",
     "draw_run_buttons",
     "follow_sample_question",
-    "live_timeline",
-    "moment_due",
     "keep_url",
     "load_url",
     "render_source_preview",

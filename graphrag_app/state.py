@@ -63,7 +63,7 @@ class RunView:
     """The live view has drawn the run's end (its answer); the next tick draws the page whole."""
     timeline: object | None = None
     """The call timeline the live view drew last (a Plotly figure), drawn again unchanged until
-    it is due (``explore_views.TIMELINE_REDRAW_S``)."""
+    it is due (``live_pace.TIMELINE_REDRAW_S``)."""
     timeline_key: tuple[float, int] | None = None
     """When that timeline was drawn (the script's clock) and at what height."""
 

@@ -273,7 +273,7 @@ class _Starting:
 
 
 def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_events() -> None:
-    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
+    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
     from graphrag_app.state import RunView
 
     from graphrag_app.jobs import run_blocking
@@ -299,7 +299,7 @@ def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_even
 
 def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> None:
     # a chart drawn again unchanged costs the browser nothing; a changed one is built anew
-    from graphrag_app.explore_views import TIMELINE_REDRAW_S, live_timeline
+    from graphrag_app.live_pace import TIMELINE_REDRAW_S, live_timeline
     from graphrag_app.jobs import run_blocking
     from graphrag_app.state import RunView
 
@@ -322,7 +322,7 @@ def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> N
 def test_a_tick_of_the_live_view_draws_the_first_bar_and_the_answer_as_they_come() -> None:
     # a tick due before the first map answer, or in the reduce before the answer, waits a moment
     # for it (shorter than a tick), instead of showing it a tick later
-    from graphrag_app.explore_views import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
+    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
     from graphrag_app.jobs import run_blocking
     from graphrag_app.state import RunView
     from graphrag_core.events import MapBatchSucceeded, ReduceStarted, RunFinished
