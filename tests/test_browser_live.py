@@ -101,9 +101,9 @@ def wait_until_the_run_fits_on_screen(page) -> None:  # type: ignore[no-untyped-
 
 
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_the_live_view_holds_under_load(server: str, size: tuple[int, int]) -> None:
+def test_the_live_view_holds_under_load(server: str, browser, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     width, height = size
-    with busy_processes(2), chromium_page(height=height) as page, slow_expectations():
+    with busy_processes(2), chromium_page(height=height, browser=browser) as page, slow_expectations():
         page.set_viewport_size({"width": width, "height": height})
         page.set_default_timeout(LOADED_TIMEOUT_MS)
         open_explore(page, server + f"/?latency=0.3&concurrency=4&seed={width}", timeout=LOADED_TIMEOUT_MS)  # a seed of its own: nothing from the map cache
@@ -201,8 +201,8 @@ def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> 
     assert usefulness_bars(page) == recorded
 
 
-def test_presenter_mode_is_a_clean_screen(server: str) -> None:
-    with chromium_page(height=800) as page:
+def test_presenter_mode_is_a_clean_screen(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         open_explore(page, server + "/?presenter=1&latency=0.3&concurrency=4&seed=14")
         sync_api.expect(page.locator("section[data-testid='stSidebar']")).to_be_hidden()
@@ -239,8 +239,8 @@ def test_a_citation_shows_its_evidence_beside_the_answer_and_provenance_opens_in
 
 
 @pytest.mark.parametrize("path", ["", "sweeps", "index_browser", "evaluate", "compare"])
-def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: str) -> None:
-    with chromium_page(height=800) as page:
+def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, browser, path: str) -> None:  # type: ignore[no-untyped-def]
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         if path == "":
             open_explore(page, server + "/?latency=0&level=1&seed=16")
@@ -258,11 +258,11 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: s
         assert legend_overlaps(page) == [], f"legends over titles or toolbars on /{path}"
 
 
-def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str) -> None:
+def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str, browser) -> None:  # type: ignore[no-untyped-def]
     """The first session of a freshly started server draws the sidebar before the page config
     (and its width) arrives: the sidebar then opens 300 px wide. It must still show the level
     picker's whole choice at 1280x800."""
-    with chromium_page(height=800) as page:
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         open_explore(page, server + "/?latency=0&seed=17")
         sidebar = page.locator("section[data-testid='stSidebar']")
