@@ -4,7 +4,9 @@ reload and a second tab, stopped and answered from what was read, replayed, pres
 checked for cut labels at 1280x800.
 
 The figures the samplers see (charts present in N of M samples) are written to
-``test-artifacts/live-samples.txt``.
+``test-artifacts/live-samples.txt``. The sampled tests are marked ``timing``: scripts/test.sh
+runs them alone, after every other test, since beside another test their samples would measure
+that test's load as well.
 """
 
 from __future__ import annotations
@@ -100,6 +102,7 @@ def wait_until_the_run_fits_on_screen(page) -> None:  # type: ignore[no-untyped-
     page.wait_for_function(_FITS, polling=200)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 def test_the_live_view_holds_under_load(server: str, browser, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     width, height = size
@@ -172,6 +175,7 @@ def usefulness_bars(page) -> list:  # type: ignore[no-untyped-def]
     )
 
 
+@pytest.mark.timing
 def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?latency=0.2&concurrency=4&level=1&seed=13")
     page.get_by_role("button", name="Run global search").click()
