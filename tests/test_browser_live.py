@@ -127,7 +127,7 @@ def test_the_live_view_holds_under_load(server: str, browser, size: tuple[int, i
 
 
 def test_a_reload_mid_run_follows_the_run_to_its_end_with_stop_offered(server: str, page) -> None:  # type: ignore[no-untyped-def]
-    open_explore(page, server + "/?latency=0.6&concurrency=2&level=1&seed=11")
+    open_explore(page, server + "/?latency=1&concurrency=2&level=2&seed=11")  # 23 batches: about 12 s, time for a reload
     page.get_by_role("button", name="Run global search").click()
     sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of")).to_be_visible()
     run_id = url_param(page.url, "run")
