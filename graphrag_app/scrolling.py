@@ -3,7 +3,8 @@ call, drawn into the container it is given.
 
 Invariant: it never fights the reader: any input of theirs ends it, and it ends by itself after
 ``SCROLL_TICKS`` x ``SCROLL_TICK_MS``; the anchors it scrolls to are constants of this app,
-never data.
+never data. Its state (``running``, then ``done``) is on its span and on the page's root element
+(``data-<anchor>-scroll``): a redraw of the page may drop the span while the script goes on.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
   // The reader wins at once: a wheel, touch, key or mouse button, or any scroll this script did
   // not make (a scrollbar drag, a link to an anchor, assistive technology, a test driver).
   var marker = document.getElementById("{anchor}-scroll");
+  var root = document.documentElement;
+  root.setAttribute("data-{anchor}-scroll", "running");
   var scroller = document.scrollingElement || document.documentElement;
   for (var node = marker && marker.parentElement; node; node = node.parentElement) {{
     var overflow = getComputedStyle(node).overflowY;
@@ -49,6 +52,7 @@ _SCROLL_INTO_VIEW = """<span id="{anchor}-scroll" data-nonce="{nonce}"></span><s
       clearInterval(timer);
       names.forEach(function (name) {{ window.removeEventListener(name, moved, {{capture: true}}); }});
       if (marker) {{ marker.setAttribute("data-state", "done"); }}
+      root.setAttribute("data-{anchor}-scroll", "done");
     }}
   }}, {tick_ms});
 }})();
@@ -64,7 +68,9 @@ def scroll_into_view(container: DeltaGenerator, anchor: str, *, nonce: int = 0, 
     ``data-state="done"``.
 
     The same script drawn in the same place on the next script run is not run again (the page
-    keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again."""
+    keeps the element as it is): a new ``nonce`` makes it a new element, so it scrolls again.
+    The page's root element says how the last such scroll to ``anchor`` stands in
+    ``data-<anchor>-scroll`` (``running``, ``done``), also after a redraw has dropped the span."""
     script = _SCROLL_INTO_VIEW.format(
         anchor=anchor, ticks=SCROLL_TICKS, tick_ms=SCROLL_TICK_MS, nonce=int(nonce), yield_to_scroll="true" if yield_to_scroll else "false"
     )

@@ -81,20 +81,36 @@ def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = No
 
 
 @contextlib.contextmanager
-def chromium_page(*, height: int) -> Iterator[object]:
-    """A page of Debian's chromium (headless, driven by Playwright; never a downloaded browser),
-    1,500 px wide and ``height`` px tall, so full-page screenshots show every section."""
+def chromium() -> Iterator[object]:
+    """Debian's chromium (headless, driven by Playwright; never a downloaded browser), launched
+    for the block and closed after it.
+
+    While it runs, Playwright's sync API keeps an event loop running on this thread, so
+    ``asyncio.run`` here fails: do what needs one (seeding a run history) before the block."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            context = browser.new_context(viewport={"width": 1500, "height": height})
-            page = context.new_page()
-            page.set_default_timeout(UI_TIMEOUT_MS)
-            yield page
+            yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def chromium_page(*, height: int, browser: object | None = None) -> Iterator[object]:
+    """A page 1,500 px wide and ``height`` px tall (so full-page screenshots show every section)
+    in a browser context of its own: no cookies, storage or app session shared with another
+    page. In ``browser`` when given (a launch costs more than a context), else in a chromium
+    launched for the block (:func:`chromium`)."""
+    with contextlib.ExitStack() as stack:
+        if browser is None:
+            browser = stack.enter_context(chromium())
+        context = browser.new_context(viewport={"width": 1500, "height": height})  # type: ignore[attr-defined]
+        stack.callback(context.close)
+        page = context.new_page()
+        page.set_default_timeout(UI_TIMEOUT_MS)
+        yield page
 
 
 def require_browser() -> ModuleType:

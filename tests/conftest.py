@@ -10,11 +10,20 @@ import pytest
 
 from graphrag_core.index import save_index
 
-from .browser_support import chromium_page, streamlit_server
+from .browser_support import chromium, chromium_page, streamlit_server
 from .cli_support import cli_index
 from .factories import small_index
 from .openai_server import Server, openai_server
 
+
+
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A browser test module's tests go to one pytest-xdist worker together (``--dist
+    loadgroup``, as scripts/test.sh runs them): they share the module's app server and chromium."""
+    for item in items:
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))
 
 
 @pytest.fixture
@@ -54,7 +63,8 @@ def small_index_dir(tmp_path: Path) -> Path:
 
 # The browser tests' fixtures (tests/test_browser*.py). A module changes what they build by
 # overriding ``server_env`` (the server's environment), ``server_seed`` (what is saved into
-# the run history before the server starts) or ``page_height``.
+# the run history before the server starts) or ``page_height``. A test that needs a page of
+# another size asks for ``browser`` and opens one with ``chromium_page(height=..., browser=browser)``.
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +102,18 @@ def page_height() -> int:
     return 1800
 
 
+@pytest.fixture(scope="module")
+def browser(server_seed: object) -> Iterator[object]:
+    """Debian's chromium, launched once for the module's tests (each test's page has a browser
+    context of its own). It starts after ``server_seed``: while it runs, Playwright holds an
+    event loop on the test thread, and a seed may need one of its own."""
+    with chromium() as browser:
+        yield browser
+
+
 @pytest.fixture
-def page(page_height: int) -> Iterator[object]:
-    """A fresh page of Debian's chromium, 1,500 px wide and ``page_height`` tall."""
-    with chromium_page(height=page_height) as page:
+def page(browser: object, page_height: int) -> Iterator[object]:
+    """A fresh page of Debian's chromium, 1,500 px wide and ``page_height`` tall, in a browser
+    context of its own (no cookies, storage or app session shared with another test)."""
+    with chromium_page(height=page_height, browser=browser) as page:
         yield page

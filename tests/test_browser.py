@@ -73,8 +73,8 @@ def test_stop_cancels_a_slow_run_and_the_run_survives_a_reload(server: str, page
     shot(page, "recent-runs")
 
 
-def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_view(server: str) -> None:
-    with chromium_page(height=800) as page:  # a presenter's 1280x800 screen
+def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_view(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    with chromium_page(height=800, browser=browser) as page:  # a presenter's 1280x800 screen
         page.set_viewport_size({"width": 1280, "height": 800})
         open_explore(page, server + "/?latency=0.05&concurrency=4")
         page.get_by_role("button", name="Run global search").click()  # the sample question is already there

@@ -13,6 +13,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from graphrag_app.evidence import CALL_ANCHOR
+from graphrag_app.scrolling import ANSWER_ANCHOR
+
 from .browser_support import UI_TIMEOUT_MS, ask, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 
 pytestmark = pytest.mark.browser
@@ -78,12 +81,19 @@ def test_a_citation_leads_to_its_provenance_in_one_click_and_back(server: str, p
     expect(provenance.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
 
 
+def scroll_over(page, anchor: str) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the app's last scroll to ``anchor`` is over: the script marks the page's root
+    element ``data-<anchor>-scroll="done"`` (and its own span, which a redraw of the page may
+    drop while the script goes on)."""
+    expect(page.locator("html")).to_have_attribute(f"data-{anchor}-scroll", "done")
+
+
 def settled(page) -> None:  # type: ignore[no-untyped-def]
     """Wait until the finished run's page is drawn with its widgets ("Open a call" comes after
-    the clickable map chart) and its answer scroll is over (the scroll-to-answer script marks its
-    span ``data-state="done"``): from then on nothing moves the page but the reader."""
+    the clickable map chart) and its answer scroll is over: from then on nothing moves the page
+    but the reader."""
     expect(page.get_by_role("heading", name="Open a call")).to_be_visible()
-    expect(page.locator("#graphrag-answer-scroll")).to_have_attribute("data-state", "done")
+    scroll_over(page, ANSWER_ANCHOR)
 
 
 def click_first_bar(page) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +114,7 @@ def test_the_answer_scroll_gives_way_to_a_reader_who_scrolls(server: str, page) 
     chart = page.locator(".js-plotly-plot").first
     expect(chart).not_to_be_in_viewport()  # the answer (below the charts) was brought into view
     chart.scroll_into_view_if_needed()
-    expect(page.locator("#graphrag-answer-scroll")).to_have_attribute("data-state", "done")
+    scroll_over(page, ANSWER_ANCHOR)
     expect(chart).to_be_in_viewport()
 
 
@@ -140,7 +150,7 @@ def test_a_batch_table_row_and_the_reduce_chart_open_their_calls_in_view(server:
     expect(page.get_by_text(re.compile(r"^What the reduce did:")).first).to_be_visible()
     shot(page, "evidence-batch-from-table")
 
-    expect(page.locator("#evidence-open-call-scroll")).to_have_attribute("data-state", "done")
+    scroll_over(page, CALL_ANCHOR)
     candidate = page.locator(".js-plotly-plot").filter(has_text="Reduce candidates").locator(".barlayer .point path").first
     candidate.scroll_into_view_if_needed()
     expect(candidate).to_be_in_viewport()

@@ -9,13 +9,14 @@ Skipped when /usr/bin/chromium is missing.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
 from pathlib import Path
 
 import pytest
 
-from .browser_support import CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS, cut_texts, require_browser, shot, wait_for_plots_settled, wait_for_script_run
+from .browser_support import chromium_page, cut_texts, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 from .test_page_judging import seed_experiment
 
 pytestmark = pytest.mark.browser
@@ -50,9 +51,7 @@ def _shown_first(page, result, task) -> str:  # type: ignore[no-untyped-def]
     return task.row if closeness(a.answer) >= closeness(b.answer) else task.col
 
 
-def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(server: str, server_seed, server_history: Path) -> None:  # type: ignore[no-untyped-def]
-    from playwright.sync_api import sync_playwright
-
+def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(server: str, server_seed, server_history: Path, browser) -> None:  # type: ignore[no-untyped-def]
     from graphrag_core.evaluation.votes import VoteStore, vote_tasks
 
     result = server_seed
@@ -60,45 +59,41 @@ def test_two_judges_vote_at_once_and_every_vote_is_kept_in_the_order_shown(serve
     assert len(tasks) == 6
     link = f"{server}/evaluate?experiment={result.id}&judge=1"
     seen: dict[str, list[str]] = {judge: [] for judge in JUDGES}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            pages = {}
-            for judge in JUDGES:  # two browser contexts: two people, no shared cookies or session
-                page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-                page.set_default_timeout(UI_TIMEOUT_MS)
-                page.goto(link)
-                page.get_by_role("textbox", name="Your name").wait_for()
-                if judge == JUDGES[0]:
-                    shot(page, "judging-name")  # what a colleague handed the link sees first
-                page.get_by_role("textbox", name="Your name").fill(judge)
-                page.get_by_role("button", name="Start judging").click()
-                page.get_by_text(f"0 of {len(tasks)} judged").wait_for()
-                wait_for_script_run(page)
-                pages[judge] = page
+    with contextlib.ExitStack() as pages_open:
+        pages = {}
+        for judge in JUDGES:  # two browser contexts: two people, no shared cookies or session
+            page = pages_open.enter_context(chromium_page(height=800, browser=browser))
+            page.set_viewport_size({"width": 1280, "height": 800})
+            page.goto(link)
+            page.get_by_role("textbox", name="Your name").wait_for()
+            if judge == JUDGES[0]:
+                shot(page, "judging-name")  # what a colleague handed the link sees first
+            page.get_by_role("textbox", name="Your name").fill(judge)
+            page.get_by_role("button", name="Start judging").click()
+            page.get_by_text(f"0 of {len(tasks)} judged").wait_for()
+            wait_for_script_run(page)
+            pages[judge] = page
+        for judge, page in pages.items():
+            body = page.locator("body").inner_text()
+            assert "Criterion: comprehensiveness" in body and "Answer 1" in body and "Answer 2" in body
+            assert not [name for name in CONDITIONS if re.search(rf"\b{name}\b", body)], "the blind screen names a condition"
+        shot(pages["Ada"], "judging")
+        assert not cut_texts(pages["Ada"]), cut_texts(pages["Ada"])  # "Answer 1" and "Answer 2" whole on their buttons
+        skip = pages["Ada"].get_by_role("button", name="Skip").bounding_box()
+        assert skip is not None and skip["y"] + skip["height"] <= pages["Ada"].viewport_size["height"]  # the vote on the first screen
+        for step in range(len(tasks)):  # the two vote in turn, each before the other has seen the result of theirs
             for judge, page in pages.items():
-                body = page.locator("body").inner_text()
-                assert "Criterion: comprehensiveness" in body and "Answer 1" in body and "Answer 2" in body
-                assert not [name for name in CONDITIONS if re.search(rf"\b{name}\b", body)], "the blind screen names a condition"
-            shot(pages["Ada"], "judging")
-            assert not cut_texts(pages["Ada"]), cut_texts(pages["Ada"])  # "Answer 1" and "Answer 2" whole on their buttons
-            skip = pages["Ada"].get_by_role("button", name="Skip").bounding_box()
-            assert skip is not None and skip["y"] + skip["height"] <= pages["Ada"].viewport_size["height"]  # the vote on the first screen
-            for step in range(len(tasks)):  # the two vote in turn, each before the other has seen the result of theirs
-                for judge, page in pages.items():
-                    seen[judge].append(_shown_first(page, result, tasks[step]))
-                    choice = CHOICES[judge][step]
-                    if judge == "Grace" and step % 2:
-                        page.keyboard.press(str(choice))  # the keys work as the buttons do
-                    else:
-                        page.get_by_role("button", name={1: "Answer 1", 2: "Answer 2", 0: "Tie"}[choice]).click()
-                for judge, page in pages.items():
-                    page.get_by_text(f"{step + 1} of {len(tasks)} judged").wait_for()
-                    wait_for_script_run(page)  # the run that counted the vote has drawn the next pair too
-            for page in pages.values():
-                page.get_by_text("Thank you").wait_for()
-        finally:
-            browser.close()
+                seen[judge].append(_shown_first(page, result, tasks[step]))
+                choice = CHOICES[judge][step]
+                if judge == "Grace" and step % 2:
+                    page.keyboard.press(str(choice))  # the keys work as the buttons do
+                else:
+                    page.get_by_role("button", name={1: "Answer 1", 2: "Answer 2", 0: "Tie"}[choice]).click()
+            for judge, page in pages.items():
+                page.get_by_text(f"{step + 1} of {len(tasks)} judged").wait_for()
+                wait_for_script_run(page)  # the run that counted the vote has drawn the next pair too
+        for page in pages.values():
+            page.get_by_text("Thank you").wait_for()
     votes = VoteStore(server_history.parent / "evaluations.sqlite3").votes(result.id)
     assert len(votes) == 2 * len(tasks)
     for judge in JUDGES:

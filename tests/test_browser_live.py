@@ -4,7 +4,9 @@ reload and a second tab, stopped and answered from what was read, replayed, pres
 checked for cut labels at 1280x800.
 
 The figures the samplers see (charts present in N of M samples) are written to
-``test-artifacts/live-samples.txt``.
+``test-artifacts/live-samples.txt``. The sampled tests are marked ``timing``: scripts/test.sh
+runs them alone, after every other test, since beside another test their samples would measure
+that test's load as well.
 """
 
 from __future__ import annotations
@@ -100,10 +102,11 @@ def wait_until_the_run_fits_on_screen(page) -> None:  # type: ignore[no-untyped-
     page.wait_for_function(_FITS, polling=200)
 
 
+@pytest.mark.timing
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
-def test_the_live_view_holds_under_load(server: str, size: tuple[int, int]) -> None:
+def test_the_live_view_holds_under_load(server: str, browser, size: tuple[int, int]) -> None:  # type: ignore[no-untyped-def]
     width, height = size
-    with busy_processes(2), chromium_page(height=height) as page, slow_expectations():
+    with busy_processes(2), chromium_page(height=height, browser=browser) as page, slow_expectations():
         page.set_viewport_size({"width": width, "height": height})
         page.set_default_timeout(LOADED_TIMEOUT_MS)
         open_explore(page, server + f"/?latency=0.3&concurrency=4&seed={width}", timeout=LOADED_TIMEOUT_MS)  # a seed of its own: nothing from the map cache
@@ -124,7 +127,7 @@ def test_the_live_view_holds_under_load(server: str, size: tuple[int, int]) -> N
 
 
 def test_a_reload_mid_run_follows_the_run_to_its_end_with_stop_offered(server: str, page) -> None:  # type: ignore[no-untyped-def]
-    open_explore(page, server + "/?latency=0.6&concurrency=2&level=1&seed=11")
+    open_explore(page, server + "/?latency=1&concurrency=2&level=2&seed=11")  # 23 batches: about 12 s, time for a reload
     page.get_by_role("button", name="Run global search").click()
     sync_api.expect(chart_title(page, r"^Map batches: [1-9][\d,]* of")).to_be_visible()
     run_id = url_param(page.url, "run")
@@ -172,6 +175,7 @@ def usefulness_bars(page) -> list:  # type: ignore[no-untyped-def]
     )
 
 
+@pytest.mark.timing
 def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?latency=0.2&concurrency=4&level=1&seed=13")
     page.get_by_role("button", name="Run global search").click()
@@ -201,8 +205,8 @@ def test_a_replay_draws_the_same_bars_as_the_recorded_run(server: str, page) -> 
     assert usefulness_bars(page) == recorded
 
 
-def test_presenter_mode_is_a_clean_screen(server: str) -> None:
-    with chromium_page(height=800) as page:
+def test_presenter_mode_is_a_clean_screen(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         open_explore(page, server + "/?presenter=1&latency=0.3&concurrency=4&seed=14")
         sync_api.expect(page.locator("section[data-testid='stSidebar']")).to_be_hidden()
@@ -239,8 +243,8 @@ def test_a_citation_shows_its_evidence_beside_the_answer_and_provenance_opens_in
 
 
 @pytest.mark.parametrize("path", ["", "sweeps", "index_browser", "evaluate", "compare"])
-def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: str) -> None:
-    with chromium_page(height=800) as page:
+def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, browser, path: str) -> None:  # type: ignore[no-untyped-def]
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         if path == "":
             open_explore(page, server + "/?latency=0&level=1&seed=16")
@@ -258,11 +262,11 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, path: s
         assert legend_overlaps(page) == [], f"legends over titles or toolbars on /{path}"
 
 
-def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str) -> None:
+def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str, browser) -> None:  # type: ignore[no-untyped-def]
     """The first session of a freshly started server draws the sidebar before the page config
     (and its width) arrives: the sidebar then opens 300 px wide. It must still show the level
     picker's whole choice at 1280x800."""
-    with chromium_page(height=800) as page:
+    with chromium_page(height=800, browser=browser) as page:
         page.set_viewport_size({"width": 1280, "height": 800})
         open_explore(page, server + "/?latency=0&seed=17")
         sidebar = page.locator("section[data-testid='stSidebar']")

@@ -61,9 +61,9 @@ def run_link(page, url: str) -> None:  # type: ignore[no-untyped-def]
     sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
 
 
-def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> None:  # type: ignore[no-untyped-def]
+def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers, browser) -> None:  # type: ignore[no-untyped-def]
     url, configured, other = servers
-    with chromium_page(height=1400) as page:
+    with chromium_page(height=1400, browser=browser) as page:
         link = f"{url}/?index=zh-tea&model=openai&base_url={quote(other.base_url, safe='')}&llm=x&q=what+is+tea%3F&concurrency=2"
         page.goto(link)
         sync_api.expect(page.get_by_text(f"Runs call model x at {other.base_url} without an API key")).to_be_visible()
@@ -82,7 +82,7 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
         sync_api.expect(page.get_by_text("Status: completed", exact=True).locator("visible=true").first).to_be_visible()
         assert other.authorizations[calls:] and set(other.authorizations[calls:]) == {"Bearer sk-typed-in-the-page"}
 
-    with chromium_page(height=1400) as page:  # a new browser session: the configured endpoint gets the configured key
+    with chromium_page(height=1400, browser=browser) as page:  # a new browser session: the configured endpoint gets the configured key
         page.goto(f"{url}/?index=zh-tea&q=what+is+tea%3F&concurrency=2")
         sync_api.expect(page.get_by_text(f"Runs call model configured-model at {configured.base_url} with the configured API key")).to_be_visible()
         run_link(page, f"{url}/?index=zh-tea&q=what+is+tea%3F&concurrency=2")
@@ -90,7 +90,7 @@ def test_a_link_to_another_endpoint_never_gets_the_configured_key(servers) -> No
     assert all(SECRET not in header for header in other.authorizations)
 
 
-def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(browser, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import re
     import signal
 
@@ -100,7 +100,7 @@ def test_a_killed_server_leaves_the_run_in_the_history_as_interrupted(tmp_path) 
 
     db = tmp_path / "runs.sqlite3"
     env = {"GRAPHRAG_LLM_PROVIDER": "offline"}
-    with chromium_page(height=1400) as page:
+    with chromium_page(height=1400, browser=browser) as page:
         with streamlit_server(tmp_path, db, env=env) as url:
             page.goto(f"{url}/?index=jargon&latency=0.4&concurrency=1&q=Who+is+the+Mentor%3F")
             page.get_by_role("button", name="Run global search").click()
