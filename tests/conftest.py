@@ -17,15 +17,6 @@ from .openai_server import Server, openai_server
 
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A browser test module's tests go to one pytest-xdist worker together (``--dist
-    loadgroup``, as scripts/test.sh runs them): they share the module's app server and chromium."""
-    for item in items:
-        if item.get_closest_marker("browser") is not None:
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
-
-
 @pytest.fixture
 def run_db(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``GRAPHRAG_EXPLORER_DB`` pointing into this test's tmp folder (no shared history)."""
