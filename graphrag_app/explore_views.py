@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future
 from concurrent.futures import wait as futures_wait
+from typing import NoReturn
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -233,7 +234,7 @@ def draw_cost_preview(
                         charts.planned_batches_figure(preview.batch_tokens, request.map_prompt_budget), key="planned-batches", config=views.CHART_CONFIG
                     )
         if not first and ready():
-            st.rerun()  # the whole page once (the picker with its tokens), which also stops this polling
+            draw_again(ExploreState.get())  # the whole page once (the picker with its tokens), which also stops this polling
 
     if cached is not None:
         futures_wait([cached], timeout=CACHE_COUNT_WAIT_S)
@@ -243,7 +244,7 @@ def draw_cost_preview(
         else:
             draw(True)
             if levels is not None:  # counted since the picker was drawn: draw it again with them
-                st.rerun()
+                draw_again(ExploreState.get())
 
 def render_source_preview(container: DeltaGenerator, preview: CostPreview, request: GlobalSearchRequest) -> None:
     """The cost of a run over source chunks before it runs: ``text`` maps every chunk; ``vector``
@@ -296,16 +297,30 @@ def draw_run_buttons(container: DeltaGenerator, page: ExploreState, app: AppSett
 
 
 def draw_messages(container: DeltaGenerator, page: ExploreState) -> None:
-    """The errors and notices queued since the last drawing, shown once, or, while a run streams
-    (the live view redraws only itself), until the page is drawn whole after it."""
+    """The errors and notices queued since the reader last acted: shown until the reader acts
+    again (the page drawing itself again, :func:`draw_again`, keeps them), and while a run
+    streams (the live view redraws only itself) until the page is drawn whole after it."""
+    errors, notices = page.errors, page.notices
+    if page.drawn_again:
+        errors = list(dict.fromkeys([*page.shown_errors, *errors]))
+        notices = list(dict.fromkeys([*page.shown_notices, *notices]))
+    page.drawn_again = False
+    page.shown_errors, page.shown_notices = list(errors), list(notices)
     with container:
-        for message in page.errors:
+        for message in errors:
             st.error(escape_markdown(message), icon=":material/error:")
-        for message in page.notices:
+        for message in notices:
             st.info(escape_markdown(message), icon=":material/info:")
     if not page.running:
         page.errors.clear()
         page.notices.clear()
+
+
+def draw_again(page: ExploreState) -> NoReturn:
+    """The whole page drawn again by the page itself (its figures are counted, a run ended), not
+    for the reader: what it said stays on it."""
+    page.drawn_again = True
+    st.rerun()
 
 
 def keep_url(page: ExploreState, current: RunSettings) -> None:
@@ -347,16 +362,15 @@ def _live_tick(interval: float) -> None:
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
-        st.rerun()
-        return
+        draw_again(page)
     await_moment(view)
     ended = view.handle.done  # read before catching up, so the run's last events are never missed
     view.handle.progress(view.state)
     if ended and view.end_drawn:
         _end_live(page)
-        st.rerun()
+        draw_again(page)
     if not ended and redraw_interval(view.state) != interval:
-        st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
+        draw_again(page)  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     live = st.container(key=LIVE_VIEW_KEY)
     timeline = live_timeline(view, height=height, fresh=ended)
@@ -394,7 +408,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
     if view.handle is not None and not st.context.headers:  # no browser to tick the live view
         follow(view.handle, view.state, lambda state: None)
         _end_live(page)
-        st.rerun()  # the whole page again: Run enabled, the run drawn whole
+        draw_again(page)  # the whole page again: Run enabled, the run drawn whole
     if view.handle is not None:
         await_first_events(view)
         interval = redraw_interval(view.state)  # the planned batches' pace, when they are in
@@ -416,6 +430,7 @@ __all__ = [
     "bundle_open",
     "check_url_level",
     "draw_cost_preview",
+    "draw_again",
     "draw_messages",
     "draw_run",
     "draw_answer_offer",

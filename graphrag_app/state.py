@@ -84,6 +84,12 @@ class ExploreState(PageState):
     view: RunView | None = None
     notices: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    shown_notices: list[str] = field(default_factory=list)
+    shown_errors: list[str] = field(default_factory=list)
+    """The messages the last drawing showed: a drawing the page asks for itself (``drawn_again``)
+    shows them again, since the reader has not acted since."""
+    drawn_again: bool = False
+    """The next drawing is the page's own (``explore_views.draw_again``), not the reader's."""
     levels_unpriced: bool = False
     """The level picker was drawn before each level's tokens were counted: the page is drawn
     again once they are (see ``explore_views.draw_cost_preview``)."""

@@ -242,6 +242,36 @@ def test_a_bad_url_value_is_ignored_with_a_notice(run_db: Path, query_params: di
     assert at.selectbox(key="community_level").value == "leaf"
 
 
+def test_a_url_notice_stays_when_the_page_draws_itself_again(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a busy machine the level picker is drawn before its tokens are counted, and the page
+    draws itself again once they are: the URL's notices stay on it (they are the reader's only
+    word on why the link's values were not used)."""
+    from graphrag_app.loaders import CostPreviews
+
+    counted, computed = CostPreviews.level_costs, CostPreviews.levels_future
+    asked: list[bool] = []
+
+    def not_yet_the_first_time(self: CostPreviews, *args: object, **kwargs: object) -> object:
+        asked.append(True)
+        return None if len(asked) == 1 else counted(self, *args, **kwargs)
+
+    def counted_by_the_preview(self: CostPreviews, *args: object) -> object:
+        future = computed(self, *args)  # type: ignore[arg-type]
+        future.result()  # ready when the preview is drawn
+        return future
+
+    monkeypatch.setattr(CostPreviews, "level_costs", not_yet_the_first_time)
+    monkeypatch.setattr(CostPreviews, "levels_future", counted_by_the_preview)
+    at = app({"selection": "smart", "seed": "-3"}).run()
+    assert not at.exception
+    assert len(asked) >= 2, "the page did not draw itself again with the levels' tokens"
+    notes = messages(at, "info")
+    for name in ("selection", "seed"):
+        assert any(name in n for n in notes), (name, notes)
+    at.text_area(key="question").input("Who is RMS?").run()  # the reader acts: the notices have been read
+    assert not any("Ignored the URL parameter" in n for n in messages(at, "info"))
+
+
 def test_a_stored_run_reopens_from_the_url_with_no_model(run_db: Path) -> None:
     run_id = stored_run(run_db)
     at = app()
