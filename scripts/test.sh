@@ -46,11 +46,20 @@ unset PYTHONDONTWRITEBYTECODE
 if [ "$#" -gt 0 ]; then
   exec "$VENV/bin/python" -m pytest -q "$@"
 fi
-# Every test: the engine and page tests on both cores (pytest-xdist), then the browser tests
-# one at a time (each drives a real server and chromium, and waits on what they draw; the
-# tests marked timing sample the live view as it streams, and a test beside them would be
-# measured too).
+# Every test, in three parts: the engine and page tests on both cores (pytest-xdist); the browser
+# tests on both cores, a file per worker (its tests in order, with the module's app server and
+# chromium), so a page test never waits beside a browser; then the tests marked timing alone: they
+# sample what a page shows while a run streams, and a test beside them would be measured too.
 status=0
+# browser_tests PYTEST_ARG...: pytest -q with them; none to run (exit 5: without chromium the
+# browser tests skip) is no failure.
+browser_tests() {
+  "$VENV/bin/python" -m pytest -q "$@" || {
+    local code=$?
+    [ "$code" = 5 ] || status=$code
+  }
+}
 "$VENV/bin/python" -m pytest -q -m "not browser" -n 2 || status=$?
-"$VENV/bin/python" -m pytest -q -m browser || status=$?
+browser_tests -m "browser and not timing" -n 2 --dist loadfile
+browser_tests -m timing
 exit "$status"
