@@ -234,6 +234,29 @@ def test_fits_agrees_with_whole_strings_near_the_limit(kind: str) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_probe_around_the_limit_is_decided_as_the_whole_string_says(kind: str) -> None:
+    """Probes asked in a random order (so each is decided from whatever earlier ones taught:
+    a known cut before it, one after it, or none near), at every end around where a part stops fitting."""
+    exact = fresh()
+    rng = random.Random(f"every-{kind}")
+    header = format_part_header("c3", 9999999)
+    paragraphs = [text_of(kind, rng, rng.randint(40, 900)) for _ in range(12)]
+    body = "\n\n".join(p.strip() or "x" for p in paragraphs)
+    skeleton_tokens = exact.count(SKELETON + "\n")
+    for share in (0.3, 0.75):
+        start = rng.randint(0, 60)
+        budget = skeleton_tokens + int(exact.count(header + body[start:]) * share)
+        counted = counted_body(body, _Fitter(SKELETON, budget, exact))
+        fits = counted.prober(header, start)
+        crossing = next(end for end in range(start + 1, len(body) + 1) if exact.count(SKELETON + "\n" + header + body[start:end]) > budget)
+        ends = list(range(max(start + 1, crossing - 300), min(len(body), crossing + 300) + 1))
+        rng.shuffle(ends)
+        for end in ends:
+            expected = exact.count(SKELETON + "\n" + header + body[start:end]) <= budget
+            assert fits(end - start) == expected, (share, start, end)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
 def test_a_part_join_is_what_a_newline_adds_to_the_whole_part(kind: str) -> None:
     exact = fresh()
     rng = random.Random(f"join-{kind}")
