@@ -21,6 +21,7 @@ from .tokens import (
     last_safe_cut,
     next_safe_cut,
     spaced_safe_cuts,
+    text_key,
 )
 
 SEGMENT_CHARS = 4096
@@ -54,6 +55,10 @@ class CountedBody:
         self.count_text = tokenizer.count
         paragraphs = getattr(tokenizer, "paragraph_prefixes", None)
         self.paragraphs: Callable[[str], list[tuple[int, int]]] | None = paragraphs if callable(paragraphs) else None
+        recall_paragraphs = getattr(tokenizer, "remembered_paragraphs", None)
+        self.recall_paragraphs: Callable[[tuple[int, int]], list[tuple[int, int]] | None] | None = (
+            recall_paragraphs if callable(recall_paragraphs) else None
+        )
         self.limit = limit
         self.max_run = max_run
         self.ascii = body.isascii()
@@ -73,10 +78,13 @@ class CountedBody:
         if any(right - left > MAX_ENCODE_CHARS for left, right in pairwise(bounds)):
             return False
         total = 0
+        keys = self.known.segment_keys
         for left, right in pairwise(bounds):
-            total += self.count_text(body[left:right])
+            segment = body[left:right]
+            total += self.count_text(segment)
             prefix[right] = total
             cuts.append(right)
+            keys.append(text_key(segment))  # the count just read it: its hash is kept
         self.known.segments = list(cuts)
         return True
 
@@ -90,7 +98,12 @@ class CountedBody:
         left, right = segments[at], segments[at + 1]
         known.expanded.add(left)
         base = self.prefix[left]
-        for cut, count in self.paragraphs(self.body[left:right])[:-1]:
+        paragraphs = None
+        if self.recall_paragraphs is not None and at < len(known.segment_keys):
+            paragraphs = self.recall_paragraphs(known.segment_keys[at])
+        if paragraphs is None:
+            paragraphs = self.paragraphs(self.body[left:right])[:-1]
+        for cut, count in paragraphs:
             if left + cut not in self.prefix:
                 self.prefix[left + cut] = base + count
                 bisect.insort(known.cuts, left + cut)

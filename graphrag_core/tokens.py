@@ -23,7 +23,6 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -176,6 +175,12 @@ def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
     return tokenizer.count(tail + separator) - tokenizer.count(tail)
 
 
+def text_key(text: str) -> tuple[int, int]:
+    """The key an exact tokenizer remembers a text's counts by: its length and hash (a string
+    keeps its hash, so asking again costs nothing)."""
+    return len(text), hash(text)
+
+
 @runtime_checkable
 class Tokenizer(Protocol):
     name: str
@@ -250,13 +255,15 @@ class PrefixCounts:
     ``count(header + text[start:cut]) - count(text[:cut])`` (``(None, 0)`` when there is none).
     """
 
-    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segments", "spans")
+    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segment_keys", "segments", "spans")
 
     def __init__(self) -> None:
         self.cuts: list[int] = [0]
         self.prefix: dict[int, int] = {0: 0}
         self.segments: list[int] = [0]
         """The cuts the text was first counted at (a planner's segments)."""
+        self.segment_keys: list[tuple[int, int]] = []
+        """Each segment's :func:`text_key`, in order (the tokenizer finds what it remembers of them by it)."""
         self.expanded: set[int] = set()
         """Segments (by their start) whose paragraph cuts are among ``cuts``."""
         self.spans: dict[tuple[int, int], int] = {}
@@ -265,7 +272,7 @@ class PrefixCounts:
 
     def copy(self) -> PrefixCounts:
         other = PrefixCounts()
-        other.cuts, other.prefix, other.segments = list(self.cuts), dict(self.prefix), self.segments
+        other.cuts, other.prefix, other.segments, other.segment_keys = list(self.cuts), dict(self.prefix), self.segments, self.segment_keys
         other.expanded, other.spans, other.joins, other.heads = set(self.expanded), dict(self.spans), dict(self.joins), dict(self.heads)
         return other
 
@@ -309,6 +316,9 @@ class ExactTokenizer:
             self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
         self._remembered: dict[tuple[int, int], int] = {}
+        self._paragraphs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        """The paragraph prefixes (:meth:`paragraph_prefixes`, without the end) of texts counted
+        by paragraphs, by the same key as their counts."""
         self._prefixes: dict[tuple[int, int], PrefixCounts] = {}
 
     @property
@@ -333,7 +343,7 @@ class ExactTokenizer:
             if len(text) > MAX_ENCODE_CHARS:
                 known = self._count_long(text)
             elif len(text) >= PARAGRAPHS_FROM_CHARS:
-                known = self._count_paragraphs(text)
+                known = self._count_paragraphs(text, key)
             else:
                 known = self._encode_count(text)
             self._remember(key, known)
@@ -342,15 +352,22 @@ class ExactTokenizer:
     def _remember(self, key: tuple[int, int], count: int) -> None:
         if len(self._remembered) >= REMEMBERED_COUNTS:
             self._remembered.clear()
+            self._paragraphs.clear()
         self._remembered[key] = count
 
-    def _count_paragraphs(self, text: str) -> int:
+    def _count_paragraphs(self, text: str, key: tuple[int, int]) -> int:
         """A text's count as the sum of its paragraphs' (:meth:`paragraph_prefixes`): a paragraph
-        that several texts share (a source excerpt, a report) is encoded once."""
-        cuts = _paragraph_cuts(text)
-        if not cuts:
-            return self._encode_count(text)
-        return sum(self._count_piece(text[start:end]) for start, end in pairwise([0, *cuts, len(text)]))
+        that several texts share (a source excerpt, a report) is encoded once. The prefixes are
+        kept under ``key`` for :meth:`remembered_paragraphs`."""
+        prefixes = self.paragraph_prefixes(text)
+        self._paragraphs[key] = prefixes[:-1]
+        return prefixes[-1][1]
+
+    def remembered_paragraphs(self, text_key: tuple[int, int]) -> list[tuple[int, int]] | None:
+        """What :meth:`paragraph_prefixes` gave (without the end) for the text whose
+        :func:`text_key` is ``text_key``, when :meth:`count` counted it by paragraphs and still
+        remembers it; else None."""
+        return self._paragraphs.get(text_key)
 
     def paragraph_prefixes(self, text: str) -> list[tuple[int, int]]:
         """``(cut, count(text[:cut]))`` at each cut after a blank line that is a safe cut, in runs
@@ -364,7 +381,7 @@ class ExactTokenizer:
         return prefixes
 
     def _count_piece(self, piece: str) -> int:
-        key = (len(piece), hash(piece))
+        key = (len(piece), hash(piece))  # text_key, inline: this runs once per paragraph
         known = self._remembered.get(key)
         if known is None:
             known = self._encode_count(piece)
