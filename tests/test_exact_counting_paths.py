@@ -34,6 +34,7 @@ from graphrag_core.tokens import (
     next_safe_cut,
     pieces_at_least,
     spaced_safe_cuts,
+    text_key,
 )
 
 SKELETON = "---Role---\nYou answer.\n---Data---\n"
@@ -184,6 +185,20 @@ def test_paragraph_prefixes_are_the_counts_of_the_prefixes(kind: str) -> None:
         assert [cut for cut, _ in prefixes] == sorted({cut for cut, _ in prefixes})
         for cut, count in prefixes:
             assert count == exact._encode_count(text[:cut]), cut
+
+
+def test_a_text_counted_by_paragraphs_keeps_its_paragraph_counts() -> None:
+    reading = Reading()
+    rng = random.Random(11)
+    text = "\n\n".join(text_of("mixed", rng, rng.randint(200, 700)).strip() or "x" for _ in range(12))
+    assert len(text) >= PARAGRAPHS_FROM_CHARS
+    assert reading.remembered_paragraphs(text_key(text)) is None  # nothing counted yet
+    reading.count(text)
+    reading.encoded = 0
+    kept = reading.remembered_paragraphs(text_key(text[:-1] + text[-1:]))  # an equal text, another string
+    assert kept and reading.encoded == 0
+    assert kept == reading.paragraph_prefixes(text)[:-1]
+    assert all(count == reading._encode_count(text[:cut]) for cut, count in kept)
 
 
 def test_paragraphs_shared_by_texts_are_encoded_once() -> None:
