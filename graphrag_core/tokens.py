@@ -155,18 +155,6 @@ def spaced_safe_cuts(text: str, spacing: int, start: int = 0, stop: int | None =
     return cuts
 
 
-_PIECE_START = re.compile(r"(?<=\S) ")
-"""A space after a character that is not whitespace: both encodings' pre-tokenizers start a new
-piece there (no piece holds a non-space character followed by a space), and every piece counts
-at least one token."""
-
-
-def pieces_at_least(text: str, start: int, end: int) -> int:
-    """A lower bound on an exact encoding's count of ``text[start:end]`` (``start < end``): one
-    piece at ``start`` and one at every space after a non-space character."""
-    return 1 + len(_PIECE_START.findall(text, start + 1, end))
-
-
 def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
     """``count(text + separator) - count(text)`` for a cut-additive tokenizer: what joining
     ``text`` to a following text that starts at a safe cut adds, read from ``text``'s tail."""
