@@ -56,7 +56,7 @@ class CountedBody:
         paragraphs = getattr(tokenizer, "paragraph_prefixes", None)
         self.paragraphs: Callable[[str], list[tuple[int, int]]] | None = paragraphs if callable(paragraphs) else None
         recall_paragraphs = getattr(tokenizer, "remembered_paragraphs", None)
-        self.recall_paragraphs: Callable[[tuple[int, int]], list[tuple[int, int]] | None] | None = (
+        self.recall_paragraphs: Callable[[int], list[tuple[int, int]] | None] | None = (
             recall_paragraphs if callable(recall_paragraphs) else None
         )
         self.limit = limit

@@ -163,10 +163,11 @@ def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
     return tokenizer.count(tail + separator) - tokenizer.count(tail)
 
 
-def text_key(text: str) -> tuple[int, int]:
-    """The key an exact tokenizer remembers a text's counts by: its length and hash (a string
-    keeps its hash, so asking again costs nothing)."""
-    return len(text), hash(text)
+def text_key(text: str) -> int:
+    """The key an exact tokenizer remembers a text's counts by: its hash and its length in one
+    integer (``hash * 2**32 + length``: both recoverable, and an integer, unlike a tuple, is no
+    object the garbage collector tracks). A string keeps its hash, so asking again costs nothing."""
+    return hash(text) << 32 | len(text)
 
 
 @runtime_checkable
@@ -217,7 +218,7 @@ LONGEST_TOKEN_BYTES = {"cl100k_base": 128, "o200k_base": 128}
 """The byte length of each encoding's longest token (``max(len(b) for b in token_byte_values())``),
 so bounding a run needs no rank table."""
 REMEMBER_CHARS = 512
-"""Counts of texts at least this long are remembered (by length and hash), so planning a level
+"""Counts of texts at least this long are remembered (by :func:`text_key`), so planning a level
 again (the run after its cost preview, another seed or question, a sweep's next point) does
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
@@ -250,7 +251,7 @@ class PrefixCounts:
         self.prefix: dict[int, int] = {0: 0}
         self.segments: list[int] = [0]
         """The cuts the text was first counted at (a planner's segments)."""
-        self.segment_keys: list[tuple[int, int]] = []
+        self.segment_keys: list[int] = []
         """Each segment's :func:`text_key`, in order (the tokenizer finds what it remembers of them by it)."""
         self.expanded: set[int] = set()
         """Segments (by their start) whose paragraph cuts are among ``cuts``."""
@@ -303,11 +304,11 @@ class ExactTokenizer:
         if self._fast_count is None:
             self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
-        self._remembered: dict[tuple[int, int], int] = {}
-        self._paragraphs: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        self._remembered: dict[int, int] = {}
+        self._paragraphs: dict[int, list[tuple[int, int]]] = {}
         """The paragraph prefixes (:meth:`paragraph_prefixes`, without the end) of texts counted
         by paragraphs, by the same key as their counts."""
-        self._prefixes: dict[tuple[int, int], PrefixCounts] = {}
+        self._prefixes: dict[int, PrefixCounts] = {}
 
     @property
     def _encoding(self) -> Any:
@@ -325,7 +326,7 @@ class ExactTokenizer:
             return 0
         if len(text) < REMEMBER_CHARS:
             return self._encode_count(text)
-        key = (len(text), hash(text))
+        key = hash(text) << 32 | len(text)  # text_key, inline: this runs once per segment
         known = self._remembered.get(key)
         if known is None:
             if len(text) > MAX_ENCODE_CHARS:
@@ -337,13 +338,13 @@ class ExactTokenizer:
             self._remember(key, known)
         return known
 
-    def _remember(self, key: tuple[int, int], count: int) -> None:
+    def _remember(self, key: int, count: int) -> None:
         if len(self._remembered) >= REMEMBERED_COUNTS:
             self._remembered.clear()
             self._paragraphs.clear()
         self._remembered[key] = count
 
-    def _count_paragraphs(self, text: str, key: tuple[int, int]) -> int:
+    def _count_paragraphs(self, text: str, key: int) -> int:
         """A text's count as the sum of its paragraphs' (:meth:`paragraph_prefixes`): a paragraph
         that several texts share (a source excerpt, a report) is encoded once. The prefixes are
         kept under ``key`` for :meth:`remembered_paragraphs`."""
@@ -351,7 +352,7 @@ class ExactTokenizer:
         self._paragraphs[key] = prefixes[:-1]
         return prefixes[-1][1]
 
-    def remembered_paragraphs(self, text_key: tuple[int, int]) -> list[tuple[int, int]] | None:
+    def remembered_paragraphs(self, text_key: int) -> list[tuple[int, int]] | None:
         """What :meth:`paragraph_prefixes` gave (without the end) for the text whose
         :func:`text_key` is ``text_key``, when :meth:`count` counted it by paragraphs and still
         remembers it; else None."""
@@ -369,7 +370,7 @@ class ExactTokenizer:
         return prefixes
 
     def _count_piece(self, piece: str) -> int:
-        key = (len(piece), hash(piece))  # text_key, inline: this runs once per paragraph
+        key = hash(piece) << 32 | len(piece)  # text_key, inline: this runs once per paragraph
         known = self._remembered.get(key)
         if known is None:
             known = self._encode_count(piece)
@@ -379,15 +380,15 @@ class ExactTokenizer:
     def prefix_counts(self, text: str) -> PrefixCounts:
         """A copy of what is remembered of ``text``'s counts (empty when nothing is), for the
         caller to fill in and hand back with :meth:`remember_prefix_counts`."""
-        known = self._prefixes.get((len(text), hash(text)))
+        known = self._prefixes.get(text_key(text))
         return known.copy() if known is not None else PrefixCounts()
 
     def remember_prefix_counts(self, text: str, counts: PrefixCounts) -> None:
-        """Keep ``counts`` as what is known of ``text`` (by length and hash, as counts are), so a
+        """Keep ``counts`` as what is known of ``text`` (by :func:`text_key`, as counts are), so a
         text planned again is not read again; the caller no longer changes it."""
         if len(self._prefixes) >= REMEMBERED_TEXTS:
             self._prefixes.clear()
-        self._prefixes[(len(text), hash(text))] = counts
+        self._prefixes[text_key(text)] = counts
 
     def _encode_count(self, text: str) -> int:
         if self._fast_count is not None:

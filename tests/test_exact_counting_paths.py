@@ -169,6 +169,13 @@ def test_paragraph_prefixes_are_the_counts_of_the_prefixes(kind: str) -> None:
             assert count == exact._encode_count(text[:cut]), cut
 
 
+def test_a_text_key_holds_the_hash_and_the_length_whole() -> None:
+    for text in ["", "a", "tea " * 1000, "茶" * 70_000, "x" * 499_999]:
+        key = text_key(text)
+        assert isinstance(key, int) and key >> 32 == hash(text) and key & (2**32 - 1) == len(text)
+        assert text_key(text[:-1] + text[-1:]) == key
+
+
 def test_a_text_counted_by_paragraphs_keeps_its_paragraph_counts() -> None:
     reading = Reading()
     rng = random.Random(11)
