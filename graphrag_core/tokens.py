@@ -113,20 +113,21 @@ def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
     return found
 
 
+_PARAGRAPH_CUT = re.compile(r"\n\n(?=[^\s/])")
+"""A blank line before a character that makes the cut after it safe (:func:`is_safe_cut`: after a
+newline, neither whitespace, as ``str.isspace`` has it, nor ``/``)."""
+
+
 def _paragraph_cuts(text: str) -> list[int]:
     """The safe cuts after blank lines, each at least :data:`PARAGRAPH_CHARS` after the one
     before (and after the text's start)."""
     cuts: list[int] = []
-    start = 0
-    blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
-    while blank != -1:
-        cut = blank + 2
-        if is_safe_cut(text, cut):
-            cuts.append(cut)
-            start = cut
-            blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
-        else:
-            blank = text.find("\n\n", blank + 1)
+    search = _PARAGRAPH_CUT.search
+    found = search(text, PARAGRAPH_CHARS - 2)
+    while found is not None:
+        cut = found.start() + 2
+        cuts.append(cut)
+        found = search(text, cut + PARAGRAPH_CHARS - 2)
     return cuts
 
 

@@ -130,6 +130,31 @@ def test_spaced_cuts_are_safe_where_they_are_used_and_add_up(kind: str) -> None:
         assert exact.count(text[start:stop]) == sum(exact.count(text[a:b]) for a, b in pairwise(bounds))
 
 
+def test_paragraph_cuts_are_the_safe_cuts_after_blank_lines_a_scan_finds() -> None:
+    """The regular expression finds what scanning every blank line and asking is_safe_cut finds,
+    whitespace of every kind (str.isspace's) after the blank line included."""
+    from graphrag_core.tokens import PARAGRAPH_CHARS, _paragraph_cuts
+
+    def scanned(text: str) -> list[int]:
+        cuts, blank = [], text.find("\n\n", PARAGRAPH_CHARS - 2)
+        while blank != -1:
+            if is_safe_cut(text, blank + 2):
+                cuts.append(blank + 2)
+                blank = text.find("\n\n", blank + PARAGRAPH_CHARS)
+            else:
+                blank = text.find("\n\n", blank + 1)
+        return cuts
+
+    rng = random.Random(12)
+    pieces = ["a", "b ", "\n", "\n\n", "\n\n\n", " ", "/", "\t", "\r", "\u00a0", "\u2028", "\u3000", "\x1c", "\x85", "茶", "x" * 50, "word " * 20]
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
+        assert _paragraph_cuts(text) == scanned(text), repr(text)
+        found += bool(scanned(text))
+    assert found > 1000
+
+
 def test_spaced_cuts_follow_newlines_so_shared_text_is_cut_alike() -> None:
     shared = "".join(f"line {i} of the shared excerpt, with some words\n" for i in range(400))
     first = spaced_safe_cuts("A short title\n" + shared, 1024)
