@@ -20,8 +20,8 @@ from .tokens import (
     is_safe_cut,
     last_safe_cut,
     next_safe_cut,
-    pieces_at_least,
     spaced_safe_cuts,
+    text_key,
 )
 
 SEGMENT_CHARS = 4096
@@ -42,8 +42,9 @@ class CountedBody:
     be, so equal stretches of text are cut alike and the tokenizer remembers their counts) and
     each segment is counted once. A count is then a head (the header and the body up to the
     first safe cut), a difference of prefix counts and a tail after the last safe cut. A probe
-    that the known prefix counts decide (a tail counts at least 0 and at most its UTF-8 bytes)
-    encodes nothing; another makes the safe cut before it known by counting the shorter way
+    that the known prefix counts decide (a tail counts at least 0 and at most its UTF-8 bytes,
+    and the count up to a safe cut is at most the count up to any later one) encodes nothing;
+    another makes the safe cut before it known by counting the shorter way
     from a known one, so the cuts a search needs close in on its answer and each costs a piece
     of text about as long as the last step of the search. What is learnt is handed back to the
     tokenizer (:meth:`remember`), so the same text planned again reads almost nothing.
@@ -54,6 +55,10 @@ class CountedBody:
         self.count_text = tokenizer.count
         paragraphs = getattr(tokenizer, "paragraph_prefixes", None)
         self.paragraphs: Callable[[str], list[tuple[int, int]]] | None = paragraphs if callable(paragraphs) else None
+        recall_paragraphs = getattr(tokenizer, "remembered_paragraphs", None)
+        self.recall_paragraphs: Callable[[int], list[tuple[int, int]] | None] | None = (
+            recall_paragraphs if callable(recall_paragraphs) else None
+        )
         self.limit = limit
         self.max_run = max_run
         self.ascii = body.isascii()
@@ -73,10 +78,13 @@ class CountedBody:
         if any(right - left > MAX_ENCODE_CHARS for left, right in pairwise(bounds)):
             return False
         total = 0
+        keys = self.known.segment_keys
         for left, right in pairwise(bounds):
-            total += self.count_text(body[left:right])
+            segment = body[left:right]
+            total += self.count_text(segment)
             prefix[right] = total
             cuts.append(right)
+            keys.append(text_key(segment))  # the count just read it: its hash is kept
         self.known.segments = list(cuts)
         return True
 
@@ -90,7 +98,12 @@ class CountedBody:
         left, right = segments[at], segments[at + 1]
         known.expanded.add(left)
         base = self.prefix[left]
-        for cut, count in self.paragraphs(self.body[left:right])[:-1]:
+        paragraphs = None
+        if self.recall_paragraphs is not None and at < len(known.segment_keys):
+            paragraphs = self.recall_paragraphs(known.segment_keys[at])
+        if paragraphs is None:
+            paragraphs = self.paragraphs(self.body[left:right])[:-1]
+        for cut, count in paragraphs:
             if left + cut not in self.prefix:
                 self.prefix[left + cut] = base + count
                 bisect.insort(known.cuts, left + cut)
@@ -245,17 +258,10 @@ class CountedBody:
         self._expand(end)
         cut = self._safe_after(self._known_before(end, last), end)
         cuts = self.known.cuts
-        at = bisect.bisect_left(cuts, cut)
-        after = cuts[at]
-        if after == cut:
-            known = base + self.prefix[cut]
-        else:  # count(body[before:cut]) and count(body[cut:after]) each count at least their pieces
-            before, tail = cuts[at - 1], 1 if cut < end else 0
-            if base + self.prefix[before] + pieces_at_least(self.body, before, cut) + tail > self.limit:
-                return False
-            if self._within(base + self.prefix[after] - pieces_at_least(self.body, cut, after), cut, end):
-                return True
-            known = base + self._learn(cut)
+        after = cuts[bisect.bisect_left(cuts, end)]  # count(body[:cut]) <= count(body[:after]): both are safe cuts
+        if after != cut and self._usable(cut, after) and self._within(base + self.prefix[after], cut, end):
+            return True
+        known = base + self._learn(cut)
         if cut == end:
             return known <= self.limit
         if known + 1 > self.limit:

@@ -23,7 +23,6 @@ import sys
 import unicodedata
 from collections.abc import Callable
 from functools import lru_cache
-from itertools import pairwise
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -114,20 +113,21 @@ def next_safe_cut(text: str, start: int, stop: int | None = None) -> int | None:
     return found
 
 
+_PARAGRAPH_CUT = re.compile(r"\n\n(?=[^\s/])")
+"""A blank line before a character that makes the cut after it safe (:func:`is_safe_cut`: after a
+newline, neither whitespace, as ``str.isspace`` has it, nor ``/``)."""
+
+
 def _paragraph_cuts(text: str) -> list[int]:
     """The safe cuts after blank lines, each at least :data:`PARAGRAPH_CHARS` after the one
     before (and after the text's start)."""
     cuts: list[int] = []
-    start = 0
-    blank = text.find("\n\n", PARAGRAPH_CHARS - 2)
-    while blank != -1:
-        cut = blank + 2
-        if is_safe_cut(text, cut):
-            cuts.append(cut)
-            start = cut
-            blank = text.find("\n\n", start + PARAGRAPH_CHARS - 2)
-        else:
-            blank = text.find("\n\n", blank + 1)
+    search = _PARAGRAPH_CUT.search
+    found = search(text, PARAGRAPH_CHARS - 2)
+    while found is not None:
+        cut = found.start() + 2
+        cuts.append(cut)
+        found = search(text, cut + PARAGRAPH_CHARS - 2)
     return cuts
 
 
@@ -156,24 +156,19 @@ def spaced_safe_cuts(text: str, spacing: int, start: int = 0, stop: int | None =
     return cuts
 
 
-_PIECE_START = re.compile(r"(?<=\S) ")
-"""A space after a character that is not whitespace: both encodings' pre-tokenizers start a new
-piece there (no piece holds a non-space character followed by a space), and every piece counts
-at least one token."""
-
-
-def pieces_at_least(text: str, start: int, end: int) -> int:
-    """A lower bound on an exact encoding's count of ``text[start:end]`` (``start < end``): one
-    piece at ``start`` and one at every space after a non-space character."""
-    return 1 + len(_PIECE_START.findall(text, start + 1, end))
-
-
 def join_tokens(text: str, separator: str, tokenizer: Tokenizer) -> int:
     """``count(text + separator) - count(text)`` for a cut-additive tokenizer: what joining
     ``text`` to a following text that starts at a safe cut adds, read from ``text``'s tail."""
     cut = last_safe_cut(text, len(text) - 1)
     tail = text[cut:] if cut is not None else text
     return tokenizer.count(tail + separator) - tokenizer.count(tail)
+
+
+def text_key(text: str) -> int:
+    """The key an exact tokenizer remembers a text's counts by: its hash and its length in one
+    integer (``hash * 2**32 + length``: both recoverable, and an integer, unlike a tuple, is no
+    object the garbage collector tracks). A string keeps its hash, so asking again costs nothing."""
+    return hash(text) << 32 | len(text)
 
 
 @runtime_checkable
@@ -224,7 +219,7 @@ LONGEST_TOKEN_BYTES = {"cl100k_base": 128, "o200k_base": 128}
 """The byte length of each encoding's longest token (``max(len(b) for b in token_byte_values())``),
 so bounding a run needs no rank table."""
 REMEMBER_CHARS = 512
-"""Counts of texts at least this long are remembered (by length and hash), so planning a level
+"""Counts of texts at least this long are remembered (by :func:`text_key`), so planning a level
 again (the run after its cost preview, another seed or question, a sweep's next point) does
 not encode its map texts again."""
 REMEMBERED_COUNTS = 200_000
@@ -250,13 +245,15 @@ class PrefixCounts:
     ``count(header + text[start:cut]) - count(text[:cut])`` (``(None, 0)`` when there is none).
     """
 
-    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segments", "spans")
+    __slots__ = ("cuts", "expanded", "heads", "joins", "prefix", "segment_keys", "segments", "spans")
 
     def __init__(self) -> None:
         self.cuts: list[int] = [0]
         self.prefix: dict[int, int] = {0: 0}
         self.segments: list[int] = [0]
         """The cuts the text was first counted at (a planner's segments)."""
+        self.segment_keys: list[int] = []
+        """Each segment's :func:`text_key`, in order (the tokenizer finds what it remembers of them by it)."""
         self.expanded: set[int] = set()
         """Segments (by their start) whose paragraph cuts are among ``cuts``."""
         self.spans: dict[tuple[int, int], int] = {}
@@ -265,7 +262,7 @@ class PrefixCounts:
 
     def copy(self) -> PrefixCounts:
         other = PrefixCounts()
-        other.cuts, other.prefix, other.segments = list(self.cuts), dict(self.prefix), self.segments
+        other.cuts, other.prefix, other.segments, other.segment_keys = list(self.cuts), dict(self.prefix), self.segments, self.segment_keys
         other.expanded, other.spans, other.joins, other.heads = set(self.expanded), dict(self.spans), dict(self.joins), dict(self.heads)
         return other
 
@@ -308,8 +305,11 @@ class ExactTokenizer:
         if self._fast_count is None:
             self._fast_count = getattr(getattr(self._encoding, "_backend", None), "count", None)
         self._max_token_chars: int | None = None
-        self._remembered: dict[tuple[int, int], int] = {}
-        self._prefixes: dict[tuple[int, int], PrefixCounts] = {}
+        self._remembered: dict[int, int] = {}
+        self._paragraphs: dict[int, list[tuple[int, int]]] = {}
+        """The paragraph prefixes (:meth:`paragraph_prefixes`, without the end) of texts counted
+        by paragraphs, by the same key as their counts."""
+        self._prefixes: dict[int, PrefixCounts] = {}
 
     @property
     def _encoding(self) -> Any:
@@ -327,30 +327,37 @@ class ExactTokenizer:
             return 0
         if len(text) < REMEMBER_CHARS:
             return self._encode_count(text)
-        key = (len(text), hash(text))
+        key = hash(text) << 32 | len(text)  # text_key, inline: this runs once per segment
         known = self._remembered.get(key)
         if known is None:
             if len(text) > MAX_ENCODE_CHARS:
                 known = self._count_long(text)
             elif len(text) >= PARAGRAPHS_FROM_CHARS:
-                known = self._count_paragraphs(text)
+                known = self._count_paragraphs(text, key)
             else:
                 known = self._encode_count(text)
             self._remember(key, known)
         return known
 
-    def _remember(self, key: tuple[int, int], count: int) -> None:
+    def _remember(self, key: int, count: int) -> None:
         if len(self._remembered) >= REMEMBERED_COUNTS:
             self._remembered.clear()
+            self._paragraphs.clear()
         self._remembered[key] = count
 
-    def _count_paragraphs(self, text: str) -> int:
+    def _count_paragraphs(self, text: str, key: int) -> int:
         """A text's count as the sum of its paragraphs' (:meth:`paragraph_prefixes`): a paragraph
-        that several texts share (a source excerpt, a report) is encoded once."""
-        cuts = _paragraph_cuts(text)
-        if not cuts:
-            return self._encode_count(text)
-        return sum(self._count_piece(text[start:end]) for start, end in pairwise([0, *cuts, len(text)]))
+        that several texts share (a source excerpt, a report) is encoded once. The prefixes are
+        kept under ``key`` for :meth:`remembered_paragraphs`."""
+        prefixes = self.paragraph_prefixes(text)
+        self._paragraphs[key] = prefixes[:-1]
+        return prefixes[-1][1]
+
+    def remembered_paragraphs(self, text_key: int) -> list[tuple[int, int]] | None:
+        """What :meth:`paragraph_prefixes` gave (without the end) for the text whose
+        :func:`text_key` is ``text_key``, when :meth:`count` counted it by paragraphs and still
+        remembers it; else None."""
+        return self._paragraphs.get(text_key)
 
     def paragraph_prefixes(self, text: str) -> list[tuple[int, int]]:
         """``(cut, count(text[:cut]))`` at each cut after a blank line that is a safe cut, in runs
@@ -364,7 +371,7 @@ class ExactTokenizer:
         return prefixes
 
     def _count_piece(self, piece: str) -> int:
-        key = (len(piece), hash(piece))
+        key = hash(piece) << 32 | len(piece)  # text_key, inline: this runs once per paragraph
         known = self._remembered.get(key)
         if known is None:
             known = self._encode_count(piece)
@@ -374,15 +381,15 @@ class ExactTokenizer:
     def prefix_counts(self, text: str) -> PrefixCounts:
         """A copy of what is remembered of ``text``'s counts (empty when nothing is), for the
         caller to fill in and hand back with :meth:`remember_prefix_counts`."""
-        known = self._prefixes.get((len(text), hash(text)))
+        known = self._prefixes.get(text_key(text))
         return known.copy() if known is not None else PrefixCounts()
 
     def remember_prefix_counts(self, text: str, counts: PrefixCounts) -> None:
-        """Keep ``counts`` as what is known of ``text`` (by length and hash, as counts are), so a
+        """Keep ``counts`` as what is known of ``text`` (by :func:`text_key`, as counts are), so a
         text planned again is not read again; the caller no longer changes it."""
         if len(self._prefixes) >= REMEMBERED_TEXTS:
             self._prefixes.clear()
-        self._prefixes[(len(text), hash(text))] = counts
+        self._prefixes[text_key(text)] = counts
 
     def _encode_count(self, text: str) -> int:
         if self._fast_count is not None:

@@ -32,8 +32,8 @@ from graphrag_core.tokens import (
     is_safe_cut,
     last_safe_cut,
     next_safe_cut,
-    pieces_at_least,
     spaced_safe_cuts,
+    text_key,
 )
 
 SKELETON = "---Role---\nYou answer.\n---Data---\n"
@@ -130,21 +130,29 @@ def test_spaced_cuts_are_safe_where_they_are_used_and_add_up(kind: str) -> None:
         assert exact.count(text[start:stop]) == sum(exact.count(text[a:b]) for a, b in pairwise(bounds))
 
 
-@pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
-@pytest.mark.parametrize("kind", sorted(KINDS))
-def test_a_text_counts_at_least_its_pieces(encoding: str, kind: str) -> None:
-    exact = get_tokenizer(encoding)
-    rng = random.Random(f"pieces-{kind}")
-    tight = 0
-    for _ in range(400):
-        text = text_of(kind, rng, rng.randint(1, 300)) + rng.choice(["", " ", "  x", " 's", "\t y"])
-        start = rng.randint(0, len(text) - 1)
-        end = rng.randint(start + 1, len(text))
-        bound, count = pieces_at_least(text, start, end), exact._encode_count(text[start:end])
-        assert bound <= count, (text[start:end], bound, count)
-        tight += bound * 2 >= count
-    if kind == "mixed":
-        assert tight > 100  # a bound worth having on words
+def test_paragraph_cuts_are_the_safe_cuts_after_blank_lines_a_scan_finds() -> None:
+    """The regular expression finds what scanning every blank line and asking is_safe_cut finds,
+    whitespace of every kind (str.isspace's) after the blank line included."""
+    from graphrag_core.tokens import PARAGRAPH_CHARS, _paragraph_cuts
+
+    def scanned(text: str) -> list[int]:
+        cuts, blank = [], text.find("\n\n", PARAGRAPH_CHARS - 2)
+        while blank != -1:
+            if is_safe_cut(text, blank + 2):
+                cuts.append(blank + 2)
+                blank = text.find("\n\n", blank + PARAGRAPH_CHARS)
+            else:
+                blank = text.find("\n\n", blank + 1)
+        return cuts
+
+    rng = random.Random(12)
+    pieces = ["a", "b ", "\n", "\n\n", "\n\n\n", " ", "/", "\t", "\r", "\u00a0", "\u2028", "\u3000", "\x1c", "\x85", "茶", "x" * 50, "word " * 20]
+    found = 0
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
+        assert _paragraph_cuts(text) == scanned(text), repr(text)
+        found += bool(scanned(text))
+    assert found > 1000
 
 
 def test_spaced_cuts_follow_newlines_so_shared_text_is_cut_alike() -> None:
@@ -184,6 +192,27 @@ def test_paragraph_prefixes_are_the_counts_of_the_prefixes(kind: str) -> None:
         assert [cut for cut, _ in prefixes] == sorted({cut for cut, _ in prefixes})
         for cut, count in prefixes:
             assert count == exact._encode_count(text[:cut]), cut
+
+
+def test_a_text_key_holds_the_hash_and_the_length_whole() -> None:
+    for text in ["", "a", "tea " * 1000, "茶" * 70_000, "x" * 499_999]:
+        key = text_key(text)
+        assert isinstance(key, int) and key >> 32 == hash(text) and key & (2**32 - 1) == len(text)
+        assert text_key(text[:-1] + text[-1:]) == key
+
+
+def test_a_text_counted_by_paragraphs_keeps_its_paragraph_counts() -> None:
+    reading = Reading()
+    rng = random.Random(11)
+    text = "\n\n".join(text_of("mixed", rng, rng.randint(200, 700)).strip() or "x" for _ in range(12))
+    assert len(text) >= PARAGRAPHS_FROM_CHARS
+    assert reading.remembered_paragraphs(text_key(text)) is None  # nothing counted yet
+    reading.count(text)
+    reading.encoded = 0
+    kept = reading.remembered_paragraphs(text_key(text[:-1] + text[-1:]))  # an equal text, another string
+    assert kept and reading.encoded == 0
+    assert kept == reading.paragraph_prefixes(text)[:-1]
+    assert all(count == reading._encode_count(text[:cut]) for cut, count in kept)
 
 
 def test_paragraphs_shared_by_texts_are_encoded_once() -> None:
@@ -231,6 +260,29 @@ def test_fits_agrees_with_whole_strings_near_the_limit(kind: str) -> None:
         for end in range(start + 1, len(body) + 1, 7):  # every probe a search could make, near the limit too
             expected = exact.count(SKELETON + "\n" + header + body[start:end]) <= budget
             assert counted.fits(header, start, end) == expected, (start, end)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_every_probe_around_the_limit_is_decided_as_the_whole_string_says(kind: str) -> None:
+    """Probes asked in a random order (so each is decided from whatever earlier ones taught:
+    a known cut before it, one after it, or none near), at every end around where a part stops fitting."""
+    exact = fresh()
+    rng = random.Random(f"every-{kind}")
+    header = format_part_header("c3", 9999999)
+    paragraphs = [text_of(kind, rng, rng.randint(40, 900)) for _ in range(12)]
+    body = "\n\n".join(p.strip() or "x" for p in paragraphs)
+    skeleton_tokens = exact.count(SKELETON + "\n")
+    for share in (0.3, 0.75):
+        start = rng.randint(0, 60)
+        budget = skeleton_tokens + int(exact.count(header + body[start:]) * share)
+        counted = counted_body(body, _Fitter(SKELETON, budget, exact))
+        fits = counted.prober(header, start)
+        crossing = next(end for end in range(start + 1, len(body) + 1) if exact.count(SKELETON + "\n" + header + body[start:end]) > budget)
+        ends = list(range(max(start + 1, crossing - 300), min(len(body), crossing + 300) + 1))
+        rng.shuffle(ends)
+        for end in ends:
+            expected = exact.count(SKELETON + "\n" + header + body[start:end]) <= budget
+            assert fits(end - start) == expected, (share, start, end)
 
 
 @pytest.mark.parametrize("kind", sorted(KINDS))
