@@ -34,10 +34,10 @@ from typing import Any
 
 import streamlit as st
 
-from .navigation import APP_ROOT
+from .navigation import APP_ROOT, PAGE_SPECS
 
-WARM_PAGES = ("pages/explore.py",)
-"""The page files whose imports are made at start (Explore: the page ``/`` opens)."""
+WARM_PAGES = tuple(spec.path for spec in PAGE_SPECS if spec.default)
+"""The page files whose imports are made at start: the default page's (Explore, which ``/`` opens)."""
 WARM_WAIT_S = 10.0
 """The longest the server waits for its warm-up before it answers (2-5 s on a quiet 2-core machine)."""
 WARM_THREAD_NAME = "warm-up"
