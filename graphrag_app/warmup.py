@@ -93,10 +93,8 @@ def import_pages(pages: tuple[str, ...] = WARM_PAGES, *, root: Path = APP_ROOT) 
 
 def open_default_index() -> None:
     """Open the default sample through the app's index cache and count its levels' tokens with
-    the default settings' tokenizer in the app's cost previews (what every session's level
-    picker reads), then price its levels once (the first planning's own lazy costs)."""
-    from graphrag_core.samples import sample_question
-    from graphrag_core.search import draw_seed
+    the default settings' tokenizer in the app's cost previews: what every session's level
+    picker and cost preview read."""
     from graphrag_core.tokens import planning_tokenizer_name
 
     from .loaders import cost_previews, default_index_key, folder_signature, load_source, resolve_source
@@ -104,15 +102,12 @@ def open_default_index() -> None:
     from .urls import RunSettings
 
     app = load_settings()
-    key = default_index_key()
-    source = resolve_source(key, app)
+    source = resolve_source(default_index_key(), app)
     index = load_source(source)
     index.summary_counts()
-    settings = RunSettings(index=key, query=sample_question(key), seed=draw_seed(), model=initial_model(app))
-    request = settings.to_request()
-    signature, previews = folder_signature(source.path), cost_previews()
-    previews.sections_future(index, source.key, signature, planning_tokenizer_name(request.tokenizer, real_endpoint=False)).result()
-    previews.levels_future(index, source.key, signature, request.model_dump_json(), settings.seed).result()
+    tokenizer = RunSettings(index=source.key, model=initial_model(app)).search.tokenizer
+    name = planning_tokenizer_name(tokenizer, real_endpoint=False)
+    cost_previews().sections_future(index, source.key, folder_signature(source.path), name).result()
 
 
 def import_libraries() -> None:
