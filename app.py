@@ -1,5 +1,18 @@
-"""GraphRAG Global Explorer: ``streamlit run app.py``. The pages are listed in graphrag_app.navigation."""
+"""GraphRAG Global Explorer: ``streamlit run app.py``. The pages are listed in graphrag_app.navigation.
+
+This file is both the script each session runs (as ``__main__``: it draws the page the URL
+names) and the server ``streamlit run app.py`` starts: that command finds ``app`` below, an
+``st.App`` serving this same script, whose start warms what Explore's first session needs
+(graphrag_app.warmup) before the server answers.
+"""
+
+import streamlit as st
 
 from graphrag_app.navigation import app_navigation
 
-app_navigation().run()
+if __name__ == "__main__":  # a session's script run
+    app_navigation().run()
+else:  # imported by `streamlit run app.py` (or an ASGI server) to serve it
+    from graphrag_app.warmup import warm_lifespan
+
+    app = st.App(__file__, lifespan=warm_lifespan)

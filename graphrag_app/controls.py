@@ -22,6 +22,7 @@ from graphrag_core.methods import GLOBAL, VECTOR
 from graphrag_core.models import Index
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.search import draw_seed
+from graphrag_core.tokens import planning_tokenizer_name
 
 from . import widgets
 from .escaping import escape_markdown
@@ -111,12 +112,15 @@ def level_picker_label(option: str, counts: dict[int | str, int], *, tokens: int
 
 
 def level_sections_for(opened: OpenedIndex, *, tokenizer: str) -> Sections | None:
-    """The index's tokens per level and section, or None when they cannot be counted (e.g. an
-    exact tokenizer whose package is missing: the preview reports that)."""
+    """The index's tokens per level and section, counted as the cost preview and the level picker
+    count them (the tokenizer setting ``tokenizer`` as a plan made without the model server reads
+    it: the same counts, kept once), or None when they cannot be counted (e.g. an exact
+    tokenizer whose package is missing: the preview reports that)."""
     if opened.index is None or opened.source is None:
         return None
+    name = planning_tokenizer_name(tokenizer, real_endpoint=False)
     try:
-        return cost_previews().level_sections(opened.index, opened.source.key, folder_signature(opened.source.path), tokenizer)
+        return cost_previews().level_sections(opened.index, opened.source.key, folder_signature(opened.source.path), name)
     except (ImportError, ValueError):
         return None
 

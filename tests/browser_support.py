@@ -43,13 +43,13 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = None) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port with the run history in ``db`` (and ``env`` over
+def streamlit_server(home: Path, db: Path, *, env: Mapping[str, str] | None = None, port: int | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on ``port`` (default: a free one) with the run history in ``db`` (and ``env`` over
     the environment); yields its URL once it answers its health check, and kills it afterwards
     (its log is ``home/server.log``). Killed, not asked to stop: nothing needs its orderly exit
     (its history is the caller's own), and that exit, tearing down what the app loaded, took 1-3 s
     of each browser test module."""
-    port = free_port()
+    port = port or free_port()
     extra = dict(env or {})
     env = {**os.environ, "GRAPHRAG_EXPLORER_DB": str(db), "GRAPHRAG_LLM_OFFLINE_LATENCY": "0"}  # no presentation pace
     env.pop("GRAPHRAG_EXPLORER_ALLOWED_ROOTS", None)
