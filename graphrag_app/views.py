@@ -155,9 +155,11 @@ def render_map_charts(
     with container:
         left, right = st.columns(2)
         chart_key = f"{key}-usefulness"
+        timeline = timeline if timeline is not None else charts.timeline_figure(state, height=height)
+        top = timeline.layout.margin.t  # side by side, both plots start at the same height
         # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
-        _chart(left, charts.usefulness_figure(state, height=height), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
-        _chart(right, timeline if timeline is not None else charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
+        _chart(left, charts.usefulness_figure(state, height=height, top=top), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
+        _chart(right, timeline, key=f"{key}-timeline", live=not interactive)
 
 
 LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
