@@ -36,7 +36,7 @@ from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
 from .live_pace import await_first_events, await_moment, live_timeline
 from .llm import build_model
-from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
+from .loaders import CostPreview, LevelCosts, cost_previews, finish_warm_imports, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
 from .state import ExploreState
 from .urls import (
@@ -229,6 +229,7 @@ def draw_cost_preview(
                 if cached is not None and cached.done() and cached.exception() is None and preview.batches:
                     st.caption(escape_markdown(cache_line(cached.result(), preview.batches)))
                 if preview.batch_tokens and request is not None and preview.rating is None and not shown_run:
+                    finish_warm_imports()
                     st.plotly_chart(
                         charts.planned_batches_figure(preview.batch_tokens, request.map_prompt_budget), key="planned-batches", config=views.CHART_CONFIG
                     )
@@ -359,6 +360,7 @@ def _live_tick(interval: float) -> None:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
     height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     live = st.container(key=LIVE_VIEW_KEY)
+    finish_warm_imports()  # the figures below must not see a pandas half imported
     timeline = live_timeline(view, height=height, fresh=ended)
     views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height, timeline=timeline)
     if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
@@ -402,6 +404,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
             st.fragment(lambda: _live_tick(interval), run_every=interval)()
         return
     presenter = presenting()
+    finish_warm_imports()
     with container:
         draw_answer_offer(st.container(), page)
         if not presenter:
