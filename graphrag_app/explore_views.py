@@ -34,7 +34,7 @@ from . import bundles, charts, controls, evidence, run_controls, scrolling, view
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
-from .live_pace import await_first_events, await_moment, live_timeline
+from .live_pace import await_first_events, await_moment, live_timeline, moment_due, moment_wait_s, moments
 from .llm import build_model
 from .loaders import CostPreview, LevelCosts, cost_previews, finish_warm_imports, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
@@ -342,15 +342,17 @@ def _end_live(page: ExploreState) -> None:
 
 def _live_tick(interval: float) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
-    place. The first tick that folds the run's result draws the answer under the charts at
-    once (the run may still be saving); the tick after the one that finds the run ended draws
-    the whole page again (its answer, its diagnostics, Run)."""
+    place. A tick that finds a moment due draws the status at once, then waits for the moment
+    (``live_pace``) and draws what it brought: the first bar, or the answer, which is drawn
+    before the charts (kept as they were) so it leaves first. The answer is drawn under the
+    charts on the first tick that has it (the run may still be saving); the tick after the one
+    that finds the run ended draws the whole page again (its answer, its diagnostics, Run)."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
         st.rerun()
         return
-    await_moment(view)
+    drawn = moments(view.state)  # what the ticks before this one drew
     ended = view.handle.done  # read before catching up, so the run's last events are never missed
     view.handle.progress(view.state)
     if ended and view.end_drawn:
@@ -358,13 +360,23 @@ def _live_tick(interval: float) -> None:
         st.rerun()
     if not ended and redraw_interval(view.state) != interval:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
-    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
     live = st.container(key=LIVE_VIEW_KEY)
+    status = live.empty()
+    body, answer = live.container(), live.container()
+    note = _replay_note(view.replay_speed)
+    views.render_status(status.container(), view.state, note=note)
+    if not ended and moment_due(view.state):
+        await_moment(view, wait_s=moment_wait_s(interval))
+        ended = view.handle.done
+        view.handle.progress(view.state)
+        views.render_status(status.container(), view.state, note=note)
+    moment = moments(view.state) != drawn
     finish_warm_imports()  # the figures below must not see a pandas half imported
-    timeline = live_timeline(view, height=height, fresh=ended)
-    views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height, timeline=timeline)
     if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
-        evidence.render_answer(live.container(), view.state, index_key=view.index_key)
+        evidence.render_answer(answer, view.state, index_key=view.index_key)
+    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
+    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
+    views.render_live_body(body, view.state, key="run", chart_height=height, timeline=timeline)
     view.end_drawn = ended
 
 

@@ -406,6 +406,15 @@ def render_live(
     only its data changes."""
     with container:
         render_status(st.container(), state, note=note)
+        render_live_body(st.container(), state, key=key, chart_height=chart_height, timeline=timeline)
+
+
+def render_live_body(
+    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
+) -> None:
+    """What :func:`render_live` draws under the status: the walk of a dynamic selection, the
+    usefulness chart and the call timeline, the reduce and the answer as it is written."""
+    with container:
         if state.selection.active:
             render_selection(st.container(), state, key=key)
         render_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
