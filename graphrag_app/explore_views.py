@@ -31,6 +31,7 @@ from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
 from . import bundles, charts, controls, evidence, run_controls, scrolling, views
+from .chart_code import CHART_CODE_CSS
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
@@ -97,14 +98,15 @@ html { font-size: 19px; }
 LIVE_VIEW_KEY = "live-view"
 """The key of the live view's container (its elements are under ``.st-key-live-view``)."""
 
-EXPLORE_CSS = """<style>
-.stMainBlockContainer { padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }
-.st-key-live-view [data-stale="true"] { opacity: 1 !important; transition: none !important; }
+EXPLORE_CSS = f"""<style>
+.stMainBlockContainer {{ padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }}
+.st-key-live-view [data-stale="true"] {{ opacity: 1 !important; transition: none !important; }}
+{CHART_CODE_CSS}
 </style>"""
 """Explore's page: less empty margin, so a streaming run's progress and both charts fit on a
 1280x800 screen under the question; and the live view never fades its charts while a tick is
 drawing them again (Streamlit greys an element until its new copy arrives, which on a busy
-machine made the charts blink grey on every tick)."""
+machine made the charts blink grey on every tick); the chart code's loader takes no room."""
 
 
 def draw_page_style() -> None:
