@@ -344,11 +344,12 @@ def _end_live(page: ExploreState) -> None:
 
 def _live_tick(interval: float) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
-    place. A tick that finds a moment due draws the status at once, then waits for the moment
-    (``live_pace``) and draws what it brought: the first bar, or the answer, which is drawn
-    before the charts (kept as they were) so it leaves first. The answer is drawn under the
-    charts on the first tick that has it (the run may still be saving); the tick after the one
-    that finds the run ended draws the whole page again (its answer, its diagnostics, Run)."""
+    place. A tick that finds a moment due (``live_pace``) draws the run as it is, then waits for
+    the moment and draws what it brought in its place: the status, and the usefulness chart with
+    its first bar, or the answer (the charts are left as they are). The answer is drawn under the
+    charts on the first tick that has it (the run may still be saving), before them when the tick
+    starts with it; the tick after the one that finds the run ended draws the whole page again
+    (its answer, its diagnostics, Run)."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
@@ -362,23 +363,30 @@ def _live_tick(interval: float) -> None:
         st.rerun()
     if not ended and redraw_interval(view.state) != interval:
         st.rerun()  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
+    state, note = view.state, _replay_note(view.replay_speed)
     live = st.container(key=LIVE_VIEW_KEY)
-    status = live.empty()
-    body, answer = live.container(), live.container()
-    note = _replay_note(view.replay_speed)
-    views.render_status(status.container(), view.state, note=note)
-    if not ended and moment_due(view.state):
+    status, body, draft, answer = live.empty(), live.container(), live.empty(), live.container()
+    views.render_status(status.container(), state, note=note)
+    finish_warm_imports()  # the figures below must not see a pandas half imported
+    if state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
+        evidence.render_answer(answer, state, index_key=view.index_key)
+    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
+    moment = moments(state) != drawn
+    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
+    usefulness = views.render_live_body(body, state, key="run", chart_height=height, timeline=timeline)
+    views.render_answer_draft(draft.container(), state)
+    if not ended and moment_due(state):
+        before = moments(state)
         await_moment(view, wait_s=moment_wait_s(interval))
         ended = view.handle.done
-        view.handle.progress(view.state)
-        views.render_status(status.container(), view.state, note=note)
-    moment = moments(view.state) != drawn
-    finish_warm_imports()  # the figures below must not see a pandas half imported
-    if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
-        evidence.render_answer(answer, view.state, index_key=view.index_key)
-    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
-    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
-    views.render_live_body(body, view.state, key="run", chart_height=height, timeline=timeline)
+        view.handle.progress(state)
+        views.render_status(status.container(), state, note=note)
+        (bars, answered), (had_bars, had_answer) = moments(state), before
+        if bars and not had_bars and usefulness is not None:
+            views.render_usefulness(usefulness, state, key="run", height=height, top=timeline.layout.margin.t)
+        if answered and not had_answer:
+            draft.empty()
+            evidence.render_answer(answer, state, index_key=view.index_key)
     view.end_drawn = ended
 
 
