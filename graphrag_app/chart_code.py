@@ -5,7 +5,8 @@ Streamlit fetches that script the first time a page draws a Plotly chart. A clic
 before the cost preview's chart was drawn left it to the live view's first chart: fetching,
 compiling and running it took 1-4.5 s on a busy 2-core machine, and the run's first bar waited
 behind it. Loading the same module (the same URL, so the page's own import finds it done) once
-the page shows Run takes that work off the run.
+the page shows Run, when the browser is next idle (so Run is ready for a click first), takes
+that work off the run.
 
 Invariant: nothing here changes what a page shows; with a Streamlit whose chart script is not
 found by its name, nothing is loaded early and the chart loads as it always did.
@@ -32,7 +33,9 @@ _LOAD = """<script>
   const url = new URL("./" + name, app.src).href;  // where Streamlit's own import of it points
   if (window.__graphragChartCode === url) return;
   window.__graphragChartCode = url;
-  import(url).catch(() => {{ window.__graphragChartCode = null; }});
+  const load = () => import(url).catch(() => {{ window.__graphragChartCode = null; }});
+  // when the page is idle (Run drawn and ready for a click), within two seconds at the latest
+  if (window.requestIdleCallback) window.requestIdleCallback(load, {{timeout: 2000}}); else setTimeout(load, 0);
 }})();
 </script>"""
 
