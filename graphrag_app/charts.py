@@ -66,11 +66,52 @@ LEGEND_BELOW = {"orientation": "h", "yref": "container", "yanchor": "bottom", "y
 title, its axis titles or its toolbar."""
 
 
-def _layout_dict(title: str, *, height: int = CHART_HEIGHT) -> dict[str, object]:
+TITLE_LINE_CHARS = 66
+"""The most characters a chart's title puts on one line: a live chart is half of a 1280 px
+page (about 385 px for its title), where a 14 px title line of about 70 characters (5.5 px
+each) is cut by its chart."""
+TITLE_TOP_PX = 36
+"""The top margin that holds a one-line title."""
+TITLE_LINE_PX = 18
+"""The top margin each further line of a title adds (a 14 px line)."""
+TITLE_FIRST_LINE_PX = 15
+"""How far below the figure's top a title's first line is centred."""
+
+
+def wrapped_title(first: str, *rest: tuple[str, str]) -> str:
+    """``first``, then each ``(separator, part)`` of ``rest`` on the same line while the line
+    stays within :data:`TITLE_LINE_CHARS`, else on a line of its own (``<br>``, the separator
+    dropped). Each part stays whole."""
+    lines = [first]
+    for separator, part in rest:
+        if len(lines[-1]) + len(separator) + len(part) <= TITLE_LINE_CHARS:
+            lines[-1] += separator + part
+        else:
+            lines.append(part)
+    return "<br>".join(lines)
+
+
+def title_top(title: str) -> int:
+    """The top margin a chart needs for ``title`` (a line break is ``<br>``)."""
+    return TITLE_TOP_PX + TITLE_LINE_PX * title.count("<br>")
+
+
+def _title_place(title: str, height: int) -> dict[str, object]:
+    """Where a title goes: a line at the top of the figure; a wrapped one (which Plotly, anchored
+    at its top, moves up out of the figure) centred so that its first line is where a one-line
+    title's is."""
+    breaks = title.count("<br>")
+    if not breaks:
+        return {"y": 0.98, "yanchor": "top"}
+    centre = TITLE_FIRST_LINE_PX + TITLE_LINE_PX * breaks / 2
+    return {"y": 1 - centre / height, "yanchor": "middle"}
+
+
+def _layout_dict(title: str, *, height: int = CHART_HEIGHT, top: int | None = None) -> dict[str, object]:
     return {
-        "title": {"text": title, "font": {"size": 14}, "x": 0.0, "xanchor": "left", "y": 0.98, "yanchor": "top"},
+        "title": {"text": title, "font": {"size": 14}, "x": 0.0, "xanchor": "left", **_title_place(title, height)},
         "height": height,
-        "margin": {"l": 50, "r": 20, "t": 36, "b": 92},
+        "margin": {"l": 50, "r": 20, "t": max(title_top(title), top or 0), "b": 92},
         "legend": LEGEND_BELOW,
         "bargap": 0.1,
         "uirevision": "keep",  # keeps zoom and legend toggles across live redraws
@@ -88,9 +129,10 @@ def _integer_axis(count: int) -> dict[str, object]:
     return {"tickformat": "d"}
 
 
-def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure:
+def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT, top: int | None = None) -> go.Figure:
     """Per-batch usefulness, coloured by state. Pending and running batches are faint slots;
-    failed and cancelled batches are marks in a "no score" lane below 0, never bars."""
+    failed and cancelled batches are marks in a "no score" lane below 0, never bars. ``top``:
+    a top margin to share with the chart beside it (whose title may take two lines)."""
     by_status: dict[str, list[BatchState]] = {status: [] for status in BATCH_COLORS}
     for batch in state.batches:
         by_status[batch.status].append(batch)
@@ -120,7 +162,7 @@ def usefulness_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figu
         marker = {"color": BATCH_COLORS[status], "opacity": 1.0 if scored else 0.25}
         traces.append({"type": "bar", "name": BatchStatus(status).word, "x": x, "y": y, "marker": marker, "customdata": customdata, "hovertemplate": hover})
     count = len(state.batches)
-    layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height)
+    layout = _layout_dict(f"Map batches: {state.finished_batches:,} of {count:,} finished", height=height, top=top)
     layout["xaxis"] = {"automargin": False, "title": {"text": "map batch"}, "range": [-0.5, max(count, 1) - 0.5], **_integer_axis(count)}
     layout["yaxis"] = {"automargin": False, "title": {"text": "usefulness"}, "range": [NO_SCORE_Y - 6, 100], "tickvals": [0, 20, 40, 60, 80, 100]}
     if any(b.status in (BatchStatus.FAILED, BatchStatus.CANCELLED) for b in state.batches):
@@ -232,7 +274,8 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     count is the run's model calls (what Diagnostics counts).
 
     Batches and ratings answered from the map cache are no calls: they hold no slot, so they are
-    drawn in a row of their own (``cache``) and not counted in flight."""
+    drawn in a row of their own (``cache``) and not counted in flight. A title too long for one
+    line of a half-page chart goes on in a second (:func:`wrapped_title`)."""
     now = state.elapsed_s
     drawn = _rating_calls(state)
     drawn += [_Drawn("map", span.outcome, f"Batch {span.batch_index}, attempt {span.attempt}", span) for span in state.calls]
@@ -270,8 +313,9 @@ def timeline_figure(state: RunState, *, height: int = CHART_HEIGHT) -> go.Figure
     bottom = 0 if cached else 1
     kinds = {kind: sum(1 for d in calls if d.kind == kind) for kind in ("rating", "map", "reduce")}
     parts = f" ({', '.join(f'{n:,} {kind}' for kind, n in kinds.items() if n)})" if kinds["rating"] or kinds["reduce"] else ""
-    from_cache = f" · {len(cached):,} from the cache" if cached else ""
-    layout = _layout_dict(f"Model calls: {len(calls):,}{parts}, at most {peak} in flight (limit {limit}){from_cache}", height=height)
+    from_cache = [(" · ", f"{len(cached):,} from the cache")] if cached else []
+    title = wrapped_title(f"Model calls: {len(calls):,}{parts}", (", ", f"at most {peak} in flight (limit {limit})"), *from_cache)
+    layout = _layout_dict(title, height=height)
     layout["barmode"] = "overlay"
     layout["xaxis"] = {"automargin": False, "title": {"text": "seconds since start"}, "rangemode": "tozero"}
     layout["yaxis"] = {

@@ -32,12 +32,13 @@ from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
 from . import bundles, charts, controls, evidence, run_controls, scrolling, views
+from .chart_code import CHART_CODE_CSS
 from .controls import OpenedIndex
 from .escaping import escape_markdown
 from .jobs import follow, redraw_interval
-from .live_pace import await_first_events, await_moment, live_timeline
+from .live_pace import await_first_events, await_moment, live_timeline, moment_due, moment_wait_s, moments
 from .llm import build_model
-from .loaders import CostPreview, LevelCosts, cost_previews, default_index_key, folder_signature, sample_names, wait_for_preview
+from .loaders import CostPreview, LevelCosts, cost_previews, finish_warm_imports, default_index_key, folder_signature, sample_names, wait_for_preview
 from .settings import AppSettings, initial_model
 from .state import ExploreState
 from .urls import (
@@ -98,14 +99,15 @@ html { font-size: 19px; }
 LIVE_VIEW_KEY = "live-view"
 """The key of the live view's container (its elements are under ``.st-key-live-view``)."""
 
-EXPLORE_CSS = """<style>
-.stMainBlockContainer { padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }
-.st-key-live-view [data-stale="true"] { opacity: 1 !important; transition: none !important; }
+EXPLORE_CSS = f"""<style>
+.stMainBlockContainer {{ padding-top: 3.5rem; padding-left: 3rem; padding-right: 3rem; }}
+.st-key-live-view [data-stale="true"] {{ opacity: 1 !important; transition: none !important; }}
+{CHART_CODE_CSS}
 </style>"""
 """Explore's page: less empty margin, so a streaming run's progress and both charts fit on a
 1280x800 screen under the question; and the live view never fades its charts while a tick is
 drawing them again (Streamlit greys an element until its new copy arrives, which on a busy
-machine made the charts blink grey on every tick)."""
+machine made the charts blink grey on every tick); the chart code's loader takes no room."""
 
 
 def draw_page_style() -> None:
@@ -230,6 +232,7 @@ def draw_cost_preview(
                 if cached is not None and cached.done() and cached.exception() is None and preview.batches:
                     st.caption(escape_markdown(cache_line(cached.result(), preview.batches)))
                 if preview.batch_tokens and request is not None and preview.rating is None and not shown_run:
+                    finish_warm_imports()
                     st.plotly_chart(
                         charts.planned_batches_figure(preview.batch_tokens, request.map_prompt_budget), key="planned-batches", config=views.CHART_CONFIG
                     )
@@ -356,14 +359,17 @@ def _end_live(page: ExploreState) -> None:
 
 def _live_tick(interval: float) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
-    place. The first tick that folds the run's result draws the answer under the charts at
-    once (the run may still be saving); the tick after the one that finds the run ended draws
-    the whole page again (its answer, its diagnostics, Run)."""
+    place. A tick that finds a moment due (``live_pace``) draws the run as it is, then waits for
+    the moment and draws what it brought in its place: the status, and the usefulness chart with
+    its first bar, or the answer (the charts are left as they are). The answer is drawn under the
+    charts on the first tick that has it (the run may still be saving), before them when the tick
+    starts with it; the tick after the one that finds the run ended draws the whole page again
+    (its answer, its diagnostics, Run)."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
         draw_again(page)
-    await_moment(view)
+    drawn = moments(view.state)  # what the ticks before this one drew
     ended = view.handle.done  # read before catching up, so the run's last events are never missed
     view.handle.progress(view.state)
     if ended and view.end_drawn:
@@ -371,12 +377,30 @@ def _live_tick(interval: float) -> None:
         draw_again(page)
     if not ended and redraw_interval(view.state) != interval:
         draw_again(page)  # a new pace (the selection ended, the run grew): the live view ticks at it from now on
-    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
+    state, note = view.state, _replay_note(view.replay_speed)
     live = st.container(key=LIVE_VIEW_KEY)
-    timeline = live_timeline(view, height=height, fresh=ended)
-    views.render_live(live, view.state, key="run", note=_replay_note(view.replay_speed), chart_height=height, timeline=timeline)
-    if view.state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
-        evidence.render_answer(live.container(), view.state, index_key=view.index_key)
+    status, body, draft, answer = live.empty(), live.container(), live.empty(), live.container()
+    views.render_status(status.container(), state, note=note)
+    finish_warm_imports()  # the figures below must not see a pandas half imported
+    if state.result is not None:  # the answer at once; its evidence and anchor come with the whole page
+        evidence.render_answer(answer, state, index_key=view.index_key)
+    height = views.PRESENTER_CHART_HEIGHT if presenting() else views.LIVE_CHART_HEIGHT
+    moment = moments(state) != drawn
+    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
+    usefulness = views.render_live_body(body, state, key="run", chart_height=height, timeline=timeline)
+    views.render_answer_draft(draft.container(), state)
+    if not ended and moment_due(state):
+        before = moments(state)
+        await_moment(view, wait_s=moment_wait_s(interval))
+        ended = view.handle.done
+        view.handle.progress(state)
+        views.render_status(status.container(), state, note=note)
+        (bars, answered), (had_bars, had_answer) = moments(state), before
+        if bars and not had_bars and usefulness is not None:
+            views.render_usefulness(usefulness, state, key="run", height=height, top=timeline.layout.margin.t)
+        if answered and not had_answer:
+            draft.empty()
+            evidence.render_answer(answer, state, index_key=view.index_key)
     view.end_drawn = ended
 
 
@@ -416,6 +440,7 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
             st.fragment(lambda: _live_tick(interval), run_every=interval)()
         return
     presenter = presenting()
+    finish_warm_imports()
     with container:
         draw_answer_offer(st.container(), page)
         if not presenter:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -402,6 +403,16 @@ def warm_libraries() -> threading.Thread:
     thread = threading.Thread(target=lambda: [importlib.import_module(name) for name in WARM_MODULES], name="warm-libraries", daemon=True)
     thread.start()
     return thread
+
+
+def finish_warm_imports(names: tuple[str, ...] = WARM_MODULES) -> None:
+    """Wait until every one of ``names`` that a thread has begun importing (:func:`warm_libraries`)
+    is imported whole; start none. Plotly looks up pandas in ``sys.modules`` whenever it builds a
+    figure, and a pandas still being imported there raised ``AttributeError`` in a live view's
+    tick (its first bar, or the cost preview's chart, lost to an error box)."""
+    for name in names:
+        if name in sys.modules:
+            importlib.import_module(name)  # returns at once when imported; else waits for the importing thread
 
 
 @st.cache_resource(show_spinner=False)

@@ -146,18 +146,33 @@ def render_status(container: DeltaGenerator, state: RunState, *, note: str | Non
 
 def render_map_charts(
     container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, timeline: go.Figure | None = None
-) -> None:
+) -> DeltaGenerator | None:
     """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
     is drawn instead of a timeline of ``state`` when given (the live view redraws it at its own
-    pace)."""
+    pace). Returns the usefulness chart's place (None: no batches yet), where the live view
+    draws it again when its first bar comes (:func:`render_usefulness`)."""
     if not state.batches:
-        return
+        return None
     with container:
         left, right = st.columns(2)
+        timeline = timeline if timeline is not None else charts.timeline_figure(state, height=height)
+        place = left.empty()
+        render_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t)
+        _chart(right, timeline, key=f"{key}-timeline", live=not interactive)
+    return place
+
+
+def render_usefulness(place: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, top: int | None = None) -> None:
+    """The usefulness chart in ``place`` (an ``st.empty``), its plot ``top`` px down (the
+    timeline's beside it). A finished run's chart (``interactive``) has its key: clicking a bar
+    opens that batch (evidence.render_call_inspector). A live one has none, so a tick may draw it
+    again in its place when its first bar comes (the figure differs, and so does its identity)."""
+    figure = charts.usefulness_figure(state, height=height, top=top)
+    if interactive:
         chart_key = f"{key}-usefulness"
-        # a finished run: clicking a bar opens that batch (evidence.render_call_inspector)
-        _chart(left, charts.usefulness_figure(state, height=height), key=chart_key, on_select=(lambda: evidence.chart_selected(chart_key)) if interactive else None, live=not interactive)
-        _chart(right, timeline if timeline is not None else charts.timeline_figure(state, height=height), key=f"{key}-timeline", live=not interactive)
+        _chart(place, figure, key=chart_key, on_select=lambda: evidence.chart_selected(chart_key))
+    else:
+        _chart(place, figure, key=None, live=True)
 
 
 LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
@@ -165,7 +180,7 @@ LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
 CHART_CONFIG = {"displaylogo": False}
 
 
-def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str, on_select: Callable[[], None] | None = None, live: bool = False) -> None:
+def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str | None, on_select: Callable[[], None] | None = None, live: bool = False) -> None:
     """A Plotly chart; with ``on_select``, clicking a point calls it (a finished run's charts)."""
     config = LIVE_CHART_CONFIG if live else CHART_CONFIG
     if on_select is None:
@@ -388,28 +403,21 @@ PRESENTER_CHART_HEIGHT = 300
 and still fit a 1280x800 screen under the question)."""
 
 
-def render_live(
-    container: DeltaGenerator,
-    state: RunState,
-    *,
-    key: str,
-    note: str | None = None,
-    chart_height: int = LIVE_CHART_HEIGHT,
-    timeline: go.Figure | None = None,
-) -> None:
-    """A run while it streams (or a replay): status and progress, the walk of a dynamic
-    selection, the usefulness chart and the call timeline (``timeline`` when given), then the
-    reduce and the answer as it is written. Drawn again on every tick of the live view with the
-    same elements in the same places under the same keys, so each chart stays on the page and
-    only its data changes."""
+def render_live_body(
+    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
+) -> DeltaGenerator | None:
+    """A run while it streams (or a replay), under its status and above the answer as it is
+    written: the walk of a dynamic selection, the usefulness chart and the call timeline, the
+    reduce. Drawn again on every tick of the live view with the same elements in the same places,
+    so each chart stays on the page and only its data changes. Returns the usefulness chart's
+    place (see :func:`render_map_charts`)."""
     with container:
-        render_status(st.container(), state, note=note)
         if state.selection.active:
             render_selection(st.container(), state, key=key)
-        render_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
+        place = render_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             render_reduce_chart(st.container(), state, key=key)
-        render_answer_draft(st.container(), state)
+    return place
 
 
 def render_run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from graphrag_app import controls, explore_views
+from graphrag_app.chart_code import load_chart_code
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
 from graphrag_app.navigation import ensure_app_navigation
@@ -40,6 +41,7 @@ if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 preview = st.container()
 explore_views.draw_run_buttons(st.container(), page, app, current)  # on the page before the preview has waited for its figures
+load_chart_code()  # the browser loads the charts' code once Run is drawn, before a run needs it
 # in its place in the sidebar, after Run: it waits for each level's tokens, but not while a run
 # streams (the live view is drawn first; the run's end draws the whole page again)
 draw_level_picker(wait_s=0 if page.running else SECTIONS_WAIT_S)

@@ -303,10 +303,18 @@ _CUT_TEXTS = """() => {
         const faded = (style.maskImage || style.webkitMaskImage || 'none') !== 'none';
         if ((ellipsis || faded) && el.scrollWidth > el.clientWidth + 1) cut.push(el.textContent.trim().slice(0, 80));
     }
+    for (const plot of document.querySelectorAll('.js-plotly-plot')) {  // an SVG title runs past its chart, cut by it
+        const chart = plot.getBoundingClientRect();
+        if (!chart.width || !chart.height) continue;
+        for (const title of plot.querySelectorAll('.gtitle')) {
+            const box = title.getBoundingClientRect();
+            if (box.width && (box.right > chart.right + 1 || box.left < chart.left - 1)) cut.push(title.textContent.trim().slice(0, 80));
+        }
+    }
     return cut;
 }"""
-"""Every text the page cuts to fit: an ellipsis, a choice wider than its select box, or a row of
-tags faded out at its edge."""
+"""Every text the page cuts to fit: an ellipsis, a choice wider than its select box, a row of
+tags faded out at its edge, or a chart's title wider than its chart."""
 
 
 def cut_texts(page) -> list[str]:  # type: ignore[no-untyped-def]

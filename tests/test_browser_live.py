@@ -32,6 +32,7 @@ from .browser_support import (
     require_browser,
     shot,
     url_param,
+    wait_for_new_url_param,
     wait_for_plots_settled,
 )
 
@@ -260,6 +261,37 @@ def test_no_label_is_cut_and_no_legend_overlaps_at_1280x800(server: str, browser
         cut = [text for text in cut_texts(page) if not (path == "compare" and re.match(r"^[0-9a-f]{8} · ", text))]
         assert cut == [], f"cut at 1280x800 on /{path}: {cut}"
         assert legend_overlaps(page) == [], f"legends over titles or toolbars on /{path}"
+
+
+def test_the_call_timelines_title_fits_at_1280x800_when_the_map_came_from_the_cache(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    """A run whose map batches came from the map cache says so in the call timeline's title,
+    which read "… · 85 from th" at 1280x800, cut by its chart."""
+    with chromium_page(height=800, browser=browser) as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_explore(page, server + "/?latency=0&seed=18")
+        run = page.get_by_role("button", name="Run global search")
+        run.click()
+        first = wait_for_new_url_param(page, "run", None)
+        sync_api.expect(run).to_be_enabled()  # the page drawn whole after the run
+        run.click()  # the same settings again: every map answer is in the cache now
+        wait_for_new_url_param(page, "run", first)
+        sync_api.expect(run).to_be_enabled()
+        title = chart_title(page, r"^Model calls: 1 \(1 reduce\).*from the cache")
+        sync_api.expect(title).to_be_visible()
+        wait_for_plots_settled(page)
+        title.scroll_into_view_if_needed()  # the page keeps its answer in view, under the charts
+        shot(page, "timeline-title-cached-1280x800")
+        assert cut_texts(page) == []
+
+
+def test_explore_loads_the_charts_code_before_a_chart_needs_it(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    """The browser fetched Plotly's chart code (4.7 MB) at the first chart on the page: a click on
+    Run before the cost preview's chart was drawn left it to the live view's first chart, whose
+    first bar then waited 1-4.5 s on a busy machine. A dynamic selection's preview draws no chart."""
+    open_explore(page, server + "/?selection=dynamic&seed=19")
+    page.wait_for_function("() => performance.getEntriesByType('resource').some((e) => /PlotlyChart\\.[^/]*\\.js$/.test(e.name))")
+    assert page.locator(".js-plotly-plot").count() == 0  # no chart asked for it
+    assert page.locator(".st-key-chart-code").bounding_box() is None  # its loader takes no room on the page
 
 
 def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_config_comes_late(server: str, browser) -> None:  # type: ignore[no-untyped-def]

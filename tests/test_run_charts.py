@@ -141,3 +141,24 @@ def test_the_live_charts_keep_their_margins() -> None:
         layout = figure.layout
         assert layout.xaxis.automargin is False and layout.yaxis.automargin is False
         assert layout.margin.l >= 50 and layout.margin.b >= 90  # the y axis title; the x axis title and the legend under it
+
+
+def test_a_long_timeline_title_takes_a_second_line_and_the_chart_beside_it_keeps_its_level() -> None:
+    # "Model calls: 1 (1 reduce), at most 1 in flight (limit 4) · 85 from the cache" was cut at
+    # 1280x800 ("… · 85 from th"); each line now fits, and the usefulness chart beside it
+    # starts its plot at the same height (the browser test checks the page itself)
+    from graphrag_app.charts import TITLE_LINE_CHARS, TITLE_LINE_PX, TITLE_TOP_PX, timeline_figure, title_top, usefulness_figure, wrapped_title
+    from graphrag_core.state import CallSpan, RunState
+
+    state = RunState(concurrency=4)
+    state.calls = [CallSpan(batch_index=i, attempt=1, start=0.1, end=0.2, outcome="cached") for i in range(1085)]
+    state.calls += [CallSpan(batch_index=1085 + i, attempt=1, start=0.2 + i // 4 * 0.1, end=0.3 + i // 4 * 0.1, outcome="ok") for i in range(12)]
+    timeline = timeline_figure(state)
+    lines = timeline.layout.title.text.split("<br>")
+    assert lines == ["Model calls: 12, at most 4 in flight (limit 4)", "1,085 from the cache"]
+    assert all(len(line) <= TITLE_LINE_CHARS for line in lines)
+    assert timeline.layout.margin.t == TITLE_TOP_PX + TITLE_LINE_PX
+    assert usefulness_figure(RunState(), top=timeline.layout.margin.t).layout.margin.t == timeline.layout.margin.t
+    short = wrapped_title("Model calls: 4", (", ", "at most 4 in flight (limit 4)"), (" · ", "1 from the cache"))
+    assert short == "Model calls: 4, at most 4 in flight (limit 4) · 1 from the cache"  # one line when it fits
+    assert title_top(short) == TITLE_TOP_PX
