@@ -11,6 +11,9 @@ import streamlit as st
 from graphrag_app.navigation import app_navigation
 
 if __name__ == "__main__":  # a session's script run
+    from graphrag_app.warmup import wait_for_warm_up
+
+    wait_for_warm_up()  # a warm-up still going past the server's wait: its imports are not raced
     app_navigation().run()
 else:  # imported by `streamlit run app.py` (or an ASGI server) to serve it
     from graphrag_app.warmup import warm_lifespan

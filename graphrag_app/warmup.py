@@ -150,12 +150,33 @@ def warm_and_log() -> None:
     print(server_warm_up().line(), file=sys.stderr, flush=True)
 
 
+_warming: threading.Thread | None = None
+"""The warm-up thread the server started (:func:`start_warm_up`), if any."""
+
+
+def start_warm_up(target: Callable[[], object] = warm_and_log) -> threading.Thread:
+    """Start the warm-up (``target``) in its thread; sessions wait for it (:func:`wait_for_warm_up`)."""
+    global _warming
+    _warming = threading.Thread(target=target, name=WARM_THREAD_NAME, daemon=True)
+    _warming.start()
+    return _warming
+
+
+def wait_for_warm_up() -> None:
+    """Wait for a warm-up still going: a session's script imports the modules the warm-up is
+    importing, and two threads importing the same modules can see one of them half made (an
+    ``ImportError``, or a module missing a name). Returns at once when there is no warm-up."""
+    thread = _warming
+    if thread is not None and thread is not threading.current_thread():
+        thread.join()
+
+
 @contextlib.asynccontextmanager
 async def warm_lifespan(_app: Any) -> AsyncIterator[None]:
     """The server's lifespan (``st.App(lifespan=...)``): :func:`warm_and_log` in a thread, waited
-    for at most :data:`WARM_WAIT_S`, then serve."""
-    thread = threading.Thread(target=warm_and_log, name=WARM_THREAD_NAME, daemon=True)
-    thread.start()
+    for at most :data:`WARM_WAIT_S`, then serve (a session opened meanwhile waits for the rest:
+    :func:`wait_for_warm_up`)."""
+    thread = start_warm_up()
     await asyncio.to_thread(thread.join, WARM_WAIT_S)
     if thread.is_alive():
         print(f"{LOG_PREFIX} still going after {WARM_WAIT_S:g} s; answering meanwhile", file=sys.stderr, flush=True)

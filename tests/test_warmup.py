@@ -10,7 +10,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from graphrag_app.warmup import LOG_PREFIX, WARM_PAGES, page_imports, warm_up
+import threading
+
+import pytest
+
+from graphrag_app import warmup
+from graphrag_app.warmup import LOG_PREFIX, WARM_PAGES, page_imports, start_warm_up, wait_for_warm_up, warm_up
 
 from . import APP_ROOT
 
@@ -52,6 +57,38 @@ def test_a_failing_step_is_reported_and_the_next_one_runs() -> None:
     line = report.line()
     assert line.startswith(f"{LOG_PREFIX} ready in ")
     assert "the index failed (OSError: the sample folder is gone), the first session does it" in line
+
+
+def test_a_session_waits_for_a_warm_up_still_going(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the server's wait the warm-up goes on while sessions start: a session's imports must
+    not race the warm-up's (a module half made by the other thread is an ImportError)."""
+    monkeypatch.setattr(warmup, "_warming", None)
+    warmed, waiting = threading.Event(), threading.Event()
+    seen: list[bool] = []
+    start_warm_up(warmed.wait)
+
+    def session() -> None:
+        waiting.set()
+        wait_for_warm_up()
+        seen.append(warmed.is_set())
+
+    thread = threading.Thread(target=session)
+    thread.start()
+    waiting.wait()
+    warmed.set()
+    thread.join()
+    assert seen == [True]
+
+
+def test_a_session_with_no_warm_up_does_not_wait(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warmup, "_warming", None)
+    wait_for_warm_up()  # AppTest and older Streamlit versions: no st.App, no warm-up
+
+
+def test_app_py_s_session_waits_for_the_warm_up() -> None:
+    source = (APP_ROOT / "app.py").read_text(encoding="utf-8")
+    session = source.split('if __name__ == "__main__":', 1)[1].split("else:", 1)[0]
+    assert session.index("wait_for_warm_up()") < session.index("app_navigation().run()")
 
 
 FIRST_SESSION = """
