@@ -100,6 +100,45 @@ def test_a_new_run_clears_the_previous_runs_panels_and_brings_the_answer_into_vi
         sync_api.expect(page.get_by_text(re.compile(r"^Status: stopped"))).to_be_visible()
 
 
+BOTH_RUNS_WATCH = """(() => {
+    window.__graphragBothRuns = {bars: 0, beside: 0};
+    const look = () => {
+        if (!document.body.innerText.includes('Status: running')) return;
+        const bar = [...document.querySelectorAll('.js-plotly-plot .gtitle')].some(t => /^Map batches: [1-9][\\d,]* of/.test(t.textContent));
+        if (!bar) return;
+        window.__graphragBothRuns.bars += 1;
+        if ([...document.querySelectorAll('h1, h2, h3')].some(h => h.textContent.trim().startsWith('Diagnostics'))) window.__graphragBothRuns.beside += 1;
+    };
+    new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();"""
+"""Counts, on every change of the page while a run streams and its usefulness chart has a bar,
+how often the previous run's Diagnostics were on the page too."""
+
+
+def test_a_new_run_s_first_bar_is_never_drawn_beside_the_previous_run_s_panels(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    """The first bar may come while the page is still being drawn after the click (the old run's
+    panels go only when that drawing ends): it must not be drawn in it."""
+    with chromium_page(height=800, browser=browser) as page:
+        open_explore(page, server + "/?latency=0.05&concurrency=4")
+        page.get_by_role("button", name="Run global search").click()
+        sync_api.expect(page.get_by_role("heading", name="Diagnostics").first).to_be_attached()
+        for latency in ("0.5", "0.3"):  # a first reply within the whole page's drawing after the click
+            field = page.get_by_role("spinbutton", name="Simulated latency (s)")
+            field.fill(latency)
+            field.press("Enter")
+            wait_for_url_param(page, "latency", latency)
+            seed = url_param(page.url, "seed")
+            page.get_by_role("button", name="New seed").click()  # no map cache hits: the run streams
+            wait_for_new_url_param(page, "seed", seed)
+            page.evaluate(BOTH_RUNS_WATCH)
+            page.get_by_role("button", name="Run global search").click()
+            sync_api.expect(page.get_by_text(re.compile(r"^Status: running")).first).to_be_visible()
+            sync_api.expect(page.get_by_text(re.compile(r"^Status: completed")).first).to_be_visible()  # the run ended, drawn whole
+            seen = page.evaluate("() => window.__graphragBothRuns")
+            assert seen["bars"] > 0, seen
+            assert seen["beside"] == 0, f"the first bar was drawn beside the previous run's diagnostics (latency {latency}): {seen}"
+
+
 def test_the_chinese_sample_answers_in_chinese_and_reads(server: str, page) -> None:  # type: ignore[no-untyped-def]
     open_explore(page, server + "/?index=zh-tea&concurrency=4")
     page.get_by_role("button", name="Run global search").click()  # the sample's own question
