@@ -52,6 +52,11 @@ if not page.running:  # while a run streams, the screen is the run's
         preview, opened, current, problem, price=app.model.price, provider=current.model.provider or app.model.provider, app=app, shown_run=page.view is not None
     )
 
+if page.view is not None and page.view.live:
+    # A run followed live is drawn one place further down than a run drawn whole: the drawing
+    # after Run replaces the previous run's panels at once (an element where their block was),
+    # instead of leaving them on the screen, beside the new run, until that drawing ends.
+    st.empty()
 explore_views.draw_run(st.container(), page, app)
 if not presenting:
     draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
