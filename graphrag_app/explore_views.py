@@ -357,14 +357,16 @@ def _end_live(page: ExploreState) -> None:
     view.reveal_answer = view.state.result is not None
 
 
-def _live_tick(interval: float) -> None:
+def _live_tick(interval: float, *, await_moments: bool = True) -> None:
     """One tick of the live view: fold what the run did since the last tick and draw it in
     place. A tick that finds a moment due (``live_pace``) draws the run as it is, then waits for
     the moment and draws what it brought in its place: the status, and the usefulness chart with
     its first bar, or the answer (the charts are left as they are). The answer is drawn under the
     charts on the first tick that has it (the run may still be saving), before them when the tick
     starts with it; the tick after the one that finds the run ended draws the whole page again
-    (its answer, its diagnostics, Run)."""
+    (its answer, its diagnostics, Run). Without ``await_moments`` (the live view drawn with the
+    whole page) it waits for none: that drawing would last until the moment, with what it does
+    not draw again while a run streams (the cost preview's chart) greyed out until it ends."""
     page = ExploreState.get()
     view = page.view
     if view is None or view.handle is None:
@@ -389,7 +391,7 @@ def _live_tick(interval: float) -> None:
     timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
     usefulness = views.render_live_body(body, state, key="run", chart_height=height, timeline=timeline)
     views.render_answer_draft(draft.container(), state)
-    if not ended and moment_due(state):
+    if await_moments and not ended and moment_due(state):
         before = moments(state)
         await_moment(view, wait_s=moment_wait_s(interval))
         ended = view.handle.done
@@ -437,7 +439,13 @@ def draw_run(container: DeltaGenerator, page: ExploreState, app: AppSettings) ->
         await_first_events(view)
         interval = redraw_interval(view.state)  # the planned batches' pace, when they are in
         with container:
-            st.fragment(lambda: _live_tick(interval), run_every=interval)()
+            whole_page = [True]  # the fragment's first call is part of this drawing; its ticks are not
+
+            def tick() -> None:
+                _live_tick(interval, await_moments=not whole_page[0])
+                whole_page[0] = False
+
+            st.fragment(tick, run_every=interval)()
         return
     presenter = presenting()
     finish_warm_imports()
