@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import eval_views as views
-from graphrag_app import vote_views
-from graphrag_app.controls import open_picked_index
+from graphrag_app.evaluate import views
+from graphrag_app.evaluate import judging as vote_views
+from graphrag_app.explore.sidebar import open_picked_index
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import EvaluateState
+from graphrag_app.session import EvaluateState
 from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()

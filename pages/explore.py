@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import controls, explore_views
-from graphrag_app.chart_code import load_chart_code
+from graphrag_app.explore import sidebar as controls, views as explore_views
+from graphrag_app.explore.chart_code import load_chart_code
 from graphrag_app.escaping import escape_markdown
 from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
 from graphrag_app.navigation import ensure_app_navigation
-from graphrag_app.recent import draw_recent_runs
+from graphrag_app.explore.recent import draw_recent_runs
 from graphrag_app.settings import load_settings
-from graphrag_app.state import ExploreState
+from graphrag_app.session import ExploreState
 from graphrag_app.widgets import Keys, read_widgets
 
 ensure_app_navigation()

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import browse_views as views
-from graphrag_app.controls import open_picked_index, seed_from_url
+from graphrag_app.index_browser import views
+from graphrag_app.explore.sidebar import open_picked_index, seed_from_url
 from graphrag_app.loaders import default_index_key, folder_signature
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings

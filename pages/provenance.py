@@ -5,11 +5,11 @@ Reached from a community link: ``/provenance?index=jargon&community=12&run=<run_
 
 from __future__ import annotations
 
-from graphrag_app import provenance
-from graphrag_app.citation_evidence import close_evidence
+from graphrag_app.provenance import views as provenance
+from graphrag_app.explore.citation_evidence import close_evidence
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import ExploreState
+from graphrag_app.session import ExploreState
 
 ensure_app_navigation()
 close_evidence()  # reached from the evidence dialog: Back returns to the answer

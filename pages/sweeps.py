@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import sweep_views as views
-from graphrag_app.controls import open_picked_index
+from graphrag_app.sweeps import views
+from graphrag_app.explore.sidebar import open_picked_index
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import SweepsState
+from graphrag_app.session import SweepsState
 from graphrag_core.models import MAP_TEXT_TABLES
 
 ensure_app_navigation()

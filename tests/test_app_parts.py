@@ -16,7 +16,7 @@ from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app import jobs
-from graphrag_app.drilldown_views import nothing_judged
+from graphrag_app.evaluate.drilldown import nothing_judged
 from graphrag_core.evaluation import drilldown, drilldown_choices
 from graphrag_app.loaders import CostPreviews
 from graphrag_app.setting_fields import setting_fields
@@ -71,7 +71,8 @@ def test_a_new_search_setting_is_linked_with_no_other_change() -> None:
 def _sidebar_with_wider_settings() -> None:
     import streamlit as st
 
-    from graphrag_app import controls, widgets
+    from graphrag_app.explore import sidebar as controls
+    from graphrag_app import widgets
     from graphrag_app.settings import load_settings
     from graphrag_app.urls import RunSettings
 
@@ -103,7 +104,8 @@ def test_a_new_search_setting_gets_its_widget_with_no_other_change(run_db: Path)
 def _sidebar_then_run_then_levels() -> None:
     import streamlit as st
 
-    from graphrag_app import controls, loaders, widgets
+    from graphrag_app.explore import sidebar as controls
+    from graphrag_app import loaders, widgets
     from graphrag_app.settings import load_settings
     from graphrag_app.urls import RunSettings
 
@@ -144,7 +146,7 @@ def test_the_level_picker_does_not_wait_for_its_tokens_while_a_run_streams(run_d
     counting = CostPreviews.level_costs
 
     def level_costs(self, *args, wait_s: float = SECTIONS_WAIT_S):  # type: ignore[no-untyped-def]
-        from graphrag_app.state import ExploreState
+        from graphrag_app.session import ExploreState
 
         waits.append((ExploreState.get().running, wait_s))
         return counting(self, *args, wait_s=wait_s)
@@ -329,7 +331,7 @@ def test_a_page_state_is_one_typed_object_under_one_key() -> None:
     def script() -> None:
         import streamlit as st
 
-        from graphrag_app.state import ExploreState, SweepsState
+        from graphrag_app.session import ExploreState, SweepsState
 
         if "stale" not in st.session_state:
             st.session_state["stale"] = True
@@ -360,7 +362,7 @@ def test_a_page_run_before_any_navigation_declares_it_and_reruns(run_db: Path, m
 
 
 def test_a_link_tables_links_name_their_pages_and_parameters() -> None:
-    from graphrag_app.link_tables import destination, page_file, plain_number
+    from graphrag_app.panels.link_tables import destination, page_file, plain_number
     from graphrag_app.urls import provenance_url, record_url, run_url
 
     assert destination(provenance_url("jargon", "12", "r1")) == ("pages/provenance.py", {"index": "jargon", "community": "12", "run": "r1"})

@@ -47,7 +47,7 @@ def test_no_limit_by_default_and_a_roomy_one_says_it_is_within(run_db: Path) -> 
 def test_compare_shows_each_run_s_question_reserve_and_spending_limit():
     import asyncio
 
-    from graphrag_app.compare_charts import settings_table
+    from graphrag_app.compare.charts import settings_table
     from graphrag_core import GlobalSearchRequest, retrieve_global
     from graphrag_core.history.records import RunRecord
     from graphrag_core.llm.offline import OfflineChatModel

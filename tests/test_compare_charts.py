@@ -6,8 +6,8 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from graphrag_app import compare_charts as cc
-from graphrag_app import sweep_charts
+from graphrag_app.compare import charts as cc
+from graphrag_app.sweeps import charts as sweep_charts
 from graphrag_core import (
     GlobalSearchRequest,
     RetryableModelError,

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from graphrag_app import charts
-from graphrag_app.run_controls import FreshCache
-from graphrag_app.explore_views import cache_line
+from graphrag_app.explore import charts
+from graphrag_app.explore.actions import FreshCache
+from graphrag_app.explore.views import cache_line
 from graphrag_app.jobs import follow
 from graphrag_app.live import LiveRuns, replay_run, start_partial_answer
 from graphrag_app.loaders import CostPreviews
-from graphrag_app.state import ExploreState
+from graphrag_app.session import ExploreState
 from graphrag_app.urls import RunSettings, replay_speed, replay_url, to_query_params
 from graphrag_core.cache import MemoryMapCache, SqliteMapCache
 from graphrag_core.history import RunStore
@@ -236,7 +236,7 @@ def test_before_run_the_preview_says_the_cache_would_answer_and_run_fresh_reads_
 
 
 def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bars(run_db: Path, tmp_path: Path) -> None:
-    from graphrag_app.bundles import open_bundle
+    from graphrag_app.panels.bundles import open_bundle
     from graphrag_app.settings import load_settings
     from graphrag_core.bundle import bundle_to_json, make_bundle
 
@@ -273,8 +273,8 @@ class _Starting:
 
 
 def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_events() -> None:
-    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
-    from graphrag_app.state import RunView
+    from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
+    from graphrag_app.session import RunView
 
     from graphrag_app.jobs import run_blocking
 
@@ -299,9 +299,9 @@ def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_even
 
 def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> None:
     # a chart drawn again unchanged costs the browser nothing; a changed one is built anew
-    from graphrag_app.live_pace import TIMELINE_REDRAW_S, live_timeline
+    from graphrag_app.explore.live_view import TIMELINE_REDRAW_S, live_timeline
     from graphrag_app.jobs import run_blocking
-    from graphrag_app.state import RunView
+    from graphrag_app.session import RunView
 
     request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
     _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
@@ -322,9 +322,9 @@ def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> N
 def test_a_tick_of_the_live_view_draws_the_first_bar_and_the_answer_as_they_come() -> None:
     # a tick due before the first map answer, or in the reduce before the answer, waits a moment
     # for it (shorter than a tick), instead of showing it a tick later
-    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
+    from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
     from graphrag_app.jobs import run_blocking
-    from graphrag_app.state import RunView
+    from graphrag_app.session import RunView
     from graphrag_core.events import MapBatchSucceeded, ReduceStarted, RunFinished
 
     request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)

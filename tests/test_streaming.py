@@ -135,7 +135,7 @@ def test_the_explore_page_shows_the_answer_as_it_is_written():
 
         import streamlit as st
 
-        from graphrag_app import views
+        from graphrag_app.explore import run_view as views
         from graphrag_core import retrieve_global
         from graphrag_core.events import ReduceAnswerDelta
         from graphrag_core.request import GlobalSearchRequest

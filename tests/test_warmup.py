@@ -27,21 +27,21 @@ def test_a_page_s_imports_are_read_from_its_file(tmp_path: Path) -> None:
         "from __future__ import annotations\n\n"
         "import json, os.path\n"
         "import streamlit as st\n\n"
-        "from graphrag_app import controls, escaping\n"
+        "from graphrag_app import widgets, urls\n"
         "from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries\n\n"
         "def later():\n"
-        "    import graphrag_app.bundles  # inside a function: imported when called, not at start\n\n"
+        "    import graphrag_app.panels.bundles  # inside a function: imported when called, not at start\n\n"
         "st.title('x')\n"
     )
     assert page_imports(page) == [
-        "json", "os.path", "streamlit", "graphrag_app", "graphrag_app.controls", "graphrag_app.escaping", "graphrag_app.loaders",
+        "json", "os.path", "streamlit", "graphrag_app", "graphrag_app.widgets", "graphrag_app.urls", "graphrag_app.loaders",
     ]
 
 
 def test_the_explore_page_s_modules_are_warmed() -> None:
     assert WARM_PAGES == ("pages/explore.py",)  # the page / opens
     names = page_imports(APP_ROOT / WARM_PAGES[0])
-    assert {"streamlit", "graphrag_app.controls", "graphrag_app.explore_views", "graphrag_app.loaders", "graphrag_app.widgets"} <= set(names)
+    assert {"streamlit", "graphrag_app.explore.sidebar", "graphrag_app.explore.views", "graphrag_app.loaders", "graphrag_app.widgets"} <= set(names)
 
 
 def test_a_failing_step_is_reported_and_the_next_one_runs() -> None:
