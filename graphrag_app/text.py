@@ -1,14 +1,21 @@
-"""Model text as safe Markdown, with every citation a link (no streamlit here).
+"""Untrusted text (from an index, a model or a URL) made safe where the app shows it; no
+streamlit here.
 
-The answer is drawn as Markdown, never as HTML: :func:`safe_markdown` keeps the Markdown a model
-writes (headings, lists, emphasis, tables) and neutralises the rest: raw HTML, images, links and
-link definitions of its own, maths and Streamlit's ``:color[...]`` directives. Only the links
-:func:`linked_markdown` adds are links.
+Short values: :func:`plot_text` for Plotly labels and hover text (:func:`hover_paragraph` for a
+long one), :func:`escape_markdown` for a line of Streamlit Markdown. The one place each escaping
+rule lives.
+
+Model and index text: drawn as Markdown, never as HTML. :func:`safe_markdown` keeps the Markdown
+a model writes (headings, lists, emphasis, tables) and neutralises the rest: raw HTML, images,
+links and link definitions of its own, maths and Streamlit's ``:color[...]`` directives. Only the
+links :func:`linked_markdown` adds are links.
 """
 
 from __future__ import annotations
 
+import html
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 
 from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, find_citations
@@ -17,6 +24,47 @@ from graphrag_core.models import Index
 from graphrag_core.records import RECORD_NAMES, AnyRecord, IndexRecords, RecordKind, record_ref
 
 from .urls import community_records_url, provenance_url, record_url
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*\[\]<>|~$])")
+_LINE_START = re.compile(r"^(\s*)([#>+\-=]|\d+[.)])")
+
+
+def plot_text(text: object) -> str:
+    """``text`` made inert for Plotly labels and hover text (which interpret ``<b>``, ``<a>``…)."""
+    return html.escape(str(text), quote=False)
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` on one line, safe inside Markdown: no HTML, links, images, code, emphasis with
+    ``*``, tables, strike-through, maths or Streamlit ``:color[...]`` directives, and no block
+    syntax at the start. Plain prose (``.``, ``:``, ``_`` within words, paths) is left as is, so
+    messages stay readable and searchable."""
+    line = _MARKDOWN_SPECIAL.sub(r"\\\1", " ".join(str(text).split()))
+
+    def escape_start(match: re.Match[str]) -> str:
+        lead, mark = match.group(1), match.group(2)
+        return lead + (mark[:-1] + "\\" + mark[-1] if mark[0].isdigit() else "\\" + mark)
+
+    return _LINE_START.sub(escape_start, line)
+
+
+HOVER_DESCRIPTION_CHARS = 300
+HOVER_WRAP = 60
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line, cut to at most ``limit`` characters (the cut marked ``…``)."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def hover_paragraph(text: str, *, limit: int = HOVER_DESCRIPTION_CHARS, width: int = HOVER_WRAP) -> str:
+    """Untrusted text for a hover box: cut, escaped, wrapped with ``<br>`` (the only markup)."""
+    lines = textwrap.wrap(one_line(text, limit), width=width) or [""]
+    return "<br>".join(plot_text(line) for line in lines)
+
+
+# -- model and index text as safe Markdown ---------------------------------------------------------
 
 # Characters that could start HTML, a link or image, maths or a directive.
 _UNSAFE = re.compile(r"([\\<\[\]$])")
@@ -230,6 +278,10 @@ def more_linker(url_for: Callable[[str], str]) -> Callable[[Citation], str | Non
 
 __all__ = [
     "MORE_HOVER",
+    "escape_markdown",
+    "hover_paragraph",
+    "one_line",
+    "plot_text",
     "UNSUPPORTED_LABELS",
     "cited_markdown",
     "community_linker",

@@ -10,7 +10,7 @@ import streamlit as st
 
 from graphrag_app.compare import charts as cc
 from graphrag_app.compare import views
-from graphrag_app.escaping import escape_markdown
+from graphrag_app.text import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.session import CompareState

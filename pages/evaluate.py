@@ -16,7 +16,7 @@ import streamlit as st
 from graphrag_app.evaluate import views
 from graphrag_app.evaluate import judging as vote_views
 from graphrag_app.explore.sidebar import open_picked_index
-from graphrag_app.escaping import escape_markdown
+from graphrag_app.text import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
 from graphrag_app.session import EvaluateState

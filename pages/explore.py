@@ -6,7 +6,7 @@ import streamlit as st
 
 from graphrag_app.explore import sidebar as controls, views as explore_views
 from graphrag_app.explore.chart_code import load_chart_code
-from graphrag_app.escaping import escape_markdown
+from graphrag_app.text import escape_markdown
 from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.explore.recent import draw_recent_runs

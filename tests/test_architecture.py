@@ -68,7 +68,6 @@ PURE_APP_MODULES = (
     "graphrag_app/compare/settings_table.py",
     "graphrag_app/panels/chart_parts.py",
     "graphrag_app/text.py",
-    "graphrag_app/escaping.py",
     "graphrag_app/urls.py",
     "graphrag_app/labels.py",
 )

@@ -3,7 +3,7 @@
 from graphrag_app.explore import charts
 from graphrag_app.compare import charts as compare_charts
 from graphrag_app.index_browser import charts as index_charts
-from graphrag_app.escaping import escape_markdown, plot_text
+from graphrag_app.text import escape_markdown, plot_text
 from graphrag_app.explore import run_view as views
 from graphrag_core.events import BatchesPlanned, MapBatchSucceeded, PlannedBatch, ReduceSelection, RunStarted
 from graphrag_core.request import GlobalSearchRequest

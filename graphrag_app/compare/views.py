@@ -22,7 +22,7 @@ from graphrag_core.wording import counted
 
 from ..panels import bundles, evidence, side_by_side
 from . import charts as cc
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..labels import BRIEF_QUERY_CHARS, run_label
 from ..settings import AppSettings
 from ..session import CompareState

@@ -14,7 +14,7 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.evaluation import Choice, ExperimentResult, choose
 
 from .choice_charts import choice_chart, choice_rows, paper_cost_table
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 
 PLOTLY_CONFIG = {"displaylogo": False}
 CHOICE_HELP = (

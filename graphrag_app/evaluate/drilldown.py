@@ -16,7 +16,7 @@ from graphrag_core.history import RunStore
 from graphrag_core.status import RunStatus
 
 from ..panels import side_by_side
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..panels.evidence import answer_markdown, index_for, unit_url
 from ..settings import AppSettings
 from ..urls import compare_url, run_url

@@ -25,7 +25,7 @@ from graphrag_core.evaluation.vote_report import AGREEMENT_HEADER, agreement_row
 from graphrag_core.evaluation.votes import CHOICE_WORDS, Choice, Vote, VoteStore, VoteTask, next_task, order_shown, validate_judge_name, vote_tasks
 
 from ..text import safe_markdown
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from .vote_charts import agreement_chart
 from ..settings import AppSettings
 from ..session import JudgingState

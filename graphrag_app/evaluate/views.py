@@ -54,7 +54,7 @@ from . import judging as vote_views
 from ..explore.sidebar import OpenedIndex
 from ..explore.actions import cache_factory
 from .drilldown import draw_drilldown
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..llm import build_embedder, build_model, ranking_line
 from .charts import cost_chart, cost_rows, p_value_rows, win_rate_heatmap
 from .vote_charts import people_heatmap

@@ -20,7 +20,8 @@ import plotly.graph_objects as go
 from graphrag_core.events import ReduceReplied, ReduceStarted
 from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState
 
-from ..escaping import plot_text
+from ..labels import FATE_LABELS
+from ..text import plot_text
 
 BATCH_COLORS: dict[str, str] = {
     "pending": "#d0d4dc",
@@ -42,12 +43,6 @@ FATE_COLORS: dict[str, str] = {
     "skipped": "#f0a030",
     "not_tried": "#9aa0aa",
     "dropped": "#e8a0a0",
-}
-FATE_LABELS: dict[str, str] = {
-    "selected": "selected",
-    "skipped": "skipped (over budget)",
-    "not_tried": "not tried (after stop)",
-    "dropped": "dropped (usefulness 0)",
 }
 HOVER_IDS_MAX = 12
 ZERO_SCORE_HEIGHT = 1.5

@@ -20,7 +20,7 @@ from graphrag_core.models import Index
 from graphrag_core.state import RunState
 
 from ..provenance import views as provenance, records as record_views
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..panels.evidence import ANSWER_BOX_KEY, index_for, sets_of
 from ..urls import COMMUNITY_PARAM, provenance_params
 

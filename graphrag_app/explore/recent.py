@@ -18,7 +18,7 @@ from graphrag_core.wording import counted
 from . import actions as run_controls
 from ..session import ExploreState
 from ..settings import AppSettings
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..loaders import IndexAccessError, IndexSource, resolve_source
 
 RECENT_LIMIT = 15

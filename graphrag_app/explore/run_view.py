@@ -26,7 +26,8 @@ from graphrag_core.wording import counted
 
 from . import charts, citation_evidence, selection_charts
 from ..panels import evidence
-from ..escaping import escape_markdown
+from ..labels import FATE_LABELS
+from ..text import escape_markdown
 from .scrolling import ANSWER_ANCHOR, scroll_into_view
 from ..loaders import CostPreview
 from ..urls import provenance_params
@@ -339,7 +340,7 @@ def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Pri
                     pd.DataFrame(
                         {
                             "rank": [c.rank for c in state.candidates],
-                            "fate": [charts.FATE_LABELS[c.fate] for c in state.candidates],
+                            "fate": [FATE_LABELS[c.fate] for c in state.candidates],
                             "usefulness": [c.answer.usefulness for c in state.candidates],
                             "reduce tokens": [c.tokens for c in state.candidates],
                             "batch": [c.answer.batch_index for c in state.candidates],

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 from graphrag_core.levels import level_label
 from graphrag_core.state import RunState, SelectionState
 
-from ..index_browser.charts import hover_paragraph, plot_text
+from ..text import hover_paragraph, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it

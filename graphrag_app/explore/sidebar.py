@@ -25,7 +25,8 @@ from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
 from .. import widgets
-from ..escaping import escape_markdown
+from ..labels import short_count
+from ..text import escape_markdown
 from ..llm import ranking_line
 from ..loaders import IndexAccessError, IndexSource, SECTIONS_WAIT_S, LevelCosts, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
 from ..settings import AppSettings, endpoint_refusal
@@ -77,15 +78,6 @@ def open_index(key: str, app: AppSettings, *, tables: Sequence[str] = ()) -> Ope
         return OpenedIndex(source, None, f"{source.path} is not a readable index: {exc}")
     except (OSError, ValueError) as exc:  # unreadable files, malformed JSON or parquet
         return OpenedIndex(source, None, f"{source.path} could not be read ({type(exc).__name__}): {exc}")
-
-
-def short_count(n: int) -> str:
-    """``449192`` -> ``449k``, ``1234567`` -> ``1.2M``, ``950`` -> ``950``."""
-    if n >= 1_000_000:
-        return f"{n / 1_000_000:.1f}M"
-    if n >= 10_000:
-        return f"{round(n / 1000):,}k"
-    return f"{n:,}"
 
 
 def level_picker_label(option: str, counts: dict[int | str, int], *, tokens: int | None = None) -> str:
@@ -381,6 +373,5 @@ __all__ = [
     "picker_request",
     "run_target",
     "seed_from_url",
-    "short_count",
     "show_index_problem",
 ]

@@ -35,7 +35,7 @@ from ..panels import bundles, evidence
 from . import charts, sidebar as controls, actions as run_controls, scrolling, run_view as views
 from .chart_code import CHART_CODE_CSS
 from .sidebar import OpenedIndex
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..jobs import follow, redraw_interval
 from .live_view import await_first_events, await_moment, live_timeline, moment_due, moment_wait_s, moments
 from ..llm import build_model

@@ -9,19 +9,18 @@ values for ``st.dataframe``, which shows text as text.
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from graphrag_app.escaping import plot_text  # noqa: F401 - also imported from here
 from graphrag_core.levels import level_label
 from graphrag_core.models import Community, Index
 from graphrag_core.statistics import LevelStats, level_statistics
 from graphrag_core.tokens import estimate_tokens
 
+from ..text import hover_paragraph, one_line, plot_text
 from ..urls import provenance_url
 
 if TYPE_CHECKING:
@@ -40,27 +39,12 @@ GRAPH_LAYOUT_SEED = 7
 GRAPH_MAX_NODES = 80
 """A bigger community shows its best-connected entities only (the title says how many)."""
 GRAPH_LABELLED_NODES = 20
-HOVER_DESCRIPTION_CHARS = 300
-HOVER_WRAP = 60
 SUMMARY_EXCERPT_CHARS = 160
 LABEL_CHARS = 40
 
 
-
-
-def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def hover_paragraph(text: str, *, limit: int = HOVER_DESCRIPTION_CHARS, width: int = HOVER_WRAP) -> str:
-    """Untrusted text for a hover box: cut, escaped, wrapped with ``<br>`` (the only markup)."""
-    lines = textwrap.wrap(_cut(text, limit), width=width) or [""]
-    return "<br>".join(plot_text(line) for line in lines)
-
-
 def community_label(community: Community) -> str:
-    return _cut(community.title or f"Community {community.id}", LABEL_CHARS)
+    return one_line(community.title or f"Community {community.id}", LABEL_CHARS)
 
 
 # -- sizes ----------------------------------------------------------------------------------
@@ -193,7 +177,7 @@ def community_rows(index: Index, *, index_key: str) -> list[dict[str, object]]:
                 "children": len(index.children(community.id)),
                 "claims": len(index.leaf_claims(community.id)),
                 "summary tokens": estimate_tokens(community.summary),
-                "summary": _cut(community.summary, SUMMARY_EXCERPT_CHARS),
+                "summary": one_line(community.summary, SUMMARY_EXCERPT_CHARS),
                 "provenance": provenance_url(index_key, community.id),
             }
         )
@@ -284,7 +268,7 @@ def entity_graph_figure(index: Index, community_id: str, *, max_nodes: int = GRA
                 x=[float(positions[n][0]) for n in nodes],
                 y=[float(positions[n][1]) for n in nodes],
                 mode="markers+text",
-                text=[plot_text(_cut(data[n]["title"], 24)) if n in labelled else "" for n in nodes],
+                text=[plot_text(one_line(data[n]["title"], 24)) if n in labelled else "" for n in nodes],
                 textposition="top center",
                 textfont={"size": 11, "color": "#222"},
                 marker={

@@ -17,7 +17,7 @@ from graphrag_core.models import Index
 
 from . import charts as ic
 from ..explore.sidebar import OpenedIndex
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..panels.link_tables import link_table
 from ..session import BrowseState
 from ..urls import COMMUNITY_PARAM, INDEX_PARAM

@@ -25,7 +25,7 @@ from graphrag_core.history import RunRecord, RunStore, StoreError
 
 from ..loaders import IndexAccessError, resolve_source
 from ..settings import AppSettings
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 
 MAX_BUNDLE_MB = 200
 

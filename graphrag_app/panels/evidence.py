@@ -26,6 +26,7 @@ from graphrag_core.status import RunStatus
 
 from ..explore import charts
 from .link_tables import link_table
+from ..labels import FATE_LABELS
 from ..text import cited_markdown, demote_headings, link
 from ..urls import provenance_url, record_url
 
@@ -240,7 +241,7 @@ def render_community_sets(
                     run_id=state.run_id,
                     extra={
                         "best score": [u.best_score for u in unused],
-                        "fate": [charts.FATE_LABELS[u.fate] for u in unused],
+                        "fate": [FATE_LABELS[u.fate] for u in unused],
                         "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
                     },
                     unit=unit,
@@ -357,7 +358,7 @@ def render_batch_call(
         st.markdown(f"{noun}: " + ", ".join(link(cid, unit_url(index_key, cid, state.run_id, unit)) for cid in call.community_ids))
         candidate = call.candidate
         if candidate is not None:
-            parts = [charts.FATE_LABELS[candidate.fate]]
+            parts = [FATE_LABELS[candidate.fate]]
             if candidate.rank is not None:
                 parts.append(f"rank {candidate.rank} of {len(state.candidates)}")
             if candidate.tokens is not None:

@@ -22,7 +22,7 @@ from graphrag_core.records import RECORD_NAMES, IndexRecords, RecordKind, mentio
 from graphrag_core.state import RunState
 from graphrag_core.wording import counted
 
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..panels.link_tables import link_table, page_file
 from ..urls import PROVENANCE_PATH, RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
 

@@ -20,8 +20,9 @@ from graphrag_core.levels import level_label
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
 
-from ..explore import charts, selection_charts
+from ..explore import selection_charts
 from . import records as record_views
+from ..labels import FATE_LABELS
 from ..text import cited_markdown, community_linker, demote_headings, either, link, linked_markdown, record_linker
 from ..explore.sidebar import open_index, show_index_problem
 from ..explore.actions import open_run
@@ -30,7 +31,7 @@ from ..loaders import default_index_key
 from ..session import ExploreState, ProvenanceState
 from ..settings import AppSettings
 from ..urls import COMMUNITY_PARAM, INDEX_PARAM, RECORDS_ANCHOR, RUN_PARAM, index_param, provenance_params, provenance_url, record_url, to_query_params
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 
 EXPLORE_PAGE = "pages/explore.py"
 PROVENANCE_PAGE = "pages/provenance.py"
@@ -297,7 +298,7 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                 if candidate is not None:
                     used = "used by the reduce" if candidate.fate == "selected" else "not used by the reduce"
                     tokens = f", reduce tokens {candidate.tokens}" if candidate.tokens is not None else ""
-                    st.markdown(f"Reduce: **{used}** ({charts.FATE_LABELS[candidate.fate]}{tokens})")
+                    st.markdown(f"Reduce: **{used}** ({FATE_LABELS[candidate.fate]}{tokens})")
                 elif batch.status == BatchStatus.FAILED:
                     st.markdown("Reduce: **not used** (the batch failed)")
                 elif state.phase != "done":

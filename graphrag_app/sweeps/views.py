@@ -26,10 +26,11 @@ from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 from graphrag_core.wording import counted
 
-from ..explore.sidebar import OpenedIndex, level_costs_for, short_count
+from ..explore.sidebar import OpenedIndex, level_costs_for
+from ..labels import short_count
 from ..explore.actions import cache_factory
 from ..loaders import LevelCosts
-from ..escaping import escape_markdown
+from ..text import escape_markdown
 from ..panels.link_tables import link_table
 from ..llm import build_model, shared_preflight
 from ..jobs import check_model, follow, start_sweep
