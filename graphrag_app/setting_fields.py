@@ -11,7 +11,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from graphrag_core.errors import GraphRAGError
 from graphrag_core.levels import DYNAMIC, LevelError, level_text, parse_level
-from graphrag_core.request import SearchSettings, check_setting
+from graphrag_core.request import SearchSettings, check_typed_setting
 
 LINK_NAMES: dict[str, str] = {"fallback_max_level": "fallback_level"}
 """Search settings whose parameter is not their short name: links made before short names."""
@@ -101,7 +101,7 @@ class SettingField:
 
     def _checked(self, value: Any) -> Any:
         try:
-            check_setting(self.name, value)
+            check_typed_setting(self.name, value)
         except GraphRAGError as exc:
             raise _Ignored(str(exc).rstrip(".")) from None
         if self.choices is not None and value not in self.choices:
@@ -119,6 +119,8 @@ def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
         args = get_args(annotation)
         if int in args and any(get_origin(arg) is Literal for arg in args):
             return "level"  # an integer or a word: "leaf"
+        if set(args) == {int, type(None)}:
+            return "int"  # an integer or none (the seed: none draws one)
     if annotation is bool:
         return "bool"
     if annotation is int:
@@ -137,6 +139,8 @@ def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[Settin
         choices = model.choices(name)
         kind = _kind(info.annotation, choices)
         low, high = model.bounds(name)
+        rule_bounds = low is not None and high is not None
+        low = low if low is not None else model.ui_min(name)
         found.append(
             SettingField(
                 name=name,
@@ -147,7 +151,7 @@ def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[Settin
                 high=high if high is not None else model.ui_max(name),
                 choices=None if kind == "level" else choices,
                 description=info.description or name.replace("_", " "),
-                scale=low is not None and high is not None,
+                scale=rule_bounds,
             )
         )
     return tuple(found)

@@ -2,8 +2,8 @@
 
 :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
-(the index, the question, the seed, the model, the spending limit). Each search setting's URL
-parameter, type, bounds and help come from its field's metadata
+(the index, the question, the model, the spending limit); the seed is a search setting. Each
+search setting's URL parameter, type, bounds and help come from its field's metadata
 (:func:`~graphrag_app.setting_fields.setting_fields`), so a field added to
 ``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
@@ -28,8 +28,6 @@ from graphrag_core.samples import SAMPLES
 
 from .setting_fields import SettingField, _Ignored, level_option, setting_fields
 
-MAX_SEED = 2**31 - 1
-"""The largest seed the page offers and a link may carry."""
 MAX_LATENCY_S = 30.0
 OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
 """The model of a page that has chosen nothing: the offline model, at full speed."""
@@ -58,7 +56,6 @@ RECORD_PARAMS: tuple[str, ...] = ("entity", "relationship", "claim", "source")
 OWN_PARAMS: dict[str, str] = {
     "index": INDEX_PARAM,
     "query": "q",
-    "seed": "seed",
     "model": "model",
     "model_name": "llm",
     "base_url": "base_url",
@@ -70,16 +67,21 @@ OWN_PARAMS: dict[str, str] = {
 @dataclass(frozen=True)
 class RunSettings:
     """Every choice of the Explore page: the search settings (``search``, validated, with the
-    engine's defaults and rules) plus the index (a sample's name or a folder path), the
-    question, the seed, the model and the spending limit (None: no limit). Frozen; ``model``
-    never holds a key."""
+    engine's defaults and rules, the seed among them) plus the index (a sample's name or a
+    folder path), the question, the model and the spending limit (None: no limit). Frozen;
+    ``model`` never holds a key."""
 
     index: str = ""
     query: str = ""
-    seed: int = 0
     model: ModelChoice = field(default_factory=lambda: OFFLINE)
     search: SearchSettings = field(default_factory=SearchSettings.for_front_ends)
     spend_limit_tokens: int | None = None
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the run these settings make (None: drawn when it starts; Explore draws one
+        for a new session)."""
+        return self.search.seed
 
     @property
     def fields(self) -> tuple[SettingField, ...]:
@@ -92,15 +94,17 @@ class RunSettings:
     def to_request(self, *, query: str | None = None) -> GlobalSearchRequest:
         """The engine request; raises the engine's validation errors (spec messages)."""
         query = self.query if query is None else query
-        return GlobalSearchRequest(query=query, seed=self.seed, spend_limit_tokens=self.spend_limit_tokens, **self.search.model_dump())
+        return GlobalSearchRequest(query=query, spend_limit_tokens=self.spend_limit_tokens, **self.search.model_dump())
 
     @classmethod
     def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: RunSettings) -> RunSettings:
-        """The settings that repeat ``request`` on ``index`` (the model kept from ``base``)."""
+        """The settings that repeat ``request`` on ``index`` with ``seed`` (the run's own, which a
+        request that drew its seed does not hold; None: the request's, else ``base``'s), the
+        model kept from ``base``."""
         model = type(base.search)
-        search = model(**{name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields})
-        seed = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
-        return replace(base, index=index, query=request.query, seed=seed, search=search, spend_limit_tokens=request.spend_limit_tokens)
+        values = {name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields}
+        values["seed"] = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
+        return replace(base, index=index, query=request.query, search=model(**values), spend_limit_tokens=request.spend_limit_tokens)
 
 
 PARAM_NAMES: dict[str, str] = {**OWN_PARAMS, **{f.name: f.param for f in setting_fields()}}
@@ -120,9 +124,9 @@ def to_query_params(
     of ``run`` while it is played back) and presenter mode."""
     params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
     for setting in settings.fields:
-        if _linked(settings, setting.name):
-            params[setting.param] = setting.encode(getattr(settings.search, setting.name))
-    params[OWN_PARAMS["seed"]] = str(settings.seed)
+        value = getattr(settings.search, setting.name)
+        if _linked(settings, setting.name) and value is not None:
+            params[setting.param] = setting.encode(value)
     model = settings.model
     if model.provider:
         params[OWN_PARAMS["model"]] = model.provider
@@ -179,18 +183,6 @@ def ignored_notice(name: str, raw: str, reason: str = "") -> str:
     return _notice(PARAM_NAMES[name], name, raw, reason)
 
 
-def _seed(raw: str) -> int:
-    try:
-        seed = int(raw.strip())
-    except ValueError:
-        raise _Ignored("") from None
-    if seed < 0:
-        raise _Ignored("seed must be a non-negative integer")
-    if seed > MAX_SEED:
-        raise _Ignored(f"seed must be at most {MAX_SEED}")
-    return seed
-
-
 def _provider(raw: str) -> str:
     if raw not in PROVIDERS:
         raise _Ignored(f"model must be one of {', '.join(PROVIDERS)}")
@@ -218,7 +210,6 @@ _OWN_DECODERS: dict[str, Callable[[str], Any]] = {
     "spend_limit_tokens": _spend_limit,
     "index": str,
     "query": str,
-    "seed": _seed,
     "model": _provider,
     "model_name": str,
     "base_url": str,
@@ -279,7 +270,6 @@ def from_query_params(params: Mapping[str, str | list[str]], *, base: RunSetting
         base,
         index=own.get("index", base.index),
         query=own.get("query", base.query),
-        seed=own.get("seed", base.seed),
         model=model,
         search=search,
         spend_limit_tokens=own.get("spend_limit_tokens", base.spend_limit_tokens),
@@ -381,7 +371,6 @@ __all__ = [
     "EXPERIMENT_PARAM",
     "INDEX_PARAM",
     "MAX_LATENCY_S",
-    "MAX_SEED",
     "OFFLINE",
     "PARAM_NAMES",
     "PRESENTER_PARAM",

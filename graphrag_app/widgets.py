@@ -113,6 +113,7 @@ LOOKS: dict[str, Look] = {
     "rating_repeats": Look(help="Rating calls per community; the most frequent rating wins (ties: the lowest)."),
     "fallback_max_level": Look(help="When a round keeps nothing, rate every community of the next level, down to this one."),
     "rating_output_reserve": Look(step=64),
+    "seed": Look(label="Seed", help="Same seed, same batches."),
     "question_reserve": Look(
         label="Prompt-cache reserve (tokens)",  # not "Question ...": the question's own box is found by that word
         step=64,
@@ -223,7 +224,6 @@ def widget_values(settings: RunSettings, *, index_options: list[str]) -> dict[st
     values.update(
         {
             Keys.QUESTION: settings.query,
-            Keys.SEED: settings.seed,
             Keys.MODEL: model.provider or "offline",
             Keys.MODEL_NAME: model.model,
             Keys.BASE_URL: model.base_url,
@@ -258,11 +258,10 @@ def search_from_widgets(base: SearchSettings) -> SearchSettings:
 
 
 def choices_from_widgets(base: RunSettings) -> RunSettings:
-    """``base`` with the index, question, seed and model the widgets show now."""
+    """``base`` with the index, question and model the widgets show now."""
     state = st.session_state
     choice = state.get(Keys.INDEX, base.index)
     index = str(state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else str(choice)
-    seed = state.get(Keys.SEED)
     latency = state.get(Keys.LATENCY)
     limit = state.get(Keys.SPEND_LIMIT, base.spend_limit_tokens)
     model = ModelChoice(
@@ -275,7 +274,6 @@ def choices_from_widgets(base: RunSettings) -> RunSettings:
         base,
         index=index,
         query=str(state.get(Keys.QUESTION, base.query) or ""),
-        seed=int(seed) if seed is not None else base.seed,
         model=model,
         spend_limit_tokens=int(limit) if limit else None,
     )

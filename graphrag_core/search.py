@@ -81,7 +81,7 @@ from .prompts import (
 )
 from .ranking import Ranking, rank_chunks
 from .reduce import ReducePlan, plan_reduce
-from .request import GlobalSearchRequest, check_question_reserve
+from .request import SEED_MAX, SEED_MIN, GlobalSearchRequest, check_question_reserve
 from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
 from .selection import SelectionOutcome, select_dynamic
 from .spending import SpendingLimit
@@ -97,8 +97,9 @@ EventSink = Callable[[Event], None]
 
 
 def draw_seed() -> int:
-    """A fresh seed for a request that did not set one; it is reported so the run can be repeated."""
-    return random.SystemRandom().randrange(2**31)
+    """A fresh seed for a request that did not set one (in ``SEED_MIN..SEED_MAX``, the range
+    people give seeds in); it is reported so the run can be repeated."""
+    return random.SystemRandom().randint(SEED_MIN, SEED_MAX)
 
 
 def plan_batches(

@@ -354,9 +354,8 @@ def test_settings_round_trip_through_query_params() -> None:
     settings = RunSettings(
         index="jargon",
         query="a & b?",
-        seed=11,
         model=ModelChoice(provider="offline", offline_latency_s=0.5),
-        search=SearchSettings(community_level=2, reduce_strategy="stop", include_sources=False),
+        search=SearchSettings(community_level=2, reduce_strategy="stop", include_sources=False, seed=11),
     )
     params = to_query_params(settings, run_id="abc")
     assert params["run"] == "abc"
@@ -501,6 +500,20 @@ def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
     decoded, problems = from_query_params({"level": "2", "tokenizer": "nope", "strategy": "stop"}, base=base)
     assert decoded.search.community_level == 2 and decoded.search.reduce_strategy == "stop" and decoded.search.tokenizer == base.search.tokenizer
     assert problems == [ignored_notice("tokenizer", "nope", "tokenizer must be one of " + ", ".join(TOKENIZER_NAMES))]
+
+
+def test_the_seed_is_linked_and_drawn_from_its_field_with_the_one_range() -> None:
+    from graphrag_app.urls import setting_fields
+    from graphrag_core.request import SEED_MAX
+
+    seed = next(f for f in setting_fields() if f.name == "seed")
+    assert (seed.param, seed.kind, seed.low, seed.high, seed.scale) == ("seed", "int", 0, SEED_MAX, False)
+    settings, problems = from_query_params({"seed": str(SEED_MAX)}, base=RunSettings())
+    assert settings.seed == SEED_MAX and not problems and to_query_params(settings)["seed"] == str(SEED_MAX)
+    for raw in ("-1", str(SEED_MAX + 1)):
+        kept, problems = from_query_params({"seed": raw}, base=RunSettings(search=SearchSettings(seed=4)))
+        assert kept.seed == 4 and problems == [ignored_notice("seed", raw, f"seed must be between 0 and {SEED_MAX}, not {raw}")]
+    assert "seed" not in to_query_params(RunSettings())  # no seed yet: the run draws one
 
 
 def test_run_settings_are_a_view_of_the_search_settings() -> None:

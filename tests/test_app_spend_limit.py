@@ -7,12 +7,13 @@ from pathlib import Path
 
 from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core.history import RunStore
+from graphrag_core.request import SearchSettings
 
 from .apptest_support import app, messages, run_question
 
 
 def test_the_limit_round_trips_through_the_url_and_a_bad_one_is_named():
-    settings = RunSettings(index="jargon", query="q", seed=3, spend_limit_tokens=60_000)
+    settings = RunSettings(index="jargon", query="q", search=SearchSettings(seed=3), spend_limit_tokens=60_000)
     params = to_query_params(settings)
     assert params["spend_limit"] == "60000"
     back, problems = from_query_params(params, base=RunSettings())

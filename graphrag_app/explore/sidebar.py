@@ -31,7 +31,7 @@ from ..llm import ranking_line
 from ..loaders import IndexAccessError, IndexSource, SECTIONS_WAIT_S, LevelCosts, cost_previews, default_index_key, folder_signature, load_source, resolve_source, sample_names
 from ..settings import AppSettings, endpoint_refusal
 from ..session import ExploreState
-from ..urls import MAX_LATENCY_S, MAX_SEED, RunSettings, level_option
+from ..urls import MAX_LATENCY_S, RunSettings, level_option
 from ..widgets import FOLDER_CHOICE, Keys, read_widgets
 
 Sections = dict[str, tuple[int, int, int]]
@@ -255,9 +255,9 @@ def draw_settings_but_levels(app: AppSettings, base: RunSettings) -> tuple[Opene
     widgets.draw_spend_limit()
 
     st.header("Search")
-    st.number_input("Seed", min_value=0, max_value=MAX_SEED, step=1, key=Keys.SEED, help="Same seed, same batches.")
+    widgets.draw_settings(widgets.fields_of(base, ["seed"]))
     st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
-    widgets.draw_settings([f for f in widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS) if f.name not in unused])
+    widgets.draw_settings([f for f in widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS, ["seed"]) if f.name not in unused])
 
     st.header("Model")
     st.radio(

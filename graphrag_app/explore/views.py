@@ -26,7 +26,7 @@ from graphrag_core.figures import Price
 from graphrag_core.levels import is_fixed, level_text
 from graphrag_core.llm.base import model_identity
 from graphrag_core.methods import GLOBAL, VECTOR
-from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.request import GlobalSearchRequest, SearchSettings
 from graphrag_core.samples import is_starting_question, sample_question, starting_question
 from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
@@ -55,7 +55,9 @@ def load_url(page: ExploreState, app: AppSettings) -> RunSettings:
     """On this browser session's first script run the URL sets the page (its run is opened);
     then the widgets are seeded with the page's settings. Returns them."""
     if page.settings is None:
-        base = RunSettings(index=default_index_key(), query=sample_question(default_index_key()), seed=draw_seed(), model=initial_model(app))
+        base = RunSettings(
+            index=default_index_key(), query=sample_question(default_index_key()), model=initial_model(app), search=SearchSettings.for_front_ends(seed=draw_seed())
+        )
         params = st.query_params.to_dict()
         page.settings, problems = from_query_params(params, base=base)
         page.notices.extend(problems)
