@@ -1,6 +1,7 @@
 """How the app names things in its lists and tables: a run (Compare's pickers, the history) with
 :func:`run_label`, and among the runs compared with :func:`run_labels`; a reduce candidate's
-fate (:data:`FATE_LABELS`); a large count (:func:`short_count`). Pure text, no streamlit."""
+fate (:data:`FATE_LABELS`) and a community's fate in a dynamic selection (:data:`WALK_LABELS`);
+a large count (:func:`short_count`). Pure text, no streamlit."""
 
 from __future__ import annotations
 
@@ -18,6 +19,18 @@ FATE_LABELS: dict[str, str] = {
     "dropped": "dropped (usefulness 0)",
 }
 """A reduce candidate's fate as every table, chart and panel names it."""
+
+
+WALK_LABELS: dict[str, str] = {
+    "queued": "being rated",
+    "kept": "kept (the map reads it)",
+    "pruned": "pruned (rated below the threshold)",
+    "superseded": "replaced by its children",
+    "skipped": "skipped (blank summary)",
+    "failed": "failed (kept)",
+    "unreached": "never reached",
+}
+"""What a dynamic selection's walk did with a community, as its chart, table and panels name it."""
 
 
 def short_count(n: int) -> str:
@@ -94,4 +107,4 @@ def run_labels(records: Sequence[RunRecord]) -> list[str]:
     ]
 
 
-__all__ = ["BRIEF_QUERY_CHARS", "FATE_LABELS", "ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_count", "short_query"]
+__all__ = ["BRIEF_QUERY_CHARS", "FATE_LABELS", "WALK_LABELS", "ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_count", "short_query"]

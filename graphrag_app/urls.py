@@ -1,6 +1,9 @@
-"""The settings of a run <-> URL query parameters, and every link the app makes.
+"""Each search setting as the app draws and links it, the settings of a run <-> URL query
+parameters, and every link the app makes. No streamlit import here.
 
-:class:`RunSettings` is every choice of the Explore page: a
+:class:`SettingField` is one search setting read from its field's metadata in
+:class:`~graphrag_core.request.SearchSettings`: its URL parameter, kind, default, bounds, choices
+and help. :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
 (the index, the question, the model, the spending limit); the seed is a search setting. Each
 search setting's URL parameter, type, bounds and help come from its field's metadata
@@ -9,24 +12,177 @@ search setting's URL parameter, type, bounds and help come from its field's meta
 
 A link carrying these parameters reproduces a run: same index, same request, same seed, same
 model. Decoding is forgiving: a value that cannot be used keeps its default and is reported, so a
-hand-edited URL still opens the page. No streamlit import here.
+hand-edited URL still opens the page.
+
+Why this module is long: a setting's field, its words in a link and the links themselves are
+one vocabulary. Each search setting is encoded and decoded through its SettingField, and
+RunSettings is written and read through them; apart, one rule would live in two places.
 """
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 from urllib.parse import urlencode
 
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.levels import DYNAMIC, level_text
+from graphrag_core.levels import DYNAMIC, LevelError, level_text, parse_level
 from graphrag_core.llm.settings import PROVIDERS, ModelChoice
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit, check_typed_setting
 from graphrag_core.samples import SAMPLES
 
-from .setting_fields import SettingField, _Ignored, level_option, setting_fields
+
+# -- each search setting, as the app draws and links it --------------------------------------------
+
+LINK_NAMES: dict[str, str] = {"fallback_max_level": "fallback_level"}
+"""Search settings whose parameter is not their short name: links made before short names."""
+
+Kind = Literal["level", "bool", "int", "float", "choice", "text"]
+
+
+def level_option(value: str) -> str:
+    """The Community level picker's option (``"leaf"``, ``"2"``) for ``value``: the option itself,
+    or the one a stale label names. Streamlit (1.67) hands back a selectbox's *label* when its
+    text changed since it was drawn (``leaf (262 summaries)`` became ``leaf · ≈496k tokens · 262
+    summaries`` once the token counts were ready), and a click in between would otherwise send
+    that label on. The picker's extra text follows ``" · "`` or ``" ("``."""
+    head = value.split(" · ", 1)[0].split(" (", 1)[0]
+    try:
+        return level_text(parse_level(head))
+    except LevelError:
+        return value
+
+
+class _Ignored(ValueError):  # noqa: N818 - raised and caught inside the URL decoding only
+    """A URL value that cannot be used; the message says why (or is empty)."""
+
+
+@dataclass(frozen=True)
+class SettingField:
+    """One search setting as the app draws and links it, read from its field's metadata: its
+    name (also its widget's key), URL parameter, kind, default, bounds (the rule's, else the
+    page's ``ui_max`` above), accepted values and description (its help line)."""
+
+    name: str
+    param: str
+    kind: Kind
+    default: Any
+    low: int | None
+    high: int | None
+    choices: tuple[str, ...] | None
+    description: str
+    scale: bool = False
+    """The rule bounds the value on both sides (a rating, say), not only the page."""
+
+    def cast(self, value: Any) -> Any:
+        """A widget's value as the setting's type (a number input may hand back either number
+        type; the level picker hands back an option's text, or a label grown stale)."""
+        if value is None:
+            return None
+        if self.kind == "level":
+            return parse_level(level_option(str(value)))
+        if self.kind == "int":
+            return int(value)
+        if self.kind == "float":
+            return float(value)
+        if self.kind == "bool":
+            return bool(value)
+        return str(value)
+
+    def encode(self, value: Any) -> str:
+        """The value as a URL writes it."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, float):
+            return f"{value:g}"
+        return level_text(value) if self.kind == "level" else str(value)
+
+    def decode(self, raw: str) -> Any:
+        """The value ``raw`` writes; ``_Ignored`` when it breaks the setting's rule (the spec's
+        message) or lies outside the page's range."""
+        if self.kind == "level":
+            try:
+                level = parse_level(raw)
+            except LevelError:
+                raise _Ignored("") from None
+            if level == DYNAMIC:
+                raise _Ignored("")
+            return self._checked(level)
+        if self.kind == "bool":
+            if raw.lower() not in ("1", "0", "true", "false"):
+                raise _Ignored("")
+            return raw.lower() in ("1", "true")
+        if self.kind in ("int", "float"):
+            try:
+                number: int | float = int(raw.strip()) if self.kind == "int" else float(raw)
+            except ValueError:
+                raise _Ignored("") from None
+            return self._checked(number)
+        return self._checked(raw)
+
+    def _checked(self, value: Any) -> Any:
+        try:
+            check_typed_setting(self.name, value)
+        except GraphRAGError as exc:
+            raise _Ignored(str(exc).rstrip(".")) from None
+        if self.choices is not None and value not in self.choices:
+            raise _Ignored(f"{self.name} must be one of {', '.join(self.choices)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if self.low is not None and value < self.low:
+                raise _Ignored(f"{self.name} must be at least {self.low}")
+            if self.high is not None and value > self.high:
+                raise _Ignored(f"{self.name} must be at most {self.high}")
+        return value
+
+
+def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = get_args(annotation)
+        if int in args and any(get_origin(arg) is Literal for arg in args):
+            return "level"  # an integer or a word: "leaf"
+        if set(args) == {int, type(None)}:
+            return "int"  # an integer or none (the seed: none draws one)
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    return "choice" if choices is not None else "text"
+
+
+@functools.cache
+def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[SettingField, ...]:
+    """Every search setting of ``model``, in declaration order, as :class:`SettingField` (its
+    default the front ends' own, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
+    found = []
+    for name, info in model.model_fields.items():
+        choices = model.choices(name)
+        kind = _kind(info.annotation, choices)
+        low, high = model.bounds(name)
+        rule_bounds = low is not None and high is not None
+        low = low if low is not None else model.ui_min(name)
+        found.append(
+            SettingField(
+                name=name,
+                param=LINK_NAMES.get(name) or model.short_name(name),
+                kind=kind,
+                default=model.front_end_default(name),
+                low=low,
+                high=high if high is not None else model.ui_max(name),
+                choices=None if kind == "level" else choices,
+                description=info.description or name.replace("_", " "),
+                scale=rule_bounds,
+            )
+        )
+    return tuple(found)
+
+
+# -- a run's settings <-> the URL ------------------------------------------------------------------
 
 MAX_LATENCY_S = 30.0
 OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
@@ -160,11 +316,6 @@ def replay_speed(raw: str | None) -> float:
     if not 0 < speed <= MAX_REPLAY_SPEED:
         raise ValueError(f"Ignored the URL parameter {SPEED_PARAM}={raw[:40]!r}: the speed must be above 0 and at most {MAX_REPLAY_SPEED:g}; the replay plays at its recorded pace.")
     return speed
-
-
-def replay_url(run_id: str, *, speed: float = 1.0) -> str:
-    """A relative link that plays a stored run back on Explore: ``./?replay=<id>&speed=2``."""
-    return f"{EXPLORE_PATH}?{urlencode({REPLAY_PARAM: run_id, SPEED_PARAM: f'{speed:g}'})}"
 
 
 def _one(value: str | list[str] | None) -> str | None:
@@ -382,6 +533,8 @@ __all__ = [
     "RUN_PARAM",
     "SPEED_PARAM",
     "RunSettings",
+    "Kind",
+    "LINK_NAMES",
     "SettingField",
     "community_records_url",
     "compare_url",
@@ -395,7 +548,6 @@ __all__ = [
     "record_params",
     "record_url",
     "replay_speed",
-    "replay_url",
     "run_ids_param",
     "run_url",
     "setting_fields",

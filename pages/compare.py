@@ -13,7 +13,7 @@ from graphrag_app.compare import views
 from graphrag_app.text import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.session import CompareState
+from graphrag_app.compare.state import CompareState
 from graphrag_core.history import RunStore, StoreError
 
 ensure_app_navigation()

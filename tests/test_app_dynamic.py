@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from graphrag_app.explore.selection_charts import WALK_COLORS, hierarchy_figure, walk_table
+from graphrag_app.explore.charts import WALK_COLORS, hierarchy_figure, walk_table
 from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core import GlobalSearchRequest, RunState, ScriptedChatModel, retrieve_global
 from graphrag_core.events import CommunityRated, SelectionRound

@@ -47,7 +47,7 @@ def test_a_dynamic_runs_label_in_the_history_says_dynamic(tmp_path):
 
 
 def test_every_label_and_settings_line_of_a_dynamic_run_says_dynamic_with_its_threshold(tmp_path, capsys):
-    from graphrag_app.explore.recent import _line
+    from graphrag_app.explore.actions import _line
     from graphrag_cli.output import format_run_line
     from graphrag_core.report import record_to_markdown
 

@@ -246,7 +246,7 @@ def test_a_url_notice_stays_when_the_page_draws_itself_again(run_db: Path, monke
     """On a busy machine the level picker is drawn before its tokens are counted, and the page
     draws itself again once they are: the URL's notices stay on it (they are the reader's only
     word on why the link's values were not used)."""
-    from graphrag_app.loaders import CostPreviews
+    from graphrag_app.previews import CostPreviews
 
     counted, computed = CostPreviews.level_costs, CostPreviews.levels_future
     asked: list[bool] = []
@@ -635,7 +635,7 @@ def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -
     """The picker said "≈496k tokens" (the map texts alone) while the preview said 515,735 (the
     prompts the map sends) for the same level: both now show the map prompt tokens."""
     from graphrag_app.labels import short_count
-    from graphrag_app.loaders import cost_previews
+    from graphrag_app.previews import cost_previews
     from graphrag_core.cost import map_cost
 
     at = app({"level": "1", "seed": "3", "map_budget": "6000"}).run()

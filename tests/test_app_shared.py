@@ -2,7 +2,7 @@
 one job runner under evaluations, the cost charts' prompt-token axis."""
 
 from graphrag_app.panels.chart_parts import PROMPT_TOKENS_NAME, add_prompt_tokens_axis
-from graphrag_app.explore.sidebar import OpenedIndex
+from graphrag_app.loaders import OpenedIndex
 from graphrag_app.jobs import EvalJob, JobHandle, start_evaluation
 from graphrag_core.evaluation import Condition, ExperimentSpec
 from graphrag_core.evaluation.questions import EvalQuestion

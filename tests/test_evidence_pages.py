@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.panels.evidence import CALL_KEY
+from graphrag_app.explore.inspector import CALL_KEY
 from graphrag_core.history import RunStore
 
 from . import APP_ROOT
@@ -354,18 +354,18 @@ def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
     def script() -> None:  # what Run's callback does before the page draws its widgets again
         import streamlit as st
 
+        from graphrag_app.explore.state import read_choices
         from graphrag_app.urls import RunSettings
-        from graphrag_app.widgets import settings_from_widgets
 
         st.session_state["community_level"] = "level 1 (70 summaries)"
-        st.text(str(settings_from_widgets(RunSettings(index="jargon")).to_request(query="What is a hacker?").community_level))
+        st.text(str(read_choices(RunSettings(index="jargon")).settings.to_request(query="What is a hacker?").community_level))
 
     at = AppTest.from_function(script).run()
     assert not at.exception and [t.value for t in at.text] == ["1"]
 
 
 def test_a_table_row_and_the_reduce_chart_open_their_calls_and_bring_them_into_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphrag_app.panels import evidence
+    from graphrag_app.explore import inspector as evidence
 
     session: dict[str, object] = {}
     monkeypatch.setattr(evidence.st, "session_state", session)
@@ -397,8 +397,8 @@ def test_the_finished_page_draws_once_per_script_run_and_scrolls_only_when_asked
 
     at = run_question(app().run())
     drawn: list[str] = []
-    render_run = views.render_run
-    monkeypatch.setattr(views, "render_run", lambda *args, **kwargs: (drawn.append(kwargs["key"]), render_run(*args, **kwargs))[1])
+    draw_run = views.draw_run
+    monkeypatch.setattr(views, "draw_run", lambda *args, **kwargs: (drawn.append(kwargs["key"]), draw_run(*args, **kwargs))[1])
     at = at.run()
     assert drawn == ["run"]
     assert not [h for h in at.get("html") if "scrollIntoView" in str(h.proto)]
@@ -428,7 +428,7 @@ def test_cited_in_the_final_answer_holds_only_the_final_answers_sentences(run_db
     answer, never under "Cited in the final answer." (community 87 of the issue)."""
     import asyncio
 
-    from graphrag_app.provenance.views import MAP_ANSWER_LABEL
+    from graphrag_app.panels.evidence import MAP_ANSWER_LABEL
     from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
     from graphrag_core.history import RunRecord
     from graphrag_core.index import load_index

@@ -14,7 +14,7 @@ import pytest
 from graphrag_app.jobs import DEFAULT_REDRAW_INTERVAL_S, MAX_REDRAW_INTERVAL_S, run_blocking
 from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, TIMELINE_REDRAW_S, await_first_events, await_moment, live_timeline, moment_wait_s, moments, planning
 from graphrag_app.loaders import finish_warm_imports
-from graphrag_app.session import RunView
+from graphrag_app.live import RunView
 from graphrag_core.events import BatchesPlanned, MapBatchSucceeded, ReduceStarted, RunFinished, RunStarted
 from graphrag_core.index import load_index
 from graphrag_core.llm.offline import OfflineChatModel

@@ -5,7 +5,7 @@ import pytest
 from graphrag_core import GlobalSearchRequest
 from graphrag_core.locations import ENV_DB
 from graphrag_core.history import RunStore
-from graphrag_app.session import SweepsState
+from graphrag_app.sweeps.state import SweepsState
 
 from .apptest_support import page
 from .factories import sample_run

@@ -270,16 +270,6 @@ def run_sets(records: Sequence[RunRecord], which: SetName = "behind") -> list[fr
     return [frozenset(found.ids(which)) if (found := _record_sets(r)) is not None else frozenset() for r in records]
 
 
-def cited_sets(records: Sequence[RunRecord]) -> list[frozenset[str]]:
-    """The communities each run's answer cites (the **cited** set)."""
-    return run_sets(records, "cited")
-
-
-def behind_sets(records: Sequence[RunRecord]) -> list[frozenset[str]]:
-    """The communities behind each run's answer: those of its selected map answers (the **behind** set)."""
-    return run_sets(records, "behind")
-
-
 def set_title(which: SetName) -> str:
     """``communities behind each answer`` and the like, for titles and captions."""
     return {
@@ -403,8 +393,6 @@ __all__ = [
     "OVERLAP_RUNS_COLUMN",
     "RunMetrics",
     "SettingRow",
-    "behind_sets",
-    "cited_sets",
     "cost_figure",
     "index_key_for",
     "jaccard_matrix",

@@ -25,13 +25,9 @@ from . import charts as cc
 from ..text import escape_markdown
 from ..labels import BRIEF_QUERY_CHARS, run_label
 from ..settings import AppSettings
-from ..session import CompareState
+from .state import HISTORY_RUN, ONLY_DIFFERING, OVERLAP_SET, POINTS_LEFT, POINTS_RIGHT, SELECTED, CompareState
 from ..urls import RUNS_PARAM, provenance_url, run_ids_param
 
-SELECT_KEY = "compare_runs"
-HISTORY_KEY = "compare_history_run"
-OVERLAP_SET_KEY = "compare_overlap_set"
-POINTS_LEFT_KEY, POINTS_RIGHT_KEY = "compare_points_left", "compare_points_right"
 OVERLAP_HEADINGS = {
     "cited": "Communities cited by the answers",
     "behind": "Communities behind the answers",
@@ -71,14 +67,14 @@ def sync_selection_from_url(page: CompareState, known: list[str]) -> None:
     """Seed the multiselect from ``?runs=`` on first load, or when the URL was changed by hand;
     drop runs deleted elsewhere (no longer an option)."""
     from_url = url_run_ids()
-    if page.url_runs != from_url or SELECT_KEY not in st.session_state:
+    if page.url_runs != from_url or not SELECTED.present:
         page.url_runs = from_url
         unknown = [run_id for run_id in from_url if run_id not in known]
         if unknown:
             page.notice = "Not in the run history (deleted, or another store): " + ", ".join(unknown[:6])
-        if from_url or SELECT_KEY not in st.session_state:
-            st.session_state[SELECT_KEY] = [run_id for run_id in from_url if run_id in known][: cc.MAX_COMPARED_RUNS]
-    st.session_state[SELECT_KEY] = [r for r in st.session_state[SELECT_KEY] if r in known][: cc.MAX_COMPARED_RUNS]
+        if from_url or not SELECTED.present:
+            SELECTED.set([run_id for run_id in from_url if run_id in known][: cc.MAX_COMPARED_RUNS])
+    SELECTED.set([r for r in SELECTED.value if r in known][: cc.MAX_COMPARED_RUNS])
 
 
 def sync_url_from_selection(page: CompareState, selected: list[str]) -> None:
@@ -103,7 +99,7 @@ def pick_runs(container: DeltaGenerator, page: CompareState, summaries: dict[str
     selected = container.multiselect(
         "Runs to compare",
         list(summaries),
-        key=SELECT_KEY,
+        key=SELECTED.key,
         max_selections=cc.MAX_COMPARED_RUNS,
         format_func=lambda r: run_option_label(summaries[r]),
         placeholder="Choose 2 to 4 runs",
@@ -116,9 +112,9 @@ def delete_clicked(store_path: str, run_id: str) -> None:
     """Runs before the script: delete, and drop the run from the comparison and the URL."""
     page = CompareState.get()
     deleted = RunStore(store_path).delete(run_id)
-    st.session_state[SELECT_KEY] = [r for r in st.session_state.get(SELECT_KEY, []) if r != run_id]
+    SELECTED.set([r for r in SELECTED.value if r != run_id])
     page.url_runs = url_run_ids()  # not a hand-edited URL: the script rewrites it
-    st.session_state.pop(HISTORY_KEY, None)
+    HISTORY_RUN.pop()
     page.notice = f"Deleted run {run_id[:8]}." if deleted else f"Run {run_id[:8]} was already gone."
 
 
@@ -132,7 +128,7 @@ def highlight_differences(table: pd.DataFrame) -> "pd.io.formats.style.Styler":
 def draw_settings(container: DeltaGenerator, records: list[RunRecord]) -> None:
     with container:
         st.subheader("Settings")
-        only = st.toggle("Show only the settings that differ", key="compare_only_differing")
+        only = st.toggle("Show only the settings that differ", key=ONLY_DIFFERING.key)
         table = pd.DataFrame(cc.settings_table(records, only_differing=only))
         if table.empty:
             st.caption("Every setting is the same in these runs.")
@@ -165,7 +161,7 @@ def draw_overlap(container: DeltaGenerator, records: list[RunRecord]) -> None:
         which = st.segmented_control(
             "Community set",
             list(evidence.SET_NAMES),
-            key=OVERLAP_SET_KEY,
+            key=OVERLAP_SET.key,
             default="behind",
             format_func=lambda name: evidence.SET_NAMES[name],
             help=" · ".join(f"{evidence.SET_NAMES[k]}: {v}" for k, v in evidence.SET_HELP.items()),
@@ -238,8 +234,8 @@ def draw_points(container: DeltaGenerator, records: list[RunRecord]) -> None:
             return
         ids = [r.run_id for r in answered]
         pick_left, pick_right = (st.columns(2) if len(answered) > 2 else (None, None))
-        left = pick_left.selectbox("Left", ids, key=POINTS_LEFT_KEY, format_func=labels.__getitem__) if pick_left else ids[0]
-        right = pick_right.selectbox("Right", ids, index=1, key=POINTS_RIGHT_KEY, format_func=labels.__getitem__) if pick_right else ids[1]
+        left = pick_left.selectbox("Left", ids, key=POINTS_LEFT.key, format_func=labels.__getitem__) if pick_left else ids[0]
+        right = pick_right.selectbox("Right", ids, index=1, key=POINTS_RIGHT.key, format_func=labels.__getitem__) if pick_right else ids[1]
         if left == right:
             st.caption("Choose two different runs.")
             return
@@ -281,11 +277,11 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
         )
         st.dataframe(table, hide_index=True, width="stretch", height=min(38 + 35 * len(runs), 320), key="compare_history_table")
         by_id = {s.run_id: s for s in runs}
-        selected = st.session_state.get(SELECT_KEY) or []
-        if st.session_state.get(HISTORY_KEY) not in by_id:
-            st.session_state[HISTORY_KEY] = selected[0] if selected else runs[0].run_id
+        selected = SELECTED.value or []
+        if HISTORY_RUN.value not in by_id:
+            HISTORY_RUN.set(selected[0] if selected else runs[0].run_id)
         run_id = st.selectbox(  # the table above shows each run's status, index and time: the choice fits its box
-            "Run to export or delete", list(by_id), key=HISTORY_KEY, format_func=lambda r: run_label(by_id[r], query_chars=BRIEF_QUERY_CHARS, brief=True)
+            "Run to export or delete", list(by_id), key=HISTORY_RUN.key, format_func=lambda r: run_label(by_id[r], query_chars=BRIEF_QUERY_CHARS, brief=True)
         )
         row = st.container(horizontal=True, vertical_alignment="bottom")  # buttons as wide as their labels
         cols = [row, row, row, st.container()]
@@ -309,7 +305,7 @@ def draw_history(container: DeltaGenerator, store: RunStore, runs: list[RunSumma
         )
         record = store.get(run_id)
         if record is not None:
-            bundles.render_bundle_download(cols[3], record.replay(), index_key=cc.index_key_for(record), app=app, key="compare")
+            bundles.draw_bundle_download(cols[3], record.replay(), index_key=cc.index_key_for(record), app=app, key="compare")
         with cols[2].popover("Delete run", icon=":material/delete:"):
             st.markdown(f"Delete run **{escape_markdown(run_id[:8])}** from the history? This cannot be undone.")
             st.button("Delete", key="compare_delete", type="primary", on_click=delete_clicked, args=(str(store.path), run_id))
@@ -319,12 +315,12 @@ def bundle_opened(run_id: str | None, notices: list[str], errors: list[str]) -> 
     """An opened run bundle joins the comparison (it is in the history now, as ``run_id``)."""
     CompareState.get().notice = " ".join([*errors, *notices])
     if run_id is not None:
-        chosen = [r for r in st.session_state.get(SELECT_KEY, []) if r != run_id]
-        st.session_state[SELECT_KEY] = [*chosen, run_id][-cc.MAX_COMPARED_RUNS :]
+        chosen = [r for r in SELECTED.value if r != run_id]
+        SELECTED.set([*chosen, run_id][-cc.MAX_COMPARED_RUNS :])
 
 
 def bundle_open(container: DeltaGenerator, *, app: AppSettings) -> None:
-    bundles.render_bundle_open(container, app=app, key="compare_bundle", on_open=bundle_opened)
+    bundles.draw_bundle_open(container, app=app, key="compare_bundle", on_open=bundle_opened)
 
 
 __all__ = [

@@ -26,16 +26,15 @@ from graphrag_core.evaluation.votes import CHOICE_WORDS, Choice, Vote, VoteStore
 
 from ..text import safe_markdown
 from ..text import escape_markdown
-from .vote_charts import agreement_chart
+from .charts import agreement_chart
 from ..settings import AppSettings
-from ..session import JudgingState
+from .state import JUDGE_NAME, JudgingState
 from ..urls import EXPERIMENT_PARAM
 
 JUDGE_PARAM = "judge"
 """``evaluate?experiment=<id>&judge=1``: the judging screen (the link handed to people)."""
 JUDGE_NAME_PARAM = "judge_name"
 """The name a person judges under, kept in the URL so that a reload resumes as them."""
-NAME_KEY = "judge_name_input"
 ANSWER_HEIGHT_PX = 300
 SHORTCUTS: dict[int, str] = {1: "1", 2: "2", 0: "0"}
 SKIP_SHORTCUT = "S"
@@ -79,7 +78,7 @@ def start_judging() -> None:
     """Callback of "Start judging": the name typed becomes the session's (and the URL's)."""
     page = JudgingState.get()
     try:
-        page.name = validate_judge_name(str(st.session_state.get(NAME_KEY, "")))
+        page.name = validate_judge_name(str(JUDGE_NAME.value or ""))
     except EvaluationError as exc:
         page.notice = str(exc)
         return
@@ -122,7 +121,7 @@ def draw_name(container: DeltaGenerator, page: JudgingState, result: ExperimentR
             "Your votes are saved as you go: you can stop at any time and come back to this link to go on."
         )
         with st.form("judge_name_form", border=False):
-            st.text_input("Your name", key=NAME_KEY, max_chars=80, placeholder="e.g. Ada Lovelace", help="Your votes are kept under this name; use the same name to go on later.")
+            st.text_input("Your name", key=JUDGE_NAME.key, max_chars=80, placeholder="e.g. Ada Lovelace", help="Your votes are kept under this name; use the same name to go on later.")
             st.form_submit_button("Start judging", type="primary", icon=":material/how_to_vote:", on_click=start_judging)
 
 

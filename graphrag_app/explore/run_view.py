@@ -1,40 +1,62 @@
-"""One render function per panel; each takes the container to draw into.
+"""A run drawn on Explore: its status, the usefulness chart and the call timeline, the reduce, the
+dynamic selection's walk, the answer with its evidence (the three community sets, and a dialog
+beside the answer for a cited community), and the whole run once it has ended; and keeping the
+answer, or a call just opened, in view while the charts above it settle.
 
-Index text (summaries, claims, chunks) and model output are untrusted: they are drawn with
-``st.text`` (no Markdown, no HTML), and short values put into Markdown (labels, messages) go
-through :func:`escape_markdown`. No panel uses ``unsafe_allow_html``.
+One draw function per panel, each taking the container to draw into. Index text and model
+output are drawn with ``st.text`` or as safe Markdown (:mod:`graphrag_app.text`); no panel uses
+``unsafe_allow_html``. The two small scripts drawn with ``st.html`` (the scroll, the citation
+clicks) carry only constants of this app and the community ids it linked, never model or index
+text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import plotly.graph_objects as go
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
+from graphrag_core import citations
+from graphrag_core.citations import CommunitySets
 from graphrag_core.errors import STOPPED_MESSAGE
-from graphrag_core.figures import Price, RunSpend, cached_text, estimated_note, figures_of, money, tokens_text
-from graphrag_core.results import GlobalSearchDiagnostics
-from graphrag_core.llm.base import TokenUsage
-from graphrag_core.methods import GLOBAL, method_label
+from graphrag_core.figures import Price
 from graphrag_core.llm.embeddings import ranker_label
-from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.methods import UnitKind
+from graphrag_core.models import Index
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
-from graphrag_core.wording import counted
 
-from . import charts, citation_evidence, selection_charts
-from ..panels import evidence
-from ..labels import FATE_LABELS
+from ..labels import FATE_LABELS, WALK_LABELS
+from ..navigation import PROVENANCE_PAGE
+from ..panels.evidence import (
+    ANSWER_BOX_KEY,
+    EVIDENCE_OPEN,
+    SET_HELP,
+    SET_NAMES,
+    SOURCE_SET_HELP,
+    answer_markdown,
+    draw_claims,
+    draw_run_use,
+    draw_summary,
+    index_for,
+    run_mark,
+    sets_caption,
+    sets_of,
+    unit_title,
+    unit_url,
+)
+from ..panels.link_tables import link_table
 from ..text import escape_markdown
-from .scrolling import ANSWER_ANCHOR, scroll_into_view
-from ..loaders import CostPreview
-from ..urls import provenance_params
+from ..urls import COMMUNITY_PARAM, provenance_params
+from . import charts, inspector
 
-PROVENANCE_PAGE = "pages/provenance.py"
-LINKS_PER_ROW = 6
-MAX_COMMUNITY_LINKS = 60
+if TYPE_CHECKING:
+    import pandas as pd  # imported where a table is built: a page that draws none does not load it
+
 
 def status_label(state: RunState) -> str:
     """The run's status word: a result's status, or running / stopped / interrupted / failed."""
@@ -56,66 +78,7 @@ def phase_label(state: RunState) -> str:
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
-def render_cost_preview(
-    container: DeltaGenerator,
-    preview: CostPreview | None,
-    error: str | None,
-    *,
-    sections: tuple[int, int, int] | None = None,
-    request: GlobalSearchRequest | None = None,
-    price: Price | None = None,
-) -> None:
-    """The run's cost before it runs, and where its tokens come from: the level's summaries,
-    claims and source excerpts (``sections``), with what switching claims or excerpts off saves;
-    with a spending limit, whether the run will reach it."""
-    with container:
-        if error:
-            st.error(f"Cost preview: {escape_markdown(error)}", icon=":material/error:")
-            return
-        if preview is None:
-            return
-        forecast = preview.forecast(request) if request is not None else None
-        if forecast is not None:
-            if forecast.verdict == "will_reach":
-                st.warning(escape_markdown(forecast.text()), icon=":material/savings:")
-            else:
-                st.caption(escape_markdown(forecast.text()))
-        rating = preview.rating
-        if rating is not None:  # dynamic selection: a range, from every root rated to every community rated
-            cols = st.columns(4)
-            cols[0].metric("Est. rating calls", f"{rating.min_calls:,}–{rating.max_calls:,}", help="At least every root is rated; at most every community with a summary (times the repeats).")
-            cols[1].metric("Est. rating prompt tokens", f"{rating.min_prompt_tokens:,}–{rating.max_prompt_tokens:,}")
-            cols[2].metric("Est. map prompt tokens", f"0–{preview.map_prompt_tokens:,}", help=f"Depends on what the ratings keep; at most the {preview.summaries} summaries of {preview.bound_label}.")
-            cols[3].metric("Model calls", f"{rating.min_calls:,}–{rating.max_calls + preview.model_calls:,}", help="Rating calls, then one per map batch plus the reduce; a failed call is retried once.")
-            return
-        cols = st.columns(4)
-        cols[0].metric("Summaries", f"{preview.summaries:,}")
-        cols[1].metric("Batches", f"{preview.batches:,}")
-        cols[2].metric("Est. map prompt tokens", f"{preview.map_prompt_tokens:,}")
-        cols[3].metric("Model calls", f"{preview.model_calls:,}", help="One per map batch plus the reduce; a failed call is retried once.")
-        lines = []
-        if sections is not None and request is not None:
-            summaries, claims, sources = sections
-            parts = [f"summaries {summaries:,}"]
-            parts.append(f"claims {claims:,}" if request.include_claims else f"claims off (would add {claims:,})")
-            parts.append(f"source excerpts {sources:,}" if request.include_sources else f"source excerpts off (would add {sources:,})")
-            texts = summaries + (claims if request.include_claims else 0) + (sources if request.include_sources else 0)
-            if preview.map_prompt_tokens > texts:  # the rest of the estimate: each batch's prompt and part headers
-                parts.append(f"the map prompt and part headers of {counted(preview.batches, 'batch')} {preview.map_prompt_tokens - texts:,}")
-            lines.append("Where the map tokens come from at this level: " + " · ".join(parts) + ".")
-        if price is not None and request is not None:
-            completion = preview.batches * request.map_output_reserve + request.reduce_output_reserve
-            prompt = preview.map_prompt_tokens + request.reduce_token_budget
-            lines.append(
-                f"Cost at the configured price: about {money(price.of(TokenUsage(prompt_tokens=preview.map_prompt_tokens)))} "
-                f"for the map prompts, at most {money(price.of(TokenUsage(prompt_tokens=prompt, completion_tokens=completion)))} "
-                "with every answer and the reduce at their budgets."
-            )
-        for line in lines:
-            st.caption(escape_markdown(line))
-
-
-def render_status(container: DeltaGenerator, state: RunState, *, note: str | None = None) -> None:
+def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None = None) -> None:
     """The status line (with ``note`` after it, e.g. that this is a replay), the progress bar, and
     what the end of the run means: stopped, failed, or answered from what was read."""
     with container:
@@ -146,39 +109,42 @@ def render_status(container: DeltaGenerator, state: RunState, *, note: str | Non
             st.text(state.error or "")
 
 
-def render_map_charts(
+# -- the charts -----------------------------------------------------------------------------------
+
+
+def draw_map_charts(
     container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, timeline: go.Figure | None = None
 ) -> DeltaGenerator | None:
     """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
     is drawn instead of a timeline of ``state`` when given (the live view redraws it at its own
     pace). Returns the usefulness chart's place (None: no batches yet), where the live view
-    draws it again when its first bar comes (:func:`render_usefulness`)."""
+    draws it again when its first bar comes (:func:`draw_usefulness`)."""
     if not state.batches:
         return None
     with container:
         left, right = st.columns(2)
         timeline = timeline if timeline is not None else charts.timeline_figure(state, height=height)
         place = left.empty()
-        render_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t)
+        draw_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t)
         _chart(right, timeline, key=f"{key}-timeline", live=not interactive)
     return place
 
 
-def render_usefulness(place: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, top: int | None = None) -> None:
+def draw_usefulness(place: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, top: int | None = None) -> None:
     """The usefulness chart in ``place`` (an ``st.empty``), its plot ``top`` px down (the
     timeline's beside it). A finished run's chart (``interactive``) has its key: clicking a bar
-    opens that batch (evidence.render_call_inspector). A live one has none, so a tick may draw it
+    opens that batch (inspector.draw_call_inspector). A live one has none, so a tick may draw it
     again in its place when its first bar comes (the figure differs, and so does its identity)."""
     figure = charts.usefulness_figure(state, height=height, top=top)
     if interactive:
         chart_key = f"{key}-usefulness"
-        _chart(place, figure, key=chart_key, on_select=lambda: evidence.chart_selected(chart_key))
+        _chart(place, figure, key=chart_key, on_select=lambda: inspector.chart_selected(chart_key))
     else:
         _chart(place, figure, key=None, live=True)
 
-
 LIVE_CHART_CONFIG = {"displaylogo": False, "displayModeBar": False}
 """A chart redrawn while a run streams has no toolbar: nothing to zoom yet, and no toolbar over its legend."""
+
 CHART_CONFIG = {"displaylogo": False}
 
 
@@ -191,7 +157,7 @@ def _chart(container: DeltaGenerator, figure: go.Figure, *, key: str | None, on_
         container.plotly_chart(figure, key=key, config=config, on_select=on_select, selection_mode="points")
 
 
-def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
+def draw_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False) -> None:
     if not state.candidates and state.reduce_prompt_budget is None:
         return
     with container:
@@ -200,27 +166,56 @@ def render_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str,
             return
         chart_key = f"{key}-reduce"
         # a finished run: clicking the chart opens the reduce call
-        _chart(container, charts.reduce_figure(state), key=chart_key, on_select=(lambda: evidence.reduce_chart_selected(chart_key)) if interactive else None)
+        _chart(container, charts.reduce_figure(state), key=chart_key, on_select=(lambda: inspector.reduce_chart_selected(chart_key)) if interactive else None)
 
 
-def render_community_links(container: DeltaGenerator, community_ids: Sequence[str], *, index_key: str, run_id: str | None) -> None:
-    """One link per community to its provenance page (with index, community and run in the URL)."""
+def draw_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:
+    """The walk of a dynamic selection on the hierarchy (live), then its table of ratings."""
+    selection = state.selection
+    if not selection.active:
+        return
     with container:
-        shown = list(community_ids)[:MAX_COMMUNITY_LINKS]
-        for start in range(0, len(shown), LINKS_PER_ROW):
-            cols = st.columns(LINKS_PER_ROW)
-            for col, community_id in zip(cols, shown[start : start + LINKS_PER_ROW]):
-                col.page_link(
-                    PROVENANCE_PAGE,
-                    label=f"Community {escape_markdown(community_id)}",
-                    query_params=provenance_params(index_key, community_id, run_id),
-                    icon=":material/account_tree:",
-                )
-        if len(community_ids) > len(shown):
-            st.caption(f"… and {len(community_ids) - len(shown)} more communities (see the reduce candidates below).")
+        st.plotly_chart(charts.hierarchy_figure(state), key=f"{key}-hierarchy", config={"displaylogo": False})
+        counts = selection.counts()
+        st.caption(
+            f"{selection.rated_count} communities rated · {selection.calls} rating calls"
+            f" ({selection.cache_hits} from the cache) · {selection.usage.total_tokens:,} rating tokens · "
+            + " · ".join(f"{WALK_LABELS[f]}: {n}" for f, n in sorted(counts.items()))
+        )
+        if selection.finished:
+            with st.expander(f"Community ratings ({selection.rated_count} rated)"):
+                st.dataframe(charts.walk_table(state), hide_index=True, width="stretch")
+
+LIVE_CHART_HEIGHT = 290
+"""The live charts' height: with the status and the progress bar above them they fit, with the
+question and the buttons, on one 1280x800 screen."""
+
+PRESENTER_CHART_HEIGHT = 300
+"""The live charts' height in presenter mode (no sidebar, larger type: the charts span the page
+and still fit a 1280x800 screen under the question)."""
 
 
-def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
+def draw_live_body(
+    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
+) -> DeltaGenerator | None:
+    """A run while it streams (or a replay), under its status and above the answer as it is
+    written: the walk of a dynamic selection, the usefulness chart and the call timeline, the
+    reduce. Drawn again on every tick of the live view with the same elements in the same places,
+    so each chart stays on the page and only its data changes. Returns the usefulness chart's
+    place (see :func:`draw_map_charts`)."""
+    with container:
+        if state.selection.active:
+            draw_selection(st.container(), state, key=key)
+        place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
+        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
+            draw_reduce_chart(st.container(), state, key=key)
+    return place
+
+
+# -- the answer and its evidence ------------------------------------------------------------------
+
+
+def draw_answer_draft(container: DeltaGenerator, state: RunState) -> None:
     """The final answer as the model writes it (a streaming reduce), until the result is in."""
     if state.result is not None or state.status != RunStatus.RUNNING or not state.answer_draft:
         return
@@ -230,199 +225,217 @@ def render_answer_draft(container: DeltaGenerator, state: RunState) -> None:
         st.text(state.answer_draft)
 
 
-def render_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
+def draw_answer(
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    index_key: str,
+    index: Index | None = None,
+    anchor: str | None = None,
+    key: str | None = None,
+    under_answer: Callable[[DeltaGenerator], None] | None = None,
+) -> None:
+    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
+    flagged; ``under_answer`` draws into the place right under it; then the three community sets
+    (``key``: see :func:`draw_community_sets`)."""
+    result = state.result
+    if result is None:
+        return
+    index = index if index is not None else index_for(index_key)
+    sets = sets_of(state, index)
+    with container:
+        st.subheader("Answer", anchor=anchor)
+        note = result.diagnostics.stopped_note
+        st.text(f"Status: {RunStatus(result.status).word}" + (f" · {note}" if note else ""))
+        with st.container(border=True, key=ANSWER_BOX_KEY):
+            st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
+        if sets is not None:
+            st.caption(sets_caption(sets))
+        if under_answer is not None:
+            under_answer(st.container())
+        draw_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
+
+
+def _set_frame(
+    ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None, unit: UnitKind = "community"
+) -> pd.DataFrame:
+    import pandas as pd
+
+    data: dict[str, list] = {
+        ("source chunk" if unit == "source" else "community"): ids,
+        ("document" if unit == "source" else "title"): [unit_title(index, cid, unit) or "" for cid in ids],
+        "provenance": [unit_url(index_key, cid, run_id, unit) for cid in ids],
+    }
+    data.update(extra or {})
+    return pd.DataFrame(data)
+
+
+def _set_table(frame: pd.DataFrame, *, key: str | None, name: str, noun: str = "community") -> None:
+    """One set's table: its "open" cells open the ``noun``'s Provenance view in one click
+    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
+    live (``key`` None)."""
+    if key is None:
+        st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})
+        return
+    open_help = OPEN_HELP.format(noun=noun)
+    link_table(st.container(), frame, link_column="provenance", key=f"{key}-{name}", open_help=open_help, hide_index=True, width="stretch")
+
+OPEN_HELP = "This {noun}'s Provenance view for this run"
+
+
+def draw_community_sets(
+    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None, key: str | None = None
+) -> None:
+    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score).
+    With ``key`` (a run drawn once per script run) each community opens its Provenance view in
+    one click."""
+    sets = sets if sets is not None else sets_of(state, index)
+    if sets is None:
+        return
+    unit: UnitKind = sets.unit if sets.unit == "source" else "community"
+    helps = SOURCE_SET_HELP if unit == "source" else SET_HELP
+    noun = "source chunk" if unit == "source" else "community"
+    with container:
+        tabs = st.tabs(
+            [
+                f"{SET_NAMES['cited']} ({len(sets.cited)})",
+                f"{SET_NAMES['behind']} ({len(sets.behind)})",
+                f"{SET_NAMES['read_but_unused']} ({len(sets.read_but_unused)})",
+            ]
+        )
+        cited = list(sets.cited)
+        with tabs[0]:
+            st.caption(helps["cited"])
+            if cited:
+                status = [f"unsupported: {citations.UNSUPPORTED_LABELS[reason]}" if (reason := sets.reason(c)) else "supported" for c in cited]
+                frame = _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}, unit=unit)
+                _set_table(frame, key=key, name="cited", noun=noun)
+            else:
+                st.caption(f"The answer cites no {noun}.")
+        with tabs[1]:
+            st.caption(helps["behind"])
+            behind = list(sets.behind)
+            if behind:
+                frame = _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}, unit=unit)
+                _set_table(frame, key=key, name="behind", noun=noun)
+        with tabs[2]:
+            st.caption(helps["read_but_unused"])
+            unused = sets.read_but_unused
+            if unused:
+                frame = _set_frame(
+                    [u.community_id for u in unused],
+                    index=index,
+                    index_key=index_key,
+                    run_id=state.run_id,
+                    extra={
+                        "best score": [u.best_score for u in unused],
+                        "fate": [FATE_LABELS[u.fate] for u in unused],
+                        "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
+                    },
+                    unit=unit,
+                )
+                _set_table(frame, key=key, name="unused", noun=noun)
+            else:
+                st.caption(f"Every {noun} read is behind the answer.")
+
+
+def draw_run_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
     """The answer as Markdown with its citations as links (a click shows the citation's evidence
     on this page), and the three community sets (their communities open in one click when
     ``key`` is given: a run drawn once per script run)."""
-    evidence.render_answer(
-        container, state, index_key=index_key, anchor=ANSWER_ANCHOR, key=key,
-        under_answer=lambda box: citation_evidence.draw_citation_evidence(box, state, index_key=index_key),
+    draw_answer(
+        container, state, index_key=index_key, anchor=inspector.ANSWER_ANCHOR, key=key,
+        under_answer=lambda box: draw_citation_evidence(box, state, index_key=index_key),
     )
 
 
-def render_spend(container: DeltaGenerator, spend: RunSpend, *, price: Price | None) -> None:
-    """Model calls and tokens spent, and as if no map answer had been cached (a cached rerun
-    spends one call where the first run spent 84), and their cost at the configured price."""
-    approx = "≈" if spend.tokens_estimated else ""
-    with container:
-        cols = st.columns(4)
-        cols[0].metric("Model calls", f"{spend.calls:,}", help="Calls this run sent to the model (rating, map and reduce attempts).")
-        cols[1].metric("Map cache hits", f"{spend.cache_hits:,}", help="Map batches (and ratings) answered from the map cache, at no cost.")
-        cols[2].metric(
-            "Tokens spent",
-            tokens_text(spend.tokens) if spend.tokens.total_tokens else "-",
-            delta=f"{spend.tokens.cached_tokens:,} from the prompt cache" if spend.tokens.cached_tokens else None,
-            delta_color="off",
-            help="Prompt and completion tokens the model reported"
-            + (f"; {estimated_note(spend.tokens)}, so the run counted them itself." if spend.tokens.estimated else ".")
-            + (f" Of the prompt tokens, {cached_text(spend.tokens)} (billed at the cached price, or not recomputed)." if spend.tokens.cached_tokens else ""),
-        )
-        cols[3].metric(
-            "As if uncached",
-            f"{spend.calls_as_if_uncached:,} calls",
-            help="What the run would have cost with no map cache: every batch a model call.",
-        )
-        cost = f" · cost {money(price.of(spend.tokens))} ({approx}{money(price.of(spend.tokens_as_if_uncached))} as if uncached)" if price else ""
-        prompt_cache = f"Endpoint's prompt cache: {cached_text(spend.tokens)} · " if spend.tokens.cached_tokens else ""
-        st.caption(
-            prompt_cache
-            + f"As if uncached: {spend.calls_as_if_uncached:,} model calls and {approx}{spend.tokens_as_if_uncached.total_tokens:,} tokens"
-            + (" (cached batches counted at their planned prompt tokens)" if spend.tokens_estimated else "")
-            + cost
-            + (f" · tokens ≈: {estimated_note(spend.tokens)}" if spend.tokens.estimated else "")
-        )
+BUTTON_KEY = "cite-{n}"
+
+MAX_EVIDENCE_BUTTONS = 40
+
+_CLICKS = """<script>
+(function () {
+  var buttons = %(buttons)s;
+  if (window.__graphragCitationClicks) document.removeEventListener("click", window.__graphragCitationClicks, true);
+  window.__graphragCitationClicks = function (event) {
+    if (event.defaultPrevented || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey || event.altKey) return;
+    var link = event.target.closest ? event.target.closest("a[href]") : null;
+    if (!link || !link.closest(".st-key-%(box)s")) return;
+    var community = new URL(link.href, window.location.href).searchParams.get("%(param)s");
+    var button = Object.prototype.hasOwnProperty.call(buttons, community) ? document.querySelector(".st-key-" + buttons[community] + " button") : null;
+    if (!button) return;
+    event.preventDefault();
+    event.stopPropagation();
+    button.click();
+  };
+  document.addEventListener("click", window.__graphragCitationClicks, true);
+})();
+</script>"""
 
 
-def _number(value: int | None) -> str:
-    return "-" if not value else f"{value:,}"
+def _open(community_id: str | None) -> None:
+    EVIDENCE_OPEN.set(community_id)
 
 
-def render_diagnostics(container: DeltaGenerator, state: RunState, *, price: Price | None = None, key: str = "run") -> None:
-    figures = figures_of(state)
-    with container:
-        st.subheader("Diagnostics")
-        cols = st.columns(4)
-        request = state.request
-        if request is not None and request.method != GLOBAL:  # a run over source chunks: its method, and the chunks it read
-            cols[0].metric("Method", method_label(request.method))
-            cols[1].metric("Source chunks", f"{figures.summaries:,}" if figures.summaries is not None else "-")
-        else:
-            cols[0].metric("Community level", str(request.reported_level) if request else "-")
-            cols[1].metric("Summaries", f"{figures.summaries:,}" if figures.summaries is not None else "-")
-        cols[2].metric("Map batches", f"{figures.batches:,}")
-        cols[3].metric("Failed batches", f"{figures.failed_batches:,}")
-        cols = st.columns(4)
-        cols[0].metric("Selected for reduce", f"{figures.selected_answers:,}")
-        cols[1].metric("Reduce prompt tokens", f"{figures.reduce_prompt_tokens:,}" if figures.reduce_prompt_tokens is not None else "-")
-        cols[2].metric("Seed", state.seed if state.seed is not None else "-")
-        cols[3].metric("Duration", f"{figures.duration_s:.2f}s")
-        if state.events:
-            render_spend(st.container(), figures.spend, price=price)
-        if state.result is not None:
-            st.metric(
-                "Unsupported citations",
-                state.result.diagnostics.unsupported_citation_count,
-                help="Cited ids (communities, or source chunks) that are not in the index or in no selected map answer.",
-            )
-        if state.result is not None and request is not None and request.dynamic:
-            render_token_split(st.container(), state.result.diagnostics)
-        st.caption(
-            f"Model: {escape_markdown(state.model or '-')} · tokenizer: {escape_markdown(state.tokenizer or '-')} · "
-            f"map prompt budget: {_number(state.map_prompt_budget)} · reduce prompt budget: {_number(state.reduce_prompt_budget)} · "
-            f"concurrency: {state.concurrency or '-'} · run id: {escape_markdown(state.run_id or '-')}"
-        )
-        import pandas as pd
-
-        if state.batches:
-            with st.expander(f"Batches ({len(state.batches):,})"):
-                st.dataframe(
-                    pd.DataFrame(
-                        {
-                            "batch": [b.index for b in state.batches],
-                            "status": [b.status for b in state.batches],
-                            "usefulness": [b.usefulness for b in state.batches],
-                            "attempts": [b.attempts for b in state.batches],
-                            "cached": [b.cached for b in state.batches],
-                            "prompt tokens": [b.token_estimate for b in state.batches],
-                            "communities": [", ".join(b.community_ids) for b in state.batches],
-                        }
-                    ),
-                    hide_index=True,
-                    width="stretch",
-                    key=f"{key}-batch-table",
-                    on_select=lambda: evidence.table_selected(f"{key}-batch-table"),
-                    selection_mode="single-row",
-                )
-                st.caption("Select a row to open that batch's call.")
-        if state.candidates:
-            with st.expander(f"Reduce candidates ({len(state.candidates)})"):
-                st.dataframe(
-                    pd.DataFrame(
-                        {
-                            "rank": [c.rank for c in state.candidates],
-                            "fate": [FATE_LABELS[c.fate] for c in state.candidates],
-                            "usefulness": [c.answer.usefulness for c in state.candidates],
-                            "reduce tokens": [c.tokens for c in state.candidates],
-                            "batch": [c.answer.batch_index for c in state.candidates],
-                            "communities": [", ".join(c.answer.community_ids) for c in state.candidates],
-                            "answer": [c.answer.answer for c in state.candidates],
-                        }
-                    ),
-                    hide_index=True,
-                    width="stretch",
-                )
-
-
-def render_failed_batches(container: DeltaGenerator, state: RunState) -> None:
-    failed = [b for b in state.batches if b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors)]
-    if not failed:
+def draw_citation_evidence(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
+    """The cited communities as evidence buttons under the answer, the script that routes a
+    citation's click to its button, and the evidence dialog of the one chosen (until closed)."""
+    result = state.result
+    if result is None:
         return
-    with container:
-        hard = sum(1 for b in failed if b.status == BatchStatus.FAILED)
-        with st.expander(f"Errors: {hard} failed batches, {len(failed) - hard} recovered on retry", expanded=hard > 0):
-            for batch in failed:
-                verdict = "failed" if batch.status == BatchStatus.FAILED else "recovered on retry"
-                st.markdown(f"**Batch {batch.index}** ({verdict}, {batch.attempts} attempts) · communities {escape_markdown(charts.short_ids(batch.community_ids))}")
-                for attempt, error in enumerate(batch.errors, start=1):
-                    st.text(f"attempt {attempt}: {error}")
+    index = index_for(index_key)
+    sets = sets_of(state, index)
+    cited = list(sets.cited)[:MAX_EVIDENCE_BUTTONS] if sets is not None else []
+    if cited:
+        keys = {cid: BUTTON_KEY.format(n=n) for n, cid in enumerate(cited)}
+        with container:
+            row = st.container(horizontal=True, vertical_alignment="center", gap="small", key="answer-evidence")
+            row.caption("Evidence (a click on a citation opens it too):", width="content")
+            for cid, key in keys.items():
+                row.button(escape_markdown(cid), key=key, type="tertiary", on_click=_open, args=(cid,), help=f"What supports community {cid}, beside the answer")
+            script = _CLICKS % {"buttons": json.dumps(keys).replace("</", "<\\/"), "box": ANSWER_BOX_KEY, "param": COMMUNITY_PARAM}
+            st.html(script, unsafe_allow_javascript=True)
+    chosen = EVIDENCE_OPEN.value
+    if chosen:
+        st.dialog(f"Evidence for community {chosen}", width="large", on_dismiss=lambda: _open(None))(_evidence)(str(chosen), state, index_key)
 
 
-def render_token_split(container: DeltaGenerator, diagnostics: GlobalSearchDiagnostics) -> None:
-    """Rating, map and reduce cost apart (a dynamic run)."""
-    d = diagnostics
-    with container:
-        cols = st.columns(4)
-        cols[0].metric("Rating calls", d.rating_calls, help=f"{d.rating_cache_hits} more answered from the cache; {d.failed_rating_count} communities failed every repeat.")
-        for col, label, usage in ((cols[1], "Rating tokens", d.rating_usage), (cols[2], "Map tokens", d.map_usage), (cols[3], "Reduce tokens", d.reduce_usage)):
-            note = f" · {estimated_note(usage)}" if usage.estimated else ""
-            cached = f" · {cached_text(usage)}" if usage.cached_tokens else ""
-            col.metric(label, tokens_text(usage), help=f"prompt {usage.prompt_tokens:,} · completion {usage.completion_tokens:,}{cached}{note}")
-
-
-def render_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:
-    """The walk of a dynamic selection on the hierarchy (live), then its table of ratings."""
-    selection = state.selection
-    if not selection.active:
+def _evidence(community_id: str, state: RunState, index_key: str) -> None:
+    index = index_for(index_key)
+    run_id = state.run_id
+    st.page_link(
+        PROVENANCE_PAGE,
+        label="Open the full Provenance page",
+        query_params=provenance_params(index_key, community_id, run_id),
+        icon=":material/account_tree:",
+    )
+    if index is None or not index.has_community(community_id):
+        st.warning(f"Community {escape_markdown(community_id)} is not in this index: the answer cites it without support.", icon=":material/warning:")
         return
+    draw_community_evidence(st.container(), index, community_id, state, index_key=index_key)
+
+
+def draw_community_evidence(container: DeltaGenerator, index: Index, community_id: str, state: RunState, *, index_key: str) -> None:
+    """What the evidence dialog shows of one community: its place in the run's three sets, what
+    the run did with it, its summary, and its leaf claims with their sources."""
+    community = index.community(community_id)
+    sets = sets_of(state, index)
     with container:
-        st.plotly_chart(selection_charts.hierarchy_figure(state), key=f"{key}-hierarchy", config={"displaylogo": False})
-        counts = selection.counts()
-        st.caption(
-            f"{selection.rated_count} communities rated · {selection.calls} rating calls"
-            f" ({selection.cache_hits} from the cache) · {selection.usage.total_tokens:,} rating tokens · "
-            + " · ".join(f"{selection_charts.WALK_LABELS[f]}: {n}" for f, n in sorted(counts.items()))
-        )
-        if selection.finished:
-            with st.expander(f"Community ratings ({selection.rated_count} rated)"):
-                st.dataframe(selection_charts.walk_table(state), hide_index=True, width="stretch")
+        st.markdown(f"**{escape_markdown(community.title or 'Untitled community')}** · level {community.level}")
+        if sets is not None:
+            st.caption(escape_markdown(run_mark(community.id, sets).removeprefix(" · ")))
+        st.markdown("**Summary**")
+        draw_summary(st.container(border=True), index, community, index_key=index_key, run_id=state.run_id)
+        if state.run_id:
+            draw_run_use(st.container(), index, community, state, state.run_id, index_key=index_key)
+        with st.expander("Claims from leaf descendants, with their sources"):
+            draw_claims(st.container(), index, community, index_key=index_key, run_id=state.run_id)
 
 
-LIVE_CHART_HEIGHT = 290
-"""The live charts' height: with the status and the progress bar above them they fit, with the
-question and the buttons, on one 1280x800 screen."""
-PRESENTER_CHART_HEIGHT = 300
-"""The live charts' height in presenter mode (no sidebar, larger type: the charts span the page
-and still fit a 1280x800 screen under the question)."""
+# -- the whole run --------------------------------------------------------------------------------
 
 
-def render_live_body(
-    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
-) -> DeltaGenerator | None:
-    """A run while it streams (or a replay), under its status and above the answer as it is
-    written: the walk of a dynamic selection, the usefulness chart and the call timeline, the
-    reduce. Drawn again on every tick of the live view with the same elements in the same places,
-    so each chart stays on the page and only its data changes. Returns the usefulness chart's
-    place (see :func:`render_map_charts`)."""
-    with container:
-        if state.selection.active:
-            render_selection(st.container(), state, key=key)
-        place = render_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
-        if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
-            render_reduce_chart(st.container(), state, key=key)
-    return place
-
-
-def render_run(
+def draw_run(
     container: DeltaGenerator,
     state: RunState,
     *,
@@ -441,26 +454,26 @@ def render_run(
         if state.status is None:
             st.text("Status: starting")
             return
-        render_status(st.container(), state)
+        draw_status(st.container(), state)
         if interactive and state.status != RunStatus.RUNNING:
-            evidence.render_why(st.container(), state)
+            inspector.draw_why(st.container(), state)
         if state.selection.active:
-            render_selection(st.container(), state, key=key)
+            draw_selection(st.container(), state, key=key)
         if state.batches:
-            render_map_charts(st.container(), state, key=key, interactive=interactive)
+            draw_map_charts(st.container(), state, key=key, interactive=interactive)
         if interactive and not presenter and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call
             calls_box = st.container()
-            evidence.render_call_inspector(calls_box, state, index_key=index_key)
-            if (opening := evidence.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
+            inspector.draw_call_inspector(calls_box, state, index_key=index_key)
+            if (opening := inspector.take_reveal()) is not None:  # opened from a table row, the reduce chart, the why panel
                 # the page is redrawn under the opened call: only the reader's input ends the scroll
-                scroll_into_view(calls_box, evidence.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
+                inspector.scroll_into_view(calls_box, inspector.CALL_ANCHOR, nonce=opening, yield_to_scroll=False)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
-            render_reduce_chart(st.container(), state, key=key, interactive=interactive)
+            draw_reduce_chart(st.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            render_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
+            draw_run_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
         else:
-            render_answer_draft(st.container(), state)
+            draw_answer_draft(st.container(), state)
         if state.status != RunStatus.RUNNING and not presenter:
             if any(b.status == BatchStatus.FAILED or (b.status == BatchStatus.RETRIED and b.errors) for b in state.batches):
-                render_failed_batches(st.container(), state)
-            render_diagnostics(st.container(), state, price=price, key=key)
+                inspector.draw_failed_batches(st.container(), state)
+            inspector.draw_diagnostics(st.container(), state, price=price, key=key)

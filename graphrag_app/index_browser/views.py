@@ -16,19 +16,12 @@ from graphrag_core.levels import level_label
 from graphrag_core.models import Index
 
 from . import charts as ic
-from ..explore.sidebar import OpenedIndex
+from ..loaders import OpenedIndex
 from ..text import escape_markdown
 from ..panels.link_tables import link_table
-from ..session import BrowseState
+from .state import DEPTH, FILTER, GRAPH_COMMUNITY, KIND, SIZE_BY, BrowseState
 from ..urls import COMMUNITY_PARAM, INDEX_PARAM
 
-INDEX_KEY = "browse_index"
-FOLDER_KEY = "browse_folder"
-FILTER_KEY = "browse_filter"
-GRAPH_KEY = "browse_graph_community"
-SIZE_KEY = "browse_size_by"
-KIND_KEY = "browse_kind"
-DEPTH_KEY = "browse_depth"
 PLOTLY_CONFIG = {"displaylogo": False}
 TABLE_HEIGHT = 420
 STAT_NAMES = ("communities", "claims", "chunks", "documents", "entities", "relationships")
@@ -75,10 +68,10 @@ def draw_hierarchy(container: DeltaGenerator, index: Index) -> None:
         st.subheader("Community hierarchy")
         row = st.container(horizontal=True, vertical_alignment="bottom")  # each control as wide as its choices
         cols = [row, row, row, st.container()]
-        size_by = cols[0].segmented_control("Size by", list(ic.SIZE_CHOICES), key=SIZE_KEY, default="members")
-        kind = cols[1].segmented_control("Chart", list(ic.KIND_CHOICES), key=KIND_KEY, default="sunburst")
+        size_by = cols[0].segmented_control("Size by", list(ic.SIZE_CHOICES), key=SIZE_BY.key, default="members")
+        kind = cols[1].segmented_control("Chart", list(ic.KIND_CHOICES), key=KIND.key, default="sunburst")
         depth_options = list(range(1, len(index.levels()) + 1))
-        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH_KEY, width=180)
+        depth = cols[2].selectbox("Levels shown at once", depth_options, index=min(1, len(depth_options) - 1), key=DEPTH.key, width=180)
         cols[3].caption("Click a community to zoom in; click the centre (or the top bar) to zoom out.")
         fig = ic.hierarchy_figure(index, size_by=size_by or "members", kind=kind or "sunburst", max_depth=depth)
         st.plotly_chart(fig, key="browse_hierarchy", config=PLOTLY_CONFIG)
@@ -100,7 +93,7 @@ def draw_levels(container: DeltaGenerator, index: Index, key: str, signature: in
 def draw_table(container: DeltaGenerator, index: Index, key: str, signature: int) -> None:
     with container:
         st.subheader("Communities")
-        text = st.text_input("Filter communities", key=FILTER_KEY, placeholder="Words in the id, title or summary, e.g. wizard")
+        text = st.text_input("Filter communities", key=FILTER.key, placeholder="Words in the id, title or summary, e.g. wizard")
         rows = ic.filter_communities(index, cached_community_rows(index, key, signature), text)
         st.caption(f"{len(rows)} of {len(index.communities)} communities. “open” opens a community's provenance page.")
         link_table(
@@ -131,16 +124,16 @@ def draw_graph(container: DeltaGenerator, index: Index, index_key: str) -> None:
         wanted = str(st.query_params.get(COMMUNITY_PARAM, "") or "")
         if page.graph_index not in (None, index_key):  # another index: its community ids mean other communities
             wanted = ""
-            st.session_state.pop(GRAPH_KEY, None)
+            GRAPH_COMMUNITY.pop()
         page.graph_index = index_key
-        if st.session_state.get(GRAPH_KEY) not in options:
-            st.session_state[GRAPH_KEY] = wanted if wanted in options else options[0]
+        if GRAPH_COMMUNITY.value not in options:
+            GRAPH_COMMUNITY.set(wanted if wanted in options else options[0])
 
         def label(community_id: str) -> str:
             community = index.community(community_id)
             return f"{community_id} · {level_label(community.level)} · {ic.community_label(community)}"
 
-        community_id = st.selectbox("Community", options, key=GRAPH_KEY, format_func=label)
+        community_id = st.selectbox("Community", options, key=GRAPH_COMMUNITY.key, format_func=label)
         st.plotly_chart(ic.entity_graph_figure(index, community_id), key="browse_graph", config=PLOTLY_CONFIG)
         community = index.community(community_id)
         with st.expander("Summary of this community"):
@@ -148,8 +141,6 @@ def draw_graph(container: DeltaGenerator, index: Index, index_key: str) -> None:
 
 
 __all__ = [
-    "FOLDER_KEY",
-    "INDEX_KEY",
     "draw_graph",
     "draw_hierarchy",
     "draw_levels",

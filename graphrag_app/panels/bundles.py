@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
@@ -24,8 +24,8 @@ from graphrag_core.state import RunState
 from graphrag_core.history import RunRecord, RunStore, StoreError
 
 from ..loaders import IndexAccessError, resolve_source
+from ..session import Widget
 from ..settings import AppSettings
-from ..text import escape_markdown
 
 MAX_BUNDLE_MB = 200
 
@@ -45,7 +45,7 @@ def bundle_json(state: RunState, *, index_key: str, app: AppSettings) -> str:
     return bundle_to_json(make_bundle(record, index_path=path))
 
 
-def render_bundle_download(container: DeltaGenerator, state: RunState, *, index_key: str, app: AppSettings, key: str) -> None:
+def draw_bundle_download(container: DeltaGenerator, state: RunState, *, index_key: str, app: AppSettings, key: str) -> None:
     """"Download run bundle": one JSON file, built only when clicked."""
     if not state.events or state.run_id is None:
         return
@@ -119,7 +119,7 @@ def open_bundle(data: bytes | BinaryIO, *, name: str, app: AppSettings) -> tuple
     return bundle, notices, []
 
 
-def render_bundle_open(
+def draw_bundle_open(
     container: DeltaGenerator, *, app: AppSettings, key: str, on_open: Callable[[str | None, list[str], list[str]], None]
 ) -> None:
     """"Open run bundle": a file picker; ``on_open(run_id, notices, errors)`` runs once per file,
@@ -127,7 +127,7 @@ def render_bundle_open(
     go first, so a large run is never held twice while the page reads it from the history."""
 
     def changed() -> None:
-        uploaded = st.session_state.get(key)
+        uploaded = Widget[Any](key).value
         if uploaded is None:
             return
         uploaded.seek(0)
@@ -148,12 +148,4 @@ def render_bundle_open(
         )
 
 
-def render_messages(container: DeltaGenerator, notices: list[str], errors: list[str]) -> None:
-    with container:
-        for error in errors:
-            st.error(escape_markdown(error), icon=":material/error:")
-        for notice in notices:
-            st.info(escape_markdown(notice), icon=":material/info:")
-
-
-__all__ = ["bundle_file_name", "bundle_json", "open_bundle", "render_bundle_download", "render_bundle_open", "render_messages"]
+__all__ = ["bundle_file_name", "bundle_json", "open_bundle", "draw_bundle_download", "draw_bundle_open"]

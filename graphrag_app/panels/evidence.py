@@ -1,78 +1,90 @@
-"""The evidence panels of a run: the answer with its citations as links, the three community sets,
-every call opened (map batches and the reduce), and why a run has no (full) answer.
+"""A run's evidence, as several pages draw it: the answer as safe Markdown with every citation a
+link, the three community sets and their words, and one community's evidence (its summary, the
+claims of its leaf descendants with their sources, and what a run did with it), which Explore's
+evidence dialog and the Provenance page both show.
 
-One render function per panel, each taking the container to draw into. Model and index text is
-drawn with ``st.code``/``st.text`` (verbatim) or through :mod:`graphrag_app.answer_text` (safe
-Markdown); no panel uses ``unsafe_allow_html``.
+One draw function per panel, each taking the container to draw into. Model and index text is
+drawn with ``st.text`` (verbatim) or through :mod:`graphrag_app.text` (safe Markdown); no panel
+uses ``unsafe_allow_html``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING
-
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.calls import BatchCall, CallAttempt, ReduceCall, batch_call, reduce_call, why_no_answer
 from graphrag_core import citations
-from graphrag_core.citations import CommunitySets, community_sets
-from graphrag_core.llm.base import ChatMessage
-from graphrag_core.methods import VECTOR, UnitKind, unit_kind
-from graphrag_core.models import Index
+from graphrag_core.citations import CommunitySets, citation_count, citing_sentences, community_sets
+from graphrag_core.levels import level_label
+from graphrag_core.methods import UnitKind, unit_kind
+from graphrag_core.models import Claim, Community, Index, SourceChunk
+from graphrag_core.records import IndexRecords, mention_excerpt, record_ref
 from graphrag_core.sources import source_table, unit_ids
-from graphrag_core.state import BatchStatus, CallOutcome, RunState
+from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.wording import counted
 
-from ..explore import charts
-from .link_tables import link_table
-from ..labels import FATE_LABELS
-from ..text import cited_markdown, demote_headings, link
-from ..urls import provenance_url, record_url
+from ..labels import FATE_LABELS, WALK_LABELS
+from ..loaders import open_index
+from ..session import Widget
+from ..settings import load_settings
+from ..text import cited_markdown, community_linker, demote_headings, either, escape_markdown, link, linked_markdown, record_linker
+from ..urls import RECORDS_ANCHOR, provenance_url, record_url
 
-if TYPE_CHECKING:
-    import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
-CALL_KEY = "evidence_open_call"
-"""Session key of the call the run view has open: ``"reduce"``, a batch index as text, or None."""
-CALL_REVEAL_KEY = "evidence_reveal_call"
-"""Session key: the opening (a number) of the call just opened, to be brought into view once (see :func:`open_call`)."""
-CALL_OPENINGS_KEY = "evidence_call_openings"
-CALL_ANCHOR = "evidence-open-call"
-"""The anchor of the "Open a call" heading."""
-REDUCE_CALL = "reduce"
 SET_NAMES = {key: name.capitalize() for key, name in citations.SET_NAMES.items()}
 """The three sets as tab titles: Cited, Behind, Read but unused."""
+
+
 SET_HELP = {
     "cited": "Communities the answer cites.",
     "behind": "Communities of the map answers selected for the reduce: what the reduce read.",
     "read_but_unused": "Communities whose batches' answers were dropped (usefulness 0), skipped (over the reduce budget) or not tried.",
 }
+
+
 SOURCE_SET_HELP = {
     "cited": "Source chunks the answer cites.",
     "behind": "Source chunks behind the answer: those of the map answers the reduce read, or the chunks naive RAG put in its prompt.",
     "read_but_unused": "Source chunks read whose answers did not reach the answer (dropped, skipped over the budget or not tried).",
 }
 """The three sets' help for a run whose units are source chunks (the ``text`` and ``vector`` methods)."""
-MAX_WHY_LINKS = 24
+
+
 ANSWER_BOX_KEY = "answer-box"
 """The key of the answer's box: its citations are the ones a click opens beside the answer."""
+
+
 ANSWER_HEADING_SHIFT = 2
 """A model's ``# Heading`` in the answer becomes ``###``: below the page's Answer heading."""
 
 
+EVIDENCE_OPEN = Widget[str]("evidence_community")
+"""The community whose evidence is open beside the answer on Explore (None: none)."""
+
+
+CLAIM_FILTER = Widget[str]("provenance_claim_filter", "")
+
+
+CLAIM_PAGE = Widget[int]("provenance_claim_page", 1)
+
+
+REPORT_HEADING_SHIFT = 3
+"""A report's ``#`` becomes ``####``: below the page's Summary heading."""
+
+
+CLAIMS_PER_PAGE = 20
+
+
 def index_for(index_key: str) -> Index | None:
     """The index ``index_key`` names (cached), or None when it cannot be opened here."""
-    from ..explore.sidebar import open_index
-    from ..settings import load_settings
-
     try:
         return open_index(index_key, load_settings()).index
     except Exception:  # noqa: BLE001 - titles are a nicety; the panel works without the index
         return None
 
 
-def _title(index: Index | None, community_id: str, unit: UnitKind = "community") -> str | None:
+def unit_title(index: Index | None, community_id: str, unit: UnitKind = "community") -> str | None:
     """A unit's title: a community's, or a source chunk's document title."""
     if index is None:
         return None
@@ -89,10 +101,6 @@ def _title(index: Index | None, community_id: str, unit: UnitKind = "community")
 def unit_url(index_key: str, unit_id: str, run_id: str | None, unit: UnitKind = "community") -> str:
     """The view of a run's unit: a community's provenance, or a source chunk's record view."""
     return record_url(index_key, "source", unit_id, run_id) if unit == "source" else provenance_url(index_key, unit_id, run_id)
-
-
-def _rag(state: RunState) -> bool:
-    return state.request is not None and state.request.method == VECTOR
 
 
 def run_unit(state: RunState) -> UnitKind:
@@ -118,7 +126,7 @@ def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | Non
         index_key=index_key,
         run_id=run_id,
         unsupported=(lambda cid: sets.reason(cid)) if sets is not None else (lambda cid: None),
-        title_for=lambda cid: _title(index, cid, unit),
+        title_for=lambda cid: unit_title(index, cid, unit),
         unit=unit,
     )
 
@@ -133,358 +141,253 @@ def sets_caption(sets: CommunitySets) -> str:
     )
 
 
-# -- the answer -----------------------------------------------------------------------------------
+def close_evidence() -> None:
+    """Close the evidence dialog (a page that the dialog's link led to calls this, so Back
+    returns to the answer, not to the dialog)."""
+    EVIDENCE_OPEN.set(None)
 
 
-def render_answer(
-    container: DeltaGenerator,
-    state: RunState,
-    *,
-    index_key: str,
-    index: Index | None = None,
-    anchor: str | None = None,
-    key: str | None = None,
-    under_answer: Callable[[DeltaGenerator], None] | None = None,
-) -> None:
-    """The final answer as Markdown, each citation a link (title on hover), unsupported ids
-    flagged; ``under_answer`` draws into the place right under it; then the three community sets
-    (``key``: see :func:`render_community_sets`)."""
-    result = state.result
-    if result is None:
-        return
-    index = index if index is not None else index_for(index_key)
-    sets = sets_of(state, index)
+# -- one community's evidence ----------------------------------------------------------------------
+
+
+def draw_summary(container: DeltaGenerator, index: Index, community: Community, *, index_key: str, run_id: str | None) -> None:
+    """The summary as safe Markdown (Microsoft GraphRAG reports are Markdown): its
+    ``[Data: Reports (3)]`` references link to those communities, ``Entities``,
+    ``Relationships``, ``Claims`` and ``Sources`` to those records' views (the record on
+    hover), and ``+more`` to the list of this community's records."""
     with container:
-        st.subheader("Answer", anchor=anchor)
-        note = result.diagnostics.stopped_note
-        st.text(f"Status: {RunStatus(result.status).word}" + (f" · {note}" if note else ""))
-        with st.container(border=True, key=ANSWER_BOX_KEY):
-            st.markdown(answer_markdown(result.answer, sets, index=index, index_key=index_key, run_id=state.run_id))
-        if sets is not None:
-            st.caption(sets_caption(sets))
-        if under_answer is not None:
-            under_answer(st.container())
-        render_community_sets(st.container(), state, index=index, index_key=index_key, sets=sets, key=key)
+        if not community.summary.strip():
+            st.text("(no summary)")
+        elif is_report_markdown(community.summary):
+            report = demote_headings(community.summary, by=REPORT_HEADING_SHIFT)
+            st.markdown(report_markdown(report, IndexRecords(index), index=index, index_key=index_key, run_id=run_id))
+        else:  # plain prose stays verbatim
+            st.text(community.summary)
 
 
-def _set_frame(
-    ids: list[str], *, index: Index | None, index_key: str, run_id: str | None, extra: dict[str, list] | None = None, unit: UnitKind = "community"
-) -> pd.DataFrame:
-    import pandas as pd
-
-    data: dict[str, list] = {
-        ("source chunk" if unit == "source" else "community"): ids,
-        ("document" if unit == "source" else "title"): [_title(index, cid, unit) or "" for cid in ids],
-        "provenance": [unit_url(index_key, cid, run_id, unit) for cid in ids],
-    }
-    data.update(extra or {})
-    return pd.DataFrame(data)
-
-
-def _set_table(frame: pd.DataFrame, *, key: str | None, name: str, noun: str = "community") -> None:
-    """One set's table: its "open" cells open the ``noun``'s Provenance view in one click
-    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
-    live (``key`` None)."""
-    if key is None:
-        st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})
-        return
-    open_help = OPEN_HELP.format(noun=noun)
-    link_table(st.container(), frame, link_column="provenance", key=f"{key}-{name}", open_help=open_help, hide_index=True, width="stretch")
-
-
-OPEN_HELP = "This {noun}'s Provenance view for this run"
-
-
-def render_community_sets(
-    container: DeltaGenerator, state: RunState, *, index: Index | None, index_key: str, sets: CommunitySets | None = None, key: str | None = None
-) -> None:
-    """Three tabs named the same on every page: Cited, Behind, Read but unused (with best score).
-    With ``key`` (a run drawn once per script run) each community opens its Provenance view in
-    one click."""
-    sets = sets if sets is not None else sets_of(state, index)
-    if sets is None:
-        return
-    unit: UnitKind = sets.unit if sets.unit == "source" else "community"
-    helps = SOURCE_SET_HELP if unit == "source" else SET_HELP
-    noun = "source chunk" if unit == "source" else "community"
-    with container:
-        tabs = st.tabs(
-            [
-                f"{SET_NAMES['cited']} ({len(sets.cited)})",
-                f"{SET_NAMES['behind']} ({len(sets.behind)})",
-                f"{SET_NAMES['read_but_unused']} ({len(sets.read_but_unused)})",
-            ]
-        )
-        cited = list(sets.cited)
-        with tabs[0]:
-            st.caption(helps["cited"])
-            if cited:
-                status = [f"unsupported: {citations.UNSUPPORTED_LABELS[reason]}" if (reason := sets.reason(c)) else "supported" for c in cited]
-                frame = _set_frame(cited, index=index, index_key=index_key, run_id=state.run_id, extra={"check": status}, unit=unit)
-                _set_table(frame, key=key, name="cited", noun=noun)
-            else:
-                st.caption(f"The answer cites no {noun}.")
-        with tabs[1]:
-            st.caption(helps["behind"])
-            behind = list(sets.behind)
-            if behind:
-                frame = _set_frame(behind, index=index, index_key=index_key, run_id=state.run_id, extra={"cited": [c in sets.cited for c in behind]}, unit=unit)
-                _set_table(frame, key=key, name="behind", noun=noun)
-        with tabs[2]:
-            st.caption(helps["read_but_unused"])
-            unused = sets.read_but_unused
-            if unused:
-                frame = _set_frame(
-                    [u.community_id for u in unused],
-                    index=index,
-                    index_key=index_key,
-                    run_id=state.run_id,
-                    extra={
-                        "best score": [u.best_score for u in unused],
-                        "fate": [FATE_LABELS[u.fate] for u in unused],
-                        "batches": [", ".join(str(b) for b in u.batch_indexes) for u in unused],
-                    },
-                    unit=unit,
-                )
-                _set_table(frame, key=key, name="unused", noun=noun)
-            else:
-                st.caption(f"Every {noun} read is behind the answer.")
-
-
-# -- every call can be opened ---------------------------------------------------------------------
-
-
-def open_call(value: str | int | None, *, reveal: bool = False) -> None:
-    """Open a call in the run view: a batch index, ``"reduce"``, or None to close. ``reveal``
-    brings the opened call into view (it opens above a clicked table row or the reduce chart)."""
-    st.session_state[CALL_KEY] = None if value is None else str(value)
-    openings = int(st.session_state.get(CALL_OPENINGS_KEY, 0)) + 1
-    st.session_state[CALL_OPENINGS_KEY] = openings
-    st.session_state[CALL_REVEAL_KEY] = openings if reveal and value is not None else None
-
-
-def take_reveal() -> int | None:
-    """The number of the opening to bring into view when the call just opened asks for it (once
-    per opening; a new number each time, so two revealing openings in a row each scroll)."""
-    return st.session_state.pop(CALL_REVEAL_KEY, None)
-
-
-def _selection(widget_key: str) -> dict:
-    event = st.session_state.get(widget_key)
-    selection = event.get("selection") if event is not None and hasattr(event, "get") else None
-    return selection if selection is not None and hasattr(selection, "get") else {}
-
-
-def chart_selected(chart_key: str) -> None:
-    """``on_select`` callback of the map chart: open the clicked bar's batch."""
-    for point in _selection(chart_key).get("points", []):
-        x = point.get("x")
-        if x is not None:
-            open_call(int(x))
-            return
-
-
-def reduce_chart_selected(chart_key: str) -> None:
-    """``on_select`` callback of the reduce chart: a click on it opens the reduce call."""
-    if _selection(chart_key).get("points"):
-        open_call(REDUCE_CALL, reveal=True)
-
-
-def table_selected(table_key: str) -> None:
-    """``on_select`` callback of the batch table: open the selected row's batch (rows are
-    positions in the table as drawn, batch order, whatever the reader's sorting)."""
-    rows = _selection(table_key).get("rows", [])
-    if rows:
-        open_call(int(rows[0]), reveal=True)
-
-
-LONG_TEXT_CHARS = 4000
-LONG_TEXT_HEIGHT_PX = 420
-
-
-def _code_height(text: str) -> int | str:
-    """Long texts scroll inside a fixed height, so one prompt does not push the page away."""
-    return LONG_TEXT_HEIGHT_PX if len(text) > LONG_TEXT_CHARS else "content"
-
-
-def _messages(container: DeltaGenerator, messages: tuple[ChatMessage, ...] | None) -> None:
-    with container:
-        if messages is None:
-            st.caption("The messages were not recorded (a run from before they were).")
-            return
-        for message in messages:
-            st.caption(f"{message.role} message · {len(message.content):,} characters")
-            st.code(message.content, language=None, wrap_lines=True, height=_code_height(message.content))
-
-
-def _attempt(container: DeltaGenerator, attempt: CallAttempt) -> None:
-    with container:
-        parts = [f"Attempt {attempt.attempt}", attempt.outcome]
-        if attempt.duration_s is not None:
-            parts.append(f"{attempt.duration_s:.2f}s")
-        if attempt.usage is not None:
-            estimated = " (estimated: the endpoint reported none)" if attempt.usage.estimated else ""
-            parts.append(f"{attempt.usage.prompt_tokens:,} prompt + {attempt.usage.completion_tokens:,} completion tokens{estimated}")
-        if attempt.usefulness is not None:
-            parts.append(f"usefulness {attempt.usefulness:g}")
-        st.markdown("**" + " · ".join(parts) + "**")
-        if attempt.error:
-            st.error("Parse result: error", icon=":material/error:")
-            st.text(attempt.error)
-        elif attempt.outcome in (CallOutcome.OK, CallOutcome.CACHED):
-            st.caption("Parse result: a valid answer")
-        if attempt.raw_reply is not None:
-            st.caption("Raw reply" + (" (from the map cache)" if attempt.outcome == CallOutcome.CACHED else ""))
-            st.code(attempt.raw_reply, language=None, wrap_lines=True, height=_code_height(attempt.raw_reply))
-        elif attempt.outcome != CallOutcome.RUNNING:
-            st.caption("No reply text (the call itself failed, or the run predates recorded replies).")
-
-
-def render_batch_call(
-    container: DeltaGenerator, call: BatchCall, state: RunState, *, index_key: str, heading: DeltaGenerator | None = None
-) -> None:
-    """A map call: its heading (into ``heading`` when given, beside the panel's Close button),
-    communities, what the reduce did with its answer, its points, verbatim messages and attempts."""
-    batch = state.batches[call.batch_index] if call.batch_index < len(state.batches) else None
-    score = "-" if batch is None or batch.usefulness is None else f"{batch.usefulness:g}"
-    attempts = f"{len(call.attempts)} attempt" + ("" if len(call.attempts) == 1 else "s")
-    (heading or container).markdown(
-        f"#### Batch {call.batch_index} · {batch.status.word if batch else call.status} · usefulness {score} · "
-        f"{attempts} · {call.token_estimate:,} prompt tokens (estimate)"
+def report_markdown(report: str, records: IndexRecords, *, index: Index, index_key: str, run_id: str | None) -> str:
+    """A report as safe Markdown, every reference a link: communities to their view, records to
+    theirs, ``+more`` to this community's records below; a record the index lacks is flagged."""
+    communities = community_linker(
+        lambda cid: provenance_url(index_key, cid, run_id),
+        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
     )
-    unit = run_unit(state)
+    linker = either(communities, record_linker(records, lambda kind, ref: record_url(index_key, kind, ref, run_id), flag_missing_tables=False))
+    more = link("+more", f"#{RECORDS_ANCHOR}", title="The report cites more records than it lists: all records of this community")
+    return linked_markdown(report, linker, more=lambda _citation: more)
+
+
+def is_report_markdown(text: str) -> bool:
+    """A Microsoft GraphRAG report (Markdown headings, ``[Data: ...]`` references), not plain prose."""
+    return text.lstrip().startswith("#") or "\n#" in text or "[Data:" in text
+
+
+def _claim_line(claim: Claim) -> str:
+    head = claim.subject if not claim.object else f"{claim.subject} → {claim.object}"
+    return f"{head}: {claim.description}" if claim.description else head
+
+
+CLAIM_EXCERPT_CHARS = 600
+"""A claim's source chunk longer than this shows the passage naming its subject, the rest on demand."""
+
+
+def draw_claims(container: DeltaGenerator, index: Index, community: Community, *, index_key: str = "", run_id: str | None = None) -> None:
+    """The claims of the community's leaf descendants, each with its source chunks and documents."""
+    claims = index.leaf_claims(community.id)
     with container:
-        noun = "Source chunks" if unit == "source" else "Communities"
-        st.markdown(f"{noun}: " + ", ".join(link(cid, unit_url(index_key, cid, state.run_id, unit)) for cid in call.community_ids))
-        candidate = call.candidate
-        if candidate is not None:
-            parts = [FATE_LABELS[candidate.fate]]
-            if candidate.rank is not None:
-                parts.append(f"rank {candidate.rank} of {len(state.candidates)}")
-            if candidate.tokens is not None:
-                parts.append(f"reduce prompt with it: {candidate.tokens:,} tokens")
-            st.markdown("**What the reduce did:** " + " · ".join(parts))
-        elif batch is not None and batch.status == BatchStatus.FAILED:
-            st.markdown("**What the reduce did:** nothing (the batch failed, so no answer reached it)")
-        answer = next((a.answer for a in reversed(call.attempts) if a.answer is not None), None)
-        if answer:
-            st.markdown("**Its points**")
-            with st.container(border=True):
-                index = index_for(index_key)
-                st.markdown(
-                    cited_markdown(
-                        answer, index=index, index_key=index_key, run_id=state.run_id, unsupported=lambda cid: None,
-                        title_for=lambda cid: _title(index, cid, unit), unit=unit,
-                    )
-                )
-        with st.expander("Messages sent (verbatim)", expanded=True):
-            _messages(st.container(), call.messages)
-        st.markdown("**Attempts**")
-        for attempt in call.attempts:
-            _attempt(st.container(border=True), attempt)
-
-
-def render_reduce_call(container: DeltaGenerator, call: ReduceCall, *, heading: DeltaGenerator | None = None, rag: bool = False) -> None:
-    """The reduce call (``rag``: naive RAG's one call, over source excerpts): its heading (into
-    ``heading`` when given), verbatim messages and attempts."""
-    tokens = f" · {call.prompt_tokens:,} prompt tokens (estimate)" if call.prompt_tokens is not None else ""
-    what = f"The answering call · {call.answer_count:,} source excerpts" if rag else f"The reduce call · {call.answer_count:,} map answers"
-    (heading or container).markdown(f"#### {what}{tokens}")
-    with container:
-        with st.expander("Messages sent (verbatim)", expanded=True):
-            _messages(st.container(), call.messages)
-        st.markdown("**Attempts**")
-        if not call.attempts:
-            st.caption("No reply was recorded.")
-        for attempt in call.attempts:
-            _attempt(st.container(border=True), attempt)
-
-
-def _call_label(value: str | None, state: RunState) -> str:
-    if value is None:
-        return "Choose a call (or click a bar of the map chart, or a row of the batch table)"
-    if value == REDUCE_CALL:
-        return "The answering call (naive RAG)" if _rag(state) else "The reduce call"
-    batch = state.batches[int(value)]
-    score = "" if batch.usefulness is None else f" · usefulness {batch.usefulness:g}"
-    noun = "source chunks" if run_unit(state) == "source" else "communities"
-    return f"Batch {batch.index} · {batch.status.word}{score} · {noun} {charts.short_ids(batch.community_ids, 6)}"
-
-
-def render_call_inspector(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
-    """The call the run view has open: its verbatim messages, raw replies, parse results and fate
-    (a naive RAG run has no map batch: its one call is the reduce)."""
-    reduce = reduce_call(state.events)
-    if not state.batches and reduce is None:
-        return
-    options: list[str | None] = [None, *(str(b.index) for b in state.batches)]
-    if reduce is not None:
-        options.insert(1, REDUCE_CALL)
-    if st.session_state.get(CALL_KEY) not in options:
-        st.session_state[CALL_KEY] = None
-    with container:
-        st.subheader("Open a call", anchor=CALL_ANCHOR)
-        chosen = st.selectbox(
-            "Call", options, key=CALL_KEY, format_func=lambda v: _call_label(v, state), label_visibility="collapsed"
-        )
-        if chosen is None:
+        st.subheader(f"Claims from leaf descendants ({len(claims)})")
+        if not claims:
+            st.caption("No claims are attached to this community's leaves.")
             return
-        with st.container(border=True):
-            head, close = st.columns([8, 1], vertical_alignment="center")
-            close.button("Close", key="evidence_close_call", on_click=open_call, args=(None,), icon=":material/close:")
-            if chosen == REDUCE_CALL and reduce is not None:
-                render_reduce_call(st.container(), reduce, heading=head, rag=_rag(state))
-            else:
-                call = batch_call(state.events, int(chosen))
-                if call is not None:
-                    render_batch_call(st.container(), call, state, index_key=index_key, heading=head)
+        needle = st.text_input("Filter claims", key=CLAIM_FILTER.key, placeholder="words in the subject or description").strip().lower()
+        if needle:
+            claims = [c for c in claims if needle in _claim_line(c).lower()]
+        pages = max(1, -(-len(claims) // CLAIMS_PER_PAGE))
+        if CLAIM_PAGE.value > pages:
+            CLAIM_PAGE.set(1)
+        page = st.number_input(f"Page (of {pages})", min_value=1, max_value=pages, step=1, key=CLAIM_PAGE.key) if pages > 1 else 1
+        start = (int(page) - 1) * CLAIMS_PER_PAGE
+        shown_with: dict[str, str] = {}  # chunk id -> the claim it is shown with on this page
+        for claim in claims[start : start + CLAIMS_PER_PAGE]:
+            with st.container(border=True):
+                claim_ref = record_ref(claim)
+                st.caption(f"Claim {escape_markdown(claim_ref)} · leaf community {escape_markdown(claim.community_id)}")
+                st.text(_claim_line(claim))
+                for chunk in index.claim_chunks(claim):
+                    source = source_label(index, chunk)
+                    if chunk.id in shown_with:  # each chunk's text once per page; later uses refer to it
+                        st.caption(escape_markdown(f"{source} · shown above with claim {shown_with[chunk.id]}"))
+                        continue
+                    shown_with[chunk.id] = claim_ref
+                    opened = f" · {link('open', record_url(index_key, 'source', record_ref(chunk), run_id), title='This source and the records extracted from it')}" if index_key else ""
+                    st.caption(escape_markdown(source) + opened)
+                    excerpt = mention_excerpt(chunk.text, [claim.subject, claim.object or ""], width=CLAIM_EXCERPT_CHARS) if len(chunk.text) > CLAIM_EXCERPT_CHARS else None
+                    if excerpt is None:
+                        st.text(chunk.text)
+                        continue
+                    st.text(excerpt)  # the passage naming the claim's subject; the whole chunk on demand
+                    with st.expander(f"Full text ({len(chunk.text):,} characters)"):
+                        st.text(chunk.text)
 
 
-# -- why no answer --------------------------------------------------------------------------------
+def _short(text: str, chars: int = 16) -> str:
+    """A long hash-like id cut to its start (the full id is in the record's view)."""
+    return text if len(text) <= chars + 2 else text[:chars] + "…"
 
 
-def render_why(container: DeltaGenerator, state: RunState) -> None:
-    """For ``no_results``, ``partial`` and failed runs: what went wrong, with the batches concerned."""
-    if state.status == RunStatus.RUNNING:
+def source_label(index: Index, chunk: SourceChunk) -> str:
+    """``Source chunk 3 · document dulce.txt``: the chunk as reports cite it, and its document."""
+    label = f"Source chunk {_short(record_ref(chunk))}"
+    document = index.document(chunk.document_id) if chunk.document_id is not None else None
+    if document is not None:
+        label += f" · document {document.title or _short(document.id)}"
+    return label
+
+
+FINAL_ANSWER_HEADING = "Cited in the final answer."
+"""The caption over the final answer's sentences that cite the community (only those)."""
+
+
+MAP_ANSWER_LABEL = "Map answer of batch {index} (an intermediate answer, not the final one)"
+
+
+def _linked(text: str, index: Index, *, index_key: str, run_id: str) -> str:
+    """Model text as safe Markdown, every citation a link or flagged, as in the answer on Explore."""
+    return cited_markdown(
+        text,
+        index=index,
+        index_key=index_key,
+        run_id=run_id,
+        unsupported=lambda cid: None if index.has_community(cid) else "not_in_index",
+        title_for=lambda cid: index.community(cid).title or None if index.has_community(cid) else None,
+    )
+
+
+def draw_final_citations(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str) -> None:
+    """The sentences of the final answer that cite the community, and only those: a map
+    answer's sentences are shown under their batch, labelled as such."""
+    result = state.result
+    if result is None or not RunStatus(result.status).answered:
         return
-    items = why_no_answer(state.events)
-    if not items:
-        return
-    status = RunStatus(state.result.status if state.result is not None else state.status)
+    sentences = citing_sentences(result.answer, community.id)
     with container:
-        with st.expander(status.why_heading, expanded=True, icon=":material/help:"):
-            for n, item in enumerate(items):
-                st.markdown(f"**{item.message}**")
-                if item.batch_indexes:
-                    shown = item.batch_indexes[:MAX_WHY_LINKS]
-                    cols = st.columns(min(len(shown), 8))
-                    for i, batch_index in enumerate(shown):
-                        cols[i % len(cols)].button(
-                            f"Batch {batch_index}", key=f"why-{n}-{batch_index}", on_click=open_call, args=(batch_index,), kwargs={"reveal": True}
-                        )
-                    if len(item.batch_indexes) > len(shown):
-                        st.caption(f"… and {len(item.batch_indexes) - len(shown)} more batches")
-                for text in item.texts[:MAX_WHY_LINKS]:
-                    st.code(text, language=None, wrap_lines=True)
+        if not sentences:
+            st.caption("The final answer does not cite this community.")
+            return
+        times = citation_count(result.answer, community.id)
+        st.caption(FINAL_ANSWER_HEADING)
+        with st.container(border=True):
+            st.markdown("\n".join(f"- {_linked(sentence, index, index_key=index_key, run_id=run_id)}" for sentence in sentences))
+        st.caption(f"The final answer cites this community {'once' if times == 1 else f'{times:,} times'}, in {counted(len(sentences), 'sentence')}.")
+
+
+def run_mark(community_id: str, sets: CommunitySets | None) -> str:
+    """What the run did with a community, in the three sets' words."""
+    if sets is None:
+        return ""
+    marks = []
+    if community_id in sets.cited:
+        marks.append("cited")
+    if community_id in sets.behind:
+        marks.append("behind the answer")
+    unused = next((u for u in sets.read_but_unused if u.community_id == community_id), None)
+    if unused is not None:
+        marks.append(f"read but unused (best score {unused.best_score:g})")
+    return " · " + ", ".join(marks) if marks else " · not read by this run"
+
+
+def walk_line(state: RunState, community_id: str) -> str | None:
+    """One community's part in a run's dynamic selection, as a plain line (None for a fixed level)."""
+    selection = state.selection
+    if not selection.active:
+        return None
+    fate = selection.fate_of(community_id)
+    event = selection.ratings.get(community_id)
+    if event is None:
+        return WALK_LABELS[fate]
+    rating = "every rating call failed" if event.failed else f"rated {event.rating} of 5"
+    repeats = f" (repeats: {', '.join('failed' if r is None else str(r) for r in event.repeat_ratings)})" if len(event.repeat_ratings) > 1 else ""
+    return f"{WALK_LABELS[fate]}: {rating}{repeats} in round {event.round}, threshold {selection.rating_threshold}"
+
+
+def draw_run_use(container: DeltaGenerator, index: Index, community: Community, state: RunState, run_id: str, *, index_key: str = "") -> None:
+    """What the run did with the community: the final answer's sentences that cite it, then
+    which batch carried it (or an ancestor), that batch's map answer (labelled as a map answer)
+    and score, and its reduce fate."""
+    with container:
+        st.subheader("In this run")
+        query = state.request.query if state.request else ""
+        status = RunStatus(state.result.status if state.result else state.status)
+        st.caption(f"Run {escape_markdown(run_id)} · status: {status.word}")
+        if query:
+            st.text(f"Question: {query}")
+        if (walk := walk_line(state, community.id)) is not None:  # a dynamic run
+            st.markdown(f"**Dynamic selection:** {escape_markdown(walk)}")
+            rated = state.selection.ratings.get(community.id)
+            if rated is not None and rated.reason:
+                st.text(f"Reason: {rated.reason}")
+        sets = sets_of(state, index)
+        if sets is not None:  # the three sets, named as on Explore
+            st.markdown(f"**This community in the run:** {escape_markdown(run_mark(community.id, sets).removeprefix(' · '))}")
+        draw_final_citations(st.container(), index, community, state, run_id, index_key=index_key)
+        lineage = {c.id: c for c in index.path_to_root(community.id)}
+        carried = [(batch, cid) for batch in state.batches for cid in batch.community_ids if cid in lineage]
+        if not carried:
+            st.info("No map batch of this run carried this community or any of its ancestors.")
+            return
+        fates = {c.answer.batch_index: c for c in state.candidates}
+        st.markdown(f"**The map batches that read it** ({counted(len(carried), 'batch')})")
+        for batch, cid in carried:
+            with st.container(border=True):
+                relation = "this community" if cid == community.id else f"its ancestor {cid} ({level_label(lineage[cid].level)})"
+                score = "-" if batch.usefulness is None else f"{batch.usefulness:g}"
+                st.markdown(
+                    f"**Batch {batch.index}** carried {escape_markdown(relation)} · status: {batch.status.word} · "
+                    f"usefulness: {score} · {counted(batch.attempts, 'attempt')} · {counted(len(batch.community_ids), 'community')}"
+                )
+                candidate = fates.get(batch.index)
+                if candidate is not None:
+                    used = "used by the reduce" if candidate.fate == "selected" else "not used by the reduce"
+                    tokens = f", reduce tokens {candidate.tokens}" if candidate.tokens is not None else ""
+                    st.markdown(f"Reduce: **{used}** ({FATE_LABELS[candidate.fate]}{tokens})")
+                elif batch.status == BatchStatus.FAILED:
+                    st.markdown("Reduce: **not used** (the batch failed)")
+                elif state.phase != "done":
+                    st.caption("The reduce has not happened yet.")
+                if batch.answer:  # model text: safe Markdown, its citations linked
+                    st.caption(MAP_ANSWER_LABEL.format(index=batch.index))
+                    with st.container(border=True):
+                        st.markdown(_linked(batch.answer, index, index_key=index_key, run_id=run_id))
+                for error in batch.errors:
+                    st.text(f"error: {error}")
 
 
 __all__ = [
     "ANSWER_BOX_KEY",
-    "CALL_KEY",
+    "CLAIM_FILTER",
+    "CLAIM_PAGE",
+    "EVIDENCE_OPEN",
+    "FINAL_ANSWER_HEADING",
+    "MAP_ANSWER_LABEL",
+    "SET_HELP",
     "SET_NAMES",
+    "SOURCE_SET_HELP",
     "answer_markdown",
+    "close_evidence",
+    "draw_claims",
+    "draw_final_citations",
+    "draw_run_use",
+    "draw_summary",
     "index_for",
+    "is_report_markdown",
+    "report_markdown",
+    "run_mark",
     "run_unit",
-    "unit_url",
     "sets_caption",
-    "chart_selected",
-    "open_call",
-    "reduce_chart_selected",
-    "render_answer",
-    "render_call_inspector",
-    "render_community_sets",
-    "render_why",
     "sets_of",
-    "table_selected",
-    "take_reveal",
+    "source_label",
+    "unit_title",
+    "unit_url",
+    "walk_line",
 ]

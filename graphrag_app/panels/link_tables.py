@@ -20,8 +20,11 @@ from urllib.parse import parse_qsl, urlsplit
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from ..navigation import PAGE_SPECS
-from ..urls import RUN_PARAM
+from ..live import ShownRun, open_run
+from ..navigation import EXPLORE_PAGE, PAGE_SPECS
+from ..session import Widget
+from ..settings import load_settings
+from ..urls import RUN_PARAM, to_query_params
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it
@@ -30,9 +33,8 @@ OPEN_TEXT = "open ›"
 """What an open cell says."""
 OPEN_COLOR = "color: #1c6ed5"
 """An open cell is drawn in the colour of a link."""
-_PENDING_KEY = "link_tables_pending"
-"""Session key: the page and parameters a click asked for, followed on the next script run."""
-EXPLORE_PAGE = next(spec.path for spec in PAGE_SPECS if spec.default)
+PENDING_LINK = Widget[tuple[str, dict[str, str]]]("link_tables_pending")
+"""The page and parameters a click asked for, followed on the next script run."""
 
 
 def plain_number(value: object) -> str:
@@ -42,11 +44,6 @@ def plain_number(value: object) -> str:
     if value is None or pd.isna(value):  # type: ignore[arg-type]
         return ""
     return f"{value:,.4f}".rstrip("0").rstrip(".")
-
-
-def page_file(url_path: str) -> str:
-    """The page file served at ``url_path`` (``"provenance"`` -> ``pages/provenance.py``)."""
-    return next(spec.path for spec in PAGE_SPECS if spec.url_path == url_path)
 
 
 def destination(url: str) -> tuple[str, dict[str, str]]:
@@ -60,7 +57,7 @@ def destination(url: str) -> tuple[str, dict[str, str]]:
 
 def _clicked(key: str, links: list[str | None], column: str, here: str | None) -> None:
     """``on_select`` of a link table: a click on an open cell follows that row's link."""
-    cells = st.session_state[key]["selection"]["cells"]
+    cells = Widget[dict](key).selection().get("cells")
     if not cells:
         return
     row, clicked_column = cells[0]
@@ -71,21 +68,16 @@ def _clicked(key: str, links: list[str | None], column: str, here: str | None) -
     if page == here:  # the page shown: its URL changes, the browser keeps a history entry
         st.query_params.from_dict(params)
         return
-    if page == EXPLORE_PAGE and RUN_PARAM in params:
-        from ..explore.actions import open_run
-        from ..settings import load_settings
-        from ..session import ExploreState
-        from ..urls import to_query_params
-
-        session = ExploreState.get()
-        if not session.running and open_run(session, params[RUN_PARAM], app=load_settings()) and session.settings is not None:
-            params = to_query_params(session.settings, run_id=params[RUN_PARAM])
-    st.session_state[_PENDING_KEY] = (page, params)
+    if page == EXPLORE_PAGE and RUN_PARAM in params:  # the run opens as Explore's Open opens it
+        shown = ShownRun.get()
+        if not shown.running and open_run(shown, params[RUN_PARAM], app=load_settings()) and shown.settings is not None:
+            params = to_query_params(shown.settings, run_id=params[RUN_PARAM])
+    PENDING_LINK.set((page, params))
 
 
 def follow_pending_link() -> None:
     """Switch to the page a click in a link table asked for (called before a link table draws)."""
-    pending = st.session_state.pop(_PENDING_KEY, None)
+    pending = PENDING_LINK.pop()
     if pending is not None:
         page, params = pending
         st.switch_page(page, query_params=params)
@@ -125,4 +117,4 @@ def link_table(
     )
 
 
-__all__ = ["OPEN_TEXT", "destination", "follow_pending_link", "link_table", "page_file", "plain_number"]
+__all__ = ["OPEN_TEXT", "destination", "follow_pending_link", "link_table", "plain_number"]

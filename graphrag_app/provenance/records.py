@@ -23,16 +23,16 @@ from graphrag_core.state import RunState
 from graphrag_core.wording import counted
 
 from ..text import escape_markdown
-from ..panels.link_tables import link_table, page_file
-from ..urls import PROVENANCE_PATH, RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
+from ..navigation import PROVENANCE_PAGE
+from ..panels.evidence import run_mark, sets_of
+from ..panels.link_tables import link_table
+from ..urls import RECORD_PARAMS, provenance_params, provenance_url, record_params, record_url
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it
 
 EXCERPT_CHARS = 320
 SOURCE_TEXT_HEIGHT_PX = 420
-LINKS_SHOWN = 40
-"""Records listed as buttons before the rest go into a table of links."""
 
 
 def wanted_record(params: Mapping[str, str]) -> tuple[RecordKind, str] | None:
@@ -51,21 +51,6 @@ def go_to(params: dict[str, str]) -> None:
 
 def _button(container: DeltaGenerator, label: str, params: dict[str, str], *, key: str, icon: str, url: str) -> None:
     container.button(escape_markdown(label), key=key, type="tertiary", on_click=go_to, args=(params,), icon=icon, help=url)
-
-
-def run_mark(community_id: str, sets: CommunitySets | None) -> str:
-    """What the run did with a community, in the three sets' words."""
-    if sets is None:
-        return ""
-    marks = []
-    if community_id in sets.cited:
-        marks.append("cited")
-    if community_id in sets.behind:
-        marks.append("behind the answer")
-    unused = next((u for u in sets.read_but_unused if u.community_id == community_id), None)
-    if unused is not None:
-        marks.append(f"read but unused (best score {unused.best_score:g})")
-    return " · " + ", ".join(marks) if marks else " · not read by this run"
 
 
 def draw_communities(
@@ -111,7 +96,6 @@ def records_frame(kind: RecordKind, records: Sequence[Entity | Relationship | Cl
 
 
 RECORD_HELP = "This record's provenance view"
-PROVENANCE_PAGE = page_file(PROVENANCE_PATH)
 
 
 def records_table(container: DeltaGenerator, frame: pd.DataFrame, *, key: str) -> None:
@@ -233,8 +217,6 @@ def draw_record(index: Index, kind: RecordKind, ref: str, *, index_key: str, run
         why = "" if records.has_kind(kind) else f" (it holds no {name} records)"
         st.error(escape_markdown(f"No {name} {ref} in the index {index_key}{why}."), icon=":material/search_off:")
         return False
-    from ..panels.evidence import sets_of
-
     sets = sets_of(state, index) if state is not None else None
     if isinstance(record, Entity):
         draw_entity(index, records, record, index_key=index_key, run_id=run_id, sets=sets)
@@ -247,4 +229,4 @@ def draw_record(index: Index, kind: RecordKind, ref: str, *, index_key: str, run
     return True
 
 
-__all__ = ["draw_record", "go_to", "records_frame", "records_table", "run_mark", "wanted_record"]
+__all__ = ["draw_record", "go_to", "records_frame", "records_table", "wanted_record"]

@@ -19,40 +19,29 @@ from graphrag_core.inputs import parse_ints
 from graphrag_core.levels import DYNAMIC, LEAF, Level, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.models import Index
-from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, MAX_RATING, SearchDefaults
+from graphrag_core.request import DEFAULT_MAP_TOKEN_BUDGET, DEFAULT_RATING_THRESHOLD, DEFAULT_REDUCE_TOKEN_BUDGET, MAX_RATING, SearchDefaults, check_seed
 from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import SweepPoint, SweepResult, SweepSpec
 from graphrag_core.tokens import ENDPOINT, TOKENIZER_NAMES
 from graphrag_core.wording import counted
 
-from ..explore.sidebar import OpenedIndex, level_costs_for
+from ..loaders import OpenedIndex
+
+from ..previews import level_costs_for
 from ..labels import short_count
-from ..explore.actions import cache_factory
-from ..loaders import LevelCosts
+from ..jobs import cache_factory
+from ..previews import LevelCosts
 from ..text import escape_markdown
 from ..panels.link_tables import link_table
-from ..llm import build_model, shared_preflight
+from ..settings import build_model, shared_preflight
 from ..jobs import check_model, follow, start_sweep
 from ..settings import MODEL_PICKS, AppSettings, configured_model_name
-from ..session import SweepsState
+from .state import LEVELS, MAP_BUDGETS, MODEL, QUESTION, REDUCE_BUDGETS, RUN_KEY, SAVE_RUNS, SEEDS, STOP_KEY, THRESHOLD, TOKENIZER, SweepsState
 from .charts import sweep_figures
 from ..urls import run_url
 from ..widgets import LEVEL_HELP, TOKENIZER_HELP
 
-INDEX_KEY = "sweep_index"
-FOLDER_KEY = "sweep_folder"
-QUESTION_KEY = "sweep_question"
-LEVELS_KEY = "sweep_levels"
-SEEDS_KEY = "sweep_seeds"
-MAP_BUDGETS_KEY = "sweep_map_budgets"
-REDUCE_BUDGETS_KEY = "sweep_reduce_budgets"
-MODEL_KEY = "sweep_model"
-TOKENIZER_KEY = "sweep_tokenizer"
-SAVE_KEY = "sweep_save_runs"
-RUN_KEY = "sweep_run"
-STOP_KEY = "sweep_stop"
-THRESHOLD_KEY = "sweep_rating_threshold"
 POLL_S = 0.25
 MAX_POINTS = 200  # a bigger grid is refused: it would hold the page for too long
 PLOTLY_CONFIG = {"displaylogo": False}
@@ -93,15 +82,14 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     index = opened.index
     assert index is not None and opened.source is not None  # the page stops on an index it cannot open
     options = level_options(index)
-    state = st.session_state
-    if QUESTION_KEY not in state or is_starting_question(str(state[QUESTION_KEY])):  # an untouched question follows the index
-        state[QUESTION_KEY] = starting_question(opened.source.key)
-    state.setdefault(SAVE_KEY, True)
-    state[LEVELS_KEY] = [v for v in state.get(LEVELS_KEY, options[:2]) if v in options]
-    state.setdefault(SEEDS_KEY, "0, 1, 2")
-    state.setdefault(MAP_BUDGETS_KEY, str(DEFAULT_MAP_TOKEN_BUDGET))
-    state.setdefault(REDUCE_BUDGETS_KEY, str(DEFAULT_REDUCE_TOKEN_BUDGET))
-    state.setdefault(TOKENIZER_KEY, SearchDefaults().tokenizer)
+    if not QUESTION.present or is_starting_question(str(QUESTION.value)):  # an untouched question follows the index
+        QUESTION.set(starting_question(opened.source.key))
+    SAVE_RUNS.setdefault(True)
+    LEVELS.set([v for v in (LEVELS.value if LEVELS.present else options[:2]) if v in options])
+    SEEDS.setdefault("0, 1, 2")
+    MAP_BUDGETS.setdefault(str(DEFAULT_MAP_TOKEN_BUDGET))
+    REDUCE_BUDGETS.setdefault(str(DEFAULT_REDUCE_TOKEN_BUDGET))
+    TOKENIZER.setdefault(SearchDefaults().tokenizer)
     counts = index.summary_counts()
     costs = first_point_costs(opened, app)
 
@@ -118,21 +106,21 @@ def draw_form(container: DeltaGenerator, opened: OpenedIndex, app: AppSettings) 
     configured = configured_model_name(app)
     model_words = {"offline": "Offline (no network)", "configured": f"Configured model ({configured})" if configured else "Configured model (offline: nothing configured)"}
     with container:
-        st.text_input("Question", key=QUESTION_KEY)
+        st.text_input("Question", key=QUESTION.key)
         st.multiselect(  # across the page: each level's tag is long (its tokens and summaries)
-            "Levels", options, key=LEVELS_KEY, format_func=label, help=LEVEL_HELP + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep."
+            "Levels", options, key=LEVELS.key, format_func=label, help=LEVEL_HELP + " Pick dynamic too to compare dynamic selection with fixed levels in one sweep."
         )
         c2, c3, c4 = st.columns(3)
-        c2.text_input("Seeds", key=SEEDS_KEY, help="Whole numbers separated by commas or spaces.")
-        c3.text_input("Map token budgets", key=MAP_BUDGETS_KEY, help="One or more, separated by commas.")
-        c4.text_input("Reduce token budgets", key=REDUCE_BUDGETS_KEY, help="One or more, separated by commas.")
-        if DYNAMIC in state[LEVELS_KEY]:
-            state.setdefault(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)
-            st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD_KEY, help="A community rated at least this (0-5) is kept.")
+        c2.text_input("Seeds", key=SEEDS.key, help="Whole numbers separated by commas or spaces.")
+        c3.text_input("Map token budgets", key=MAP_BUDGETS.key, help="One or more, separated by commas.")
+        c4.text_input("Reduce token budgets", key=REDUCE_BUDGETS.key, help="One or more, separated by commas.")
+        if DYNAMIC in LEVELS.value:
+            THRESHOLD.setdefault(DEFAULT_RATING_THRESHOLD)
+            st.slider("Rating threshold (dynamic)", min_value=0, max_value=MAX_RATING, step=1, key=THRESHOLD.key, help="A community rated at least this (0-5) is kept.")
         m1, m2 = st.columns([2, 1])
-        m1.radio("Model", list(model_words), key=MODEL_KEY, format_func=model_words.__getitem__, horizontal=True)
-        m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER_KEY, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
-        st.checkbox("Save each point's run to the history", key=SAVE_KEY, help="To open each point's run from the results table, or on Compare.")
+        m1.radio("Model", list(model_words), key=MODEL.key, format_func=model_words.__getitem__, horizontal=True)
+        m2.selectbox("Tokenizer", list(TOKENIZER_NAMES), key=TOKENIZER.key, help=TOKENIZER_HELP + " endpoint: the configured model server's own count (its /tokenize).")
+        st.checkbox("Save each point's run to the history", key=SAVE_RUNS.key, help="To open each point's run from the results table, or on Compare.")
     return grid_spec(app)
 
 
@@ -147,27 +135,27 @@ def first_point_costs(opened: OpenedIndex, app: AppSettings) -> LevelCosts | Non
         request = spec.request_for(LEAF, map_budget, reduce_budget, spec.seeds[0])
     except (GraphRAGError, ValueError):
         return None
-    return level_costs_for(opened, request, seed=spec.seeds[0])
+    return level_costs_for(opened, request)
 
 
 def grid_spec(app: AppSettings) -> tuple[SweepSpec | None, str | None]:
     """The sweep the form's widgets describe, or why it cannot run from this page."""
-    state = st.session_state
     try:
-        levels: list[Level] = [parse_level(value) for value in state[LEVELS_KEY]]
+        levels: list[Level] = [parse_level(value) for value in LEVELS.value]
+        threshold = THRESHOLD.value
         spec = SweepSpec(
-            base=SearchDefaults.for_front_ends(rating_threshold=int(state.get(THRESHOLD_KEY, DEFAULT_RATING_THRESHOLD)), tokenizer=state[TOKENIZER_KEY]),
-            query=state[QUESTION_KEY],
+            base=SearchDefaults.for_front_ends(rating_threshold=int(DEFAULT_RATING_THRESHOLD if threshold is None else threshold), tokenizer=TOKENIZER.value),
+            query=QUESTION.value,
             levels=levels,
-            seeds=parse_ints(state[SEEDS_KEY], what="Seeds", minimum=0),
-            map_token_budgets=parse_ints(state[MAP_BUDGETS_KEY], what="Map token budgets", minimum=1),
-            reduce_token_budgets=parse_ints(state[REDUCE_BUDGETS_KEY], what="Reduce token budgets", minimum=1),
+            seeds=[check_seed(seed) for seed in parse_ints(SEEDS.value, what="Seeds", minimum=0)],
+            map_token_budgets=parse_ints(MAP_BUDGETS.value, what="Map token budgets", minimum=1),
+            reduce_token_budgets=parse_ints(REDUCE_BUDGETS.value, what="Reduce token budgets", minimum=1),
         )
     except (GraphRAGError, ValueError) as exc:
         return None, str(exc).splitlines()[0]
     if len(spec) > MAX_POINTS:
         return spec, f"This grid has {len(spec)} points; at most {MAX_POINTS} run from this page (use the command line for more)."
-    if spec.base.tokenizer == ENDPOINT and (state.get(MODEL_KEY) != "configured" or app.model.provider != "openai"):
+    if spec.base.tokenizer == ENDPOINT and (MODEL.value != "configured" or app.model.provider != "openai"):
         return spec, (
             "The endpoint tokenizer counts with the model server's own /tokenize, and the offline model has no server: "
             "choose the configured model, or another tokenizer."
@@ -185,13 +173,13 @@ def draw_grid_summary(container: DeltaGenerator, spec: SweepSpec | None, problem
                 f"{counted(len(spec), 'point')}: {counted(len(spec.levels), 'level')} × {counted(len(spec.seeds), 'seed')} × "
                 f"{counted(len(spec.map_token_budgets) or 1, 'map budget')} × {counted(len(spec.reduce_token_budgets) or 1, 'reduce budget')}."
             )
-        if app.model_error and st.session_state.get(MODEL_KEY) == "configured":
+        if app.model_error and MODEL.value == "configured":
             st.warning(f"Model settings ignored: {escape_markdown(app.model_error)}", icon=":material/warning:")
 
 
 def chosen_model(app: AppSettings) -> ModelSettings:
     """The model the form chose, through the one resolver every front end uses."""
-    return resolve_model_settings(app.model, MODEL_PICKS[str(st.session_state.get(MODEL_KEY, "offline"))])
+    return resolve_model_settings(app.model, MODEL_PICKS[str(MODEL.value or "offline")])
 
 
 def start_clicked(index: Index, spec: SweepSpec, *, app: AppSettings, index_path: str) -> None:
@@ -212,9 +200,9 @@ def start_clicked(index: Index, spec: SweepSpec, *, app: AppSettings, index_path
         index,
         spec,
         lambda: build_model(settings),
-        store_path=app.store_path if st.session_state.get(SAVE_KEY) else None,
+        store_path=app.store_path if SAVE_RUNS.value else None,
         index_path=index_path,
-        cache_factory=cache_factory(app),
+        cache_factory=cache_factory(app.cache_path),
     )
 
 
@@ -336,8 +324,6 @@ def draw_result(container: DeltaGenerator, result: SweepResult, *, price: Price 
 
 
 __all__ = [
-    "FOLDER_KEY",
-    "INDEX_KEY",
     "draw_buttons",
     "draw_form",
     "draw_grid_summary",
