@@ -64,7 +64,6 @@ libraries its part never imports."""
 
 PURE_APP_MODULES = (
     "graphrag_app/*/charts.py",
-    "graphrag_app/*/*_charts.py",
     "graphrag_app/compare/settings_table.py",
     "graphrag_app/panels/chart_parts.py",
     "graphrag_app/text.py",
