@@ -7,7 +7,7 @@ and help. :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
 (the index, the question, the model, the spending limit); the seed is a search setting. Each
 search setting's URL parameter, type, bounds and help come from its field's metadata
-(:func:`~graphrag_app.setting_fields.setting_fields`), so a field added to
+(:func:`setting_fields`), so a field added to
 ``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
 A link carrying these parameters reproduces a run: same index, same request, same seed, same

@@ -36,7 +36,7 @@ if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 preview = st.container()
 views.draw_run_buttons(st.container(), shown, app, chosen)  # on the page before the preview has waited for its figures
-views.draw_chart_code()  # the browser loads the charts' code once Run is drawn, before a run needs it
+views.draw_chart_code(st.empty(), shown)  # the browser loads the charts' code once Run is drawn, before a run needs it
 # the level picker waits for each level's tokens (not while a run streams: the live view is drawn
 # first, and the run's end draws the whole page again), so it is drawn into its place after Run
 sidebar.draw_level_picker(level_box, page, opened, chosen, wait_s=0 if shown.running else SECTIONS_WAIT_S)

@@ -110,7 +110,7 @@ def test_the_answer_scroll_gives_way_to_a_reader_who_scrolls(server: str, page) 
     scrollbar drag, a link, assistive technology: no wheel or key) keeps where they went."""
     page.set_viewport_size({"width": 1280, "height": 800})  # a presenter's screen: the answer lies below the charts
     run_question(page, server)
-    chart = page.locator(".js-plotly-plot >> visible=true").first
+    chart = page.locator(".js-plotly-plot").first
     expect(chart).not_to_be_in_viewport()  # the answer (below the charts) was brought into view
     chart.scroll_into_view_if_needed()
     scroll_over(page, ANSWER_ANCHOR)

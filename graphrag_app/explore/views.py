@@ -115,15 +115,20 @@ def draw_presenter_switch(container: DeltaGenerator) -> None:
         st.html(PRESENTER_CSS)
 
 
-def draw_chart_code() -> None:
+def draw_chart_code(place: DeltaGenerator, shown: ShownRun) -> None:
     """Have the browser load the charts' code (Streamlit's Plotly chart, 4.7 MB of script) as
-    Explore opens, not when a run's first chart needs it: an empty chart in a container the
-    page's CSS keeps out of the layout (:data:`EXPLORE_CSS`). Streamlit loads that code with the
-    first chart a page draws; a click on Run before any chart was drawn left it to the live
-    view's first chart, where fetching, compiling and running it (1-4.5 s on a busy 2-core
-    machine) held back the run's first bar. Drawn once Run is on the page, so Run is drawn first."""
+    Explore opens, not when a run's first chart needs it: an empty chart in ``place``, in a
+    container the page's CSS keeps out of the layout (:data:`EXPLORE_CSS`). Streamlit loads that
+    code with the first chart a page draws; a click on Run before any chart was drawn left it to
+    the live view's first chart, where fetching, compiling and running it (1-4.5 s on a busy
+    2-core machine) held back the run's first bar. Drawn once Run is on the page, so Run is
+    drawn first; not while a run with charts is shown (its charts have loaded the code, and the
+    page's charts are then the run's alone)."""
+    view = shown.view
+    if view is not None and (view.state.batches or view.state.selection.active):
+        return
     finish_warm_imports()  # a figure must not see a pandas half imported
-    st.container(key=CHART_CODE_KEY).plotly_chart(charts.empty_figure(), key="chart-code-loader", config={"staticPlot": True, "displayModeBar": False})
+    place.container(key=CHART_CODE_KEY).plotly_chart(charts.empty_figure(), key="chart-code-loader", config={"staticPlot": True, "displayModeBar": False})
 
 
 def check_url_level(page: ExploreState, shown: ShownRun, opened: OpenedIndex) -> None:
@@ -438,11 +443,12 @@ def draw_run(container: DeltaGenerator, shown: ShownRun, page: ExploreState, app
     """The run shown: followed live while it runs or replays (the live view), then drawn whole,
     its answer scrolled into view once when it arrives.
 
-    A run followed live is drawn one place further down in ``container`` than a run drawn whole
-    (its one block), under an empty element: the drawing after Run then replaces the previous
-    run's panels at once (Streamlit keeps the children of a block drawn again in the same place
-    until the script run ends, but an element drawn where a block was replaces it), instead of
-    leaving them on the screen, beside the new run, until that drawing ends."""
+    ``container`` holds two places: the first for a run drawn whole, the second for a run
+    followed live; the one not in use holds an empty element. So the drawing after Run replaces
+    the previous run's panels at once, and the drawing after the run's end replaces the live
+    view at once (Streamlit keeps the children of a block drawn again in the same place until the
+    script run ends, but an element drawn where a block was replaces it), instead of leaving the
+    one on the screen beside the other until that drawing ends."""
     view = shown.view
     if view is None:
         return
@@ -450,13 +456,13 @@ def draw_run(container: DeltaGenerator, shown: ShownRun, page: ExploreState, app
         follow(view.handle, view.state, lambda state: None)
         live_view.end_live(shown)
         draw_again(page)  # the whole page again: Run enabled, the run drawn whole
+    whole, live = container.empty(), container.empty()
     if view.handle is not None:
-        container.empty()
-        live_view.draw_live(container.container(), shown)
+        live_view.draw_live(live.container(), shown)
         return
     presenter = presenting()
     finish_warm_imports()
-    with container.container():
+    with whole.container():
         draw_answer_offer(st.container(), shown)
         if not presenter:
             bundles.draw_bundle_download(st.container(), view.state, index_key=view.index_key, app=app, key="run")
