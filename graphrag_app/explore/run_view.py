@@ -272,7 +272,7 @@ def _set_frame(
 
 def _set_table(frame: pd.DataFrame, *, key: str | None, name: str, noun: str = "community") -> None:
     """One set's table: its "open" cells open the ``noun``'s Provenance view in one click
-    (:func:`~graphrag_app.link_tables.link_table`); drawn without them while the run is redrawn
+    (:func:`~graphrag_app.panels.link_tables.link_table`); drawn without them while the run is redrawn
     live (``key`` None)."""
     if key is None:
         st.dataframe(frame, hide_index=True, width="stretch", column_config={"provenance": None})

@@ -117,7 +117,7 @@ def sets_of(state: RunState, index: Index | None) -> CommunitySets | None:
 
 def answer_markdown(text: str, sets: CommunitySets | None, *, index: Index | None, index_key: str, run_id: str | None) -> str:
     """``text`` as safe Markdown, every citation a link or flagged (see
-    :func:`~graphrag_app.answer_text.cited_markdown`): to their communities' provenance views (or,
+    :func:`~graphrag_app.text.cited_markdown`): to their communities' provenance views (or,
     for a run over source chunks, to the chunks' views); unsupported ids as ``sets`` say."""
     unit: UnitKind = sets.unit if sets is not None and sets.unit == "source" else "community"
     return cited_markdown(

@@ -17,7 +17,7 @@ from graphrag_core.answer_points import Alignment, Point, align_answers
 from ..text import safe_markdown
 
 Render = Callable[[str], str]
-"""A point's text as safe Markdown with its citations linked (e.g. :func:`graphrag_app.evidence.answer_markdown` for one run)."""
+"""A point's text as safe Markdown with its citations linked (e.g. :func:`graphrag_app.panels.evidence.answer_markdown` for one run)."""
 
 ONLY_HERE = ":orange-badge[only here]"
 """How a point only one answer makes is marked."""
