@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict
 
 from .citations import find_citations
 from .evaluation.claims import rouge_l_f1_of_units, rouge_units
+from .sentences import split_sentences
 
 DEFAULT_SAME_POINT = 0.5
 """Two points whose ROUGE-L F1 reaches this say the same thing (the claim-linking default)."""
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_SENTENCE_END = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])(?![”’\"'）)」』：:，,。！？；\s])|(?<=[。！？；])\s+(?=[^\s\[])")
 Side = Literal["left", "right"]
 
 
@@ -90,7 +90,7 @@ def answer_points(text: str) -> list[Point]:
         if not line.strip() or _HEADING.match(line):
             continue
         bullet = _BULLET.match(line)
-        pieces = [line[bullet.end() :]] if bullet else _SENTENCE_END.split(line)
+        pieces = [line[bullet.end() :]] if bullet else split_sentences(line)
         for piece in pieces:
             piece = piece.strip()
             if piece and _plain(piece):

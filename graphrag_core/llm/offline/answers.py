@@ -40,10 +40,10 @@ from ...context import (
     parse_part_header,
 )
 from ...samples.text import strip_reference_braces
+from ...sentences import split_sentences as engine_sentences
 from .retrieval import (
     BULLET_RE,
     CJK_RUN_RE,
-    SENTENCE_END_RE,
     TOKEN_RE,
     Sentence,
     bm25,
@@ -205,7 +205,7 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[Se
         if not line or parse_map_section(line):
             continue
         for text, ids in parse_citations(line):
-            for sentence in SENTENCE_END_RE.split(text):
+            for sentence in engine_sentences(text):
                 sentence = strip_reference_braces(sentence.strip())
                 if sentence and TOKEN_RE.search(sentence):
                     points.append(

@@ -26,7 +26,7 @@ from .answers import answer_map, answer_reduce, answer_summary
 from .judging import claims_reply, judge_reply, questions_reply
 from .rating import answer_rating
 
-OFFLINE_VERSION = 4
+OFFLINE_VERSION = 5
 """Bumped whenever the offline model's answers change, so map caches keyed by its identity
 never serve an older version's answers."""
 OFFLINE_IDENTITY = f"offline:bm25/v{OFFLINE_VERSION}"

@@ -2,9 +2,9 @@
 
 Terms are lowercase English words minus stopwords, stemmed for plurals, plus Chinese
 characters (weak terms) and character bigrams (strong terms); :func:`standalone_characters`
-finds the single characters that are words of their own (茶 in 茶的历史). Sentences are split at end
-punctuation; :func:`is_complete_sentence` tells a sentence that can stand on its own from a
-fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
+finds the single characters that are words of their own (茶 in 茶的历史). Sentences are split by
+the engine's one splitter (:mod:`graphrag_core.sentences`); :func:`is_complete_sentence` tells a
+sentence that can stand on its own from a fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
 :func:`centrality` scores how typical each document is of its set, and :func:`pick` takes the
 best sentences within word and count limits.
 
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ...context import parse_map_section
+from ...sentences import split_sentences as engine_sentences
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -54,9 +55,6 @@ _CJK_GENERIC_BIGRAMS = frozenset(
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 TOKEN_RE = re.compile(rf"[{CJK_RANGES}]+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 CJK_RUN_RE = re.compile(rf"^[{CJK_RANGES}]+$")
-# A sentence ends at . ! ? before a capital, a digit or a quote, after a citation's "]", or
-# at Chinese end punctuation; "x. [Communities: 3]" stays one sentence with its citation.
-SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(A-Z0-9])|(?<=[。！？；])")
 BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
 
 
@@ -182,14 +180,15 @@ def truncate_words(text: str, limit: int) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: each line, split at sentence ends; bullets, Markdown heading marks
-    and blanks removed."""
+    """Sentences of ``text``: each line, split at sentence ends by the engine's one splitter
+    (:func:`graphrag_core.sentences.split_sentences`: abbreviations and Chinese end marks
+    known); bullets, Markdown heading marks, map section markers and blanks removed."""
     sentences: list[str] = []
     for line in text.splitlines():
         line = BULLET_RE.sub("", line.strip())
         if not line or parse_map_section(line):
             continue
-        sentences.extend(s.strip() for s in SENTENCE_END_RE.split(line) if s.strip())
+        sentences.extend(engine_sentences(line))
     return sentences
 
 
@@ -328,7 +327,6 @@ __all__ = [
     "BULLET_RE",
     "CJK_RANGES",
     "CJK_RUN_RE",
-    "SENTENCE_END_RE",
     "TOKEN_RE",
     "Sentence",
     "Terms",
