@@ -46,6 +46,11 @@ class JudgeOutputError(ModelOutputError):
     """A judge's reply is not a JSON object with a ``winner`` of 1, 2 or 0 (evaluation spec section 2)."""
 
 
+class SupportOutputError(ModelOutputError):
+    """A support check reply is not a JSON object with one entry per point asked about, each with
+    a verdict (``supported``, ``partial``, ``unsupported``) and a list of quotes."""
+
+
 class ClaimsOutputError(ModelOutputError):
     """A claims reply is not a JSON object with a list of strings ``claims`` (evaluation spec section 4)."""
 

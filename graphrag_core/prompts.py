@@ -4,16 +4,30 @@ A prompt *skeleton* is the whole prompt with the query filled in and the content
 message's text joined by newlines. It counts against the phase's token budget, so what is
 budgeted is what is sent. The ``---Question---`` and ``---Data---`` markers split a user message
 into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them back (the offline model uses it).
+
+Why this module is long: every prompt the engine sends lives here, by design (one place to read
+and change what models are told), and each kind of call brings its text, its output schema
+and its render function.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from string import Template
 from typing import Any
 
-from .context import COMMUNITY, DATA_MARKER, QUESTION_MARKER, Unit, format_prompt_sections, question_tail, split_prompt_sections
+from .context import (
+    COMMUNITY,
+    DATA_MARKER,
+    QUESTION_MARKER,
+    Unit,
+    format_prompt_sections,
+    format_support_prompt,
+    question_tail,
+    split_prompt_sections,
+)
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
@@ -219,6 +233,27 @@ QUESTION_GOALS = {
     "whole corpus to answer (themes, comparisons, trends), in the corpus's language, each ending with a question mark.",
 }
 
+SUPPORT_SYSTEM = Template(
+    """---Role---
+You check whether the texts an answer cites support what the answer says.
+
+---Goal---
+For each numbered point under ---Points---, read only the texts its header says it cites \
+(their headers are under ---Texts---) and decide:
+- "supported": the cited texts say everything the point says;
+- "partial": they say part of it, or something close to it but not all of it;
+- "unsupported": they do not say it, or they say something else.
+Back each verdict with quotes: words copied exactly, in order, from one cited text, with the \
+kind and the id its header gives. A supported or partial point needs at least one quote. Use \
+nothing beyond the texts, and give every point one entry.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"points": [{"point": <number>, "verdict": "<supported, partial or unsupported>", "evidence": \
+[{"kind": "<summary, claim or chunk>", "id": "<the text's id>", "quote": "<words copied from the text>"}], \
+"reason": "<one sentence>"}]}"""
+)
+
 CRITERION_MARKER = "[Criterion: $name]"
 ANSWER_1_MARKER = "[Answer 1]"
 ANSWER_2_MARKER = "[Answer 2]"
@@ -232,7 +267,10 @@ PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
     dict.fromkeys(
         re.findall(
             r'"(<[^"<>]+>)"',
-            "\n".join(t.template for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM)),
+            "\n".join(
+                t.template
+                for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM, SUPPORT_SYSTEM)
+            ),
         )
     )
 )
@@ -303,6 +341,39 @@ CLAIMS_OUTPUT_SCHEMA = _strict_object("answer_claims", {"claims": _STRING_LIST})
 QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STRING_LIST}) for step in QUESTION_GOALS}
 """The shape of each question-generation step's reply (evaluation spec section 5), by step:
 a list of strings under the step's own key."""
+
+SUPPORT_OUTPUT_SCHEMA = _strict_object(
+    "support_check",
+    {
+        "points": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "point": {"type": "integer", "minimum": 1},
+                    "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
+                    "evidence": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "enum": ["summary", "claim", "chunk"]},
+                                "id": {"type": "string"},
+                                "quote": {"type": "string"},
+                            },
+                            "required": ["kind", "id", "quote"],
+                            "additionalProperties": False,
+                        },
+                    },
+                    "reason": {"type": "string"},
+                },
+                "required": ["point", "verdict", "evidence", "reason"],
+                "additionalProperties": False,
+            },
+        }
+    },
+)
+"""The shape of a support check reply: one entry per point, its verdict, its quotes and why."""
 
 COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
     "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
@@ -405,6 +476,15 @@ def render_judge_messages(question: str, criterion: str, description: str, first
     return (ChatMessage(role="system", content=JUDGE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
 
 
+def render_support_messages(texts: Sequence[tuple[str, str]], points: Sequence[tuple[str, str]]) -> tuple[ChatMessage, ...]:
+    """One support check call: the cited texts and the points, each under its header
+    (:func:`~graphrag_core.context.format_support_prompt`)."""
+    return (
+        ChatMessage(role="system", content=SUPPORT_SYSTEM.substitute()),
+        ChatMessage(role="user", content=format_support_prompt(texts, points)),
+    )
+
+
 def render_claims_messages(answer: str) -> tuple[ChatMessage, ...]:
     """A call that lists the factual claims of one answer."""
     return (
@@ -457,6 +537,7 @@ __all__ = [
     "QUESTION_OUTPUT_SCHEMAS",
     "RATING_OUTPUT_SCHEMA",
     "REDUCE_OUTPUT_SCHEMA",
+    "SUPPORT_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
     "map_prompt_head",
     "map_prompt_skeleton",
@@ -467,5 +548,6 @@ __all__ = [
     "render_map_messages",
     "render_rag_messages",
     "render_reduce_messages",
+    "render_support_messages",
     "split_prompt_sections",
 ]
