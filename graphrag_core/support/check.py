@@ -254,7 +254,7 @@ def marked_answer(answer: str, check: SupportCheck) -> str:
     ``[~ partly supported]``, ``[✗ not supported]``), where it ends: the text as written, marked."""
     marked = answer
     for point in sorted(check.points, key=lambda p: p.end, reverse=True):
-        if 0 < point.end <= len(marked) and marked[point.start : point.end] == point.text:
+        if 0 < point.end <= len(marked) and marked[point.start : point.end].split() == point.text.split():
             marked = f"{marked[: point.end]} {verdict_mark(point.verdict)}{marked[point.end :]}"
     return marked
 

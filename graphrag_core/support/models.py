@@ -152,12 +152,11 @@ class SupportCheck(_Value):
         return f"{self.supported:,} of {counted(len(self.points), 'point')} supported"
 
     def detail_line(self) -> str:
-        """What the summary line leaves out: the partly and not supported points, the points not
-        judged, the sentences that cite nothing (``""`` when there is nothing to add)."""
+        """What the summary line leaves out: the partly and the not supported points (when there
+        are any), the points not judged, the sentences that cite nothing (``""`` when there is
+        nothing to add)."""
         counts = self.counts()
-        parts = [f"{counts['partial']:,} {VERDICT_LABELS['partial']}", f"{counts['unsupported']:,} {VERDICT_LABELS['unsupported']}"]
-        if not self.points:
-            parts = []
+        parts = [f"{counts[v]:,} {VERDICT_LABELS[v]}" for v in ("partial", "unsupported") if counts[v]]
         if self.unjudged:
             parts.append(f"{counted(self.unjudged, 'point')} not judged (the judge's reply could not be used)")
         if self.uncited:
