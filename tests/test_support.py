@@ -340,3 +340,24 @@ def test_the_support_prompts_texts_and_points_read_back_as_written() -> None:
     read_texts, read_points = parse_support_prompt(format_support_prompt(texts, points))
     assert read_texts == [("summary", "98", "98", "line one\nline two"), ("claim", "c1", "98", "stale: pointer"), ("chunk", "d1-1", "12", "茶。")]
     assert read_points == [(1, ["98"], "A point."), (2, ["3", "4"], "B point.")]
+
+
+def test_the_offline_check_is_the_same_whatever_the_hash_seed() -> None:
+    """Sums of weights over sets of terms are exactly rounded, so a tie between two quotes goes
+    the same way in every process (the hash seed changes the order a set iterates in)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import asyncio; from graphrag_core import GlobalSearchRequest, retrieve_global; from graphrag_core.index import load_index; "
+        "from graphrag_core.samples import sample_path; from graphrag_core.llm.offline import OfflineChatModel; "
+        "from graphrag_core.support import offline_support; i = load_index(sample_path('jargon')); "
+        f"r = asyncio.run(retrieve_global(i, GlobalSearchRequest(query={JARGON_QUESTION!r}, community_level=1, seed=3), OfflineChatModel())); "
+        "print(offline_support(i, r).model_dump_json(exclude={'checked_at'}))"
+    )
+    outputs = {
+        subprocess.run([sys.executable, "-c", script], env={**os.environ, "PYTHONHASHSEED": seed}, capture_output=True, text=True, check=True).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(outputs) == 1

@@ -23,6 +23,7 @@ from .models import (
 )
 
 _LAZY = {
+    "check_answer_support": "check",
     "check_support": "check",
     "estimate_support": "check",
     "forecast_support": "check",
@@ -66,6 +67,7 @@ __all__ = [
     "SupportPoint",
     "SupportSettings",
     "SupportVerdict",
+    "check_answer_support",
     "check_support",
     "estimate_support",
     "find_quote",

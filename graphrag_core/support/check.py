@@ -65,18 +65,14 @@ def _noun(unit: ReferenceKind, count: int = 1) -> str:
 class _Checker:
     """One answer's points, the units they cite, and the pool of what the run read."""
 
-    def __init__(self, index: Index, result: GlobalSearchResult) -> None:
-        self.unit = result_unit(result)
+    def __init__(self, index: Index, answer: str, *, unit: ReferenceKind, read: Sequence[str] = ()) -> None:
+        self.unit = unit
         self.reader = UnitReader(index, self.unit)
-        answer = result.answer if result.status != RunStatus.NO_RESULTS else ""
         points = answer_points(answer)
         cited = [tuple(dict.fromkeys(i for c in find_citations(p.text) for i in c.ids_of(self.unit))) for p in points]
         self.points: list[tuple[Point, tuple[str, ...]]] = [(p, ids) for p, ids in zip(points, cited) if ids]
         self.uncited = tuple(p.text for p, ids in zip(points, cited) if not ids)
         self.cited_anywhere = tuple(dict.fromkeys(i for _, ids in self.points for i in ids))
-        read: list[str] = [i for ids in result.diagnostics.batch_community_ids for i in ids]
-        read += [i for c in result.reduce_candidates for i in c.answer.community_ids]
-        read += [i for a in (*result.map_answers, *result.selected_answers) for i in a.community_ids]
         self.read = tuple(dict.fromkeys(i for i in read if i not in set(self.cited_anywhere)))
         self.pool = SentencePool()
         for cited_id in (*self.cited_anywhere, *self.read):
@@ -113,6 +109,16 @@ class _Checker:
 
     def unknown(self, cited: Sequence[str]) -> list[str]:
         return [cid for cid in cited if not self.reader.known(cid)]
+
+    @classmethod
+    def of(cls, index: Index, result: GlobalSearchResult) -> _Checker:
+        """The checker of a finished run: its answer (none for ``no_results``), its units, and
+        what it read (every id its batches, map answers and reduce candidates carried)."""
+        read = [i for ids in result.diagnostics.batch_community_ids for i in ids]
+        read += [i for c in result.reduce_candidates for i in c.answer.community_ids]
+        read += [i for a in (*result.map_answers, *result.selected_answers) for i in a.community_ids]
+        answer = result.answer if result.status != RunStatus.NO_RESULTS else ""
+        return cls(index, answer, unit=result_unit(result), read=read)
 
     def offline_reason(self, finding: Finding) -> str:
         if not finding.checkable:
@@ -168,7 +174,10 @@ class _Checker:
 
 def offline_support(index: Index, result: GlobalSearchResult) -> SupportCheck:
     """The offline judge's check of a finished run (deterministic, no model; see the module)."""
-    checker = _Checker(index, result)
+    return _offline(_Checker.of(index, result))
+
+
+def _offline(checker: _Checker) -> SupportCheck:
     return checker.check("offline", LEXICAL_JUDGE_IDENTITY, [checker.offline(p, cited) for p, cited in checker.points])
 
 
@@ -187,14 +196,46 @@ async def check_support(
     module's invariants). ``judge="offline"`` is :func:`offline_support`; ``judge="model"``
     asks ``model`` (required) through the engine's retry loop, its calls packed and bounded by
     ``settings``, its replies kept in ``cache``, no call passing ``spending``'s limit."""
+    return await _judged(_Checker.of(index, result), judge, model=model, settings=settings, cache=cache, spending=spending, tokenizer=tokenizer)
+
+
+async def check_answer_support(
+    index: Index,
+    answer: str,
+    judge: JudgeName = "offline",
+    *,
+    method: str = GLOBAL,
+    read: Sequence[str] = (),
+    model: ChatModel | None = None,
+    settings: SupportSettings | None = None,
+    cache: MapCache | None = None,
+    spending: SpendingLimit | None = None,
+    tokenizer: Tokenizer | None = None,
+) -> SupportCheck:
+    """:func:`check_support` of an answer's text alone, for an answer whose run is not at hand
+    (an evaluation's kept answers): ``method`` says what its citations name, ``read`` what the
+    run read when it is known (the ids searched for other support, and the words' weights)."""
+    checker = _Checker(index, answer, unit="community" if method == GLOBAL else "source", read=read)
+    return await _judged(checker, judge, model=model, settings=settings, cache=cache, spending=spending, tokenizer=tokenizer)
+
+
+async def _judged(
+    checker: _Checker,
+    judge: JudgeName,
+    *,
+    model: ChatModel | None,
+    settings: SupportSettings | None,
+    cache: MapCache | None,
+    spending: SpendingLimit | None,
+    tokenizer: Tokenizer | None,
+) -> SupportCheck:
     if judge == "offline":
-        return offline_support(index, result)
+        return _offline(checker)
     if judge != "model":
         raise ValueError(f"Unknown support judge {judge!r}: the judges are offline and model.")
     if model is None:
         raise ValueError("The model judge needs a model.")
     settings = settings or SupportSettings()
-    checker = _Checker(index, result)
     points = checker.judged_points()
     calls = plan_support_calls(points, unit=checker.unit, settings=settings, tokenizer=tokenizer)
     judged = await judge_with_model(model, points, calls, settings=settings, cache=cache, spending=spending, tokenizer=tokenizer)
@@ -220,7 +261,7 @@ def estimate_support(
 ) -> SupportCost:
     """What the model judge's check of ``result`` would cost: the very calls it would send,
     those ``cache`` answers for ``model`` counted apart."""
-    checker = _Checker(index, result)
+    checker = _Checker.of(index, result)
     calls = plan_support_calls(checker.judged_points(), unit=checker.unit, settings=settings, tokenizer=tokenizer)
     return cost_of_calls(calls, model=model, cache=cache, tokenizer=tokenizer)
 
@@ -276,6 +317,7 @@ def support_lines(check: SupportCheck) -> list[str]:
 __all__ = [
     "FORECAST_POINTS",
     "FORECAST_SAMPLE",
+    "check_answer_support",
     "check_support",
     "estimate_support",
     "forecast_support",

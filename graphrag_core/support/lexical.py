@@ -22,8 +22,10 @@ Limits (by design: it reads words, not meaning): a paraphrase in other words is 
 negation is not seen ("not" is a stopword), nor a number's meaning beyond its digits, nor
 which entity a word is said of.
 
-Invariant: every function here is a function of its arguments alone, and each quote is a
-sentence of its unit's text, verbatim (``unit.text[start:end]``).
+Invariant: every function here is a function of its arguments alone (sums of weights are
+exactly rounded, so they do not depend on the order a set of terms iterates in, which changes
+with the process's hash seed), and each quote is a sentence of its unit's text, verbatim
+(``unit.text[start:end]``).
 """
 
 from __future__ import annotations
@@ -175,12 +177,12 @@ def judge_point(weights: Mapping[str, float], sentences: Sequence[UnitSentence])
     shorter sentence, then to the earlier one. The
     first quote is the closest sentence even when it holds little (an unsupported point's
     finding keeps it, to say how close the texts come; its evidence is empty)."""
-    total = sum(weights.values())
+    total = math.fsum(weights.values())
     if total <= 0:
         return Finding("unsupported", 0.0, checkable=False)
 
-    def share(words: Iterable[str]) -> float:
-        return sum(weights[t] for t in words) / total
+    def share(words: Iterable[str]) -> float:  # exactly rounded: the same whatever order a set iterates in
+        return math.fsum(weights[t] for t in words) / total
 
     candidates = [(order, s, s.terms & weights.keys()) for order, s in enumerate(sentences)]
     candidates = [c for c in candidates if c[2]]
