@@ -41,7 +41,7 @@ from ..tokens import Tokenizer
 from ..wording import counted
 from .lexical import LEXICAL_JUDGE_IDENTITY, MAX_SUPPORTED_BY, Finding, SentencePool, UnitSentence, judge_point, unit_sentences
 from .model_judge import JudgedPoint, SupportSettings, cost_of_calls, judge_with_model, plan_support_calls, scaled_cost
-from .models import JudgeName, SupportCheck, SupportCost, SupportEvidence, SupportPoint, verdict_mark
+from .models import JudgeName, SupportCheck, SupportCost, SupportEvidence, SupportPoint, SupportVerdict, verdict_mark
 from .units import SupportUnit, UnitReader
 
 if TYPE_CHECKING:
@@ -131,7 +131,7 @@ class _Checker:
         return f"Its cited texts hold {held} of its words at most."
 
     def finish(
-        self, point: Point, cited: tuple[str, ...], *, verdict: str, evidence: tuple[SupportEvidence, ...], reason: str,
+        self, point: Point, cited: tuple[str, ...], *, verdict: SupportVerdict, evidence: tuple[SupportEvidence, ...], reason: str,
         coverage: float | None = None, notes: tuple[str, ...] = (), error: str | None = None,
     ) -> SupportPoint:
         """The point's record, with the ids it cites that the index lacks and, unless it is
@@ -152,7 +152,7 @@ class _Checker:
                 named = [f"{_noun(self.unit)} {cid} ({'another point cites it' if cid in self.cited_anywhere else 'the run read it'})" for cid in supported_by]
                 words.append(f"Said by {', '.join(named)}, not by what the point cites.")
         return SupportPoint(
-            text=point.text, communities=cited, verdict=verdict, evidence=evidence, start=point.start, end=point.end,  # type: ignore[arg-type]
+            text=point.text, communities=cited, verdict=verdict, evidence=evidence, start=point.start, end=point.end,
             coverage=coverage, reason=" ".join(words), supported_by=supported_by, elsewhere=elsewhere, notes=notes, error=error,
         )
 
