@@ -115,6 +115,16 @@ def test_a_chinese_summary_is_written_in_chinese() -> None:
     assert answer_summary("")["title"] == "Untitled community"
 
 
+def test_a_rating_reason_is_in_the_summary_s_language() -> None:
+    from graphrag_core.llm.offline.rating import answer_rating
+
+    found = answer_rating("普洱茶的产地在哪里？", "[Community ID: 1]\n普洱茶产于云南，是黑茶的代表。")
+    assert found["rating"] >= 1 and found["reason"].startswith("摘要提到普洱") and not LATIN_WORD.findall(found["reason"])
+    assert answer_rating("杜甫？", "[Community ID: 2]\n李白，字太白，隴西成紀人。")["reason"] == "摘要中沒有出現問題中的詞。"
+    assert answer_rating("What are the main themes?", "[Community ID: 3]\n本社區收錄2個相關條目。")["reason"].startswith("這是")
+    assert answer_rating("kludge?", "[Community ID: 4]\nA kludge is a clever fix.")["reason"].startswith("The summary mentions kludge")
+
+
 # -- points that name their subject, each once ----------------------------------------------------
 
 
