@@ -82,17 +82,23 @@ class Poem:
     text: str
 
 
-def read_biographies(text: str) -> dict[str, str]:
-    """Each poet's biography from ``authors.tang.json``, by name, in file order.
-
-    A ``desc`` that holds several versions of the biography (separated by spaces: the classical text has none of its own) gives
-    its first; a name listed twice keeps its first non-blank biography."""
+def _json_list(text: str, file: str, items: str) -> list[object]:
+    """The JSON list ``text`` holds (the file ``file`` of ``items``), else an error naming the file."""
     try:
         records = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise TangSourceError(f"authors.tang.json is not JSON: {exc}") from None
+        raise TangSourceError(f"{file} is not JSON: {exc}") from None
     if not isinstance(records, list):
-        raise TangSourceError("authors.tang.json must be a JSON list of poets.")
+        raise TangSourceError(f"{file} must be a JSON list of {items}.")
+    return records
+
+
+def read_biographies(text: str) -> dict[str, str]:
+    """Each poet's biography from ``authors.tang.json``, by name, in file order.
+
+    A ``desc`` that holds several versions of the biography (separated by spaces: the classical
+    text has none of its own) gives its first; a name listed twice keeps its first non-blank one."""
+    records = _json_list(text, "authors.tang.json", "poets")
     biographies: dict[str, str] = {}
     for number, record in enumerate(records, start=1):
         if not isinstance(record, dict) or not isinstance(record.get("name"), str):
@@ -107,12 +113,7 @@ def read_biographies(text: str) -> dict[str, str]:
 
 def read_anthology(text: str) -> list[Poem]:
     """The poems of ``唐诗三百首.json``, in file order (its lines joined)."""
-    try:
-        records = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise TangSourceError(f"唐诗三百首.json is not JSON: {exc}") from None
-    if not isinstance(records, list):
-        raise TangSourceError("唐诗三百首.json must be a JSON list of poems.")
+    records = _json_list(text, "唐诗三百首.json", "poems")
     poems: list[Poem] = []
     for number, record in enumerate(records, start=1):
         lines = record.get("paragraphs") if isinstance(record, dict) else None

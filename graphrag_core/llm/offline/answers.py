@@ -4,19 +4,23 @@
   without a full stop and sentences with unbalanced quotes are left out; ``{cross-reference}``
   braces are removed) are scored against the question with BM25 (English words and Chinese
   characters plus character bigrams); the answer is the most relevant sentences, each cited
-  ``[Communities: id, ...]``. ``usefulness`` is the BM25 mass of the best three sentences
+  ``[Communities: id, ...]``, each written as a point that names its subject (the headword of
+  its line, or the term of the source chunk it is in: ``chase pointers: Used only in a debugging
+  context.``); lines that only list names make no point. ``usefulness`` is the BM25 mass of the best three sentences
   mapped to 0-100 (``1 - exp(-mass / 15)``), weighted by how much of the question the batch
   covers, so it spreads with relevance. Nothing relevant gives ``{"answer": "", "usefulness": 0}``.
   A broad question with no content words left ("What are the main themes?") is answered from
   the batch's most central sentences instead; its usefulness grows with the batch's share of
   summary text and with the terms its communities' summaries share (themes).
 - ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
-  deduplicated (their citations merged), under a one-line overview in the question's language
-  (Chinese for a question written in Chinese). Naive RAG's call (source excerpts instead of
+  deduplicated (the same point in other words once, its citations merged), under a one-line
+  overview in the language the prompt asks for (the corpus's), else the answers', else the
+  question's; Chinese in the script of the answers, quoting the question only when it is in the
+  answer's language. Naive RAG's call (source excerpts instead of
   candidates) is answered as a map over the excerpts is, under the same kind of overview.
 - Source chunks (the ``text`` and ``vector`` methods: ``[Source ID: ...]`` parts,
   ``Source IDs`` candidates) are read and cited as such: ``[Sources: id, ...]``.
-- ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
+- ``summary``: an extractive ``{"title", "summary"}`` of a community's text, in its language.
 
 Invariant: each answer is a function of its arguments alone.
 """
