@@ -28,6 +28,7 @@ from .context import (
     question_tail,
     split_prompt_sections,
 )
+from .language import LANGUAGE_NAMES, Language
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
@@ -41,7 +42,7 @@ question, and rate how useful those points are for answering it.
 - usefulness is an integer from 0 to 100: 0 when the data does not help at all, 100 when it \
 answers the question fully.
 - When nothing in the data is relevant, give usefulness 0 and an empty answer.
-- Do not make anything up; say only what the data supports.
+- Do not make anything up; say only what the data supports.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -61,7 +62,7 @@ Combine the intermediate answers below into one answer to the question.
 - Intermediate answers are ranked by usefulness, most useful first.
 - Keep what is relevant and supported; drop what is not; merge repeated points.
 - Cite the $id_names behind each point as $citation.
-- If the answers do not contain enough to answer, say so.
+- If the answers do not contain enough to answer, say so.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -80,7 +81,7 @@ most relevant first. Each excerpt starts with its source id.
 Answer the question from the excerpts.
 - Keep what is relevant and supported; say only what the excerpts support.
 - Cite the source ids behind each point as [Sources: id, id].
-- If the excerpts do not contain enough to answer, say so.
+- If the excerpts do not contain enough to answer, say so.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -139,7 +140,7 @@ You write short, factual summaries of a community of related terms from a knowle
 
 ---Goal---
 Write a title (at most eight words) and a summary (three to five sentences) of the community \
-described below, using only what the data says.
+described below, using only what the data says.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -261,6 +262,24 @@ STEP_MARKER = "---Step---"
 PERSONA_MARKER = "---Persona---"
 TASK_MARKER = "---Task---"
 ANSWER_MARKER = "---Answer---"
+
+
+LANGUAGE_RULE = Template("\n- Write in $language, the language of the corpus, whatever the language of the question.")
+"""The line the map, reduce, naive RAG and summary prompts end their goal with on a corpus that
+is not in English (an English corpus's prompts are the spec's, word for word)."""
+_LANGUAGE_RULE_RE = re.compile(r"^- Write in (?P<name>[A-Z][a-z]+), the language of the corpus,", re.MULTILINE)
+
+
+def language_rule(language: Language | None) -> str:
+    """The prompts' line asking for ``language`` (the corpus's): ``""`` for English or unknown."""
+    return "" if language in (None, "en") else LANGUAGE_RULE.substitute(language=LANGUAGE_NAMES[language])
+
+
+def requested_language(system: str) -> Language | None:
+    """The language a prompt's system message asks the answer to be in (:func:`language_rule`
+    read back), else ``None``."""
+    match = _LANGUAGE_RULE_RE.search(system)
+    return next((code for code, name in LANGUAGE_NAMES.items() if match and name == match.group("name")), None)
 
 
 PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
@@ -385,27 +404,32 @@ RETRY_REPLY_EXCERPT = 2000
 
 
 
-def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False) -> tuple[ChatMessage, ...]:
+def _map_system(unit: Unit, language: Language | None) -> str:
+    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))
+
+
+def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """The map call for one batch: the system instructions and the question with the batch
     (``unit`` says what the batch's parts are: community reports or source text excerpts);
     with ``data_first`` (a question reserve is set) the batch comes before the question, so the
-    prompts of every question over the same batch share everything up to the question."""
+    prompts of every question over the same batch share everything up to the question.
+    ``language`` is the corpus's (:func:`language_rule`)."""
     user = (MAP_USER_DATA_FIRST if data_first else MAP_USER).substitute(query=query, content=content)
-    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])), ChatMessage(role="user", content=user))
+    return (ChatMessage(role="system", content=_map_system(unit, language)), ChatMessage(role="user", content=user))
 
 
-def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
+def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """The reduce call: the system instructions and the question with the ranked answers."""
     return (
-        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit])),
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
     )
 
 
-def render_rag_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+def render_rag_messages(query: str, content: str, *, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """Naive RAG's one call: the system instructions and the question with the ranked excerpts."""
     return (
-        ChatMessage(role="system", content=RAG_SYSTEM.substitute()),
+        ChatMessage(role="system", content=RAG_SYSTEM.substitute(language_rule=language_rule(language))),
         ChatMessage(role="user", content=RAG_USER.substitute(query=query, content=content)),
     )
 
@@ -450,10 +474,10 @@ def _with_feedback(request: ChatRequest, feedback: str) -> ChatRequest:
     return request.model_copy(update={"messages": tuple(messages)})
 
 
-def render_community_summary_messages(content: str) -> tuple[ChatMessage, ...]:
+def render_community_summary_messages(content: str, *, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """A call that asks a model to title and summarize one community (sample building)."""
     return (
-        ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute()),
+        ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute(language_rule=language_rule(language))),
         ChatMessage(role="user", content=COMMUNITY_SUMMARY_USER.substitute(content=content)),
     )
 
@@ -506,26 +530,26 @@ def _skeleton(messages: tuple[ChatMessage, ...]) -> str:
     return "\n".join(m.content for m in messages)
 
 
-def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
+def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The whole map prompt with the query filled in and the content empty."""
-    return _skeleton(render_map_messages(query, "", unit=unit))
+    return _skeleton(render_map_messages(query, "", unit=unit, language=language))
 
 
-def map_prompt_head(*, unit: Unit = COMMUNITY) -> str:
+def map_prompt_head(*, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The data-first map prompt up to its data: the prompt sent for a batch is this, a newline,
     the batch's content and :func:`~graphrag_core.context.question_tail` of the question, so
     the head and the content are the same for every question (what a provider caches)."""
-    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit]) + "\n" + DATA_MARKER
+    return _map_system(unit, language) + "\n" + DATA_MARKER
 
 
-def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
+def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The whole reduce prompt with the query filled in and the content empty."""
-    return _skeleton(render_reduce_messages(query, "", unit=unit))
+    return _skeleton(render_reduce_messages(query, "", unit=unit, language=language))
 
 
-def rag_prompt_skeleton(query: str) -> str:
+def rag_prompt_skeleton(query: str, *, language: Language | None = None) -> str:
     """The whole naive RAG prompt with the query filled in and the excerpts empty."""
-    return _skeleton(render_rag_messages(query, ""))
+    return _skeleton(render_rag_messages(query, "", language=language))
 
 
 __all__ = [
@@ -536,9 +560,11 @@ __all__ = [
     "MAP_OUTPUT_SCHEMA",
     "QUESTION_OUTPUT_SCHEMAS",
     "RATING_OUTPUT_SCHEMA",
+    "LANGUAGE_RULE",
     "REDUCE_OUTPUT_SCHEMA",
     "SUPPORT_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
+    "language_rule",
     "map_prompt_head",
     "map_prompt_skeleton",
     "question_tail",
@@ -549,5 +575,6 @@ __all__ = [
     "render_rag_messages",
     "render_reduce_messages",
     "render_support_messages",
+    "requested_language",
     "split_prompt_sections",
 ]

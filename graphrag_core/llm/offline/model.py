@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ...context import split_prompt_sections
+from ...prompts import requested_language
 from ...tokens import estimate_tokens
 from ..base import ChatRequest, ChatResponse, Purpose, TokenUsage
 from .answers import answer_map, answer_reduce, answer_summary
@@ -28,7 +29,7 @@ from .judging import claims_reply, judge_reply, questions_reply
 from .rating import answer_rating
 from .support_reply import support_reply
 
-OFFLINE_VERSION = 5
+OFFLINE_VERSION = 6
 """Bumped whenever the offline model's answers change, so map caches keyed by its identity
 never serve an older version's answers."""
 OFFLINE_IDENTITY = f"offline:bm25/v{OFFLINE_VERSION}"
@@ -54,7 +55,7 @@ def _map(request: ChatRequest) -> Mapping[str, object]:
 
 
 def _reduce(request: ChatRequest) -> Mapping[str, object]:
-    return answer_reduce(*split_prompt_sections(_user_message(request)))
+    return answer_reduce(*split_prompt_sections(_user_message(request)), language=requested_language(_system_message(request)))
 
 
 def _summary(request: ChatRequest) -> Mapping[str, object]:
