@@ -32,7 +32,7 @@ from graphrag_core.llm.settings import (
     SettingsError,
     resolve_model_settings,
 )
-from graphrag_core.locations import cache_path_from, store_path_from
+from graphrag_core.locations import cache_path_from, endpoints_path_from, store_path_from
 from graphrag_core.models import Index, map_text_tables
 from graphrag_core.request import SearchSettings
 from graphrag_core.samples import sample_path
@@ -140,11 +140,15 @@ def model_settings(context: CliContext, options: ModelOptions) -> ModelSettings:
 
 
 def build_model(context: CliContext, options: ModelOptions) -> ChatModel:
-    """The model ``options`` ask for (:func:`model_settings`); the context's injected model,
-    when it has one, instead."""
+    """The model ``options`` ask for (:func:`model_settings`), sharing the context's endpoints,
+    kept in the endpoint memory (``GRAPHRAG_EXPLORER_ENDPOINTS``) unless ``options`` say not to;
+    the context's injected model, when it has one, instead."""
     if context.model is not None:
         return context.model
     settings = model_settings(context, options)
+    if options.remember_endpoints and settings.provider == "openai":
+        where = endpoints_path_from(context.environ, store_path_from(context.environ))
+        context.endpoints.remember_in(where, on_failure=lambda message: context.note(f"warning: {message}"))
     try:
         return build_chat_model(settings, endpoints=context.endpoints)
     except ImportError as exc:

@@ -42,3 +42,52 @@ def test_a_request_resent_in_another_form_waits_for_its_own_first_byte_as_long_a
         forms = [b.get("response_format", {}).get("type") for b in server.bodies()]
     assert response.text == MAP_ANSWER and forms == ["json_schema", "json_object"]
     assert any("does not accept response_format json_schema" in n for n in response.notices)
+
+
+def test_the_negotiated_form_is_remembered_across_runs_and_its_refusal_said_once(capsys, index_dir, tmp_path):
+    from .cli_support import QUESTION, run_cli
+
+    def handler(path: str, body: dict):
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return Reply(500, {"error": {"message": REFUSAL}})
+        reduce = "final answer" in body["messages"][0]["content"]
+        return Reply(body=completion_body('{"answer": "The river. [Communities: a]"}' if reduce else MAP_ANSWER))
+
+    with openai_server(handler) as server:
+        environ = {"GRAPHRAG_LLM_BASE_URL": server.base_url, "GRAPHRAG_LLM_MODEL": "smollm2", "GRAPHRAG_EXPLORER_DB": str(tmp_path / "runs.sqlite3")}
+        notes = []
+        for _ in range(2):  # two invocations: two processes' worth of state, one memory
+            sent = len(server.bodies())
+            code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", environ=environ)
+            assert code == 0, err
+            notes.append([line for line in err.splitlines() if "does not accept response_format json_schema" in line])
+            forms = [b.get("response_format", {}).get("type") for b in server.bodies()[sent:]]
+        assert len(notes[0]) == 1 and notes[1] == [], "the refusal is said once, not on every run"
+        assert "json_schema" not in forms, "the second run sends the remembered form from its first call"
+        assert (tmp_path / "endpoints.sqlite3").exists()
+        code, _, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", environ={**environ, "GRAPHRAG_EXPLORER_ENDPOINTS": "off"})
+        assert code == 0 and "does not accept response_format json_schema" in err, "with the memory off, each run negotiates for itself"
+
+
+def test_the_endpoint_memory_keeps_no_credentials_forgets_old_entries_and_survives_a_bad_file(tmp_path):
+    from graphrag_core.llm.endpoint_memory import ENDPOINT_MEMORY_DAYS, EndpointMemory
+    from graphrag_core.llm.endpoints import Endpoints
+
+    path = tmp_path / "endpoints.sqlite3"
+    endpoint = "http://user:secret@127.0.0.1:8080/v1?key=secret#smollm2"
+    first = Endpoints()
+    first.remember_in(path)
+    assert first.refused(endpoint, "json_schema", following="json_object")
+    first.settle(endpoint, "json_object")
+    assert b"secret" not in path.read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("endpoints.sqlite3-*"))
+    later = Endpoints()
+    later.remember_in(path)
+    assert later.accepted_form(endpoint) == "json_object" and not later.refused(endpoint, "json_schema", following="json_object")
+    stale = EndpointMemory(path, clock=lambda: __import__("time").time() + (ENDPOINT_MEMORY_DAYS + 1) * 86_400)
+    assert stale.load() == ({}, set()), "a week later the server is asked again"
+    bad = tmp_path / "bad.sqlite3"
+    bad.write_bytes(b"not a database at all" * 100)
+    said: list[str] = []
+    broken = Endpoints()
+    broken.remember_in(bad, on_failure=said.append)
+    assert broken.refused(endpoint, "json_schema", following="json_object") and len(said) == 1 and str(bad) in said[0]

@@ -8,6 +8,10 @@ object. A front end holds one for the process and hands it to every model it bui
 refusal announced once; a model built without one gets its own, and negotiates for itself.
 The same object watches how a local endpoint's calls overlap (:class:`SlotWatch`), to find a
 server that answers one request at a time.
+
+Given an :class:`~graphrag_core.llm.endpoint_memory.EndpointMemory` (:meth:`Endpoints.remember_in`),
+what endpoints settled on and which refusals were said outlive the process: the next process
+sends the remembered form from its first call, and a refusal is said once, not on every run.
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ import time
 from collections import deque
 from typing import Literal
 from collections.abc import Callable
+from pathlib import Path
+
+from .endpoint_memory import EndpointMemory, secret_free
 
 OutputForm = Literal["json_schema", "json_object_schema", "json_object", "none"]
 OUTPUT_FORMS: tuple[OutputForm, ...] = ("json_schema", "json_object_schema", "json_object", "none")
@@ -132,7 +139,7 @@ class Endpoints:
     and the refused forms already announced.
 
     Invariant: :meth:`refused` answers True once per endpoint and form, whichever model asks
-    and from whichever thread.
+    and from whichever thread (and, with a memory, whichever process within its days).
     """
 
     def __init__(self) -> None:
@@ -140,6 +147,22 @@ class Endpoints:
         self._announced: set[tuple[str, OutputForm]] = set()
         self._slots: dict[str, SlotWatch] = {}
         self._lock = threading.Lock()
+        self.memory: EndpointMemory | None = None
+        self._written: set[str] = set()
+
+    def remember_in(self, path: Path | None, *, on_failure: Callable[[str], None] | None = None) -> None:
+        """Keep what endpoints accepted in the file at ``path`` (None: in this process only),
+        starting from what it already holds; what this object learned before is kept too."""
+        if path is None or (self.memory is not None and self.memory.path == Path(path).expanduser()):
+            return
+        memory = EndpointMemory(path, on_failure=on_failure)
+        forms, said = memory.load()
+        with self._lock:
+            self.memory = memory
+            for endpoint, form in forms.items():
+                if form in OUTPUT_FORMS:
+                    self._forms.setdefault(endpoint, form)  # type: ignore[arg-type]
+            self._announced |= {(endpoint, form) for endpoint, form in said if form in OUTPUT_FORMS}  # type: ignore[misc]
 
     def __repr__(self) -> str:
         with self._lock:
@@ -148,12 +171,17 @@ class Endpoints:
     def accepted_form(self, endpoint: str) -> OutputForm | None:
         """The form ``endpoint`` is known to accept; ``None`` before its first schema call."""
         with self._lock:
-            return self._forms.get(endpoint)
+            return self._forms.get(secret_free(endpoint))
 
     def settle(self, endpoint: str, form: OutputForm) -> None:
         """Remember that a schema call to ``endpoint`` succeeded with ``form``."""
+        key = secret_free(endpoint)
         with self._lock:
-            self._forms[endpoint] = form
+            changed = self._forms.get(key) != form or key not in self._written
+            self._forms[key] = form
+            if changed and self.memory is not None:
+                self._written.add(key)
+                self.memory.settled(key, form)
 
     def slots(self, endpoint: str) -> SlotWatch:
         """How ``endpoint``'s calls overlap (one watch per endpoint, shared by its models)."""
@@ -165,11 +193,15 @@ class Endpoints:
 
         True the first time this endpoint's refusal of ``form`` is recorded: the caller says so
         then, and never again."""
+        key = secret_free(endpoint)
         with self._lock:
-            self._forms[endpoint] = following
-            if (endpoint, form) in self._announced:
+            self._forms[key] = following
+            self._written.discard(key)
+            if (key, form) in self._announced:
                 return False
-            self._announced.add((endpoint, form))
+            self._announced.add((key, form))
+            if self.memory is not None:
+                self.memory.said(key, form)
             return True
 
 
