@@ -29,6 +29,7 @@ from .events import (
     RunFinished,
     with_cache_hits,
 )
+from .errors import SpendLimitReached
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
 from .state import CallOutcome, unfinished_error
@@ -210,8 +211,8 @@ class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
     reason: Literal[
-        "stopped_early", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "no_relevant_chunks", "no_chunk_fits",
-        "run_failed",
+        "stopped_early", "stopped_at_limit", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries",
+        "no_relevant_chunks", "no_chunk_fits", "run_failed",
     ]
     message: str
     batch_indexes: tuple[int, ...] = ()
@@ -228,9 +229,11 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
+    limit_stop = next((e for e in reversed(events) if isinstance(e, RunFailed) and e.cancelled and e.error_type == SpendLimitReached.__name__), None)
     if finished is not None and finished.result.diagnostics.stopped_early:
         d = finished.result.diagnostics
-        items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read."))
+        why = f" {limit_stop.error}" if limit_stop is not None and d.stopped_at_limit is not None else ""
+        items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read.{why}"))
     ranked = next((e for e in events if isinstance(e, ChunksRanked)), None)
     if ranked is not None:  # naive RAG (the vector method): no map; the ranking or the packing left nothing
         if finished is not None and ranked.relevant_count == 0:
@@ -243,7 +246,9 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
-        if failed is not None:
+        if failed is not None and failed is limit_stop:
+            items.append(WhyItem(reason="stopped_at_limit", message=_stopped_at_limit(failed, events)))
+        elif failed is not None:
             items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=True)))
         return items
 
@@ -294,9 +299,22 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                     batch_indexes=tuple(c.answer.batch_index for c in over if c.answer.batch_index is not None),
                 )
             )
-    if failed is not None:
+    if failed is not None and failed is limit_stop:
+        items.append(WhyItem(reason="stopped_at_limit", message=_stopped_at_limit(failed, events)))
+    elif failed is not None:
         items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=False)))
     return items
+
+
+def _stopped_at_limit(stop: RunFailed, events: Sequence[Event]) -> str:
+    """Why a run its spending limit stopped has no answer: the stop's own sentence (what the next
+    call needed, what was held back), then what had been read."""
+    answered = [e for e in events if isinstance(e, MapBatchSucceeded | MapBatchCached)]
+    if not answered:
+        read = "nothing was read, so there is no answer."
+    else:
+        read = f"the {len(answered):,} batches read had no useful answer, so there is no answer."
+    return f"{stop.error.rstrip('.')}; {read}"
 
 
 def _ended(failed: RunFailed, *, before_map: bool) -> str:

@@ -91,3 +91,65 @@ def test_the_endpoint_memory_keeps_no_credentials_forgets_old_entries_and_surviv
     broken = Endpoints()
     broken.remember_in(bad, on_failure=said.append)
     assert broken.refused(endpoint, "json_schema", following="json_object") and len(said) == 1 and str(bad) in said[0]
+
+
+# -- the spending limit ----------------------------------------------------------------------------
+
+
+def test_the_stop_says_what_the_next_call_needed_and_what_was_held_back_for_the_reduce():
+    from graphrag_core.errors import SpendLimitReached
+    from graphrag_core.spending import SpendingLimit
+
+    limit = SpendingLimit(7_000, spent=3_465)
+
+    async def reserve():
+        await limit.reserve(2_012, keep=2_500)
+
+    try:
+        asyncio.run(reserve())
+    except SpendLimitReached as exc:
+        message = str(exc)
+    assert message == (
+        "The run stopped at its spending limit of 7,000 tokens (3,465 spent): the next model call could cost up to 2,012 tokens "
+        "and 2,500 are held back for the reduce that answers from what was read (its token budget), which together would pass "
+        "the limit, so it was not sent."
+    )
+
+
+def test_the_forecast_says_what_is_held_back_for_the_reduce_and_when_no_batch_fits_beside_it():
+    from graphrag_core.spending import forecast_limit
+
+    some = forecast_limit(7_000, [1_500] * 6, map_output_reserve=512, reduce_token_budget=2_500)
+    assert some.verdict == "will_reach" and some.held_back == 2_500
+    assert "2,500 tokens are held back for the reduce that answers from what was read (the reduce token budget)" in some.text()
+    none = forecast_limit(3_000, [1_500] * 6, map_output_reserve=512, reduce_token_budget=2_500)
+    assert none.batches_sent == (0, 0)
+    assert none.text() == (
+        "The spending limit of 3,000 tokens will stop the run before it reads anything: the first batch needs up to 2,012 tokens "
+        "and 2,500 are held back for the reduce (the reduce token budget), so there will be no answer. "
+        "Raise the limit to at least 4,512 tokens, or lower the reduce token budget."
+    )
+
+
+def test_a_limit_stop_with_nothing_usable_is_stopped_with_one_exit_code_and_a_reason(capsys, tmp_path):
+    import json
+
+    from graphrag_cli.context import EXIT_STOPPED
+    from graphrag_core.history import RunStore
+
+    from .cli_support import run_cli
+
+    store = tmp_path / "runs.sqlite3"
+    args = ("query", "jargon", "What are the main themes?", "--level", "1", "--seed", "3", "--spend-limit-tokens", "8500", "--no-cache")
+    code, out, err = run_cli(capsys, *args, "--store", store)
+    assert code == EXIT_STOPPED and not out
+    assert "will stop the run before it reads anything" in err and "answers from what it read" not in err, "the preview promises no answer"
+    assert "stopped: The run stopped at its spending limit of 8,500 tokens" in err
+    assert "why there is no answer: " in err and "held back for the reduce" in err
+    assert RunStore(store).list_runs()[0].status.word == "stopped"
+    code, out, err = run_cli(capsys, *args, "--no-store", "--json")
+    document = json.loads(out)
+    assert code == EXIT_STOPPED and document["status"] == "cancelled" and document["status_word"] == "stopped"
+    (why,) = document["why_no_answer"]
+    assert why["reason"] == "stopped_at_limit" and why["message"].startswith("The run stopped at its spending limit of 8,500 tokens")
+    assert "nothing was read, so there is no answer" in why["message"]

@@ -2,7 +2,9 @@
 
 The answer goes to stdout (streamed as it is written when stdout is a terminal), or the whole
 result as JSON with ``--json``; a failed or stopped run prints its failure document there
-instead (:func:`~graphrag_cli.output.format_failure_json`). The run is recorded in the run
+instead (:func:`~graphrag_cli.output.format_failure_json`). A run its spending limit stopped
+answers from what it read (exit 0); with nothing usable read it says why and exits
+:data:`~graphrag_cli.context.EXIT_STOPPED`. The run is recorded in the run
 history from its first event, its finished batches kept when it fails or is interrupted. With
 ``--answer-on-interrupt`` the first Ctrl-C stops the map and the run goes on to answer from what
 it read (:func:`~graphrag_core.search.answer_from_read`): its result, labelled partial, is
@@ -41,7 +43,7 @@ from graphrag_core.sources import unit_ids
 from graphrag_core.state import RunState
 from graphrag_core.tokens import Tokenizer
 
-from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..context import EXIT_OK, EXIT_RUN, EXIT_STOPPED, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
 from ..options import ModelOptions, add_embedding_options, add_run_options, search_defaults, setting_dest
 from ..output import format_failure_json, format_result_json
@@ -165,12 +167,14 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         failed_run_id = _close(recorder, context, interrupted=interrupted)
         if args.json:
             context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
-        if isinstance(exc, SpendLimitReached):
+        if isinstance(exc, SpendLimitReached):  # stopped, as Stop stops a run, with nothing to answer from
             context.note(f"stopped: {exc}")
+            for item in why_no_answer(events):
+                context.note(f"why there is no answer: {item.message}")
             context.note(spend_line(run_figures(events).spend, configured_price(context)))
             if failed_run_id:
                 context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-            return EXIT_RUN
+            return EXIT_STOPPED
         if isinstance(exc, AllMapBatchesFailed):
             raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
         if isinstance(exc, BudgetError):
