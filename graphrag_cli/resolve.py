@@ -9,7 +9,7 @@ cannot be read, 2 for everything else here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +33,12 @@ from graphrag_core.llm.settings import (
     resolve_model_settings,
 )
 from graphrag_core.locations import cache_path_from, endpoints_path_from, store_path_from
+from graphrag_core.llm.server_facts import server_facts_of
 from graphrag_core.models import Index, map_text_tables
-from graphrag_core.request import SearchSettings
+from graphrag_core.request import GlobalSearchRequest, SearchSettings
+from graphrag_core.server_advice import advise
 from graphrag_core.samples import sample_path
-from graphrag_core.tokens import Tokenizer, tokenizer_for
+from graphrag_core.tokens import ENDPOINT, Tokenizer, tokenizer_for
 
 from .context import EXIT_INDEX, EXIT_USAGE, CliContext, CliError
 from .options import ModelOptions
@@ -188,6 +190,25 @@ def configured_price(context: CliContext) -> Price | None:
         raise CliError(str(exc), EXIT_USAGE) from None
 
 
+def advised_by_server(context: CliContext, model: ChatModel, request: GlobalSearchRequest, *, counter: Tokenizer, given: Collection[str]) -> GlobalSearchRequest:
+    """``request`` with what a local model server says about itself applied
+    (:func:`~graphrag_core.server_advice.advise`: the concurrency its slots allow, the budgets its
+    context holds; a setting in ``given`` is advised, not changed), each note said now, before the
+    run. A server that reports its slots is known to the context's endpoints from the first call
+    (one slot: every call streams, so a timed-out one is cancelled on the server too)."""
+    facts = server_facts_of(model)
+    if not facts.known:
+        return request
+    endpoint = getattr(model, "endpoint", None)
+    if facts.slots is not None and isinstance(endpoint, str):
+        context.endpoints.slots(endpoint).found(facts.slots)
+    timeout = getattr(getattr(model, "settings", None), "timeout", None)
+    advice = advise(facts, request, exact=counter.name == ENDPOINT, timeout_s=timeout, given=given)
+    for note in advice.notes:
+        context.note_once(note)
+    return advice.apply(request)
+
+
 # -- stores ---------------------------------------------------------------------------------------
 
 
@@ -243,6 +264,7 @@ def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
 
 __all__ = [
     "LoadedIndex",
+    "advised_by_server",
     "build_embedder",
     "build_model",
     "check_levels",

@@ -114,6 +114,19 @@ def llama_cpp_handler(answer: Callable[[dict], str], *, delay: float = 0.0) -> H
     return handle
 
 
+def llama_server_props(handler: Handler, *, slots: int = 1, n_ctx: int = 8192) -> Handler:
+    """``handler`` behind llama.cpp's ``llama-server`` introspection: ``GET /props`` says
+    ``total_slots`` and the context of one slot (``default_generation_settings.n_ctx``), as
+    ``llama-server -c {slots * n_ctx} -np {slots}`` does; every other request goes to ``handler``."""
+
+    def handle(path: str, body: dict) -> Any:
+        if path.rstrip("/").endswith("/props") and not body:
+            return Reply(body={"total_slots": slots, "default_generation_settings": {"n_ctx": n_ctx}, "build_info": "b0-fake"})
+        return handler(path, body)
+
+    return handle
+
+
 def prefix_cache_handler(answer: Callable[[dict], str], *, block: int = 16) -> Handler:
     """Chat completions from a server with a prompt cache, as OpenAI's and llama.cpp's: the part of
     a prompt (its messages' texts joined) that starts like a prompt seen before is reported as

@@ -153,3 +153,81 @@ def test_a_limit_stop_with_nothing_usable_is_stopped_with_one_exit_code_and_a_re
     (why,) = document["why_no_answer"]
     assert why["reason"] == "stopped_at_limit" and why["message"].startswith("The run stopped at its spending limit of 8,500 tokens")
     assert "nothing was read, so there is no answer" in why["message"]
+
+
+# -- what the server says about itself, before the run --------------------------------------------
+
+
+def _answer(body: dict) -> str:
+    return '{"answer": "The river. [Communities: a]"}' if "final answer" in body["messages"][0]["content"] else MAP_ANSWER
+
+
+def test_a_server_reporting_one_slot_is_advised_before_the_run_with_the_concurrency_set_and_its_context_weighed(capsys, index_dir):
+    import json
+
+    from .cli_support import QUESTION, run_cli
+    from .openai_server import llama_cpp_handler, llama_server_props
+
+    handler = llama_server_props(llama_cpp_handler(_answer), slots=1, n_ctx=8192)
+    with openai_server(handler, one_at_a_time=True) as server:
+        environ = {"GRAPHRAG_LLM_BASE_URL": server.base_url, "GRAPHRAG_LLM_MODEL": "smollm2"}
+        code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", "--json", environ=environ)
+        maps = [b for b in server.bodies() if "final answer" not in b["messages"][0]["content"]]
+    assert code == 0, err
+    lines = err.splitlines()
+    slot = next(i for i, line in enumerate(lines) if "answers one request at a time (llama.cpp's /props)" in line)
+    assert "the concurrency is set to 1 (it was 4)" in lines[slot] and "GRAPHRAG_LLM_TIMEOUT, now 60s" in lines[slot]
+    assert slot < next(i for i, line in enumerate(lines) if "batch" in line.lower()), "said before the run, not after its timeouts"
+    assert any("The map token budget (8,000 tokens) leaves 192 of the server's context of 8,192 tokens per request" in line for line in lines)
+    assert json.loads(out)["request"]["map_concurrency"] == 1
+    assert maps and all(b.get("stream") for b in maps), "a server known to have one slot is streamed from the first call"
+    assert sum("answers one request at a time" in line for line in lines) == 1
+
+
+def test_a_budget_past_the_servers_context_is_lowered_to_it_unless_it_was_given(capsys, index_dir):
+    import json
+
+    from .cli_support import QUESTION, run_cli
+    from .openai_server import llama_cpp_handler, llama_server_props
+
+    with openai_server(llama_server_props(llama_cpp_handler(_answer), slots=4, n_ctx=4096)) as server:
+        environ = {"GRAPHRAG_LLM_BASE_URL": server.base_url, "GRAPHRAG_LLM_MODEL": "smollm2"}
+        code, out, err = run_cli(capsys, "query", index_dir, QUESTION, "--level", "0", "--no-store", "--no-cache", "--json", environ=environ)
+        assert code == 0, err
+        request = json.loads(out)["request"]
+        assert request["map_token_budget"] == 4096 and request["reduce_token_budget"] == 4096 and request["map_concurrency"] == 4
+        assert "The map token budget (8,000 tokens) does not fit the server's context of 4,096 tokens per request (llama.cpp's /props): it is lowered to 4,096." in err
+        code, out, err = run_cli(
+            capsys, "query", index_dir, QUESTION, "--level", "0", "--map-budget", "8000", "--no-store", "--no-cache", "--json", environ=environ
+        )
+    assert json.loads(out)["request"]["map_token_budget"] == 8000, "a budget the user gave is advised, not changed"
+    assert "Lower it to at most 4,096 (--map-budget 4096)" in err
+
+
+def test_server_facts_are_read_where_each_server_says_them():
+    import json
+
+    from graphrag_core.llm.server_facts import read_server_facts
+
+    def vllm(path: str, body: dict):
+        if path == "/v1/models":
+            return Reply(body={"object": "list", "data": [{"id": "smollm2", "max_model_len": 2048}]})
+        return Reply(404, {"error": "not found"})
+
+    def ollama(path: str, body: dict):
+        if path == "/api/ps":
+            return Reply(body={"models": [{"name": "smollm2:135m", "model": "smollm2:135m", "context_length": 4096}]})
+        return Reply(404, "404 page not found")
+
+    def slots(path: str, body: dict):
+        if path == "/slots":
+            return Reply(body=json.dumps([{"id": 0, "n_ctx": 1024}, {"id": 1, "n_ctx": 1024}]).encode())
+        return Reply(404, {"error": "not found"})
+
+    with openai_server(vllm) as a, openai_server(ollama) as b, openai_server(slots) as c:
+        assert read_server_facts(a.base_url, model="smollm2").context_tokens == 2048
+        facts = read_server_facts(b.base_url, model="smollm2:135m")
+        assert (facts.slots, facts.context_tokens, facts.source) == (None, 4096, "Ollama's /api/ps")
+        facts = read_server_facts(c.base_url, model="m")
+        assert (facts.slots, facts.context_tokens) == (2, 1024)
+    assert not read_server_facts("https://api.openai.com/v1", model="gpt-4o-mini").known, "asked of local servers only"

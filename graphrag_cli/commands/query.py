@@ -49,6 +49,7 @@ from ..options import ModelOptions, add_embedding_options, add_run_options, sear
 from ..output import format_failure_json, format_result_json
 from ..progress import ProgressPrinter
 from ..resolve import (
+    advised_by_server,
     build_embedder,
     build_model,
     check_levels,
@@ -97,6 +98,15 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
     )
 
 
+ADVISED_SETTINGS = ("map_concurrency", "map_token_budget", "reduce_token_budget")
+"""The settings a local server's own facts may set (``advised_by_server``) unless given."""
+
+
+def _given(args: argparse.Namespace) -> set[str]:
+    """Which of :data:`ADVISED_SETTINGS` the command line gave explicitly."""
+    return {name for name in ADVISED_SETTINGS if getattr(args, setting_dest(name), None) is not None}
+
+
 def _close(recorder: RunRecorder, context: CliContext, *, interrupted: bool = False) -> str | None:
     """The run's final write; a failed one is a warning (the answer still counts)."""
     run_id = recorder.close(interrupted=interrupted)
@@ -139,6 +149,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+    request = advised_by_server(context, model, request, counter=counter, given=_given(args))
     if request.spend_limit_tokens is not None and not args.quiet:
         if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
             request = request.model_copy(update={"seed": draw_seed()})
