@@ -231,3 +231,32 @@ def test_server_facts_are_read_where_each_server_says_them():
         facts = read_server_facts(c.base_url, model="m")
         assert (facts.slots, facts.context_tokens) == (2, 1024)
     assert not read_server_facts("https://api.openai.com/v1", model="gpt-4o-mini").known, "asked of local servers only"
+
+
+# -- the level picker's figures ----------------------------------------------------------------------
+
+
+def test_the_level_pickers_figures_say_when_they_are_an_estimate_of_the_runs_count():
+    from graphrag_core.cost import counting_note, level_costs
+    from graphrag_core.tokens import get_tokenizer
+
+    from .factories import small_index
+
+    request = __import__("graphrag_core").GlobalSearchRequest(query="q", tokenizer="endpoint")
+    planned = level_costs(small_index(), request, seed=1, tokenizer=get_tokenizer("o200k_base"), run_tokenizer="endpoint")
+    assert planned and all(c.tokenizer == "o200k_base" and c.estimate for c in planned)
+    assert counting_note(planned) == (
+        "≈ estimated with o200k_base: the run counts with the model server's own tokenizer, which may count several times more "
+        "(a small model's tokenizer, or Chinese text)."
+    )
+
+    class ServerCount:  # the model server's own count, as the endpoint tokenizer gives it
+        name = "endpoint"
+
+        def count(self, text: str) -> int:
+            return len(text.encode()) // 2
+
+    counted = level_costs(small_index(), request, seed=1, tokenizer=ServerCount(), run_tokenizer="endpoint")
+    assert all(not c.estimate for c in counted) and counting_note(counted) is None
+    heuristic = level_costs(small_index(), request.model_copy(update={"tokenizer": "heuristic"}), seed=1, run_tokenizer="heuristic")
+    assert counting_note(heuristic) is None, "the spec's estimate is the run's own count when the run uses it"
