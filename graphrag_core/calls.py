@@ -29,7 +29,7 @@ from .events import (
     RunFinished,
     with_cache_hits,
 )
-from .errors import SpendLimitReached
+from .errors import CUT_REPLY_LEAD, CallTimedOut, ReplyCutError, RetryableModelError, SpendLimitReached
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
 from .state import CallOutcome, unfinished_error
@@ -41,6 +41,12 @@ class _Value(BaseModel):
     model_config = ConfigDict(frozen=True)
 
 
+AttemptKind = Literal["parsed", "cached", "cut", "rejected", "timed_out", "failed", "cancelled", "running"]
+"""What became of one attempt, as people count them: its reply parsed (or came from the cache);
+it was cut at the output reserve; it was rejected (it came back, but not as the answer asked
+for); its call timed out; it failed otherwise (no reply); it was cancelled; it is still running."""
+
+
 class CallAttempt(_Value):
     """One attempt of a call: what came back and how long it took (``None`` where unknown)."""
 
@@ -50,9 +56,31 @@ class CallAttempt(_Value):
     outcome: CallOutcome = CallOutcome.RUNNING
     raw_reply: str | None = None
     error: str | None = None
+    error_type: str | None = None
+    """The failed attempt's error class, where the run recorded it."""
     answer: str | None = None
     usefulness: float | None = None
     usage: TokenUsage | None = None
+
+    @property
+    def kind(self) -> AttemptKind:
+        """What became of this attempt (:data:`AttemptKind`): from its error class where the run
+        recorded one, else (older runs) from its error's words and whether a reply came back."""
+        if self.outcome is CallOutcome.OK:
+            return "parsed"
+        if self.outcome is CallOutcome.CACHED:
+            return "cached"
+        if self.outcome is CallOutcome.CANCELLED:
+            return "cancelled"
+        if self.outcome is not CallOutcome.ERROR:
+            return "running"
+        error = self.error or ""
+        if self.error_type == ReplyCutError.__name__ or (self.error_type is None and error.startswith(CUT_REPLY_LEAD)):
+            return "cut"
+        worded = self.error_type in (None, RetryableModelError.__name__)  # recorded before timeouts had their own class
+        if self.error_type == CallTimedOut.__name__ or (worded and self.raw_reply is None and " timed out" in error):
+            return "timed_out"
+        return "rejected" if self.raw_reply is not None else "failed"
 
 
 class BatchCall(_Value):
@@ -110,7 +138,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
             }
         elif isinstance(event, MapBatchRetried) and event.batch_index == batch_index:
             failed = attempts.setdefault(event.attempt - 1, {"attempt": event.attempt - 1})
-            failed.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
+            failed.update(outcome=CallOutcome.ERROR, error=event.error, error_type=event.error_type, raw_reply=event.raw_reply)
             if failed.get("started_at") is not None:
                 failed["duration_s"] = event.at - failed["started_at"]
         elif isinstance(event, MapBatchSucceeded) and event.batch_index == batch_index:
@@ -125,7 +153,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
             )
         elif isinstance(event, MapBatchFailed) and event.batch_index == batch_index:
             last = attempts.setdefault(event.attempts, {"attempt": event.attempts})
-            last.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
+            last.update(outcome=CallOutcome.ERROR, error=event.error, error_type=event.error_type, raw_reply=event.raw_reply)
             if last.get("started_at") is not None:
                 last["duration_s"] = event.at - last["started_at"]
         elif isinstance(event, ReduceSelection):
@@ -211,8 +239,8 @@ class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
     reason: Literal[
-        "stopped_early", "stopped_at_limit", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries",
-        "no_relevant_chunks", "no_chunk_fits", "run_failed",
+        "stopped_early", "stopped_at_limit", "all_scores_zero", "cut_reply", "unparsed_reply", "timed_out", "failed_batch", "over_budget",
+        "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed",
     ]
     message: str
     batch_indexes: tuple[int, ...] = ()
@@ -254,13 +282,10 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
 
     calls = batch_calls(events)
     scores = {c.batch_index: a.usefulness for c in calls if c for a in c.attempts if a.usefulness is not None}
-    unparsed = [
-        (c.batch_index, a)
-        for c in calls
-        if c
-        for a in c.attempts
-        if a.outcome is CallOutcome.ERROR and a.raw_reply is not None
-    ]
+    tried = [(c.batch_index, a) for c in calls if c for a in c.attempts]
+    cut = [(i, a) for i, a in tried if a.kind == "cut"]
+    unparsed = [(i, a) for i, a in tried if a.kind == "rejected"]
+    timed_out = [(i, a) for i, a in tried if a.kind == "timed_out"]
     hard_failed = [c.batch_index for c in calls if c and c.attempts and c.attempts[-1].outcome is CallOutcome.ERROR]
     if scores and all(score <= 0 for score in scores.values()):
         items.append(
@@ -270,6 +295,15 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                 batch_indexes=tuple(sorted(scores)),
             )
         )
+    if cut:
+        items.append(
+            WhyItem(
+                reason="cut_reply",
+                message=f"{len(cut)} replies were cut at the output reserve before they were complete (each was retried asking for a shorter answer).",
+                batch_indexes=tuple(dict.fromkeys(i for i, _ in cut)),
+                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in cut),
+            )
+        )
     if unparsed:
         items.append(
             WhyItem(
@@ -277,6 +311,16 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                 message=f"{len(unparsed)} replies did not parse as a map answer.",
                 batch_indexes=tuple(dict.fromkeys(i for i, _ in unparsed)),
                 texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}\n{a.raw_reply}" for i, a in unparsed),
+            )
+        )
+    if timed_out:
+        first = timed_out[0][1].error or ""
+        items.append(
+            WhyItem(
+                reason="timed_out",
+                message=f"{len(timed_out)} calls timed out: {first}",
+                batch_indexes=tuple(dict.fromkeys(i for i, _ in timed_out)),
+                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in timed_out),
             )
         )
     if hard_failed:
@@ -325,4 +369,4 @@ def _ended(failed: RunFailed, *, before_map: bool) -> str:
     return f"The run failed{' before the map' if before_map else ''}: {failed.error}"
 
 
-__all__ = ["BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]
+__all__ = ["AttemptKind", "BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]

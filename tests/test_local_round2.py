@@ -260,3 +260,49 @@ def test_the_level_pickers_figures_say_when_they_are_an_estimate_of_the_runs_cou
     assert all(not c.estimate for c in counted) and counting_note(counted) is None
     heuristic = level_costs(small_index(), request.model_copy(update={"tokenizer": "heuristic"}), seed=1, run_tokenizer="heuristic")
     assert counting_note(heuristic) is None, "the spec's estimate is the run's own count when the run uses it"
+
+
+# -- why there is no answer --------------------------------------------------------------------------
+
+
+def test_why_no_answer_counts_cut_replies_apart_from_unparsed_ones_and_counts_timeouts():
+    import pytest
+
+    from graphrag_core import retrieve_global
+    from graphrag_core.calls import batch_calls, why_no_answer
+    from graphrag_core.errors import AllMapBatchesFailed
+    from graphrag_core.models import Community, Index
+    from graphrag_core.request import GlobalSearchRequest
+
+    from .openai_server import llama_cpp_handler
+
+    index = Index(name="three", communities=[Community(id=str(i), level=0, title=f"T{i}", summary=f"Topic {i} is about " + "rivers and mills " * 40) for i in range(3)])
+    long_reply = '{"answer": "' + "a long list of points, " * 200 + '", "usefulness": 60}'
+
+    def answer(body: dict) -> str:
+        data = body["messages"][-1]["content"]
+        return long_reply if "Topic 0" in data else "Sure! The themes are rivers."
+
+    plain = llama_cpp_handler(answer)
+
+    def handler(path: str, body: dict):
+        if "Topic 2" in body["messages"][-1]["content"]:
+            return Reply(body=completion_body(MAP_ANSWER), delay=5)  # never within 4 x 0.25 s
+        return plain(path, body)
+
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_token_budget=600, map_output_reserve=64)
+    events: list = []
+    with openai_server(handler) as server:
+        model = OpenAIChatModel(ModelSettings(provider="openai", base_url=server.base_url, model="smollm2", timeout=0.25))
+        with pytest.raises(AllMapBatchesFailed):
+            asyncio.run(retrieve_global(index, request, model, on_event=events.append))
+    calls = batch_calls(events)
+    assert len(calls) == 3
+    kinds = sorted({a.kind for c in calls for a in c.attempts})
+    assert kinds == ["cut", "rejected", "timed_out"]
+    reasons = {item.reason: item for item in why_no_answer(events)}
+    attempts = {kind: sum(a.kind == kind for c in calls for a in c.attempts) for kind in kinds}
+    assert reasons["cut_reply"].message == f"{attempts['cut']} replies were cut at the output reserve before they were complete (each was retried asking for a shorter answer)."
+    assert reasons["unparsed_reply"].message == f"{attempts['rejected']} replies did not parse as a map answer."
+    assert reasons["timed_out"].message.startswith(f"{attempts['timed_out']} calls timed out: ")
+    assert "failed_batch" in reasons and reasons["cut_reply"].batch_indexes != reasons["unparsed_reply"].batch_indexes
