@@ -34,6 +34,7 @@ from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
 from .state import CallOutcome, unfinished_error
 from .status import RunStatus
+from .wording import counted
 
 
 
@@ -299,7 +300,10 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         items.append(
             WhyItem(
                 reason="cut_reply",
-                message=f"{len(cut)} replies were cut at the output reserve before they were complete (each was retried asking for a shorter answer).",
+                message=(
+                    f"{counted(len(cut), 'reply')} {'was' if len(cut) == 1 else 'were'} cut at the output reserve before "
+                    f"{'it was' if len(cut) == 1 else 'they were'} complete ({'it' if len(cut) == 1 else 'each'} was retried asking for a shorter answer)."
+                ),
                 batch_indexes=tuple(dict.fromkeys(i for i, _ in cut)),
                 texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in cut),
             )
@@ -308,7 +312,7 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         items.append(
             WhyItem(
                 reason="unparsed_reply",
-                message=f"{len(unparsed)} replies did not parse as a map answer.",
+                message=f"{counted(len(unparsed), 'reply')} did not parse as a map answer.",
                 batch_indexes=tuple(dict.fromkeys(i for i, _ in unparsed)),
                 texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}\n{a.raw_reply}" for i, a in unparsed),
             )
@@ -318,7 +322,7 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         items.append(
             WhyItem(
                 reason="timed_out",
-                message=f"{len(timed_out)} calls timed out: {first}",
+                message=f"{counted(len(timed_out), 'call')} timed out: {first}",
                 batch_indexes=tuple(dict.fromkeys(i for i, _ in timed_out)),
                 texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in timed_out),
             )

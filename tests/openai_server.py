@@ -16,12 +16,17 @@ seconds.
         ...  # answers as llama-cpp-python's server does (see llama_cpp_handler)
 
 ``server.abandoned`` counts the replies whose client went away before the end (a call
-cancelled on the wire); ``server.served`` holds each request's (start, end) of service.
+cancelled on the wire: a reply's ``delay`` ends when its client leaves, as a model server stops
+working on a call whose connection closed); ``server.served`` holds each request's (start, end)
+of service. ``one_at_a_time`` holds one slot for chat completions only (a model server answers
+``/props`` or ``/tokenize`` beside a call in its slot).
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -218,19 +223,40 @@ def openai_server(handler: Handler | None = None, *, one_at_a_time: bool = False
 
         def _answer(self, body: dict) -> None:
             server.requests.append({"path": self.path, "json": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
-            if slot is None:
+            if slot is None or not self.path.endswith("/completions"):  # /props, /tokenize, /health take no slot
                 self._serve(body)
                 return
             with slot:
                 self._serve(body)
+
+        def _client_left(self) -> bool:
+            """Whether the client closed its connection (a cancelled call), seen without reading."""
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def _wait(self, seconds: float) -> bool:
+            """Wait ``seconds`` before replying, as a model server works on the call; False when the
+            client left meanwhile (the server stops that work, as llama.cpp's does) or the server closes."""
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                if server.closing.wait(min(left, 0.02)):
+                    return False
+                if self._client_left():
+                    return False
+            return True
 
         def _serve(self, body: dict) -> None:
             started = time.monotonic()
             reply = answer(self.path, body)
             if not isinstance(reply, Reply):
                 reply = Reply(*reply)
-            if reply.delay:
-                server.closing.wait(reply.delay)
+            if reply.delay and not self._wait(reply.delay):
+                server.abandoned += 1
+                server.served.append((started, time.monotonic()))
+                return
             data, content_type = _encode(reply.body)
             headers = {"content-type": content_type, **{k.lower(): v for k, v in reply.headers.items()}}
             try:
