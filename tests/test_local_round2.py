@@ -306,3 +306,31 @@ def test_why_no_answer_counts_cut_replies_apart_from_unparsed_ones_and_counts_ti
     assert reasons["unparsed_reply"].message == f"{attempts['rejected']} replies did not parse as a map answer."
     assert reasons["timed_out"].message.startswith(f"{attempts['timed_out']} calls timed out: ")
     assert "failed_batch" in reasons and reasons["cut_reply"].batch_indexes != reasons["unparsed_reply"].batch_indexes
+
+
+# -- a reply one token over its reserve --------------------------------------------------------------
+
+
+def test_a_reply_reporting_one_token_more_than_its_reserve_is_used_and_said_once():
+    from graphrag_core import retrieve_global
+    from graphrag_core.events import MapBatchSucceeded, ModelNotice
+    from graphrag_core.request import GlobalSearchRequest
+
+    from .factories import small_index
+
+    def handler(path: str, body: dict):
+        reduce = "final answer" in body["messages"][0]["content"]
+        text = '{"answer": "The river. [Communities: 1]"}' if reduce else MAP_ANSWER
+        limit = body.get("max_tokens") or 0
+        return Reply(body=completion_body(text, completion_tokens=limit + 1, finish_reason="length"))  # llama.cpp counts the end of generation
+
+    events: list = []
+    request = GlobalSearchRequest(query="What are the main themes?", seed=1, community_level=0, tokenizer="heuristic", map_output_reserve=512)
+    with openai_server(handler) as server:
+        model = OpenAIChatModel(ModelSettings(provider="openai", base_url=server.base_url, model="smollm2"))
+        result = asyncio.run(retrieve_global(small_index(), request, model, on_event=events.append))
+    assert result.status == "completed"
+    used = [e for e in events if isinstance(e, MapBatchSucceeded)]
+    assert used and all(e.usage.completion_tokens == 513 for e in used), "counted as reported"
+    notes = [e.message for e in events if isinstance(e, ModelNotice) and "more completion tokens" in e.message]
+    assert len(notes) == 1 and "reported 513 completion tokens for a call limited to 512 (max_tokens)" in notes[0]
