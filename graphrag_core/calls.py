@@ -297,36 +297,12 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
             )
         )
     if cut:
-        items.append(
-            WhyItem(
-                reason="cut_reply",
-                message=(
-                    f"{counted(len(cut), 'reply')} {'was' if len(cut) == 1 else 'were'} cut at the output reserve before "
-                    f"{'it was' if len(cut) == 1 else 'they were'} complete ({'it' if len(cut) == 1 else 'each'} was retried asking for a shorter answer)."
-                ),
-                batch_indexes=tuple(dict.fromkeys(i for i, _ in cut)),
-                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in cut),
-            )
-        )
+        were = "was cut at the output reserve before it was complete (it was" if len(cut) == 1 else "were cut at the output reserve before they were complete (each was"
+        items.append(_attempts_item("cut_reply", f"{counted(len(cut), 'reply')} {were} retried asking for a shorter answer).", cut))
     if unparsed:
-        items.append(
-            WhyItem(
-                reason="unparsed_reply",
-                message=f"{counted(len(unparsed), 'reply')} did not parse as a map answer.",
-                batch_indexes=tuple(dict.fromkeys(i for i, _ in unparsed)),
-                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}\n{a.raw_reply}" for i, a in unparsed),
-            )
-        )
+        items.append(_attempts_item("unparsed_reply", f"{counted(len(unparsed), 'reply')} did not parse as a map answer.", unparsed, replies=True))
     if timed_out:
-        first = timed_out[0][1].error or ""
-        items.append(
-            WhyItem(
-                reason="timed_out",
-                message=f"{counted(len(timed_out), 'call')} timed out: {first}",
-                batch_indexes=tuple(dict.fromkeys(i for i, _ in timed_out)),
-                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" for i, a in timed_out),
-            )
-        )
+        items.append(_attempts_item("timed_out", f"{counted(len(timed_out), 'call')} timed out: {timed_out[0][1].error or ''}", timed_out))
     if hard_failed:
         items.append(
             WhyItem(
@@ -352,6 +328,16 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     elif failed is not None:
         items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=False)))
     return items
+
+
+def _attempts_item(reason: str, message: str, attempts: Sequence[tuple[int, CallAttempt]], *, replies: bool = False) -> WhyItem:
+    """A reason that concerns some attempts: their batches, and each one's error (and reply)."""
+    return WhyItem(
+        reason=reason,  # type: ignore[arg-type]
+        message=message,
+        batch_indexes=tuple(dict.fromkeys(i for i, _ in attempts)),
+        texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" + (f"\n{a.raw_reply}" if replies else "") for i, a in attempts),
+    )
 
 
 def _stopped_at_limit(stop: RunFailed, events: Sequence[Event]) -> str:
