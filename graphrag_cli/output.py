@@ -47,13 +47,15 @@ def format_result_json(
     """A finished run as JSON: the run's id (``run_id``, what ``runs show``, ``runs export`` and
     Compare's ``?runs=`` take) and the run history that recorded it (``recorded_in``, null when
     the run was not stored), the model that answered, the whole result, and its three community
-    sets (``community_sets``) checked against ``index_ids``. A run without a full answer also
+    sets (``community_sets``) checked against ``index_ids``; ``status_word`` is the word every page
+    and command shows for its ``status``. A run without a full answer also
     says why (``why_no_answer``: each reason's ``reason``, ``message`` and ``batch_indexes``,
     read from its ``events``, as the app's "why no answer" panel). With a support check, its
     ``support`` document (:meth:`~graphrag_core.support.SupportCheck.to_json_dict`: ``judge``,
     ``points`` of ``text``, ``communities``, ``verdict``, ``evidence``...), or, when the check
     could not be made, ``support`` null and ``support_error`` saying why."""
     document = {"run_id": run_id, "recorded_in": recorded_in, "model": model, **result.model_dump(mode="json")}
+    document["status_word"] = RunStatus(result.status).word
     document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
     if events:
         document["why_no_answer"] = [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)]
@@ -73,7 +75,8 @@ def format_failure_json(
 ) -> str:
     """A failed or stopped run as JSON, the one failure document of the command line.
 
-    Keys: ``status`` (``failed``, or ``cancelled`` for a stopped run), ``error``,
+    Keys: ``status`` (``failed``, or ``cancelled`` for a stopped run: the stored value),
+    ``status_word`` (the word every page and command shows for it: ``failed``, ``stopped``), ``error``,
     ``error_type``, ``endpoint`` (the endpoint a refused run could not call, else null),
     ``run_id``, ``query``, ``seed``, ``failed_batches`` (each batch that failed, with its last
     error) and ``figures`` (what the run did and spent before it ended, from its ``RunFailed``
@@ -91,8 +94,10 @@ def format_failure_json(
         "usage": (failed.usage if failed and failed.usage else state.usage).model_dump(),
         "duration_s": state.elapsed_s,
     }
+    status = RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED
     document = {
-        "status": RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED,
+        "status": status,
+        "status_word": status.word,
         "error": str(error) if error is not None else state.error,
         "error_type": type(error).__name__ if error is not None else state.error_type,
         "endpoint": error.endpoint if isinstance(error, PreflightError) else None,
@@ -105,6 +110,7 @@ def format_failure_json(
             if b.status == FAILED_BATCH
         ],
         "figures": figures,
+        "why_no_answer": [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)] if events else [],
     }
     return _json(document)
 

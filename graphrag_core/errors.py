@@ -80,6 +80,11 @@ class ReplyTooLongError(ModelOutputError):
     """A reply far longer than the call's ``max_tokens`` allows: it is refused, never stored."""
 
 
+CUT_REPLY_LEAD = "The reply was cut at "
+"""How the message of a :class:`ReplyCutError` begins (what reads a recorded error's kind from
+its text, in runs recorded before errors carried their type, looks for it)."""
+
+
 class ReplyCutError(ModelOutputError):
     """A reply the endpoint stopped at the call's ``max_tokens`` (``finish_reason: "length"``)
     before it was usable: retried with a request for a shorter answer and, where the call's
@@ -116,6 +121,11 @@ class RetryableModelError(ModelError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, status_code: int | None = None) -> None:
         super().__init__(message, retryable=True, retry_after=retry_after, status_code=status_code)
+
+
+class CallTimedOut(RetryableModelError):
+    """A model call that passed its deadline (``GRAPHRAG_LLM_TIMEOUT``): retried like any
+    transient failure, and counted apart when a run says why it has no answer."""
 
 
 class FatalModelError(ModelError):

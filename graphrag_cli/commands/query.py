@@ -2,7 +2,9 @@
 
 The answer goes to stdout (streamed as it is written when stdout is a terminal), or the whole
 result as JSON with ``--json``; a failed or stopped run prints its failure document there
-instead (:func:`~graphrag_cli.output.format_failure_json`). The run is recorded in the run
+instead (:func:`~graphrag_cli.output.format_failure_json`). A run its spending limit stopped
+answers from what it read (exit 0); with nothing usable read it says why and exits
+:data:`~graphrag_cli.context.EXIT_STOPPED`. The run is recorded in the run
 history from its first event, its finished batches kept when it fails or is interrupted. With
 ``--answer-on-interrupt`` the first Ctrl-C stops the map and the run goes on to answer from what
 it read (:func:`~graphrag_core.search.answer_from_read`): its result, labelled partial, is
@@ -48,13 +50,14 @@ from graphrag_core.state import RunState
 from graphrag_core.support import marked_answer, support_lines
 from graphrag_core.tokens import Tokenizer
 
-from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..context import EXIT_OK, EXIT_RUN, EXIT_STOPPED, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
 from ..options import ModelOptions, add_embedding_options, add_run_options, search_defaults, setting_dest
 from ..output import format_failure_json, format_result_json
 from ..progress import ProgressPrinter
 from ..support_check import add_support_options, chosen_judge, keep_support, run_support_check
 from ..resolve import (
+    advised_by_server,
     build_embedder,
     build_model,
     check_levels,
@@ -104,6 +107,15 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
     )
 
 
+ADVISED_SETTINGS = ("map_concurrency", "map_token_budget", "reduce_token_budget")
+"""The settings a local server's own facts may set (``advised_by_server``) unless given."""
+
+
+def _given(args: argparse.Namespace) -> set[str]:
+    """Which of :data:`ADVISED_SETTINGS` the command line gave explicitly."""
+    return {name for name in ADVISED_SETTINGS if getattr(args, setting_dest(name), None) is not None}
+
+
 def _close(recorder: RunRecorder, context: CliContext, *, interrupted: bool = False) -> str | None:
     """The run's final write; a failed one is a warning (the answer still counts)."""
     run_id = recorder.close(interrupted=interrupted)
@@ -146,6 +158,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+    request = advised_by_server(context, model, request, counter=counter, given=_given(args))
     if request.spend_limit_tokens is not None and not args.quiet:
         if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
             request = request.model_copy(update={"seed": draw_seed()})
@@ -175,12 +188,14 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         failed_run_id = _close(recorder, context, interrupted=interrupted)
         if args.json:
             context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
-        if isinstance(exc, SpendLimitReached):
+        if isinstance(exc, SpendLimitReached):  # stopped, as Stop stops a run, with nothing to answer from
             context.note(f"stopped: {exc}")
+            for item in why_no_answer(events):
+                context.note(f"why there is no answer: {item.message}")
             context.note(spend_line(run_figures(events).spend, configured_price(context)))
             if failed_run_id:
                 context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-            return EXIT_RUN
+            return EXIT_STOPPED
         if isinstance(exc, AllMapBatchesFailed):
             raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
         if isinstance(exc, BudgetError):
