@@ -8,7 +8,9 @@ Results go to ``out`` (the answer, or JSON with ``--json``); progress, warnings 
 Exit codes: :data:`EXIT_OK` on success (``no_results`` included: it is an answer),
 :data:`EXIT_USAGE` for a usage or validation error (the spec's message, no traceback),
 :data:`EXIT_INDEX` for an index that cannot be read, :data:`EXIT_RUN` for a model or run
-failure, :data:`EXIT_INTERRUPTED` when Ctrl-C ended the command.
+failure, :data:`EXIT_STOPPED` for a run its spending limit stopped before it read anything
+usable (status ``stopped``; no answer, ``why_no_answer`` says why; a limit stop with something
+read answers from it and exits 0), :data:`EXIT_INTERRUPTED` when Ctrl-C ended the command.
 
 This is the command line's one reader of the process environment (``os.environ``); everything
 else receives :attr:`CliContext.environ`.
@@ -32,6 +34,7 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_INDEX = 3
 EXIT_RUN = 4
+EXIT_STOPPED = 5
 EXIT_INTERRUPTED = 130
 
 
@@ -113,4 +116,4 @@ class CliContext:
             os.close(devnull)
 
 
-__all__ = ["EXIT_INDEX", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_RUN", "EXIT_USAGE", "PROG", "CliContext", "CliError"]
+__all__ = ["EXIT_INDEX", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_RUN", "EXIT_STOPPED", "EXIT_USAGE", "PROG", "CliContext", "CliError"]

@@ -168,11 +168,17 @@ class ModelOptions:
     base_url: str | None = None
     model_name: str | None = None
     api_key_env: str | None = None
+    remember_endpoints: bool = True
+    """Whether what the endpoint accepts is kept in the endpoint memory (not with ``--no-cache``)."""
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> ModelOptions:
-        """The options :func:`add_model_options` added, as parsed."""
-        return cls(provider=args.model, base_url=args.base_url, model_name=args.model_name, api_key_env=args.api_key_env)
+        """The options :func:`add_model_options` added, as parsed (and ``--no-cache``, where the
+        command has it: a run that remembers no model results remembers no endpoint either)."""
+        return cls(
+            provider=args.model, base_url=args.base_url, model_name=args.model_name, api_key_env=args.api_key_env,
+            remember_endpoints=not getattr(args, "no_cache", False),
+        )
 
     @property
     def names_endpoint(self) -> bool:
@@ -184,7 +190,7 @@ class ModelOptions:
         its judge share the endpoint options): with ``provider``, and without the endpoint
         options when ``provider`` is ``offline`` (they are then the other model's)."""
         if provider == "offline":
-            return ModelOptions(provider=provider)
+            return ModelOptions(provider=provider, remember_endpoints=self.remember_endpoints)
         return replace(self, provider=provider)
 
 

@@ -21,6 +21,7 @@ from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.results import GlobalSearchResult
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus, status_word
+from graphrag_core.support import SupportCheck, marked_answer, support_lines
 
 RUN_QUERY_CHARS = 60
 """How much of a run's question a line of the run history shows."""
@@ -40,17 +41,28 @@ def format_result_json(
     run_id: str | None = None,
     recorded_in: str | None = None,
     events: Sequence[Event] = (),
+    support: SupportCheck | None = None,
+    support_error: str | None = None,
 ) -> str:
     """A finished run as JSON: the run's id (``run_id``, what ``runs show``, ``runs export`` and
     Compare's ``?runs=`` take) and the run history that recorded it (``recorded_in``, null when
     the run was not stored), the model that answered, the whole result, and its three community
-    sets (``community_sets``) checked against ``index_ids``. A run without a full answer also
+    sets (``community_sets``) checked against ``index_ids``; ``status_word`` is the word every page
+    and command shows for its ``status``. A run without a full answer also
     says why (``why_no_answer``: each reason's ``reason``, ``message`` and ``batch_indexes``,
-    read from its ``events``, as the app's "why no answer" panel)."""
+    read from its ``events``, as the app's "why no answer" panel). With a support check, its
+    ``support`` document (:meth:`~graphrag_core.support.SupportCheck.to_json_dict`: ``judge``,
+    ``points`` of ``text``, ``communities``, ``verdict``, ``evidence``...), or, when the check
+    could not be made, ``support`` null and ``support_error`` saying why."""
     document = {"run_id": run_id, "recorded_in": recorded_in, "model": model, **result.model_dump(mode="json")}
+    document["status_word"] = RunStatus(result.status).word
     document["community_sets"] = community_sets(result, index_ids=index_ids).to_json_dict()
     if events:
         document["why_no_answer"] = [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)]
+    if support is not None or support_error is not None:
+        document["support"] = support.to_json_dict() if support is not None else None
+    if support_error is not None:
+        document["support_error"] = support_error
     return _json(document)
 
 
@@ -63,7 +75,8 @@ def format_failure_json(
 ) -> str:
     """A failed or stopped run as JSON, the one failure document of the command line.
 
-    Keys: ``status`` (``failed``, or ``cancelled`` for a stopped run), ``error``,
+    Keys: ``status`` (``failed``, or ``cancelled`` for a stopped run: the stored value),
+    ``status_word`` (the word every page and command shows for it: ``failed``, ``stopped``), ``error``,
     ``error_type``, ``endpoint`` (the endpoint a refused run could not call, else null),
     ``run_id``, ``query``, ``seed``, ``failed_batches`` (each batch that failed, with its last
     error) and ``figures`` (what the run did and spent before it ended, from its ``RunFailed``
@@ -81,8 +94,10 @@ def format_failure_json(
         "usage": (failed.usage if failed and failed.usage else state.usage).model_dump(),
         "duration_s": state.elapsed_s,
     }
+    status = RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED
     document = {
-        "status": RunStatus.CANCELLED if failed is not None and failed.cancelled else RunStatus.FAILED,
+        "status": status,
+        "status_word": status.word,
         "error": str(error) if error is not None else state.error,
         "error_type": type(error).__name__ if error is not None else state.error_type,
         "endpoint": error.endpoint if isinstance(error, PreflightError) else None,
@@ -95,6 +110,7 @@ def format_failure_json(
             if b.status == FAILED_BATCH
         ],
         "figures": figures,
+        "why_no_answer": [item.model_dump(mode="json", exclude={"texts"}) for item in why_no_answer(events)] if events else [],
     }
     return _json(document)
 
@@ -131,15 +147,18 @@ def format_run_line(run: RunSummary) -> str:
 
 
 def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None) -> str:
-    """``replay``'s text: the run, its question and status, the answer (or the error), then
-    the three community sets and the unsupported citations."""
+    """``replay``'s text: the run, its question and status, the answer (or the error; each point
+    marked with its verdict when the bundle carries a support check, then its summary), then the
+    three community sets and the unsupported citations."""
     result = state.result
     lines = [
         f"Run {bundle.run_id} · {bundle.model} · index {bundle.index.name}",
         f"Question: {bundle.request.query}",
         f"Status: {status_word(result.status if result is not None else bundle.status)}",
     ]
-    if result is not None:
+    if result is not None and bundle.support is not None:
+        lines += ["", marked_answer(result.answer, bundle.support).rstrip(), "", *support_lines(bundle.support), ""]
+    elif result is not None:
         lines += ["", result.answer.rstrip(), ""]
     elif state.error:
         lines.append(f"Error: {state.error}")
@@ -155,8 +174,9 @@ def format_replay(bundle: RunBundle, state: RunState, sets: CommunitySets | None
 
 
 def format_replay_json(bundle: RunBundle, state: RunState, sets: CommunitySets | None, *, index_mismatch: str | None) -> str:
-    """``replay --json``: the run's id, status, answer, error, community sets and whether the
-    index at hand is not the run's (``index_mismatch``)."""
+    """``replay --json``: the run's id, status, answer, error, community sets, whether the
+    index at hand is not the run's (``index_mismatch``) and the support check the bundle carries
+    (``support``, null when none)."""
     result = state.result
     document = {
         "run_id": bundle.run_id,
@@ -165,6 +185,7 @@ def format_replay_json(bundle: RunBundle, state: RunState, sets: CommunitySets |
         "error": state.error,
         "community_sets": sets.to_json_dict() if sets is not None else None,
         "index_mismatch": index_mismatch,
+        "support": bundle.support.to_json_dict() if bundle.support is not None else None,
     }
     return _json(document)
 

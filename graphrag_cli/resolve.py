@@ -9,7 +9,7 @@ cannot be read, 2 for everything else here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,11 +32,13 @@ from graphrag_core.llm.settings import (
     SettingsError,
     resolve_model_settings,
 )
-from graphrag_core.locations import cache_path_from, store_path_from
+from graphrag_core.locations import cache_path_from, endpoints_path_from, store_path_from
+from graphrag_core.llm.server_facts import server_facts_of
 from graphrag_core.models import Index, map_text_tables
-from graphrag_core.request import SearchSettings
+from graphrag_core.request import GlobalSearchRequest, SearchSettings
+from graphrag_core.server_advice import advise
 from graphrag_core.samples import sample_path
-from graphrag_core.tokens import Tokenizer, tokenizer_for
+from graphrag_core.tokens import ENDPOINT, Tokenizer, tokenizer_for
 
 from .context import EXIT_INDEX, EXIT_USAGE, CliContext, CliError
 from .options import ModelOptions
@@ -140,11 +142,15 @@ def model_settings(context: CliContext, options: ModelOptions) -> ModelSettings:
 
 
 def build_model(context: CliContext, options: ModelOptions) -> ChatModel:
-    """The model ``options`` ask for (:func:`model_settings`); the context's injected model,
-    when it has one, instead."""
+    """The model ``options`` ask for (:func:`model_settings`), sharing the context's endpoints,
+    kept in the endpoint memory (``GRAPHRAG_EXPLORER_ENDPOINTS``) unless ``options`` say not to;
+    the context's injected model, when it has one, instead."""
     if context.model is not None:
         return context.model
     settings = model_settings(context, options)
+    if options.remember_endpoints and settings.provider == "openai":
+        where = endpoints_path_from(context.environ, store_path_from(context.environ))
+        context.endpoints.remember_in(where, on_failure=lambda message: context.note(f"warning: {message}"))
     try:
         return build_chat_model(settings, endpoints=context.endpoints)
     except ImportError as exc:
@@ -182,6 +188,25 @@ def configured_price(context: CliContext) -> Price | None:
         return ModelSettings.from_mapping({key: context.environ[key] for key in keys if key in context.environ}).price
     except SettingsError as exc:
         raise CliError(str(exc), EXIT_USAGE) from None
+
+
+def advised_by_server(context: CliContext, model: ChatModel, request: GlobalSearchRequest, *, counter: Tokenizer, given: Collection[str]) -> GlobalSearchRequest:
+    """``request`` with what a local model server says about itself applied
+    (:func:`~graphrag_core.server_advice.advise`: the concurrency its slots allow, the budgets its
+    context holds; a setting in ``given`` is advised, not changed), each note said now, before the
+    run. A server that reports its slots is known to the context's endpoints from the first call
+    (one slot: every call streams, so a timed-out one is cancelled on the server too)."""
+    facts = server_facts_of(model)
+    if not facts.known:
+        return request
+    endpoint = getattr(model, "endpoint", None)
+    if facts.slots is not None and isinstance(endpoint, str):
+        context.endpoints.slots(endpoint).found(facts.slots)
+    timeout = getattr(getattr(model, "settings", None), "timeout", None)
+    advice = advise(facts, request, exact=counter.name == ENDPOINT, timeout_s=timeout, given=given)
+    for note in advice.notes:
+        context.note_once(note)
+    return advice.apply(request)
 
 
 # -- stores ---------------------------------------------------------------------------------------
@@ -239,6 +264,7 @@ def evaluation_store(context: CliContext, path: Path | None) -> EvaluationStore:
 
 __all__ = [
     "LoadedIndex",
+    "advised_by_server",
     "build_embedder",
     "build_model",
     "check_levels",

@@ -57,9 +57,13 @@ _LAZY = {
     "build_chat_model": "llm.factory",
     "build_embedding_model": "llm.factory",
     "SqliteMapCache": "cache",
+    "check_support": "support",
+    "offline_support": "support",
+    "SupportCheck": "support",
 }
 """Public names whose module is imported on first use: pyarrow, the openai SDK
-and the offline model's tables cost time that a run with a scripted model does not need."""
+and the offline model's tables cost time that a run with a scripted model does not need (and
+the support check reads the answer's points, which read the evaluation's ROUGE-L)."""
 
 
 def __getattr__(name: str) -> object:
@@ -72,6 +76,9 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "METHODS",
+    "SupportCheck",
+    "check_support",
+    "offline_support",
     "NO_RELEVANT_CHUNKS_ANSWER",
     "EmbeddingError",
     "EmbeddingModel",

@@ -24,12 +24,12 @@ from pydantic import BaseModel, ConfigDict
 
 from .citations import find_citations
 from .evaluation.claims import rouge_l_f1_of_units, rouge_units
+from .sentences import sentence_spans
 
 DEFAULT_SAME_POINT = 0.5
 """Two points whose ROUGE-L F1 reaches this say the same thing (the claim-linking default)."""
 _BULLET = re.compile(r"^\s*(?:[-*+\u2022]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_SENTENCE_END = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(\[A-Z0-9])|(?<=[。！？；])(?![”’\"'）)」』：:，,。！？；\s])|(?<=[。！？；])\s+(?=[^\s\[])")
 Side = Literal["left", "right"]
 
 
@@ -41,6 +41,10 @@ class Point(BaseModel):
     text: str
     plain: str
     bullet: bool = False
+    start: int = 0
+    end: int = 0
+    """Where the point stands in its answer: ``answer[start:end]`` is its text (a citation
+    standing alone after it joined, with what lies between)."""
 
 
 class PointRow(BaseModel):
@@ -84,20 +88,29 @@ def _plain(text: str) -> str:
 
 def answer_points(text: str) -> list[Point]:
     """The points of an answer, in order: each bullet (its marker dropped) is one, a paragraph
-    gives one per sentence; headings and blank lines give none."""
+    gives one per sentence (:func:`graphrag_core.sentences.sentence_spans`); headings and
+    blank lines give none. ``start``/``end`` locate each point in ``text``."""
     points: list[Point] = []
-    for line in text.splitlines():
+    offset = 0
+    for raw in text.splitlines(keepends=True):
+        line, at = raw.rstrip("\r\n"), offset
+        offset += len(raw)
         if not line.strip() or _HEADING.match(line):
             continue
         bullet = _BULLET.match(line)
-        pieces = [line[bullet.end() :]] if bullet else _SENTENCE_END.split(line)
-        for piece in pieces:
-            piece = piece.strip()
-            if piece and _plain(piece):
-                points.append(Point(text=piece, plain=_plain(piece), bullet=bullet is not None))
-            elif piece and points:  # a citation standing alone belongs to the point before it
+        if bullet:
+            body = line[bullet.end() :]
+            lead = len(body) - len(body.lstrip())
+            spans = [(at + bullet.end() + lead, at + len(line.rstrip()))] if body.strip() else []
+        else:
+            spans = [(at + a, at + b) for a, b in sentence_spans(line)]
+        for start, end in spans:
+            piece = text[start:end]
+            if _plain(piece):
+                points.append(Point(text=piece, plain=_plain(piece), bullet=bullet is not None, start=start, end=end))
+            elif points:  # a citation standing alone belongs to the point before it
                 last = points[-1]
-                points[-1] = last.model_copy(update={"text": f"{last.text} {piece}"})
+                points[-1] = last.model_copy(update={"text": f"{last.text} {piece}", "end": end})
     return points
 
 

@@ -12,6 +12,10 @@ holds more than ``max_events`` events, an event its run could not have emitted (
 not planned, anything before ``run_started`` or after the run ended: :func:`~graphrag_core.events.check_references`),
 or a header (run id, model, seed, request, status, result) that is not what its events say.
 
+A bundle may carry the run's latest support check (``support``, :class:`~graphrag_core.support.SupportCheck`);
+a bundle made before support checks has none and opens as before. Its points must be the run's:
+each point's text stands in the result's answer where the point says it does.
+
 Format versions: 2 records the fingerprint of the index's records; 1 (still read) recorded a
 hash of the index folder's files, which cannot be compared with an index here, and says so.
 """
@@ -34,6 +38,7 @@ from .index.fingerprint import index_fingerprint
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult
 from .status import RunStatus
+from .support.models import SupportCheck
 
 BUNDLE_FORMAT = "graphrag-explorer-run-bundle"
 BUNDLE_VERSION = 2
@@ -75,12 +80,14 @@ class RunBundle(BaseModel):
     seed: int | None = None
     events: EventList
     result: GlobalSearchResult | None = None
+    support: SupportCheck | None = None
+    """The run's latest support check (absent from bundles made before support checks)."""
 
     def to_record(self) -> RunRecord:
-        """The run as a history record (its events replay it with no model)."""
+        """The run as a history record (its events replay it with no model), its support check kept."""
         record = RunRecord.from_events(
             self.events, index_name=self.index.name, index_path=self.index.path, label=self.label, created_at=self.created_at
-        )
+        ).model_copy(update={"support": self.support})
         if record.status == RunStatus.RUNNING:  # cut short where it was recorded; nothing runs it here
             record = record.model_copy(update={"status": RunStatus.INTERRUPTED})
         return record
@@ -115,6 +122,7 @@ def make_bundle(record: RunRecord, *, index_path: str | os.PathLike[str] | None 
         seed=record.seed,
         events=record.events,
         result=record.result,
+        support=record.support,
     )
 
 
@@ -275,7 +283,16 @@ def _header_disagreement(bundle: RunBundle) -> str | None:
         return f"status ({stated} in the header, {record.status} in the events)"
     if bundle.result is not None and bundle.result != record.result:
         return "result"
+    if bundle.support is not None and not _points_in(bundle.support, record.result.answer if record.result is not None else None):
+        return "support check (its points are not in the run's answer)"
     return None
+
+
+def _points_in(check: SupportCheck, answer: str | None) -> bool:
+    """Whether every point of ``check`` stands in ``answer`` where it says it does (whitespace aside)."""
+    if answer is None:
+        return not check.points
+    return all(answer[p.start : p.end].split() == p.text.split() for p in check.points)
 
 
 IndexCheck = Literal["same", "absent", "unchecked", "unreadable", "different"]

@@ -29,15 +29,23 @@ from .events import (
     RunFinished,
     with_cache_hits,
 )
+from .errors import CUT_REPLY_LEAD, CallTimedOut, ReplyCutError, RetryableModelError, SpendLimitReached
 from .llm.base import ChatMessage, TokenUsage
 from .results import ReduceCandidate
 from .state import CallOutcome, unfinished_error
 from .status import RunStatus
+from .wording import counted
 
 
 
 class _Value(BaseModel):
     model_config = ConfigDict(frozen=True)
+
+
+AttemptKind = Literal["parsed", "cached", "cut", "rejected", "timed_out", "failed", "cancelled", "running"]
+"""What became of one attempt, as people count them: its reply parsed (or came from the cache);
+it was cut at the output reserve; it was rejected (it came back, but not as the answer asked
+for); its call timed out; it failed otherwise (no reply); it was cancelled; it is still running."""
 
 
 class CallAttempt(_Value):
@@ -49,9 +57,31 @@ class CallAttempt(_Value):
     outcome: CallOutcome = CallOutcome.RUNNING
     raw_reply: str | None = None
     error: str | None = None
+    error_type: str | None = None
+    """The failed attempt's error class, where the run recorded it."""
     answer: str | None = None
     usefulness: float | None = None
     usage: TokenUsage | None = None
+
+    @property
+    def kind(self) -> AttemptKind:
+        """What became of this attempt (:data:`AttemptKind`): from its error class where the run
+        recorded one, else (older runs) from its error's words and whether a reply came back."""
+        if self.outcome is CallOutcome.OK:
+            return "parsed"
+        if self.outcome is CallOutcome.CACHED:
+            return "cached"
+        if self.outcome is CallOutcome.CANCELLED:
+            return "cancelled"
+        if self.outcome is not CallOutcome.ERROR:
+            return "running"
+        error = self.error or ""
+        if self.error_type == ReplyCutError.__name__ or (self.error_type is None and error.startswith(CUT_REPLY_LEAD)):
+            return "cut"
+        worded = self.error_type in (None, RetryableModelError.__name__)  # recorded before timeouts had their own class
+        if self.error_type == CallTimedOut.__name__ or (worded and self.raw_reply is None and " timed out" in error):
+            return "timed_out"
+        return "rejected" if self.raw_reply is not None else "failed"
 
 
 class BatchCall(_Value):
@@ -109,7 +139,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
             }
         elif isinstance(event, MapBatchRetried) and event.batch_index == batch_index:
             failed = attempts.setdefault(event.attempt - 1, {"attempt": event.attempt - 1})
-            failed.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
+            failed.update(outcome=CallOutcome.ERROR, error=event.error, error_type=event.error_type, raw_reply=event.raw_reply)
             if failed.get("started_at") is not None:
                 failed["duration_s"] = event.at - failed["started_at"]
         elif isinstance(event, MapBatchSucceeded) and event.batch_index == batch_index:
@@ -124,7 +154,7 @@ def batch_call(events: Iterable[Event], batch_index: int) -> BatchCall | None:
             )
         elif isinstance(event, MapBatchFailed) and event.batch_index == batch_index:
             last = attempts.setdefault(event.attempts, {"attempt": event.attempts})
-            last.update(outcome=CallOutcome.ERROR, error=event.error, raw_reply=event.raw_reply)
+            last.update(outcome=CallOutcome.ERROR, error=event.error, error_type=event.error_type, raw_reply=event.raw_reply)
             if last.get("started_at") is not None:
                 last["duration_s"] = event.at - last["started_at"]
         elif isinstance(event, ReduceSelection):
@@ -210,8 +240,8 @@ class WhyItem(_Value):
     """One reason, with the batches it concerns (``text`` is a reply or error to show as is)."""
 
     reason: Literal[
-        "stopped_early", "all_scores_zero", "unparsed_reply", "failed_batch", "over_budget", "no_summaries", "no_relevant_chunks", "no_chunk_fits",
-        "run_failed",
+        "stopped_early", "stopped_at_limit", "all_scores_zero", "cut_reply", "unparsed_reply", "timed_out", "failed_batch", "over_budget",
+        "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed",
     ]
     message: str
     batch_indexes: tuple[int, ...] = ()
@@ -228,9 +258,11 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         return []
     planned = _planned(events)
     items: list[WhyItem] = []
+    limit_stop = next((e for e in reversed(events) if isinstance(e, RunFailed) and e.cancelled and e.error_type == SpendLimitReached.__name__), None)
     if finished is not None and finished.result.diagnostics.stopped_early:
         d = finished.result.diagnostics
-        items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read."))
+        why = f" {limit_stop.error}" if limit_stop is not None and d.stopped_at_limit is not None else ""
+        items.append(WhyItem(reason="stopped_early", message=f"{d.stopped_note} {d.unread_batch_count:,} batches were not read.{why}"))
     ranked = next((e for e in events if isinstance(e, ChunksRanked)), None)
     if ranked is not None:  # naive RAG (the vector method): no map; the ranking or the packing left nothing
         if finished is not None and ranked.relevant_count == 0:
@@ -243,19 +275,18 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
     if planned is None or not planned.batches:
         if finished is not None:
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
-        if failed is not None:
+        if failed is not None and failed is limit_stop:
+            items.append(WhyItem(reason="stopped_at_limit", message=_stopped_at_limit(failed, events)))
+        elif failed is not None:
             items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=True)))
         return items
 
     calls = batch_calls(events)
     scores = {c.batch_index: a.usefulness for c in calls if c for a in c.attempts if a.usefulness is not None}
-    unparsed = [
-        (c.batch_index, a)
-        for c in calls
-        if c
-        for a in c.attempts
-        if a.outcome is CallOutcome.ERROR and a.raw_reply is not None
-    ]
+    tried = [(c.batch_index, a) for c in calls if c for a in c.attempts]
+    cut = [(i, a) for i, a in tried if a.kind == "cut"]
+    unparsed = [(i, a) for i, a in tried if a.kind == "rejected"]
+    timed_out = [(i, a) for i, a in tried if a.kind == "timed_out"]
     hard_failed = [c.batch_index for c in calls if c and c.attempts and c.attempts[-1].outcome is CallOutcome.ERROR]
     if scores and all(score <= 0 for score in scores.values()):
         items.append(
@@ -265,15 +296,13 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                 batch_indexes=tuple(sorted(scores)),
             )
         )
+    if cut:
+        were = "was cut at the output reserve before it was complete (it was" if len(cut) == 1 else "were cut at the output reserve before they were complete (each was"
+        items.append(_attempts_item("cut_reply", f"{counted(len(cut), 'reply')} {were} retried asking for a shorter answer).", cut))
     if unparsed:
-        items.append(
-            WhyItem(
-                reason="unparsed_reply",
-                message=f"{len(unparsed)} replies did not parse as a map answer.",
-                batch_indexes=tuple(dict.fromkeys(i for i, _ in unparsed)),
-                texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}\n{a.raw_reply}" for i, a in unparsed),
-            )
-        )
+        items.append(_attempts_item("unparsed_reply", f"{counted(len(unparsed), 'reply')} did not parse as a map answer.", unparsed, replies=True))
+    if timed_out:
+        items.append(_attempts_item("timed_out", f"{counted(len(timed_out), 'call')} timed out: {timed_out[0][1].error or ''}", timed_out))
     if hard_failed:
         items.append(
             WhyItem(
@@ -294,9 +323,32 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
                     batch_indexes=tuple(c.answer.batch_index for c in over if c.answer.batch_index is not None),
                 )
             )
-    if failed is not None:
+    if failed is not None and failed is limit_stop:
+        items.append(WhyItem(reason="stopped_at_limit", message=_stopped_at_limit(failed, events)))
+    elif failed is not None:
         items.append(WhyItem(reason="run_failed", message=_ended(failed, before_map=False)))
     return items
+
+
+def _attempts_item(reason: str, message: str, attempts: Sequence[tuple[int, CallAttempt]], *, replies: bool = False) -> WhyItem:
+    """A reason that concerns some attempts: their batches, and each one's error (and reply)."""
+    return WhyItem(
+        reason=reason,  # type: ignore[arg-type]
+        message=message,
+        batch_indexes=tuple(dict.fromkeys(i for i, _ in attempts)),
+        texts=tuple(f"batch {i}, attempt {a.attempt}: {a.error}" + (f"\n{a.raw_reply}" if replies else "") for i, a in attempts),
+    )
+
+
+def _stopped_at_limit(stop: RunFailed, events: Sequence[Event]) -> str:
+    """Why a run its spending limit stopped has no answer: the stop's own sentence (what the next
+    call needed, what was held back), then what had been read."""
+    answered = [e for e in events if isinstance(e, MapBatchSucceeded | MapBatchCached)]
+    if not answered:
+        read = "nothing was read, so there is no answer."
+    else:
+        read = f"the {len(answered):,} batches read had no useful answer, so there is no answer."
+    return f"{stop.error.rstrip('.')}; {read}"
 
 
 def _ended(failed: RunFailed, *, before_map: bool) -> str:
@@ -307,4 +359,4 @@ def _ended(failed: RunFailed, *, before_map: bool) -> str:
     return f"The run failed{' before the map' if before_map else ''}: {failed.error}"
 
 
-__all__ = ["BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]
+__all__ = ["AttemptKind", "BatchCall", "CallAttempt", "ReduceCall", "WhyItem", "batch_call", "batch_calls", "reduce_call", "why_no_answer"]

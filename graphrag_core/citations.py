@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from .sentences import sentence_spans
 from .status import RunStatus
 
 if TYPE_CHECKING:
@@ -241,31 +242,14 @@ def cited_community_ids(text: str, *, kind: ReferenceKind = "community") -> list
     return list(dict.fromkeys(cid for c in find_citations(text) for cid in c.ids_of(kind)))
 
 
-_SENTENCE_END = re.compile(r"(?:[.!?](?=[\s\[]|$)|[。！？])(?:\s*\[[^\[\]]*\])?")
-"""Where a sentence ends: end punctuation, with the citation that follows it ("... town. [Communities: 3]")."""
-
-
-def _sentences(text: str) -> list[tuple[int, int]]:
-    """The spans of the sentences of ``text``: each line (a list item, a paragraph line) split
-    after its end punctuation, a citation after the punctuation kept with its sentence."""
-    spans: list[tuple[int, int]] = []
-    offset = 0
-    for line in text.splitlines(keepends=True):
-        start = offset
-        for match in _SENTENCE_END.finditer(line):
-            spans.append((start, offset + match.end()))
-            start = offset + match.end()
-        spans.append((start, offset + len(line.rstrip())))
-        offset += len(line)
-    return [(a, b) for a, b in spans if text[a:b].strip()]
-
-
 def citing_sentences(text: str, community_id: str) -> list[str]:
     """The sentences of ``text`` (an answer) with a citation naming ``community_id``, in order,
-    each whole with its citations; a list item's marker is left out. Empty when none cites it."""
+    each whole with its citations (:func:`~graphrag_core.sentences.sentence_spans`: an
+    abbreviation such as ``esp.`` ends no sentence); a list item's marker is left out. Empty
+    when none cites it."""
     spans = [c.start for c in find_citations(text) if community_id in c.community_ids]
     found: list[str] = []
-    for start, end in _sentences(text):
+    for start, end in sentence_spans(text):
         if any(start <= s < end for s in spans):
             found.append(re.sub(r"^\s*(?:[-*\u2022]|\d+[.)])\s+", "", text[start:end].strip()))
     return found

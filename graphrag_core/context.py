@@ -1,7 +1,7 @@
 """The text formats the engine writes into prompts, each ``format_*`` beside its ``parse_*``
 (as Microsoft GraphRAG's ``context_builder/``): the map text of one community (spec section 3),
-a batch part's header (spec section 5), a reduce candidate (spec section 7), a citation, and
-the prompt's section markers.
+a batch part's header (spec section 5), a reduce candidate (spec section 7), a citation, the
+support check's cited texts and points, and the prompt's section markers.
 
 A run's units are communities (the ``global`` method) or source chunks (``text`` and
 ``vector``, evaluation spec section 7); the formats that name units take the unit kind and
@@ -202,6 +202,78 @@ def parse_citations(line: str) -> list[tuple[str, list[str]]]:
 
 # -- the prompt's sections ----------------------------------------------------------------------
 
+# -- the support check's prompt: the cited texts, then the points --------------------------------
+
+SUPPORT_TEXTS_MARKER = "---Texts---"
+SUPPORT_POINTS_MARKER = "---Points---"
+_SUPPORT_TEXT_RE = re.compile(r"^\[(?P<kind>summary|claim|chunk) (?P<id>[^\]·]+?)(?: · (?:community|source) (?P<cited>[^\]]+))?\]$")
+_SUPPORT_POINT_RE = re.compile(r"^\[Point (?P<n>\d+) · cites (?:communities|community|sources|source) (?P<ids>[^\]]*)\]$")
+
+
+def format_support_text_header(kind: str, unit_id: str, cited: str, *, unit: Unit = COMMUNITY) -> str:
+    """The line that heads one cited text: ``[summary 98]`` (a community's summary: its id is the
+    community's), ``[claim c01088 · community 98]``, ``[chunk d1813-1 · source 12]``."""
+    if kind == "summary" and unit_id == cited:
+        return f"[summary {unit_id}]"
+    return f"[{kind} {unit_id} · {'community' if unit == COMMUNITY else 'source'} {cited}]"
+
+
+def parse_support_text_header(line: str) -> tuple[str, str, str] | None:
+    """``(kind, id, cited)`` of a cited text's header line, else None."""
+    found = _SUPPORT_TEXT_RE.match(line.strip())
+    if found is None:
+        return None
+    return found.group("kind"), found.group("id"), found.group("cited") or found.group("id")
+
+
+def format_support_point_header(number: int, cited: Sequence[str], *, unit: Unit = COMMUNITY) -> str:
+    """The line that heads one point: ``[Point 1 · cites community 98]``, ``[Point 2 · cites communities 3, 4]``."""
+    noun = "community" if unit == COMMUNITY else "source"
+    nouns = noun if len(cited) == 1 else ("communities" if unit == COMMUNITY else "sources")
+    return f"[Point {number} · cites {nouns} {format_ids(cited)}]"
+
+
+def parse_support_point_header(line: str) -> tuple[int, list[str]] | None:
+    """``(number, cited ids)`` of a point's header line, else None."""
+    found = _SUPPORT_POINT_RE.match(line.strip())
+    return None if found is None else (int(found.group("n")), parse_ids(found.group("ids")))
+
+
+def format_support_prompt(texts: Sequence[tuple[str, str]], points: Sequence[tuple[str, str]]) -> str:
+    """The user message of a support check call: every ``(header, text)`` the points cite, then
+    every ``(header, point)``."""
+    blocks = [f"{header}\n{text.strip()}" for header, text in texts]
+    asked = [f"{header}\n{' '.join(point.split())}" for header, point in points]
+    return f"{SUPPORT_TEXTS_MARKER}\n" + "\n\n".join(blocks) + f"\n\n{SUPPORT_POINTS_MARKER}\n" + "\n\n".join(asked)
+
+
+def parse_support_prompt(user_message: str) -> tuple[list[tuple[str, str, str, str]], list[tuple[int, list[str], str]]]:
+    """``(texts, points)`` of a support check's user message: each text as ``(kind, id, cited,
+    text)``, each point as ``(number, cited ids, point)``. The points' part starts at the last
+    points marker, so a text that holds the marker stays whole."""
+    head, found, tail = user_message.rpartition(f"\n\n{SUPPORT_POINTS_MARKER}\n")
+    if not found:
+        return [], []
+    texts: list[tuple[str, str, str, list[str]]] = []
+    for line in head.removeprefix(f"{SUPPORT_TEXTS_MARKER}\n").split("\n"):
+        header = parse_support_text_header(line)
+        if header is not None:
+            texts.append((*header, []))
+        elif texts:
+            texts[-1][3].append(line)
+    points: list[tuple[int, list[str], list[str]]] = []
+    for line in tail.split("\n"):
+        header = parse_support_point_header(line)
+        if header is not None:
+            points.append((header[0], header[1], []))
+        elif points:
+            points[-1][2].append(line)
+    return (
+        [(kind, uid, cited, "\n".join(lines).strip()) for kind, uid, cited, lines in texts],
+        [(n, ids, " ".join(lines).strip()) for n, ids, lines in points],
+    )
+
+
 QUESTION_MARKER = "---Question---"
 DATA_MARKER = "---Data---"
 
@@ -246,6 +318,8 @@ __all__ = [
     "MAP_SECTION_SOURCES",
     "MAP_SECTION_SUMMARY",
     "QUESTION_MARKER",
+    "SUPPORT_POINTS_MARKER",
+    "SUPPORT_TEXTS_MARKER",
     "COMMUNITY",
     "SOURCE",
     "CandidateHeader",
@@ -259,6 +333,9 @@ __all__ = [
     "format_prompt_sections",
     "format_reduce_candidate",
     "format_source_header",
+    "format_support_point_header",
+    "format_support_prompt",
+    "format_support_text_header",
     "header_unit",
     "format_usefulness",
     "parse_candidate_header",
@@ -266,6 +343,9 @@ __all__ = [
     "parse_ids",
     "parse_map_section",
     "parse_part_header",
+    "parse_support_point_header",
+    "parse_support_prompt",
+    "parse_support_text_header",
     "question_tail",
     "split_prompt_sections",
 ]

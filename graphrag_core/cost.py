@@ -26,7 +26,7 @@ from .request import GlobalSearchRequest
 from .search import PROMPT_MESSAGES, plan_batches
 from .selection import estimate_rating_cost
 from .spending import LimitForecast, forecast_limit
-from .tokens import Tokenizer, get_tokenizer, prompt_overhead
+from .tokens import ENDPOINT, Tokenizer, get_tokenizer, prompt_overhead
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,13 @@ class LevelCost:
     claim_tokens: int
     source_tokens: int
     error: str | None = None
+    tokenizer: str = ""
+    """What the figures were counted with."""
+    estimate: bool = False
+    """Whether that is not what the run counts with (``run_tokenizer`` of :func:`level_costs`):
+    the figures are then an estimate of the run's, to be labelled so (:func:`counting_note`)."""
+    run_tokenizer: str = ""
+    """What the run counts with, when the caller said."""
 
     @property
     def model_calls(self) -> int | None:
@@ -104,13 +111,19 @@ def level_costs(
     seed: int,
     tokenizer: Tokenizer | None = None,
     sections: Mapping[str, tuple[int, int, int]] | None = None,
+    run_tokenizer: str | None = None,
 ) -> list[LevelCost]:
     """Every level of ``index`` ("leaf" first, then 0, 1, ...) under ``request``'s settings.
 
     ``sections`` holds levels' :func:`section_tokens` already counted with the same tokenizer,
     keyed by :func:`~graphrag_core.levels.level_text` (they depend on neither the budgets nor the
-    seed); a level it lacks is counted here."""
+    seed); a level it lacks is counted here. ``run_tokenizer`` names what the run will count
+    with (``"endpoint"``: the model server's own tokenizer); figures counted with another are
+    marked ``estimate``."""
     tokenizer = tokenizer or get_tokenizer(request.tokenizer)
+    counted_with = {
+        "tokenizer": tokenizer.name, "estimate": run_tokenizer is not None and run_tokenizer != tokenizer.name, "run_tokenizer": run_tokenizer or "",
+    }
     levels: list[int | str] = [LEAF, *index.levels()]
     costs: list[LevelCost] = []
     for level in levels:
@@ -121,10 +134,24 @@ def level_costs(
         try:
             cost = map_cost(index, at_level, seed=seed, tokenizer=tokenizer)
         except GraphRAGError as exc:
-            costs.append(LevelCost(level, count, None, None, summaries, claims, sources, error=str(exc)))
+            costs.append(LevelCost(level, count, None, None, summaries, claims, sources, error=str(exc), **counted_with))
             continue
-        costs.append(LevelCost(level, count, cost.batches, cost.map_prompt_tokens, summaries, claims, sources))
+        costs.append(LevelCost(level, count, cost.batches, cost.map_prompt_tokens, summaries, claims, sources, **counted_with))
     return costs
+
+
+def counting_note(costs: Sequence[LevelCost]) -> str | None:
+    """The label of figures that are an estimate of the run's own count (None when they are
+    that count): what they were counted with and what the run counts with."""
+    estimated = next((cost for cost in costs if cost.estimate), None)
+    if estimated is None:
+        return None
+    if estimated.run_tokenizer == ENDPOINT:
+        return (
+            f"≈ estimated with {estimated.tokenizer}: the run counts with the model server's own tokenizer, which may count "
+            "several times more (a small model's tokenizer, or Chinese text)."
+        )
+    return f"≈ estimated with {estimated.tokenizer}: the run counts with {estimated.run_tokenizer}."
 
 
 def dynamic_bound(index: Index, request: GlobalSearchRequest) -> list[Community]:
@@ -151,4 +178,4 @@ def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tok
     )
 
 
-__all__ = ["LevelCost", "MapCost", "dynamic_bound", "level_costs", "map_cost", "section_tokens", "spend_forecast"]
+__all__ = ["LevelCost", "MapCost", "counting_note", "dynamic_bound", "level_costs", "map_cost", "section_tokens", "spend_forecast"]

@@ -46,6 +46,11 @@ class JudgeOutputError(ModelOutputError):
     """A judge's reply is not a JSON object with a ``winner`` of 1, 2 or 0 (evaluation spec section 2)."""
 
 
+class SupportOutputError(ModelOutputError):
+    """A support check reply is not a JSON object with one entry per point asked about, each with
+    a verdict (``supported``, ``partial``, ``unsupported``) and a list of quotes."""
+
+
 class ClaimsOutputError(ModelOutputError):
     """A claims reply is not a JSON object with a list of strings ``claims`` (evaluation spec section 4)."""
 
@@ -73,6 +78,11 @@ class EmbeddingError(GraphRAGError):
 
 class ReplyTooLongError(ModelOutputError):
     """A reply far longer than the call's ``max_tokens`` allows: it is refused, never stored."""
+
+
+CUT_REPLY_LEAD = "The reply was cut at "
+"""How the message of a :class:`ReplyCutError` begins (what reads a recorded error's kind from
+its text, in runs recorded before errors carried their type, looks for it)."""
 
 
 class ReplyCutError(ModelOutputError):
@@ -111,6 +121,11 @@ class RetryableModelError(ModelError):
 
     def __init__(self, message: str, *, retry_after: float | None = None, status_code: int | None = None) -> None:
         super().__init__(message, retryable=True, retry_after=retry_after, status_code=status_code)
+
+
+class CallTimedOut(RetryableModelError):
+    """A model call that passed its deadline (``GRAPHRAG_LLM_TIMEOUT``): retried like any
+    transient failure, and counted apart when a run says why it has no answer."""
 
 
 class FatalModelError(ModelError):

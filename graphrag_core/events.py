@@ -193,6 +193,9 @@ class MapBatchRetried(_Event):
     attempt: int
     error: str
     delay_s: float = 0.0
+    error_type: str | None = None
+    """The failed attempt's error class (``ReplyCutError``, ``CallTimedOut``, ...); ``None`` in
+    runs recorded before it was kept."""
     raw_reply: str | None = None
     """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
     usage: TokenUsage | None = None

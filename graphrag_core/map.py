@@ -36,6 +36,7 @@ from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchSta
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, ChatResponse, TokenUsage
 from .parsing import parse_map_output, quote_reply
 from .pool import run_pool
+from .language import Language
 from .prompts import MAP_OUTPUT_SCHEMA, render_cut_retry_request, render_map_messages, render_retry_request
 from .request import DEFAULT_MAP_OUTPUT_RESERVE
 from .results import BatchFailure, MapAnswer
@@ -356,13 +357,15 @@ def _shorter_request(request: ChatRequest, cut: ChatRequest, tokenizer: Tokenize
 
 
 def map_request(
-    query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY, data_first: bool = False
+    query: str, content: str, *, output_reserve: int = DEFAULT_MAP_OUTPUT_RESERVE, unit: Unit = COMMUNITY, data_first: bool = False,
+    language: Language | None = None,
 ) -> ChatRequest:
     """The map call for one batch (also the cache's key material); ``unit`` says what its parts
-    are; ``data_first`` puts the batch before the question (a run with a question reserve)."""
+    are; ``data_first`` puts the batch before the question (a run with a question reserve);
+    ``language`` is the corpus's, which the prompt asks the answer to be in."""
     return ChatRequest(
         purpose="map",
-        messages=render_map_messages(query, content, unit=unit, data_first=data_first),
+        messages=render_map_messages(query, content, unit=unit, data_first=data_first, language=language),
         max_tokens=output_reserve or None,
         output_schema=MAP_OUTPUT_SCHEMA,
     )
@@ -389,9 +392,10 @@ class _MapRun:
         data_first: bool = False,
         spending: SpendingLimit | None = None,
         keep: int = 0,
+        language: Language | None = None,
     ) -> None:
         self.query, self.batches, self.model, self.unit = query, batches, model, unit
-        self.data_first, self.spending, self.keep = data_first, spending, keep
+        self.data_first, self.spending, self.keep, self.language = data_first, spending, keep, language
         self.limit_reached: SpendLimitReached | None = None
         """Set when a batch's call could not be sent within the spending limit: the batches not
         started yet are left unread, the calls in flight end and are recorded."""
@@ -438,7 +442,8 @@ class _MapRun:
         if self.limit_reached is not None:
             return
         request = map_request(
-            self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit, data_first=self.data_first
+            self.query, self.batches[index].content, output_reserve=self.output_reserve, unit=self.unit, data_first=self.data_first,
+            language=self.language,
         )
         key = None
         if self.cache is not None:
@@ -542,6 +547,7 @@ async def run_global_map(
     data_first: bool = False,
     spending: SpendingLimit | None = None,
     keep: int = 0,
+    language: Language | None = None,
 ) -> MapPhaseResult:
     """Ask the model about every batch; raise :class:`AllMapBatchesFailed` when none succeeded.
 
@@ -552,7 +558,8 @@ async def run_global_map(
     ``data_first`` sends each batch before the question (see :func:`map_request`). With
     ``spending`` no call that could take the total past its limit (keeping ``keep`` free) is
     sent: :class:`~graphrag_core.errors.SpendLimitReached` ends the phase once the calls in
-    flight have returned and been recorded (their events emitted).
+    flight have returned and been recorded (their events emitted). ``language`` is the corpus's
+    (the prompts ask for it).
     """
     if not batches:
         return MapPhaseResult(answers=[])
@@ -565,7 +572,7 @@ async def run_global_map(
         concurrency=concurrency, policy=policy, output_reserve=output_reserve,
         emit=on_event or (lambda event: None), cache=cache,
         clock=clock or (lambda: time.monotonic() - started), unit=unit,
-        tokenizer=tokenizer, token_budget=token_budget, data_first=data_first, spending=spending, keep=keep,
+        tokenizer=tokenizer, token_budget=token_budget, data_first=data_first, spending=spending, keep=keep, language=language,
     )
     await run_pool(len(batches), max(1, concurrency) * WORKERS_PER_SLOT, run.answer)
     if run.limit_reached is not None:

@@ -4,16 +4,31 @@ A prompt *skeleton* is the whole prompt with the query filled in and the content
 message's text joined by newlines. It counts against the phase's token budget, so what is
 budgeted is what is sent. The ``---Question---`` and ``---Data---`` markers split a user message
 into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them back (the offline model uses it).
+
+Why this module is long: every prompt the engine sends lives here, by design (one place to read
+and change what models are told), and each kind of call brings its text, its output schema
+and its render function.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from string import Template
 from typing import Any
 
-from .context import COMMUNITY, DATA_MARKER, QUESTION_MARKER, Unit, format_prompt_sections, question_tail, split_prompt_sections
+from .context import (
+    COMMUNITY,
+    DATA_MARKER,
+    QUESTION_MARKER,
+    Unit,
+    format_prompt_sections,
+    format_support_prompt,
+    question_tail,
+    split_prompt_sections,
+)
+from .language import LANGUAGE_NAMES, Language
 from .llm.base import ChatMessage, ChatRequest, OutputSchema
 
 MAP_SYSTEM = Template(
@@ -27,7 +42,7 @@ question, and rate how useful those points are for answering it.
 - usefulness is an integer from 0 to 100: 0 when the data does not help at all, 100 when it \
 answers the question fully.
 - When nothing in the data is relevant, give usefulness 0 and an empty answer.
-- Do not make anything up; say only what the data supports.
+- Do not make anything up; say only what the data supports.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -47,7 +62,7 @@ Combine the intermediate answers below into one answer to the question.
 - Intermediate answers are ranked by usefulness, most useful first.
 - Keep what is relevant and supported; drop what is not; merge repeated points.
 - Cite the $id_names behind each point as $citation.
-- If the answers do not contain enough to answer, say so.
+- If the answers do not contain enough to answer, say so.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -66,7 +81,7 @@ most relevant first. Each excerpt starts with its source id.
 Answer the question from the excerpts.
 - Keep what is relevant and supported; say only what the excerpts support.
 - Cite the source ids behind each point as [Sources: id, id].
-- If the excerpts do not contain enough to answer, say so.
+- If the excerpts do not contain enough to answer, say so.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -125,7 +140,7 @@ You write short, factual summaries of a community of related terms from a knowle
 
 ---Goal---
 Write a title (at most eight words) and a summary (three to five sentences) of the community \
-described below, using only what the data says.
+described below, using only what the data says.$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -219,6 +234,27 @@ QUESTION_GOALS = {
     "whole corpus to answer (themes, comparisons, trends), in the corpus's language, each ending with a question mark.",
 }
 
+SUPPORT_SYSTEM = Template(
+    """---Role---
+You check whether the texts an answer cites support what the answer says.
+
+---Goal---
+For each numbered point under ---Points---, read only the texts its header says it cites \
+(their headers are under ---Texts---) and decide:
+- "supported": the cited texts say everything the point says;
+- "partial": they say part of it, or something close to it but not all of it;
+- "unsupported": they do not say it, or they say something else.
+Back each verdict with quotes: words copied exactly, in order, from one cited text, with the \
+kind and the id its header gives. A supported or partial point needs at least one quote. Use \
+nothing beyond the texts, and give every point one entry.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"points": [{"point": <number>, "verdict": "<supported, partial or unsupported>", "evidence": \
+[{"kind": "<summary, claim or chunk>", "id": "<the text's id>", "quote": "<words copied from the text>"}], \
+"reason": "<one sentence>"}]}"""
+)
+
 CRITERION_MARKER = "[Criterion: $name]"
 ANSWER_1_MARKER = "[Answer 1]"
 ANSWER_2_MARKER = "[Answer 2]"
@@ -228,11 +264,32 @@ TASK_MARKER = "---Task---"
 ANSWER_MARKER = "---Answer---"
 
 
+LANGUAGE_RULE = Template("\n- Write in $language, the language of the corpus, whatever the language of the question.")
+"""The line the map, reduce, naive RAG and summary prompts end their goal with on a corpus that
+is not in English (an English corpus's prompts are the spec's, word for word)."""
+_LANGUAGE_RULE_RE = re.compile(r"^- Write in (?P<name>[A-Z][a-z]+), the language of the corpus,", re.MULTILINE)
+
+
+def language_rule(language: Language | None) -> str:
+    """The prompts' line asking for ``language`` (the corpus's): ``""`` for English or unknown."""
+    return "" if language in (None, "en") else LANGUAGE_RULE.substitute(language=LANGUAGE_NAMES[language])
+
+
+def requested_language(system: str) -> Language | None:
+    """The language a prompt's system message asks the answer to be in (:func:`language_rule`
+    read back), else ``None``."""
+    match = _LANGUAGE_RULE_RE.search(system)
+    return next((code for code, name in LANGUAGE_NAMES.items() if match and name == match.group("name")), None)
+
+
 PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
     dict.fromkeys(
         re.findall(
             r'"(<[^"<>]+>)"',
-            "\n".join(t.template for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM)),
+            "\n".join(
+                t.template
+                for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM, SUPPORT_SYSTEM)
+            ),
         )
     )
 )
@@ -304,6 +361,39 @@ QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STR
 """The shape of each question-generation step's reply (evaluation spec section 5), by step:
 a list of strings under the step's own key."""
 
+SUPPORT_OUTPUT_SCHEMA = _strict_object(
+    "support_check",
+    {
+        "points": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "point": {"type": "integer", "minimum": 1},
+                    "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
+                    "evidence": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "kind": {"type": "string", "enum": ["summary", "claim", "chunk"]},
+                                "id": {"type": "string"},
+                                "quote": {"type": "string"},
+                            },
+                            "required": ["kind", "id", "quote"],
+                            "additionalProperties": False,
+                        },
+                    },
+                    "reason": {"type": "string"},
+                },
+                "required": ["point", "verdict", "evidence", "reason"],
+                "additionalProperties": False,
+            },
+        }
+    },
+)
+"""The shape of a support check reply: one entry per point, its verdict, its quotes and why."""
+
 COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
     "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
 )
@@ -314,27 +404,32 @@ RETRY_REPLY_EXCERPT = 2000
 
 
 
-def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False) -> tuple[ChatMessage, ...]:
+def _map_system(unit: Unit, language: Language | None) -> str:
+    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))
+
+
+def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """The map call for one batch: the system instructions and the question with the batch
     (``unit`` says what the batch's parts are: community reports or source text excerpts);
     with ``data_first`` (a question reserve is set) the batch comes before the question, so the
-    prompts of every question over the same batch share everything up to the question."""
+    prompts of every question over the same batch share everything up to the question.
+    ``language`` is the corpus's (:func:`language_rule`)."""
     user = (MAP_USER_DATA_FIRST if data_first else MAP_USER).substitute(query=query, content=content)
-    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])), ChatMessage(role="user", content=user))
+    return (ChatMessage(role="system", content=_map_system(unit, language)), ChatMessage(role="user", content=user))
 
 
-def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
+def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """The reduce call: the system instructions and the question with the ranked answers."""
     return (
-        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit])),
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
     )
 
 
-def render_rag_messages(query: str, content: str) -> tuple[ChatMessage, ...]:
+def render_rag_messages(query: str, content: str, *, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """Naive RAG's one call: the system instructions and the question with the ranked excerpts."""
     return (
-        ChatMessage(role="system", content=RAG_SYSTEM.substitute()),
+        ChatMessage(role="system", content=RAG_SYSTEM.substitute(language_rule=language_rule(language))),
         ChatMessage(role="user", content=RAG_USER.substitute(query=query, content=content)),
     )
 
@@ -379,10 +474,10 @@ def _with_feedback(request: ChatRequest, feedback: str) -> ChatRequest:
     return request.model_copy(update={"messages": tuple(messages)})
 
 
-def render_community_summary_messages(content: str) -> tuple[ChatMessage, ...]:
+def render_community_summary_messages(content: str, *, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """A call that asks a model to title and summarize one community (sample building)."""
     return (
-        ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute()),
+        ChatMessage(role="system", content=COMMUNITY_SUMMARY_SYSTEM.substitute(language_rule=language_rule(language))),
         ChatMessage(role="user", content=COMMUNITY_SUMMARY_USER.substitute(content=content)),
     )
 
@@ -403,6 +498,15 @@ def render_judge_messages(question: str, criterion: str, description: str, first
         second=second,
     )
     return (ChatMessage(role="system", content=JUDGE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
+
+
+def render_support_messages(texts: Sequence[tuple[str, str]], points: Sequence[tuple[str, str]]) -> tuple[ChatMessage, ...]:
+    """One support check call: the cited texts and the points, each under its header
+    (:func:`~graphrag_core.context.format_support_prompt`)."""
+    return (
+        ChatMessage(role="system", content=SUPPORT_SYSTEM.substitute()),
+        ChatMessage(role="user", content=format_support_prompt(texts, points)),
+    )
 
 
 def render_claims_messages(answer: str) -> tuple[ChatMessage, ...]:
@@ -426,26 +530,26 @@ def _skeleton(messages: tuple[ChatMessage, ...]) -> str:
     return "\n".join(m.content for m in messages)
 
 
-def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
+def map_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The whole map prompt with the query filled in and the content empty."""
-    return _skeleton(render_map_messages(query, "", unit=unit))
+    return _skeleton(render_map_messages(query, "", unit=unit, language=language))
 
 
-def map_prompt_head(*, unit: Unit = COMMUNITY) -> str:
+def map_prompt_head(*, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The data-first map prompt up to its data: the prompt sent for a batch is this, a newline,
     the batch's content and :func:`~graphrag_core.context.question_tail` of the question, so
     the head and the content are the same for every question (what a provider caches)."""
-    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit]) + "\n" + DATA_MARKER
+    return _map_system(unit, language) + "\n" + DATA_MARKER
 
 
-def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
+def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> str:
     """The whole reduce prompt with the query filled in and the content empty."""
-    return _skeleton(render_reduce_messages(query, "", unit=unit))
+    return _skeleton(render_reduce_messages(query, "", unit=unit, language=language))
 
 
-def rag_prompt_skeleton(query: str) -> str:
+def rag_prompt_skeleton(query: str, *, language: Language | None = None) -> str:
     """The whole naive RAG prompt with the query filled in and the excerpts empty."""
-    return _skeleton(render_rag_messages(query, ""))
+    return _skeleton(render_rag_messages(query, "", language=language))
 
 
 __all__ = [
@@ -456,8 +560,11 @@ __all__ = [
     "MAP_OUTPUT_SCHEMA",
     "QUESTION_OUTPUT_SCHEMAS",
     "RATING_OUTPUT_SCHEMA",
+    "LANGUAGE_RULE",
     "REDUCE_OUTPUT_SCHEMA",
+    "SUPPORT_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
+    "language_rule",
     "map_prompt_head",
     "map_prompt_skeleton",
     "question_tail",
@@ -467,5 +574,7 @@ __all__ = [
     "render_map_messages",
     "render_rag_messages",
     "render_reduce_messages",
+    "render_support_messages",
+    "requested_language",
     "split_prompt_sections",
 ]

@@ -8,7 +8,9 @@ paper's SS) answers from (evaluation spec section 7).
   embeds nothing again; within a process the chunk vectors of an index are also kept in memory.
 - Without one (and always offline): BM25 over the chunks' terms (English words, Chinese
   characters and bigrams; the offline model's retrieval kit). A chunk sharing no term with the
-  question is not relevant. A question with no content words ("What are the main themes?")
+  question is not relevant, nor one sharing only single Chinese characters with a question that
+  has stronger terms (words, bigrams): nearly every Chinese chunk shares a character or two
+  with any Chinese question. A question with no content words ("What are the main themes?")
   ranks the chunks by how typical they are of the corpus instead (centrality), so it still
   gets an answer.
 
@@ -149,7 +151,11 @@ def rank_by_bm25(index: Index, question: str) -> Ranking:
     query = terms(question, keep_generic=False)
     if not query.all:
         return Ranking(ranker=CENTRALITY_RANKER, chunks=_ordered(corpus, [c + 1e-9 for c in corpus.centrality]), unit_count=len(corpus.texts))
-    return Ranking(ranker=BM25_RANKER, chunks=_ordered(corpus, _bm25(corpus, query.weights())), unit_count=len(corpus.texts))
+    scores = _bm25(corpus, query.weights())
+    strong = set(query.strong)
+    if strong:  # single Chinese characters alone do not make a chunk relevant, as in the map
+        scores = [score if strong.intersection(count) else 0.0 for score, count in zip(scores, corpus.counts)]
+    return Ranking(ranker=BM25_RANKER, chunks=_ordered(corpus, scores), unit_count=len(corpus.texts))
 
 
 # -- embeddings -----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from .methods import GLOBAL, TEXT, method_label
 from .request import GlobalSearchRequest
 from .results import ReduceCandidate
 from .status import RunStatus
+from .support.report import support_markdown
 
 if TYPE_CHECKING:
     from .history.records import RunRecord
@@ -151,7 +152,7 @@ _SET_HEADINGS = {"cited": "cited by the answer", "behind": "behind the answer", 
 def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None = None) -> str:
     """A Markdown report of one run: question, settings, status, answer, the three community sets
     (cited, behind, read but unused; citations checked against ``index_ids`` when given, else
-    against the map answers only), its figures, the map batches, the reduce candidates and the
+    against the map answers only), its support check (or that it has none), its figures, the map batches, the reduce candidates and the
     failed batches."""
     request = record.request
     result = record.result
@@ -198,6 +199,7 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     lines += [markdown_text(result.answer) if result is not None else "_The run produced no answer._", ""]
 
     lines += _community_sets_markdown(record, index_ids=index_ids)
+    lines += support_markdown(record.support)
 
     lines += ["## Diagnostics", ""]
     rows: list[tuple[str, object]] = [

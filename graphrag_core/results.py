@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .language import LanguageDrift
 from .levels import Level
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
@@ -128,6 +129,10 @@ class GlobalSearchDiagnostics(_Value):
     """Map batches that had not ended when the run was stopped (0 unless ``stopped_early``)."""
     stopped_at_limit: int | None = None
     """The spending limit (tokens) that stopped the run, when that was the stop (not its user)."""
+    language_drift: LanguageDrift | None = None
+    """The map answers or the final answer came back in another language than the corpus's
+    (:func:`~graphrag_core.language.language_drift`); ``None`` when they agree or the corpus's
+    language is not known. Its ``note`` is what the run says about it."""
 
     @property
     def stopped_note(self) -> str | None:

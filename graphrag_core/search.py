@@ -51,6 +51,7 @@ from .events import (
     SummariesSelected,
 )
 from .errors import NothingReadError, SpendLimitReached, describe_error
+from .language import Language, corpus_language, language_drift
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .llm.embeddings import EmbeddingModel
 from .map import (
@@ -151,14 +152,15 @@ def plan_batches(
         return communities, [], []
     budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
     rng = random.Random(seed)
+    language = corpus_language(index.communities)
     if not reserve:
-        skeleton = map_prompt_skeleton(request.query, unit=unit)
+        skeleton = map_prompt_skeleton(request.query, unit=unit, language=language)
         batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=rng, tokenizer=tokenizer, unit=unit)
         return communities, batches, estimates
     # Packed as if the question took exactly `reserve` tokens: the head and the content of every
     # prompt are the same for any question up to that length, the question comes after them.
     budget -= reserve + tokenizer.count(question_tail(""))
-    batches, packed = plan_summary_batches(texts, map_prompt_head(unit=unit), budget, rng=rng, tokenizer=tokenizer, unit=unit)
+    batches, packed = plan_summary_batches(texts, map_prompt_head(unit=unit, language=language), budget, rng=rng, tokenizer=tokenizer, unit=unit)
     tail = tokenizer.count(question_tail(request.query))
     return communities, batches, [tokens + tail for tokens in packed]
 
@@ -223,6 +225,12 @@ class _Steps:
     """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
     stopped_at_limit: int | None = None
     """The spending limit that stopped the run, when it answers from what it read after that stop."""
+    language: Language | None = field(init=False)
+    """The corpus's language (:func:`~graphrag_core.language.corpus_language`): the prompts ask
+    for it, and answers in another are reported (``diagnostics.language_drift``)."""
+
+    def __post_init__(self) -> None:
+        self.language = corpus_language(self.index.communities)
 
     @property
     def unit(self):  # noqa: ANN201 - a context.Unit
@@ -289,6 +297,10 @@ class _Steps:
         if reduce_calls:
             unsupported = check_citations(answer, behind=behind, index_ids=unit_ids(self.index, request.method), kind=self.unit)
             diagnostics = diagnostics.model_copy(update={"unsupported_citation_count": len(unsupported)})
+        drift = language_drift(self.language, [a.answer for a in mapped.answers] if mapped is not None else [], answer if reduce_calls else None)
+        if drift is not None:  # said once, as a notice, and kept with the run's figures
+            diagnostics = diagnostics.model_copy(update={"language_drift": drift})
+            self.emit(ModelNotice(at=self.clock(), message=drift.note))
         result = GlobalSearchResult(
             query=request.query,
             community_level=request.reported_level,
@@ -352,7 +364,7 @@ class _Steps:
         """The ``vector`` method's context: the ranked chunks packed into the reduce budget."""
         request = self.request
         plan = plan_excerpts(
-            ranking.chunks, rag_prompt_skeleton(request.query), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
+            ranking.chunks, rag_prompt_skeleton(request.query, language=self.language), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
             strategy=request.reduce_strategy, tokenizer=self.tokenizer,
         )
         self.emit(
@@ -377,11 +389,12 @@ class _Steps:
             on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
             spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
+            language=self.language,
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
-        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit)
+        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit, language=self.language)
         plan = plan_reduce(
             mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
             strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
@@ -400,9 +413,9 @@ class _Steps:
         Raises the last attempt's error when every attempt failed (after ``ReduceFailed``)."""
         request = self.request
         if request.method == VECTOR:
-            messages = render_rag_messages(request.query, plan.context)
+            messages = render_rag_messages(request.query, plan.context, language=self.language)
         else:
-            messages = render_reduce_messages(request.query, plan.context, unit=self.unit)
+            messages = render_reduce_messages(request.query, plan.context, unit=self.unit, language=self.language)
         reduce_request = ChatRequest(
             purpose="reduce",
             messages=messages,

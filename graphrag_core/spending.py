@@ -33,11 +33,21 @@ UNBOUNDED_REPLY_TOKENS = 4096
 """The worst case assumed for the reply of a call with no ``max_tokens`` and no budget to bound it."""
 
 
-def limit_message(limit: int, spent: int, *, what: str = "run") -> str:
-    """What people read when a spending limit stopped something."""
-    return (
-        f"The {what} stopped at its spending limit of {limit:,} tokens ({spent:,} spent): "
-        "the next model call could have taken the total past it, so it was not sent."
+HELD_FOR = "the reduce that answers from what was read"
+"""What the room a call keeps free (``keep``) is held back for, in people's words."""
+
+
+def limit_message(limit: int, spent: int, *, what: str = "run", needed: int | None = None, kept: int = 0) -> str:
+    """What people read when a spending limit stopped something: the next call's worst case
+    (``needed``) and what was held back beside it (``kept``, for the reduce), when known."""
+    head = f"The {what} stopped at its spending limit of {limit:,} tokens ({spent:,} spent): "
+    if needed is None:
+        return head + "the next model call could have taken the total past it, so it was not sent."
+    if not kept:
+        return head + f"the next model call could cost up to {needed:,} tokens, which would pass the limit, so it was not sent."
+    return head + (
+        f"the next model call could cost up to {needed:,} tokens and {kept:,} are held back for {HELD_FOR} (its token budget), "
+        "which together would pass the limit, so it was not sent."
     )
 
 
@@ -82,6 +92,11 @@ class LimitForecast:
     worst_case: int
     batches: int
     batches_sent: tuple[int, int]
+    held_back: int = 0
+    """What every map or rating call keeps free for the reduce (its token budget)."""
+    first_batch: int = 0
+    """The most the first map batch can cost (its prompt, what the endpoint adds, its reserve),
+    with the fewest ratings before it."""
 
     @property
     def verdict(self) -> Verdict:
@@ -89,22 +104,35 @@ class LimitForecast:
             return "within"
         return "will_reach" if self.batches_sent[1] < self.batches or self.planned > self.limit else "may_reach"
 
+    @property
+    def reads_nothing(self) -> bool:
+        """Whether the limit lets no map batch through beside what is held back: no answer."""
+        return self.batches > 0 and self.batches_sent[1] == 0
+
     def text(self) -> str:
-        """One sentence for people."""
+        """What people read before the run (one or two sentences)."""
         limit = f"{self.limit:,} tokens"
+        held = f"{self.held_back:,} tokens are held back for {HELD_FOR} (the reduce token budget)"
         if self.verdict == "within":
             return f"Within the spending limit of {limit}: the run takes at most {self.worst_case:,}."
+        if self.reads_nothing:
+            return (
+                f"The spending limit of {limit} will stop the run before it reads anything: the first batch needs up to "
+                f"{self.first_batch:,} tokens and {self.held_back:,} are held back for the reduce (the reduce token budget), "
+                f"so there will be no answer. Raise the limit to at least {self.first_batch + self.held_back:,} tokens, "
+                "or lower the reduce token budget."
+            )
         if self.verdict == "will_reach":
             low, high = self.batches_sent
             sent = f"{low:,}" if low == high else f"{low:,}–{high:,}"
             return (
                 f"The spending limit of {limit} will be reached: the map stops after about {sent} of {self.batches:,} "
-                f"batches (the planned prompts take {self.planned:,} tokens); the run stops there, as Stop stops it, "
-                "and answers from what it read."
+                f"batches (the planned prompts take {self.planned:,} tokens, and {held}); the run stops there, as Stop "
+                "stops it, and answers from what it read."
             )
         return (
             f"The spending limit of {limit} may be reached: the planned prompts take {self.planned:,} tokens, "
-            f"the replies and the reduce up to {self.worst_case - self.planned:,} more."
+            f"the replies and the reduce up to {self.worst_case - self.planned:,} more ({held})."
         )
 
 
@@ -139,7 +167,11 @@ def forecast_limit(
 
     planned = ratings_low + sum(batch_tokens) + overhead * len(batch_tokens)
     worst = ratings_high + sum(batch_tokens) + (overhead + map_output_reserve) * len(batch_tokens) + reduce_token_budget
-    return LimitForecast(limit=limit, planned=planned, worst_case=worst, batches=len(batch_tokens), batches_sent=(sent(map_output_reserve), sent(0)))
+    first = ratings_low + batch_tokens[0] + overhead + map_output_reserve if batch_tokens else 0
+    return LimitForecast(
+        limit=limit, planned=planned, worst_case=worst, batches=len(batch_tokens), batches_sent=(sent(map_output_reserve), sent(0)),
+        held_back=reduce_token_budget, first_batch=first,
+    )
 
 
 @dataclass
@@ -175,20 +207,22 @@ class SpendingLimit:
         """Whether a call costing at most ``tokens`` could be sent now, keeping ``keep`` free."""
         return self.spent + self.reserved + tokens + keep <= self.limit
 
-    def stop(self) -> SpendLimitReached:
-        """Mark the limit reached; the error that says so."""
+    def stop(self, *, needed: int | None = None, kept: int = 0) -> SpendLimitReached:
+        """Mark the limit reached; the error that says so (with the call that did not fit, when
+        known: its worst case ``needed`` and the room ``kept`` beside it)."""
         self.reached = True
-        return SpendLimitReached(limit_message(self.limit, self.spent, what=self.what), limit=self.limit, spent=self.spent)
+        message = limit_message(self.limit, self.spent, what=self.what, needed=needed, kept=kept)
+        return SpendLimitReached(message, limit=self.limit, spent=self.spent)
 
     async def reserve(self, tokens: int, *, keep: int = 0, final: bool = False) -> Reservation:
         """Hold ``tokens`` for a call about to be sent, waiting for calls in flight to settle while
         it does not fit; raises :class:`SpendLimitReached` when it cannot fit with none in flight,
         or at once when the limit was reached before (unless the call is ``final``)."""
         if self.reached and not final:
-            raise self.stop()
+            raise self.stop(needed=tokens, kept=keep)
         while not self.fits(tokens, keep=keep):
             if self.in_flight == 0 or (self.reached and not final):
-                raise self.stop()
+                raise self.stop(needed=tokens, kept=keep)
             waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             self._waiters.append(waiter)
             try:

@@ -16,12 +16,17 @@ seconds.
         ...  # answers as llama-cpp-python's server does (see llama_cpp_handler)
 
 ``server.abandoned`` counts the replies whose client went away before the end (a call
-cancelled on the wire); ``server.served`` holds each request's (start, end) of service.
+cancelled on the wire: a reply's ``delay`` ends when its client leaves, as a model server stops
+working on a call whose connection closed); ``server.served`` holds each request's (start, end)
+of service. ``one_at_a_time`` holds one slot for chat completions only (a model server answers
+``/props`` or ``/tokenize`` beside a call in its slot).
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -110,6 +115,19 @@ def llama_cpp_handler(answer: Callable[[dict], str], *, delay: float = 0.0) -> H
         prompt = sum(len(m.get("content", "")) for m in body.get("messages", []))
         usage = {"prompt_tokens": prompt // CHARS_PER_TOKEN, "completion_tokens": len(text) // CHARS_PER_TOKEN}
         return Reply(body=completion_body(text, finish_reason=reason, **usage), delay=delay)
+
+    return handle
+
+
+def llama_server_props(handler: Handler, *, slots: int = 1, n_ctx: int = 8192) -> Handler:
+    """``handler`` behind llama.cpp's ``llama-server`` introspection: ``GET /props`` says
+    ``total_slots`` and the context of one slot (``default_generation_settings.n_ctx``), as
+    ``llama-server -c {slots * n_ctx} -np {slots}`` does; every other request goes to ``handler``."""
+
+    def handle(path: str, body: dict) -> Any:
+        if path.rstrip("/").endswith("/props") and not body:
+            return Reply(body={"total_slots": slots, "default_generation_settings": {"n_ctx": n_ctx}, "build_info": "b0-fake"})
+        return handler(path, body)
 
     return handle
 
@@ -205,19 +223,40 @@ def openai_server(handler: Handler | None = None, *, one_at_a_time: bool = False
 
         def _answer(self, body: dict) -> None:
             server.requests.append({"path": self.path, "json": body, "headers": {k.lower(): v for k, v in self.headers.items()}})
-            if slot is None:
+            if slot is None or not self.path.endswith("/completions"):  # /props, /tokenize, /health take no slot
                 self._serve(body)
                 return
             with slot:
                 self._serve(body)
+
+        def _client_left(self) -> bool:
+            """Whether the client closed its connection (a cancelled call), seen without reading."""
+            try:
+                readable, _, _ = select.select([self.connection], [], [], 0)
+                return bool(readable) and self.connection.recv(1, socket.MSG_PEEK) == b""
+            except OSError:
+                return True
+
+        def _wait(self, seconds: float) -> bool:
+            """Wait ``seconds`` before replying, as a model server works on the call; False when the
+            client left meanwhile (the server stops that work, as llama.cpp's does) or the server closes."""
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                if server.closing.wait(min(left, 0.02)):
+                    return False
+                if self._client_left():
+                    return False
+            return True
 
         def _serve(self, body: dict) -> None:
             started = time.monotonic()
             reply = answer(self.path, body)
             if not isinstance(reply, Reply):
                 reply = Reply(*reply)
-            if reply.delay:
-                server.closing.wait(reply.delay)
+            if reply.delay and not self._wait(reply.delay):
+                server.abandoned += 1
+                server.served.append((started, time.monotonic()))
+                return
             data, content_type = _encode(reply.body)
             headers = {"content-type": content_type, **{k.lower(): v for k, v in reply.headers.items()}}
             try:
@@ -256,3 +295,107 @@ def openai_server(handler: Handler | None = None, *, one_at_a_time: bool = False
         server.closing.set()
         httpd.shutdown()
         httpd.server_close()
+
+
+# -- a small local model's server -----------------------------------------------------------------
+
+SMOLLM2_REFUSAL = (
+    "1 validation error: {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}"
+)
+"""What the server says to a ``json_schema`` response format (the issue's own excerpt, whole)."""
+
+
+@dataclass(frozen=True)
+class SmolBehaviour:
+    """How a SmolLM2-135M-like model answers a first map request, as shares that add up to at
+    most 1 (the rest answers well): ``cut`` (a long answer cut at ``max_tokens``), ``garbage``
+    (prose, not JSON), ``over_reserve`` (a good answer reporting one completion token more than
+    ``max_tokens``, as llama.cpp counts the end of generation), ``zero`` (nothing useful, score
+    0). A retried request (it says what was wrong) answers well with ``retry_ok``. ``delay`` is
+    each reply's time in the one slot; ``slow`` the share of replies that take ``slow_s`` more."""
+
+    cut: float = 0.2
+    garbage: float = 0.15
+    over_reserve: float = 0.1
+    zero: float = 0.1
+    retry_ok: float = 0.7
+    delay: float = 0.02
+    slow: float = 0.0
+    slow_s: float = 0.0
+
+
+def smol_tokens(text: str) -> int:
+    """A small model's own token count: about 3.5 ASCII characters a token, 3 tokens for each
+    other character (a byte-level tokenizer with no merges for Chinese: the spec's estimate
+    counts such text several times lower)."""
+    ascii_chars = sum(1 for ch in text if ord(ch) < 128)
+    return -(-ascii_chars * 2 // 7) + 3 * (len(text) - ascii_chars)
+
+
+def _share(*parts: object) -> float:
+    import hashlib
+
+    digest = hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64
+
+
+def smollm2_like_handler(behaviour: SmolBehaviour | None = None, *, n_ctx: int = 8192) -> Handler:
+    """Chat completions as llama.cpp's ``llama-server`` serving SmolLM2-135M-Instruct with one
+    slot answers them (with ``openai_server(..., one_at_a_time=True)``): ``GET /props`` says one
+    slot of ``n_ctx`` tokens, ``POST /tokenize`` counts with :func:`smol_tokens`, a
+    ``json_schema`` response format is refused at once (HTTP 500, :data:`SMOLLM2_REFUSAL`), JSON
+    strings carry raw newlines, replies are cut at ``max_tokens`` (``finish_reason: "length"``),
+    and a map reply is chosen by ``behaviour`` from a hash of the request (the same request, the
+    same reply). The reduce streams, with its usage on the last chunk."""
+    b = behaviour or SmolBehaviour()
+
+    def reply_text(body: dict, roll: float, retried: bool) -> tuple[str, int]:
+        """The reply's text and how many completion tokens more than it holds the server reports."""
+        score = 20 + int(_share("score", roll) * 70)
+        good = '{ "answer": "}\nThe main themes are:\n\n1. hackers\n2. the culture of %d","usefulness" : %d }' % (score, score)
+        if retried:
+            return (good, 0) if roll < b.retry_ok else ("Sure! The main themes are hackers and their jargon.", 0)
+        edges = [b.cut, b.cut + b.garbage, b.cut + b.garbage + b.over_reserve, b.cut + b.garbage + b.over_reserve + b.zero]
+        if roll < edges[0]:
+            return json.dumps({"answer": "a long list of points, " * 400, "usefulness": score}), 0
+        if roll < edges[1]:
+            return "Sure! Here is the answer in JSON format:\n```\nanswer: the main themes\n```", 0
+        if roll < edges[2]:
+            return good, 1
+        if roll < edges[3]:
+            return '{"answer": "I do not know.", "usefulness": 0}', 0
+        return good, 0
+
+    def handle(path: str, body: dict) -> Reply:
+        if path.rstrip("/").endswith("/props") and not body:
+            return Reply(body={"total_slots": 1, "default_generation_settings": {"n_ctx": n_ctx}, "build_info": "b0-smollm2-like"})
+        if path.endswith("/tokenize"):
+            return Reply(body={"tokens": [0] * smol_tokens(str(body.get("content", "")))})
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return Reply(500, {"error": {"message": SMOLLM2_REFUSAL, "type": "server_error"}})
+        messages = body.get("messages", [])
+        prompt = "\n".join(str(m.get("content", "")) for m in messages)
+        system = str(messages[0].get("content", "")) if messages else ""
+        roll = _share(prompt)
+        delay = b.delay + (b.slow_s if _share("slow", prompt) < b.slow else 0.0)
+        if "final answer" in system:
+            text, extra = '{"answer": "The main themes are hackers and their jargon.\n\nWizards know them. [Communities: 1]"}', 0
+        else:
+            text, extra = reply_text(body, roll, retried="---Your previous reply---" in system)
+        limit = body.get("max_tokens")
+        reason = "stop"
+        if limit and smol_tokens(text) > limit:
+            cut = len(text)
+            while cut and smol_tokens(text[:cut]) > limit:
+                cut = int(cut * 0.9)
+            text, reason = text[:cut], "length"
+        completion = smol_tokens(text) + extra
+        if limit and extra:
+            completion, reason = limit + extra, "length"
+        usage = {"prompt_tokens": smol_tokens(prompt), "completion_tokens": completion, "total_tokens": smol_tokens(prompt) + completion}
+        if body.get("stream"):
+            return Reply(body=stream_chunks(text, finish_reason=reason, usage=usage), delay=delay)
+        return Reply(body=completion_body(text, finish_reason=reason, prompt_tokens=usage["prompt_tokens"], completion_tokens=completion), delay=delay)
+
+    return handle

@@ -146,3 +146,30 @@ def test_the_chinese_sample_answers_in_chinese_and_reads(server: str, page) -> N
     sync_api.expect(page.get_by_text(re.compile(r"^关于“")).first).to_be_visible()  # no English frame
     sync_api.expect(chart_title(page, r"^Reduce candidates: ")).to_be_visible()  # charts drawn before the shot
     shot(page, "explore-zh-tea")  # readable with a CJK font (scripts/test.sh installs fonts-noto-cjk)
+
+
+PROGRESS_WATCH = """(() => {
+    window.__graphragFinished = [];
+    const look = () => {
+        const found = document.body.innerText.match(/(\\d+) of (\\d+) map batches finished/);
+        if (found && !window.__graphragFinished.includes(found[1])) window.__graphragFinished.push(found[1]);
+    };
+    new MutationObserver(look).observe(document.body, {subtree: true, childList: true, characterData: true});
+})();"""
+"""Records every count of finished map batches the page shows while a run streams."""
+
+
+def test_the_tang_sample_streams_its_batches_and_answers_in_chinese(server: str, page) -> None:  # type: ignore[no-untyped-def]
+    """zh-tang (issue 43): the picker offers it, a default run at leaf streams 10 batches through
+    the live view, and the answer's own words are Chinese, in the corpus's traditional script."""
+    open_explore(page, server + "/?index=zh-tang&latency=0.6&concurrency=4&seed=5")
+    sync_api.expect(page.locator("textarea").first).to_have_value("李白與杜甫等唐代詩人之間有哪些交往？")  # the sample's own question
+    page.evaluate(PROGRESS_WATCH)
+    page.get_by_role("button", name="Run global search").click()
+    sync_api.expect(page.get_by_text(re.compile(r"^Status: running")).first).to_be_visible()
+    sync_api.expect(page.get_by_text(re.compile(r"^Status: completed")).first).to_be_visible()
+    sync_api.expect(page.get_by_text(re.compile(r"^關於“")).first).to_be_visible()  # the overview: no English frame
+    finished = [int(n) for n in page.evaluate("() => window.__graphragFinished")]
+    assert max(finished) >= 5 and any(0 < n < max(finished) for n in finished), finished  # batches came in while it ran
+    sync_api.expect(chart_title(page, r"^Reduce candidates: ")).to_be_visible()
+    shot(page, "explore-zh-tang")

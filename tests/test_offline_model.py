@@ -55,7 +55,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_protocol_and_identity() -> None:
     model = OfflineChatModel()
     assert isinstance(model, ChatModel)
-    assert model_identity(model) == "offline:bm25/v4"
+    assert model_identity(model) == "offline:bm25/v6"
 
 
 def test_same_input_same_output(no_network: None) -> None:
@@ -279,7 +279,7 @@ def test_the_class_decides_whether_the_model_streams_not_its_latency() -> None:
     paced = PacedOfflineChatModel(latency=(0.0, 0.01), seed=2)
     streamed = asyncio.run(paced.complete_streaming(request, pieces.append))
     assert "".join(pieces) == streamed.text == asyncio.run(OfflineChatModel().complete(request)).text
-    assert model_identity(paced) == model_identity(OfflineChatModel()) == "offline:bm25/v4"  # one cache for both
+    assert model_identity(paced) == model_identity(OfflineChatModel()) == "offline:bm25/v6"  # one cache for both
 
 
 def test_centrality_does_not_depend_on_the_order_a_set_iterates_in() -> None:

@@ -128,8 +128,9 @@ def test_every_cell_of_the_evaluation_csvs_is_data_not_a_formula(capsys, hostile
     )
     assert code == 0, err
     tables = sorted(tmp_path.glob("report.*.csv"))
-    assert [t.name for t in tables] == ["report.choice.csv", "report.costs.csv", "report.judgments.csv", "report.win-rates.csv"]
+    assert [t.name for t in tables] == ["report.choice.csv", "report.costs.csv", "report.judgments.csv", "report.support.csv", "report.win-rates.csv"]
     assert "=X" in (tmp_path / "report.win-rates.csv").read_text(encoding="utf-8")
+    assert "=X" in (tmp_path / "report.support.csv").read_text(encoding="utf-8")
     assert "=X" in (tmp_path / "report.choice.csv").read_text(encoding="utf-8")
     for table in tables:
         assert formula_cells(table) == [], table.name

@@ -335,6 +335,141 @@ def test_zh_source_parses_into_linked_articles() -> None:
     assert zh_options().language == "zh"
 
 
+# -- the Tang poets sample (issue 43) ------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tang_index() -> Index:
+    return load_index(sample_path("zh-tang"))
+
+
+def test_the_tang_sample_is_bundled_and_offered() -> None:
+    from graphrag_core.samples import sample_question
+
+    assert SAMPLES["zh-tang"] == sample_path("zh-tang") and (sample_path("zh-tang") / "manifest.json").is_file()
+    assert sample_question("zh-tang") and list(SAMPLES).index("zh-tang") > list(SAMPLES).index("zh-tea")
+
+
+def test_the_tang_sample_loads_validates_and_has_60_leaf_communities(tang_index: Index) -> None:
+    from graphrag_core.language import chinese_script, corpus_language
+
+    _check_index(tang_index, min_levels=3)  # every table read, so every table's checks ran
+    assert not tang_index.warnings
+    assert len(tang_index.leaves) >= 60
+    assert corpus_language(tang_index.communities) == "zh"
+    assert all(chinese_script(c.summary) == "hant" for c in tang_index.communities)  # its own words too: 本社區收錄...
+    assert sum(p.stat().st_size for p in sample_path("zh-tang").iterdir()) < 2_000_000
+    li_bai = next(e for e in tang_index.entities if e.title == "李白")
+    assert li_bai.description.startswith("李白，字太白")
+    assert {r.target for r in tang_index.relationships if r.source == "杜甫"} >= {"李白", "高適", "嚴武", "元稹"}
+
+
+def test_a_default_leaf_run_on_the_tang_sample_streams_at_least_5_batches(tang_index: Index) -> None:
+    from graphrag_core.events import MapBatchSucceeded
+    from graphrag_core.llm.offline import OfflineChatModel
+    from graphrag_core.request import GlobalSearchRequest
+    from graphrag_core.samples import sample_question
+    from graphrag_core.search import plan_batches, retrieve_global
+
+    request = GlobalSearchRequest(query=sample_question("zh-tang"))  # every default: leaf, 8000-token budgets
+    _, batches, _ = plan_batches(tang_index, request, seed=1, model=OfflineChatModel())
+    assert len(batches) >= 5
+    events: list[object] = []
+    result = asyncio.run(retrieve_global(tang_index, request.model_copy(update={"seed": 1}), OfflineChatModel(), on_event=events.append))
+    assert result.status == "completed" and result.diagnostics.batch_count == len(batches)
+    assert sum(isinstance(e, MapBatchSucceeded) for e in events) >= 5
+
+
+def test_the_command_line_inspects_the_tang_sample(capsys: pytest.CaptureFixture[str]) -> None:
+    from graphrag_cli.main import main
+
+    assert main(["inspect", "zh-tang"], environ={}) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Index zh-tang") and " leaf          133 " in out
+
+
+def test_the_tang_sample_rebuilds_to_the_committed_bytes(tmp_path: Path) -> None:
+    assert samples_main(["zh-tang", "--out", str(tmp_path / "tang")]) == 0
+    for committed in sample_path("zh-tang").iterdir():
+        assert (tmp_path / "tang" / committed.name).read_bytes() == committed.read_bytes(), committed.name
+
+
+def test_the_tang_questions_load_and_are_chinese() -> None:
+    from graphrag_core.evaluation.questions import bundled_question_set, load_questions
+    from graphrag_core.language import text_language
+
+    questions = load_questions(bundled_question_set("zh-tang"))
+    assert len(questions) >= 8 and len({q.id for q in questions}) == len(questions)
+    assert all(text_language(q.question) == "zh" and q.question.endswith("？") for q in questions)
+
+
+_AUTHORS = [
+    {"name": "太宗皇帝", "desc": "帝姓李氏，諱世民。與李白無涉，詩一卷。"},
+    {"name": "李白", "desc": "李白，字太白，隴西成紀人。天寶初，往見賀知章。與韋應物不同時。  李白，字太白。（複出）"},
+    {"name": "賀知章", "desc": "賀知章，字季真，會稽永興人。晚年尤加縱誕。"},
+    {"name": "韋應物", "desc": "韋應物，京兆長安人。少以三衛郎事明皇。"},
+    {"name": "應物", "desc": "應物，大中時江南詩僧也。詩二首。"},
+    {"name": "景雲", "desc": "景雲，善草書，與岑參同時。詩三首。"},
+    {"name": "岑參", "desc": "岑參，南陽人，文本之後。景雲中，其祖在朝。"},
+    {"name": "孟郊", "desc": "孟郊，字東野，湖州武康人。與韓愈善。"},
+    {"name": "韓愈", "desc": "韓愈，字退之，南陽人。"},
+    {"name": "不詳", "desc": ""},
+]
+_ANTHOLOGY = [
+    {"author": "李白", "title": "靜夜思", "paragraphs": ["床前明月光，疑是地上霜。", "舉頭望明月，低頭思故鄉。"]},
+    {"author": "李白", "title": "月下獨酌", "paragraphs": ["花間一壺酒，獨酌無相親。"]},
+    {"author": "李白", "title": "將進酒", "paragraphs": ["君不見黃河之水天上來。"]},
+    {"author": "岑參", "title": "逢入京使", "paragraphs": ["故園東望路漫漫。"]},
+]
+
+
+def test_the_tang_source_text_is_made_from_chinese_poetrys_files(tmp_path: Path) -> None:
+    """Poets one or two steps from the anthology's, mentions marked {名} leftmost-longest,
+    emperors and names that are also words never mentions, a biography's first version only."""
+    from graphrag_core.samples.tang import choose_poets, read_anthology, read_biographies, tang_source_text
+
+    authors, anthology = json.dumps(_AUTHORS, ensure_ascii=False), json.dumps(_ANTHOLOGY, ensure_ascii=False)
+    bios = read_biographies(authors)
+    assert bios["李白"].endswith("與韋應物不同時。")  # the second version is left out
+    poems = read_anthology(anthology)
+    assert choose_poets(bios, poems, steps=0) == ["李白", "岑參"]
+    assert choose_poets(bios, poems, steps=1) == ["李白", "賀知章", "韋應物", "岑參"]  # not 應物 (inside 韋應物), not 景雲 (an era)
+    text = tang_source_text(authors, anthology, commit="abc123")
+    assert "at commit abc123" in text and "MIT licence" in text
+    articles = parse_zh_source(text)
+    assert [a.title for a in articles] == ["李白", "賀知章", "韋應物", "岑參"]
+    li_bai = articles[0]
+    assert li_bai.heading == ":李白: 詩人" and set(li_bai.links) == {"賀知章", "韋應物"}
+    assert "往見{賀知章}" in li_bai.paragraphs[0].text and "{應物}" not in li_bai.paragraphs[0].text
+    assert [p.text for p in li_bai.paragraphs[1:]] == ["《靜夜思》：床前明月光，疑是地上霜。舉頭望明月，低頭思故鄉。", "《月下獨酌》：花間一壺酒，獨酌無相親。"]
+    assert articles[3].links == ()  # 景雲中 is an era, not the poet 景雲
+    # the command writes the same text
+    (tmp_path / "a.json").write_text(authors, encoding="utf-8")
+    (tmp_path / "p.json").write_text(anthology, encoding="utf-8")
+    out = tmp_path / "source.txt"
+    assert samples_main(["zh-tang-source", "--authors", str(tmp_path / "a.json"), "--anthology", str(tmp_path / "p.json"), "--commit", "abc123", "--out", str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == text
+
+
+def test_bad_chinese_poetry_files_are_named() -> None:
+    from graphrag_core.samples.tang import TangSourceError, read_anthology, read_biographies
+
+    with pytest.raises(TangSourceError, match="authors.tang.json is not JSON"):
+        read_biographies("{")
+    with pytest.raises(TangSourceError, match="poet 2"):
+        read_biographies('[{"name": "李白"}, {"desc": "x"}]')
+    with pytest.raises(TangSourceError, match="poem 1"):
+        read_anthology('[{"author": "李白", "paragraphs": "床前明月光"}]')
+
+
+def test_the_committed_tang_source_names_its_origin() -> None:
+    from graphrag_core.samples.tang import SOURCE_FILE
+
+    head = SOURCE_FILE.read_text(encoding="utf-8")[:1200]
+    assert "chinese-poetry/chinese-poetry at commit 99ebbef7e1345c0985c44b9fd96a3f9e776f117b" in head
+    assert "public domain" in head and "MIT licence" in head
+
+
 @pytest.mark.parametrize("level", [0, 1, 2, "leaf"])
 def test_offline_global_search_completes_on_the_jargon_sample(jargon_index: Index, level: int | str) -> None:
     from graphrag_core.llm.offline import OfflineChatModel

@@ -25,6 +25,7 @@ QUESTIONS = {
     "v1-operation-dulce": "Who leads Operation Dulce and what do they find?",
     "jargon": "Who are the wizards?",
     "zh-tea": "普洱茶的产地在哪里？",
+    "zh-tang": "賀知章與哪些詩人交往？",
 }
 RELEVANT = ("kept", "superseded", "failed")
 

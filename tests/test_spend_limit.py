@@ -251,7 +251,7 @@ def test_query_says_the_forecast_then_stops_at_the_limit_answers_from_what_it_re
     assert document["status"] == "partial" and document["diagnostics"]["stopped_at_limit"] == 60_000
     # the reduce's 8,000 and a batch's 512-token reply reserve leave no batch room under 8,500
     code, out, err = run_cli(capsys, "query", "jargon", QUESTION, "--level", "1", "--spend-limit-tokens", "8500", "--store", store, "--no-cache")
-    assert code == 4 and "stopped: The run stopped at its spending limit of 8,500 tokens" in err and not out
+    assert code == 5 and "stopped: The run stopped at its spending limit of 8,500 tokens" in err and not out  # EXIT_STOPPED (issue 40)
     assert RunStore(store).list_runs()[0].status == "cancelled"
     code, _, err = run_cli(capsys, "query", "jargon", QUESTION, "--spend-limit-tokens", "0", "--no-store")
     assert code == 2 and "spend_limit_tokens must be a positive integer" in err

@@ -8,7 +8,7 @@
 The report goes to ``--out`` (Markdown; the win rates, costs, judgments and the choice per
 criterion as CSV beside it: ``{stem}.choice.csv``, and each criterion's choice as a picture,
 ``{stem}.choice-{criterion}.svg``, shown in the report; people's votes when anyone has judged the
-experiment's pairs, ``{stem}.votes.csv``) or to stdout; progress goes to stderr, and the
+experiment's pairs, ``{stem}.votes.csv``; each condition's supported share, ``{stem}.support.csv``) or to stdout; progress goes to stderr, and the
 recommended condition per criterion ends it. Answers and judge calls are kept in the evaluation store as
 they are made, so running the same command again after an interruption (Ctrl-C included: exit
 130) does only what is missing. The answering model and the judge are resolved alike
@@ -42,6 +42,7 @@ from graphrag_core.evaluation.report import (
     choice_csv,
     costs_csv,
     judgments_csv,
+    support_csv,
     to_markdown,
     win_rates_csv,
 )
@@ -54,6 +55,7 @@ from graphrag_core.request import check_seed, check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
 from graphrag_core.methods import VECTOR
 from graphrag_core.models import Index
+from graphrag_core.support import JUDGES, JudgeName
 from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
@@ -117,6 +119,13 @@ def add_parser(sub: Any) -> None:
     ev.add_argument("--claims", action="store_true", help="also list each answer's claims and report claim-based metrics")
     ev.add_argument("--claim-threshold", type=float, default=0.5, help="ROUGE-L F1 that links two claims (0.5 to 0.8, default 0.5)")
     ev.add_argument("--judge", choices=PROVIDERS, default="offline", help="offline (a labelled heuristic, default) or an OpenAI-compatible LLM")
+    ev.add_argument(
+        "--support-judge",
+        choices=(*JUDGES, "off"),
+        default="offline",
+        help="who checks whether each answer's points are backed by what they cite, for each condition's supported share: "
+        "offline (deterministic, by the words; default), model (the --judge model, one call per few points) or off",
+    )
     add_model_options(
         ev,
         model_help="the model that answers (default: the configured GRAPHRAG_LLM_* model, else offline)",
@@ -175,6 +184,11 @@ def _model_label(model: ChatModel) -> str:
     return f"{name} (heuristic)" if is_heuristic(model) else name
 
 
+def _support_judge(args: argparse.Namespace) -> JudgeName | None:
+    """``--support-judge``: a judge, or None for ``off``."""
+    return None if args.support_judge == "off" else args.support_judge
+
+
 def _spec(args: argparse.Namespace, index: Index) -> ExperimentSpec:
     try:
         conditions = (preset_conditions(args.preset, index) if args.preset else []) + parse_conditions("\n".join(args.condition))
@@ -220,7 +234,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     spec = _spec(args, loaded.index)
     limit = check_spend_limit(args.spend_limit_tokens)
     if args.estimate:
-        estimate = estimate_experiment(loaded.index, spec)
+        estimate = estimate_experiment(loaded.index, spec, support_judge=_support_judge(args))
         for key, value in estimate.model_dump().items():
             context.write(f"{key}: {value}\n")
         if limit is not None:
@@ -238,8 +252,9 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
     runs = open_store(context, args.store, off=args.no_store)
     if not args.quiet:
-        estimate = estimate_experiment(loaded.index, spec)
+        estimate = estimate_experiment(loaded.index, spec, support_judge=_support_judge(args))
         claims = f", {estimate.claims_calls} claims" if estimate.claims_calls else ""
+        claims += f", about {estimate.support_calls} checking support" if estimate.support_calls else ""
         context.note(
             f"eval: {len(spec.questions)} questions x {len(spec.conditions)} conditions x {len(spec.seeds)} seeds; "
             f"up to {estimate.total} model calls ({estimate.answer_calls} answering, {estimate.judge_calls} judging{claims}); "
@@ -253,7 +268,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         result = run_async(
             run_experiment(
                 loaded.index, spec, model, judge, store=store, cache=cache, run_store=runs, index_path=str(loaded.path), on_progress=progress,
-                spend_limit_tokens=limit, batch=batch, embedder=embedder,
+                spend_limit_tokens=limit, batch=batch, embedder=embedder, support_judge=_support_judge(args),
             )
         )
     except KeyboardInterrupt:
@@ -277,6 +292,8 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
             "win-rates": win_rates_csv(result), "costs": costs_csv(result), "judgments": judgments_csv(result),
             "choice": choice_csv(result, choices),
         }
+        if result.supported_shares:
+            tables["support"] = support_csv(result)
         if votes:
             tables["votes"] = votes_csv(votes)
         pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}

@@ -2,11 +2,19 @@
 
 The answer goes to stdout (streamed as it is written when stdout is a terminal), or the whole
 result as JSON with ``--json``; a failed or stopped run prints its failure document there
-instead (:func:`~graphrag_cli.output.format_failure_json`). The run is recorded in the run
+instead (:func:`~graphrag_cli.output.format_failure_json`). A run its spending limit stopped
+answers from what it read (exit 0); with nothing usable read it says why and exits
+:data:`~graphrag_cli.context.EXIT_STOPPED`. The run is recorded in the run
 history from its first event, its finished batches kept when it fails or is interrupted. With
 ``--answer-on-interrupt`` the first Ctrl-C stops the map and the run goes on to answer from what
 it read (:func:`~graphrag_core.search.answer_from_read`): its result, labelled partial, is
 printed as any other; a second Ctrl-C quits.
+
+With ``--check-support`` the finished run's points are checked against what they cite
+(:func:`~graphrag_core.support.check_support`): the text answer is printed once the check is
+made, each point followed by its verdict in words, then the summary line; with ``--json`` the
+document's ``support`` holds the check; the check is kept with the run either way. A check that
+cannot be made is an error (exit 4) that loses nothing: the run is recorded and printed.
 """
 
 from __future__ import annotations
@@ -39,14 +47,17 @@ from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.search import answer_from_read, draw_seed, retrieve_global
 from graphrag_core.sources import unit_ids
 from graphrag_core.state import RunState
+from graphrag_core.support import marked_answer, support_lines
 from graphrag_core.tokens import Tokenizer
 
-from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..context import EXIT_OK, EXIT_RUN, EXIT_STOPPED, EXIT_USAGE, CliContext, CliError
 from ..loop import run_async
 from ..options import ModelOptions, add_embedding_options, add_run_options, search_defaults, setting_dest
 from ..output import format_failure_json, format_result_json
 from ..progress import ProgressPrinter
+from ..support_check import add_support_options, chosen_judge, keep_support, run_support_check
 from ..resolve import (
+    advised_by_server,
     build_embedder,
     build_model,
     check_levels,
@@ -73,6 +84,7 @@ def add_parser(sub: Any) -> None:
         help="on Ctrl-C, stop reading and answer from the map answers finished so far: a reduce over what was read, "
         "recorded with the run and labelled partial (exit code 0); a second Ctrl-C quits",
     )
+    add_support_options(query, switch=True)
     query.set_defaults(handler=run)
 
 
@@ -93,6 +105,15 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
         seed=check_seed(getattr(args, setting_dest("seed"))),
         spend_limit_tokens=args.spend_limit_tokens,
     )
+
+
+ADVISED_SETTINGS = ("map_concurrency", "map_token_budget", "reduce_token_budget")
+"""The settings a local server's own facts may set (``advised_by_server``) unless given."""
+
+
+def _given(args: argparse.Namespace) -> set[str]:
+    """Which of :data:`ADVISED_SETTINGS` the command line gave explicitly."""
+    return {name for name in ADVISED_SETTINGS if getattr(args, setting_dest(name), None) is not None}
 
 
 def _close(recorder: RunRecorder, context: CliContext, *, interrupted: bool = False) -> str | None:
@@ -137,6 +158,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+    request = advised_by_server(context, model, request, counter=counter, given=_given(args))
     if request.spend_limit_tokens is not None and not args.quiet:
         if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
             request = request.model_copy(update={"seed": draw_seed()})
@@ -145,8 +167,9 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     cache = open_cache(context, args.cache, off=args.no_cache)
     recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
     events = recorder.events
+    checking = args.check_support or args.support_judge is not None
     progress = ProgressPrinter(
-        context.err, enabled=not args.quiet, answer_stream=None if args.json else context.out, on_notice=context.note_once
+        context.err, enabled=not args.quiet, answer_stream=None if args.json or checking else context.out, on_notice=context.note_once
     )
 
     def on_event(event: Event) -> None:
@@ -165,12 +188,14 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         failed_run_id = _close(recorder, context, interrupted=interrupted)
         if args.json:
             context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
-        if isinstance(exc, SpendLimitReached):
+        if isinstance(exc, SpendLimitReached):  # stopped, as Stop stops a run, with nothing to answer from
             context.note(f"stopped: {exc}")
+            for item in why_no_answer(events):
+                context.note(f"why there is no answer: {item.message}")
             context.note(spend_line(run_figures(events).spend, configured_price(context)))
             if failed_run_id:
                 context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-            return EXIT_RUN
+            return EXIT_STOPPED
         if isinstance(exc, AllMapBatchesFailed):
             raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
         if isinstance(exc, BudgetError):
@@ -181,6 +206,15 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
         raise  # main reports the others with their exit codes
     run_id = _close(recorder, context)
+    support, support_error = None, None
+    if checking:
+        support, support_error = run_support_check(
+            context, loaded.index, result, chosen_judge(args, model), model, cache=cache, tokenizer=counter, quiet=args.quiet,
+            spend_limit=request.spend_limit_tokens, spent=result.diagnostics.usage.total_tokens,
+        )
+        if support is not None:
+            keep_support(context, store, run_id, support)
+    exit_code = EXIT_OK if support_error is None else EXIT_RUN
 
     answered_by = model_identity(model)
     if args.json:
@@ -191,16 +225,24 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             run_id=run_id or next((e.run_id for e in events if isinstance(e, RunStarted)), None),
             recorded_in=str(store.path) if run_id and store is not None else None,
             events=events,
+            support=support,
+            support_error=support_error,
         )
         context.write(document + "\n")
-        return EXIT_OK
+        if support_error:
+            context.note(f"error: {support_error}")
+        return exit_code
     streamed = progress.streamed_answer
-    if streamed and streamed.strip() == result.answer.strip():
+    if support is not None:
+        context.write(marked_answer(result.answer, support).rstrip() + "\n\n" + "\n".join(support_lines(support)) + "\n")
+    elif streamed and streamed.strip() == result.answer.strip():
         context.write("\n")  # the answer is already on the terminal, as it was written
     else:
         if streamed:
             context.write("\n")
         context.write(result.answer.rstrip() + "\n")
+    if support_error:
+        context.note(f"error: {support_error}")
     for item in why_no_answer(events):
         context.note(f"why there is no full answer: {item.message}")
     if not args.quiet:
@@ -217,7 +259,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         context.note(spend_line(run_figures(events).spend, configured_price(context)))
         if run_id:
             context.note(f"run {run_id} recorded in {store.path if store else ''}")
-    return EXIT_OK
+    return exit_code
 
 
 __all__ = ["SHOWN_COMMUNITY_IDS", "add_parser", "build_request", "run"]

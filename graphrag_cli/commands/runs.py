@@ -1,25 +1,29 @@
 """``graphrag-explorer runs ACTION``: the stored run history.
 
-``list`` (the newest runs, one line each), ``show RUN_ID`` (a run as Markdown, or ``--json``),
-``export RUN_ID`` (a run bundle with ``--bundle FILE``, replayable with no model, and/or the
-Markdown report with ``--markdown FILE``) and ``delete RUN_ID``. A run's citations are checked
-against its index when that index can be read here.
+``list`` (the newest runs, one line each), ``show RUN_ID`` (a run as Markdown, or ``--json``,
+its support check included when it has one), ``check RUN_ID`` (the support check of a stored
+run, made now and kept with it), ``export RUN_ID`` (a run bundle with ``--bundle FILE``,
+replayable with no model, and/or the Markdown report with ``--markdown FILE``) and ``delete
+RUN_ID``. A run's citations are checked against its index when that index can be read here.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 from typing import Any
 
 from graphrag_core.bundle import bundle_to_json, make_bundle
 from graphrag_core.history import RunRecord, RunStore
 from graphrag_core.report import record_to_markdown
+from graphrag_core.support import marked_answer, support_lines
 
-from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
-from ..options import CliParser, add_store_options
+from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..options import CliParser, ModelOptions, add_cache_options, add_model_options, add_quiet_option, add_store_options
 from ..output import format_run_line
-from ..resolve import load_index_at, resolve_index_path, run_store
+from ..resolve import build_model, load_index_at, open_cache, resolve_index_path, run_store, tokenizer
+from ..support_check import add_support_options, chosen_judge, keep_support, run_support_check
 
 
 def add_parser(sub: Any) -> None:
@@ -37,6 +41,18 @@ def add_parser(sub: Any) -> None:
     show.add_argument("run_id", metavar="RUN_ID")
     show.add_argument("--json", action="store_true")
     show.set_defaults(handler=run_show)
+
+    check = actions.add_parser(
+        "check", help="check whether each point of a stored run's answer is backed by what it cites, and keep the verdicts with the run"
+    )
+    check.add_argument("run_id", metavar="RUN_ID")
+    check.add_argument("--index", default=None, metavar="INDEX", help="the run's index (default: the run's own path)")
+    check.add_argument("--json", action="store_true", help="print the check as JSON (the support document of query --json)")
+    add_support_options(check, switch=False)
+    add_model_options(check.add_argument_group("model (the model judge)"))
+    add_cache_options(check)
+    add_quiet_option(check)
+    check.set_defaults(handler=run_check)
 
     export = actions.add_parser("export", help="write one run as a run bundle (one JSON file, replayable with no model) and/or a Markdown report")
     export.add_argument("run_id", metavar="RUN_ID")
@@ -94,6 +110,28 @@ def run_show(args: argparse.Namespace, context: CliContext) -> int:
     return EXIT_OK
 
 
+def run_check(args: argparse.Namespace, context: CliContext) -> int:
+    store = run_store(context, args.store)
+    record = _record(store, args.run_id)
+    if record.result is None:
+        raise CliError(f"Run {record.run_id} has no answer to check ({record.status}).", EXIT_USAGE)
+    loaded = load_index_at(args.index or record.index_path or record.index_name)
+    model = build_model(context, ModelOptions.from_args(args))
+    cache = open_cache(context, args.cache, off=args.no_cache)
+    check, failure = run_support_check(
+        context, loaded.index, record.result, chosen_judge(args, model), model, cache=cache,
+        tokenizer=tokenizer(record.request.tokenizer, model), quiet=args.quiet,
+    )
+    if check is None:
+        raise CliError(f"Run {record.run_id}: {failure}", EXIT_RUN)
+    keep_support(context, store, record.run_id, check)
+    if args.json:
+        context.write(json.dumps(check.to_json_dict(), indent=2, ensure_ascii=False) + "\n")
+    else:
+        context.write(marked_answer(record.result.answer, check).rstrip() + "\n\n" + "\n".join(support_lines(check)) + "\n")
+    return EXIT_OK
+
+
 def run_export(args: argparse.Namespace, context: CliContext) -> int:
     if args.bundle is None and args.markdown is None:
         raise CliError("runs export: say what to write: --bundle FILE, --markdown FILE, or both.", EXIT_USAGE)
@@ -130,4 +168,4 @@ def run_delete(args: argparse.Namespace, context: CliContext) -> int:
     return EXIT_OK
 
 
-__all__ = ["add_parser", "run_delete", "run_export", "run_list", "run_show"]
+__all__ = ["add_parser", "run_check", "run_delete", "run_export", "run_list", "run_show"]

@@ -27,7 +27,16 @@ Invariants of :func:`run_experiment`:
   reported are kept beside them (``reported_tokens``), labelled as such;
 - an index without source chunks is refused before anything runs when a condition's method
   reads them (``text``, ``vector``); ``vector`` answers rank chunks with ``embedder`` when one is
-  given (its tokens counted apart), else by BM25.
+  given (its tokens counted apart), else by BM25;
+- with a ``support_judge`` every answer that did not fail is support-checked
+  (:mod:`graphrag_core.support`) as it is made, its counts kept on it (and in the store); a kept
+  answer checked by another judge (or not at all) is checked again from its text; the model
+  judge is the experiment's ``judge`` model, its calls through the map cache and within the
+  spending limit; each condition's supported share is in the result.
+
+Why this module is long: its steps (answers with their support checks, claims, judgments) share
+one run's state (what is kept, the stop, the spending limit, the Batch API's waves) and its
+invariants, and read best in one place, each step a method of :class:`_Run`.
 """
 
 from __future__ import annotations
@@ -53,6 +62,7 @@ from ..request import GlobalSearchRequest
 from ..search import plan_batches, retrieve_global
 from ..spending import SpendingLimit
 from ..status import RunStatus
+from ..support.models import JudgeName
 from .batches import BatchOptions, BatchStore, BatchWaves
 from .claims import extract_claims
 from .conditions import Condition
@@ -60,14 +70,16 @@ from .judge import is_heuristic, judge_pair, judge_request_count
 from ..index.fingerprint import index_fingerprint
 from .keys import answer_key, claims_key, experiment_id
 from .questions import EvalQuestion
-from .results import AnswerCost, AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord
+from .results import AnswerCost, AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, SupportTally
 from .spec import ExperimentSpec, JudgmentJob
-from .statistics import compute_claim_summaries, compute_costs, compute_win_rates
+from .support_share import answer_support, support_calls
+from .statistics import compute_claim_summaries, compute_costs, compute_support_shares, compute_win_rates
 from .store import EvaluationStore
 
 if TYPE_CHECKING:
     from ..cache import MapCache
     from ..history.store import RunStore
+    from ..results import GlobalSearchResult
 
 
 T = TypeVar("T")
@@ -93,12 +105,16 @@ class EvalProgress(BaseModel):
 ProgressSink = Callable[[EvalProgress], None]
 
 
-def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: bool = True) -> ExperimentEstimate:
+def estimate_experiment(
+    index: Index, spec: ExperimentSpec, *, every_question: bool = True, support_judge: JudgeName | None = None
+) -> ExperimentEstimate:
     """The model calls an experiment needs before retries and before anything is reused.
 
     Map batches are planned for each question with the first seed, or, with
     ``every_question=False``, for the first question only and counted for every question (a
-    question's length barely changes the batches; much faster on a big index)."""
+    question's length barely changes the batches; much faster on a big index). With the
+    ``model`` support judge, its calls as forecast (:func:`~graphrag_core.support.forecast_support`)
+    for every answer."""
     check_index(index, spec)
     seed = spec.seeds[0]
     planned = spec.questions if every_question else spec.questions[:1]
@@ -112,6 +128,7 @@ def estimate_experiment(index: Index, spec: ExperimentSpec, *, every_question: b
         judgments=judgments,
         judge_calls=judge_request_count(spec.criteria, spec.repeats) * judgments,
         claims_calls=spec.answer_count() if spec.claims else 0,
+        support_calls=support_calls(index, spec) if support_judge == "model" else 0,
     )
 
 
@@ -150,6 +167,7 @@ async def run_experiment(
     spend_limit_tokens: int | None = None,
     batch: BatchOptions | None = None,
     embedder: EmbeddingModel | None = None,
+    support_judge: JudgeName | None = "offline",
 ) -> ExperimentResult:
     """Answer, list claims when asked, judge and score (see the module docstring).
 
@@ -161,11 +179,13 @@ async def run_experiment(
     listing claims and judging together. With ``batch`` (and a ``store``), the calls of the
     OpenAI-compatible models among ``model`` and ``judge`` go as Batch API jobs, in waves
     (:mod:`graphrag_core.evaluation.batches`); a rerun goes on from the jobs in the store.
+    ``support_judge`` checks each answer's support (``offline``, the default; ``model``: the
+    ``judge`` model; None: no check).
     """
     check_index(index, spec)
     run = _Run(
         index, spec, model, judge, store=store, cache=cache, run_store=run_store, index_path=index_path, emit=on_progress or _unseen,
-        stop=should_stop or _never, embedder=embedder,
+        stop=should_stop or _never, embedder=embedder, support_judge=support_judge,
     )
     if spend_limit_tokens is not None:
         run.spending = SpendingLimit(spend_limit_tokens, what="experiment")
@@ -218,8 +238,10 @@ class _Run:
         emit: ProgressSink,
         stop: Callable[[], bool],
         embedder: EmbeddingModel | None = None,
+        support_judge: JudgeName | None = None,
     ) -> None:
         self.index, self.spec, self.model, self.judge, self.embedder = index, spec, model, judge, embedder
+        self.support_judge = support_judge
         self.store, self.cache, self.run_store, self.index_path = store, cache, run_store, index_path
         self.emit, self.stop = emit, stop
         self.started = time.monotonic()
@@ -300,7 +322,12 @@ class _Run:
         key = answer_key(self.fingerprint, self.model, request, ranker=ranker_name(self.embedder))
         kept = self.store.get_answer(key) if self.store is not None else None
         if kept is not None and kept.status != RunStatus.FAILED:
-            return kept.model_copy(update={"condition": condition.name, "question_id": question.id}), True
+            kept = kept.model_copy(update={"condition": condition.name, "question_id": question.id})
+            if self.support_judge is not None and (kept.support is None or kept.support.judge != self.support_judge):
+                kept = kept.model_copy(update={"support": await self.support_of(kept.answer, method=request.method)})
+                if self.store is not None and kept.support is not None:
+                    self.store.put_answer(key, kept)
+            return kept, True
         self.check_room(request, seed)
         record = await self.ask(condition, question, seed, request)
         if self.store is not None and record.status != RunStatus.FAILED:
@@ -343,7 +370,10 @@ class _Run:
             limit = result.diagnostics.stopped_at_limit
             if limit is not None:
                 raise SpendLimitReached(result.diagnostics.stopped_note or "", limit=limit, spent=self.spending.spent if self.spending else 0)
-            record = AnswerRecord(**base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method))
+            record = AnswerRecord(
+                **base, status=result.status, answer=result.answer, cost=cost_of(run_figures(events), method=request.method),
+                support=await self.support_of(result.answer, method=request.method, result=result),
+            )
         except SpendLimitReached:
             self.save_run(events, condition, question, seed)
             raise
@@ -356,6 +386,15 @@ class _Run:
             )
         self.save_run(events, condition, question, seed)
         return record
+
+    async def support_of(self, answer: str, *, method: str, result: GlobalSearchResult | None = None) -> SupportTally | None:
+        """An answer's support check in counts, by the experiment's support judge (None without one)."""
+        if self.support_judge is None:
+            return None
+        model = self.judge if self.support_judge == "model" else None
+        return await answer_support(
+            self.index, answer, self.support_judge, model=model, method=method, result=result, cache=self.cache, spending=self.spending
+        )
 
     def save_run(self, events: list[Event], condition: Condition, question: EvalQuestion, seed: int) -> None:
         if self.run_store is not None and events:
@@ -443,6 +482,8 @@ class _Run:
             win_rates=compute_win_rates(self.spec, judgments),
             costs=compute_costs(self.spec, answers),
             claims=compute_claim_summaries(self.spec, answers),
+            support_judge=self.support_judge,
+            supported_shares=compute_support_shares(self.spec, answers, self.support_judge) if self.support_judge else [],
             judge_calls=len(calls),
             judge_calls_failed=sum(1 for c in calls if not c.ok),
             duration_s=time.monotonic() - self.started,

@@ -166,6 +166,7 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w, heuristic=result.heuristic_judge)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
         lines += markdown_table(["row beats column", *names], rows) + [""]
+    lines += support_share_markdown(result)
     lines += [
         "## Choosing a condition",
         "",
@@ -261,6 +262,37 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     return "\n".join(lines)
 
 
+SUPPORT_FIELDS = ("condition", "judge", "answers", "points", "supported", "partial", "unsupported", "unjudged", "supported_share")
+
+
+def support_share_markdown(result: ExperimentResult) -> list[str]:
+    """The supported share of each condition (its answers' cited points that their citations
+    back, pooled), or nothing when the answers were not checked."""
+    if not result.supported_shares:
+        return []
+    judge = "the offline judge (by the words: it cannot see a paraphrase or a negation)" if result.support_judge == "offline" else f"the model judge ({markdown_cell(result.judge)})"
+    rows = [
+        (s.condition, s.answers, s.points, s.supported, s.partial, s.unsupported, "–" if s.share is None else f"{100 * s.share:.1f}%")
+        for s in result.supported_shares
+    ]
+    return [
+        "## Supported share",
+        "",
+        f"Of each condition's answers, the points (sentences and bullets that cite something) backed by what they cite, judged by {judge}; "
+        "the points of every answer pooled (see docs/support-check.md).",
+        "",
+        *markdown_table(["condition", "answers checked", "points", "supported", "partly", "not supported", "supported share"], rows),
+        "",
+    ]
+
+
+def support_csv(result: ExperimentResult) -> str:
+    """``{stem}.support.csv``: one row per condition with the columns of :data:`SUPPORT_FIELDS`
+    (``supported_share`` from 0 to 1, blank when no point cites anything)."""
+    rows = [[("" if getattr(s, f) is None else getattr(s, f)) if f != "supported_share" else ("" if s.share is None else s.share) for f in SUPPORT_FIELDS] for s in result.supported_shares]
+    return csv_text(SUPPORT_FIELDS, rows)
+
+
 def win_rates_csv(result: ExperimentResult) -> str:
     """One row per criterion and ordered pair (A/A rows have row == col), plus the judge label."""
     return csv_text(
@@ -311,6 +343,7 @@ def judgments_csv(result: ExperimentResult) -> str:
 __all__ = [
     "AA_NEEDS_SEEDS",
     "HEURISTIC_NOTE",
+    "SUPPORT_FIELDS",
     "choice_csv",
     "costs_csv",
     "judge_label",
@@ -319,6 +352,8 @@ __all__ = [
     "share_label",
     "significance_legend",
     "significance_mark",
+    "support_csv",
+    "support_share_markdown",
     "to_markdown",
     "win_rate_matrix",
     "win_rates_csv",

@@ -13,6 +13,7 @@ import time
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ..status import RunStatus
+from ..support.models import SupportCheck
 from .judge import PairJudgment
 from .questions import EvalQuestion
 from .spec import ExperimentSpec
@@ -52,6 +53,51 @@ class AnswerCost(BaseModel):
 
 
 
+class SupportTally(BaseModel):
+    """An answer's support check in counts (:class:`~graphrag_core.support.SupportCheck`): who
+    judged, the points (sentences and bullets that cite something) and their verdicts, and how
+    many the judge could not judge (``unsupported`` among them)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    judge: str
+    judged_by: str
+    points: int = 0
+    supported: int = 0
+    partial: int = 0
+    unsupported: int = 0
+    unjudged: int = 0
+
+    @classmethod
+    def of(cls, check: SupportCheck) -> SupportTally:
+        counts = check.counts()
+        return cls(
+            judge=check.judge, judged_by=check.judged_by, points=len(check.points), supported=counts["supported"],
+            partial=counts["partial"], unsupported=counts["unsupported"], unjudged=check.unjudged,
+        )
+
+
+class SupportShare(BaseModel):
+    """A condition's supported share: its answers' points pooled (``supported / points``, None
+    when no point cites anything), over the answers checked (failed ones are not)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    condition: str
+    judge: str
+    answers: int
+    points: int
+    supported: int
+    partial: int
+    unsupported: int
+    unjudged: int = 0
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def share(self) -> float | None:
+        return self.supported / self.points if self.points else None
+
+
 class AnswerRecord(BaseModel):
     """One condition's answer to one question with one seed, and what it cost.
 
@@ -73,6 +119,8 @@ class AnswerRecord(BaseModel):
     """What lies behind ``error`` when it is a summary (a batch's own error, e.g. a timeout)."""
     claims: list[str] | None = None
     claims_error: str | None = None
+    support: SupportTally | None = None
+    """The answer's support check in counts (None: not checked, or failed)."""
 
 
 class JudgmentRecord(BaseModel):
@@ -167,6 +215,9 @@ class ExperimentEstimate(BaseModel):
     judgments: int
     judge_calls: int
     claims_calls: int
+    support_calls: int = Field(default=0, exclude_if=lambda calls: calls == 0)
+    """The model judge's support check calls (a forecast: the answers do not exist yet); 0 and
+    left out of the JSON with the offline judge."""
     answer_prompt_tokens: int = Field(default=0, exclude=True)
     """The answers' map prompts as planned (fixed levels; dynamic selection's depend on its
     ratings): what a spending limit's forecast reads; not one of the counted calls, so not dumped."""
@@ -174,7 +225,7 @@ class ExperimentEstimate(BaseModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def total(self) -> int:
-        return self.answer_calls + self.judge_calls + self.claims_calls
+        return self.answer_calls + self.judge_calls + self.claims_calls + self.support_calls
 
 
 class ExperimentResult(BaseModel):
@@ -197,6 +248,10 @@ class ExperimentResult(BaseModel):
     win_rates: list[WinRate]
     costs: list[ConditionCost]
     claims: list[ClaimSummary] = Field(default_factory=list)
+    support_judge: str | None = None
+    """Who checked the answers' support (``offline``, ``model``); None: not checked."""
+    supported_shares: list[SupportShare] = Field(default_factory=list)
+    """Each condition's supported share (in the spec's order), when the answers were checked."""
     judge_calls: int = 0
     judge_calls_failed: int = 0
     duration_s: float = 0.0
@@ -236,5 +291,7 @@ __all__ = [
     "ExperimentEstimate",
     "ExperimentResult",
     "JudgmentRecord",
+    "SupportShare",
+    "SupportTally",
     "WinRate",
 ]

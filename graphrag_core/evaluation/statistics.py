@@ -16,7 +16,7 @@ import numpy as np
 from ..methods import TEXT
 from ..status import RunStatus
 from .claims import claim_metrics
-from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, WinRate
+from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, SupportShare, WinRate
 from .spec import ExperimentSpec
 
 PURPOSES_SHOWN = ("rate", "map", "reduce")
@@ -195,4 +195,20 @@ def compute_claim_summaries(spec: ExperimentSpec, answers: Sequence[AnswerRecord
     return summaries
 
 
-__all__ = ["PURPOSES_SHOWN", "compute_claim_summaries", "corrected_both_ways", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]
+def compute_support_shares(spec: ExperimentSpec, answers: Sequence[AnswerRecord], judge: str) -> list[SupportShare]:
+    """Each condition's supported share: the points of its answers checked by ``judge``, pooled
+    (an answer checked by another judge, or not at all, is left out)."""
+    shares: list[SupportShare] = []
+    for condition in spec.conditions:
+        tallies = [a.support for a in answers if a.condition == condition.name and a.support is not None and a.support.judge == judge]
+        shares.append(
+            SupportShare(
+                condition=condition.name, judge=judge, answers=len(tallies), points=sum(t.points for t in tallies),
+                supported=sum(t.supported for t in tallies), partial=sum(t.partial for t in tallies),
+                unsupported=sum(t.unsupported for t in tallies), unjudged=sum(t.unjudged for t in tallies),
+            )
+        )
+    return shares
+
+
+__all__ = ["PURPOSES_SHOWN", "compute_support_shares", "compute_claim_summaries", "corrected_both_ways", "compute_costs", "compute_win_rates", "holm", "wilcoxon_p"]

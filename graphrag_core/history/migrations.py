@@ -10,7 +10,9 @@ new one, never in between, and two processes opening one file agree.
    may already have it: the migration adds it only when missing);
 3. events in a table of their own, ``run_events`` (run id, number, one event's JSON), so a
    running run's new events are appended instead of its whole list rewritten; ``runs`` keeps
-   the summary columns and loses ``events_json``.
+   the summary columns and loses ``events_json``;
+4. ``runs.support_json``: the run's latest support check (:class:`~graphrag_core.support.SupportCheck`
+   as JSON), null until one is made.
 """
 
 from __future__ import annotations
@@ -82,6 +84,11 @@ def _events_table(conn: sqlite3.Connection) -> None:
         conn.execute(statement)
 
 
+def _support_column(conn: sqlite3.Connection) -> None:
+    if "support_json" not in _columns(conn, "runs"):
+        conn.execute("ALTER TABLE runs ADD COLUMN support_json TEXT")
+
+
 def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
     return [info[1] for info in conn.execute(f"PRAGMA table_info({table})")]
 
@@ -97,6 +104,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "runs and schema_version", _first_schema),
     Migration(2, "runs.writer: the process writing a running run", _writer_column),
     Migration(3, "run_events: each run's events, appended as they come", _events_table),
+    Migration(4, "runs.support_json: the run's latest support check", _support_column),
 )
 """Every migration, in order; the versions are 1, 2, 3, ... with no gap."""
 

@@ -18,6 +18,7 @@ from ..request import GlobalSearchRequest
 from ..results import GlobalSearchResult
 from ..state import RunState
 from ..status import RunStatus
+from ..support.models import SupportCheck
 from .liveness import interrupted_message
 
 
@@ -122,6 +123,8 @@ class RunRecord(BaseModel):
     events: EventList = Field(default_factory=list)
     result: GlobalSearchResult | None = None
     label: str = ""
+    support: SupportCheck | None = None
+    """The run's latest support check (:func:`graphrag_core.support.check_support`), None until one is made."""
 
     @classmethod
     def from_events(

@@ -9,8 +9,9 @@ it to :data:`SCHEMA_VERSION` and refuses a newer one.
 
 Invariants:
 
-- a run is one row of ``runs`` (its summary columns, request and result) and its events, one
-  row each of ``run_events``, numbered from 0 in the order they happened;
+- a run is one row of ``runs`` (its summary columns, request, result and latest support
+  check) and its events, one row each of ``run_events``, numbered from 0 in the order they
+  happened; writing a running run's row (``append``) never touches its support check;
 - ``get`` returns a record whose ``events`` replay (``RunState.replay``) to the same state as
   the events saved or appended;
 - ``save`` writes a whole record (replacing one with the same ``run_id``, events included);
@@ -43,6 +44,7 @@ from ..results import GlobalSearchResult
 from ..sqlite import connect as sqlite_connect
 from ..sqlite import enable_wal
 from ..status import RunStatus
+from ..support.models import SupportCheck
 from .liveness import live_status, process_token
 from .migrations import SCHEMA_VERSION, file_version, upgrade
 from .records import RunRecord, RunSummary
@@ -179,6 +181,7 @@ class RunStore:
         """Insert the record, or replace the one stored under the same ``run_id`` (its events too)."""
         with self._connect() as conn:
             _write_row(conn, record.summary(), record.result)
+            _write_support(conn, record.run_id, record.support)
             conn.execute("DELETE FROM run_events WHERE run_id = ?", (record.run_id,))
             conn.executemany(_INSERT_EVENT, ((record.run_id, seq, event_to_json(e)) for seq, e in enumerate(record.events)))
 
@@ -196,6 +199,7 @@ class RunStore:
                 conn.execute("BEGIN IMMEDIATE")
                 if conn.execute("SELECT 1 FROM runs WHERE run_id = ?", (candidate,)).fetchone() is None:
                     _write_row(conn, stored.summary(), stored.result)
+                    _write_support(conn, candidate, stored.support)
                     conn.executemany(_INSERT_EVENT, ((candidate, seq, event_to_json(e)) for seq, e in enumerate(stored.events)))
                     return candidate
                 held = (text for (text,) in conn.execute(_SELECT_EVENTS, (candidate,)))
@@ -219,6 +223,12 @@ class RunStore:
                 since = 0
             conn.executemany(_INSERT_EVENT, ((run_id, seq, event_to_json(events[seq])) for seq in range(since, len(events))))
         return len(events) - since
+
+    def set_support(self, run_id: str, check: SupportCheck | None) -> bool:
+        """Keep ``check`` as the run's support check (replacing an earlier one; None removes
+        it); False when there is no such run."""
+        with self._connect() as conn:
+            return _write_support(conn, run_id, check)
 
     def set_label(self, run_id: str, label: str) -> bool:
         """Change a stored run's label; False when there is no such run."""
@@ -256,7 +266,7 @@ class RunStore:
         with self._connect() as conn:
             row = conn.execute(
                 "SELECT run_id, created_at, index_name, index_path, query, seed, model, status, "
-                "duration_s, label, error, request_json, result_json, writer FROM runs WHERE run_id = ?",
+                "duration_s, label, error, request_json, result_json, writer, support_json FROM runs WHERE run_id = ?",
                 (run_id,),
             ).fetchone()
             if row is None:
@@ -266,7 +276,7 @@ class RunStore:
             except ValueError as exc:  # pydantic's ValidationError
                 raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
         (rid, created_at, index_name, index_path, query, seed, model, status, duration_s, label, error,
-         request_json, result_json, writer) = row
+         request_json, result_json, writer, support_json) = row
         try:
             return RunRecord(
                 run_id=rid,
@@ -283,6 +293,7 @@ class RunStore:
                 events=events,
                 result=None if result_json is None else GlobalSearchResult.model_validate_json(result_json),
                 label=label,
+                support=None if support_json is None else SupportCheck.model_validate_json(support_json),
             )
         except (ValueError, TypeError, GraphRAGError) as exc:  # pydantic's ValidationError and JSON errors are ValueErrors
             raise StoreError(damaged_message(self.path, _first_problem(exc), run_id=run_id)) from exc
@@ -369,6 +380,12 @@ def _write_row(conn: sqlite3.Connection, summary: RunSummary, result: GlobalSear
             process_token() if running else None,
         ),
     )
+
+
+def _write_support(conn: sqlite3.Connection, run_id: str, check: SupportCheck | None) -> bool:
+    """Set a run's support check (None: none); whether the run is there."""
+    text = None if check is None else check.model_dump_json()
+    return conn.execute("UPDATE runs SET support_json = ? WHERE run_id = ?", (text, run_id)).rowcount > 0
 
 
 def _first_problem(exc: Exception) -> str:

@@ -148,7 +148,7 @@ class EndpointTokenizer:
         request = urllib.request.Request(url, data=body, method="POST", headers={"content-type": "application/json", **self._headers})
         try:
             with urllib.request.urlopen(request, timeout=self.timeout) as answer:  # noqa: S310 - the configured endpoint
-                return _read_count(json.loads(_read_within(answer, deadline=time.monotonic() + self.timeout)))
+                return _read_count(json.loads(read_within(answer, deadline=time.monotonic() + self.timeout)))
         except urllib.error.HTTPError as exc:
             if exc.code in _NOT_THERE and self._form is None:
                 raise _NotThere(exc.code) from None
@@ -167,7 +167,7 @@ MAX_COUNT_REPLY_BYTES = 16 * 1024 * 1024
 """A count's reply is read up to this many bytes (a list of token ids for a long text included)."""
 
 
-def _read_within(answer: Any, *, deadline: float) -> bytes:
+def read_within(answer: Any, *, deadline: float) -> bytes:
     """The reply's body, read by pieces until ``deadline`` (``time.monotonic``) or the size bound:
     a server that sends its reply a byte at a time cannot hold the planning for longer."""
     chunks: list[bytes] = []
@@ -208,4 +208,4 @@ def is_local_endpoint(base_url: str) -> bool:
     return is_local_host(urlsplit(base_url).hostname or "")
 
 
-__all__ = ["EndpointTokenizer", "TOKENIZE_FORMS", "TokenizeForm", "is_local_endpoint", "is_local_host"]
+__all__ = ["EndpointTokenizer", "TOKENIZE_FORMS", "TokenizeForm", "is_local_endpoint", "is_local_host", "read_within"]

@@ -59,6 +59,7 @@ import openai
 import pydantic
 
 from ..errors import (
+    CallTimedOut,
     ContextLengthError,
     FatalModelError,
     ModelError,
@@ -215,6 +216,7 @@ class OpenAIChatModel:
         self.endpoints = endpoints if endpoints is not None else Endpoints()
         self._notices: list[str] = []
         self._usage_warned = False
+        self._over_reserve_said = False
         self._endpoint_tokenizer: EndpointTokenizer | None = None
         self._default_tokenizer: str | None = None
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, openai.AsyncOpenAI] = weakref.WeakKeyDictionary()
@@ -405,12 +407,29 @@ class OpenAIChatModel:
             response = await within_deadline(lambda: self._exchange(client, request, streamed), timeout=self.settings.timeout, local=local, clock=clock)
             answered = True
         except DeadlinePassed as passed:
-            raise RetryableModelError(deadline_message("Model", self.identity, self.settings.timeout, local=local, began=passed.began)) from None
+            raise CallTimedOut(deadline_message("Model", self.identity, self.settings.timeout, local=local, began=passed.began)) from None
         finally:
             found = watch.ended(clock.sent, answered=answered) if watch is not None else False
         if found and watch is not None:
             self._single_slot_found(watch)
+        self._over_reserve(request, response)
         return self._with_notices(response)
+
+    def _over_reserve(self, request: ChatRequest, response: ChatResponse) -> None:
+        """A reply reported with more completion tokens than its ``max_tokens`` (llama.cpp counts
+        the end of its generation too: 513 for 512) is used as it is and counted as reported;
+        said once per model."""
+        limit, usage = request.max_tokens, response.usage
+        if self._over_reserve_said or not limit or usage is None or usage.completion_tokens <= limit:
+            return
+        self._over_reserve_said = True
+        notice = (
+            f"Model endpoint {self.identity} reported {usage.completion_tokens:,} completion tokens for a call limited to "
+            f"{limit:,} (max_tokens), more completion tokens than it was asked for: the reply is used as it is and its "
+            "tokens counted as reported (a server may count the end of its reply too)."
+        )
+        logger.info("%s", notice)
+        self._notices.append(notice)
 
     def _single_slot_found(self, watch: SlotWatch) -> None:
         notice = (
@@ -444,7 +463,7 @@ class OpenAIChatModel:
             if on_text is not None:
                 return await self._read_stream(completion, on_text)
         except openai.APITimeoutError as exc:
-            raise RetryableModelError(f"Model request to {self.identity} timed out after {self.settings.timeout:g}s.") from exc
+            raise CallTimedOut(f"Model request to {self.identity} timed out after {self.settings.timeout:g}s.") from exc
         except openai.APIConnectionError as exc:
             cause = type(exc.__cause__).__name__ if exc.__cause__ is not None else "connection error"
             raise RetryableModelError(f"Could not reach the model endpoint {self.settings.host} ({cause}).") from exc

@@ -12,7 +12,9 @@ built on). Invariants:
 - when a request goes on the wire, and when its reply's status line and headers arrive (its
   first byte), the :class:`CallClock` of the call (a context variable the adapter sets around
   each call) is told: the call's deadline can count from the first byte, and the endpoint's
-  :class:`~graphrag_core.llm.endpoints.SlotWatch` times the call without the client's own setup.
+  :class:`~graphrag_core.llm.endpoints.SlotWatch` times the call without the client's own setup;
+- a call that sends its request again (an output form the endpoint refused, tried in the next
+  form) starts its clock again: the refusal's first byte is no reply to the request now waiting.
 
 :func:`within_deadline` is the one deadline of the adapters' calls (chat and embeddings): a call
 ends within its timeout, for a local server counted from the first byte of its reply.
@@ -42,16 +44,28 @@ class ReplyTooLargeError(ReplyTooLongError):
 
 class CallClock:
     """When one call's request went on the wire (``sent``: its last request, when the call sent
-    several) and when its reply began: :meth:`first_byte` hands that moment, once, to
-    ``on_first_byte`` (the adapter moves the call's deadline there)."""
+    several) and when its reply began: :meth:`first_byte` hands that moment, once per request,
+    to ``on_first_byte`` (the adapter moves the call's deadline there). A request sent after an
+    earlier one's reply began (a renegotiation) starts the clock again: ``first_byte_at`` is
+    cleared and ``on_request_sent`` is told, so the new request waits for its own first byte as
+    long as a first request does."""
 
-    def __init__(self, on_first_byte: Callable[[float], None] | None = None) -> None:
+    def __init__(
+        self, on_first_byte: Callable[[float], None] | None = None, *, on_request_sent: Callable[[float], None] | None = None
+    ) -> None:
         self.sent = time.monotonic()
         self.first_byte_at: float | None = None
         self.on_first_byte = on_first_byte
+        self.on_request_sent = on_request_sent
+        self.requests = 0
 
     def request_sent(self) -> None:
         self.sent = time.monotonic()
+        self.requests += 1
+        if self.first_byte_at is not None:  # a request sent again: its wait starts now
+            self.first_byte_at = None
+            if self.on_request_sent is not None:
+                self.on_request_sent(self.sent)
 
     def first_byte(self) -> None:
         if self.first_byte_at is None:
@@ -82,18 +96,25 @@ async def within_deadline(call: Callable[[], Awaitable[T]], *, timeout: float, l
     """``call()`` with ``clock`` as the context's :data:`CURRENT_CALL`, cancelled (its
     connection closed) ``timeout`` seconds after it started, or for a ``local`` endpoint after
     the first byte of its reply (the wait for that byte bounded by :data:`LOCAL_FIRST_BYTE_FACTOR`
-    times the timeout). Raises :class:`DeadlinePassed` when it was cut at its deadline."""
+    times the timeout). A request sent again within the call (a renegotiated output form) has
+    the whole deadline again, counted from when it was sent. Raises :class:`DeadlinePassed` when
+    it was cut at its deadline."""
     loop = asyncio.get_running_loop()
     timer: asyncio.Timeout | None = None
+    first_wait = timeout * LOCAL_FIRST_BYTE_FACTOR if local else timeout
 
     def reply_began(at: float) -> None:
         if local and timer is not None and not timer.expired():
             timer.reschedule(loop.time() + timeout)
 
-    clock.on_first_byte = reply_began
+    def sent_again(at: float) -> None:
+        if timer is not None and not timer.expired():
+            timer.reschedule(loop.time() + first_wait)
+
+    clock.on_first_byte, clock.on_request_sent = reply_began, sent_again
     token = CURRENT_CALL.set(clock)
     try:
-        async with asyncio.timeout(timeout * LOCAL_FIRST_BYTE_FACTOR if local else timeout) as timer:
+        async with asyncio.timeout(first_wait) as timer:
             return await call()
     except TimeoutError:
         if timer is None or not timer.expired():

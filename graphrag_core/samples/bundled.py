@@ -19,6 +19,7 @@ REPO_ROOT = SAMPLE_DATA.parents[1]
 SAMPLES: dict[str, Path] = {
     "jargon": SAMPLE_DATA / "jargon",
     "zh-tea": SAMPLE_DATA / "zh-tea",
+    "zh-tang": SAMPLE_DATA / "zh-tang",
 }
 """Every bundled sample, by name, in the order the app should offer them."""
 
@@ -27,6 +28,7 @@ DEFAULT_SAMPLE = "jargon"
 SAMPLE_QUESTIONS: dict[str, str] = {
     "jargon": "What does hacker culture value, and how does its slang show it?",
     "zh-tea": "茶是怎样从中国传到世界各地的？",
+    "zh-tang": "李白與杜甫等唐代詩人之間有哪些交往？",
 }
 """A question each sample answers well, to start the question boxes with."""
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..errors import ModelOutputError
+from ..language import ChineseScript, chinese_script
 from ..llm.base import ChatModel, ChatRequest
 from ..parsing import parse_json_output
 from ..prompts import COMMUNITY_SUMMARY_OUTPUT_SCHEMA, render_community_summary_messages
@@ -71,9 +72,29 @@ def _budget(digest: CommunityDigest) -> int:
     return ROOT_SUMMARY_WORDS if digest.level == 0 else INNER_SUMMARY_WORDS
 
 
-def _join_names(names: Sequence[str], language: Language) -> str:
+_ZH_WORDS: dict[ChineseScript, dict[str, str]] = {
+    "hans": {
+        "and": "与", "opening": "本社区收录{size}个相关条目，以{central}为中心。", "children": "下分{count}个子社区：{shown}。",
+        "others": "其他条目：", "more": "等（另有{more}个）。", "size": "条目数：", "sub": "子社区：",
+        "central": "最核心的条目（按中心度排序）：",
+    },
+    "hant": {
+        "and": "與", "opening": "本社區收錄{size}個相關條目，以{central}爲中心。", "children": "下分{count}個子社區：{shown}。",
+        "others": "其他條目：", "more": "等（另有{more}個）。", "size": "條目數：", "sub": "子社區：",
+        "central": "最核心的條目（按中心度排序）：",
+    },
+}
+"""The Chinese words a summary is written with, in the script of the members' own text
+(:func:`~graphrag_core.language.chinese_script`), so a traditional corpus reads traditional."""
+
+
+def _zh_words(digest: CommunityDigest) -> dict[str, str]:
+    return _ZH_WORDS[chinese_script("".join(m.title + m.definition for m in digest.members))]
+
+
+def _join_names(names: Sequence[str], language: Language, digest: CommunityDigest) -> str:
     if language == "zh":
-        return names[0] if len(names) == 1 else "、".join(names[:-1]) + "与" + names[-1]
+        return names[0] if len(names) == 1 else "、".join(names[:-1]) + _zh_words(digest)["and"] + names[-1]
     if len(names) <= 2:
         return " and ".join(names)
     return ", ".join(names[:-1]) + " and " + names[-1]
@@ -84,7 +105,7 @@ def extractive_title(digest: CommunityDigest, language: Language) -> str:
     names = [m.title for m in digest.members[:3]]
     if len(names) == 3 and sum(len(n) for n in names) > 48:
         names = names[:2]
-    return _join_names(names, language)
+    return _join_names(names, language, digest)
 
 
 def extractive_summary(digest: CommunityDigest, language: Language) -> Summary:
@@ -92,12 +113,13 @@ def extractive_summary(digest: CommunityDigest, language: Language) -> Summary:
     docstring). The summary never exceeds the level's word budget by more than one sentence's
     heading, and always holds at least the most central member's definition."""
     budget = _budget(digest)
-    central = _join_names([m.title for m in digest.members[:3]], language)
+    words = _zh_words(digest) if language == "zh" else {}
+    central = _join_names([m.title for m in digest.members[:3]], language, digest)
     if language == "zh":
-        opening = f"本社区收录{digest.size}个相关条目，以{central}为中心。"
+        opening = words["opening"].format(size=digest.size, central=central)
         if digest.child_titles:
             shown = "；".join(digest.child_titles[:MAX_CHILD_TITLES])
-            opening += f"下分{digest.child_count}个子社区：{shown}。"
+            opening += words["children"].format(count=digest.child_count, shown=shown)
     else:
         noun = "term" if digest.size == 1 else "terms"
         opening = f"{digest.size} related {noun} centred on {central}."
@@ -122,7 +144,7 @@ def extractive_summary(digest: CommunityDigest, language: Language) -> Summary:
     if rest:
         more = len(digest.members) - quoted - len(rest)
         if language == "zh":
-            tail = "其他条目：" + "、".join(rest) + (f"等（另有{more}个）。" if more else "。")
+            tail = words["others"] + "、".join(rest) + (words["more"].format(more=more) if more else "。")
         else:
             tail = "Also here: " + ", ".join(rest) + (f", and {more} more." if more else ".")
         parts.append(tail)
@@ -134,10 +156,11 @@ def digest_text(digest: CommunityDigest, language: Language) -> str:
     """The content a model summarizes: size, sub-community titles, and the most central
     members with their definitions, most central first."""
     if language == "zh":
-        lines = [f"条目数：{digest.size}"]
+        words = _zh_words(digest)
+        lines = [f"{words['size']}{digest.size}"]
         if digest.child_titles:
-            lines.append("子社区：" + "；".join(digest.child_titles))
-        lines.append("最核心的条目（按中心度排序）：")
+            lines.append(words["sub"] + "；".join(digest.child_titles))
+        lines.append(words["central"])
     else:
         lines = [f"Number of terms: {digest.size}"]
         if digest.child_titles:
@@ -168,7 +191,7 @@ async def model_summaries(
     async def write(community_id: str, digest: CommunityDigest) -> Summary:
         request = ChatRequest(
             purpose="summary",
-            messages=render_community_summary_messages(digest_text(digest, language)),
+            messages=render_community_summary_messages(digest_text(digest, language), language=language),
             max_tokens=SUMMARY_MAX_TOKENS,
             output_schema=COMMUNITY_SUMMARY_OUTPUT_SCHEMA,
         )

@@ -8,9 +8,8 @@ cap, and word tokens for similarity (English words, or Chinese character pairs).
 from __future__ import annotations
 
 import re
-from typing import Literal
 
-Language = Literal["en", "zh"]
+from ..language import Language
 
 REFERENCE_RE = re.compile(r"\{([^{}]+)\}")
 """A cross-reference in the samples' source text: ``{term}`` (the Jargon File's and the Chinese

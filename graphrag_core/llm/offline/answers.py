@@ -4,19 +4,23 @@
   without a full stop and sentences with unbalanced quotes are left out; ``{cross-reference}``
   braces are removed) are scored against the question with BM25 (English words and Chinese
   characters plus character bigrams); the answer is the most relevant sentences, each cited
-  ``[Communities: id, ...]``. ``usefulness`` is the BM25 mass of the best three sentences
+  ``[Communities: id, ...]``, each written as a point that names its subject (the headword of
+  its line, or the term of the source chunk it is in: ``chase pointers: Used only in a debugging
+  context.``); lines that only list names make no point. ``usefulness`` is the BM25 mass of the best three sentences
   mapped to 0-100 (``1 - exp(-mass / 15)``), weighted by how much of the question the batch
   covers, so it spreads with relevance. Nothing relevant gives ``{"answer": "", "usefulness": 0}``.
   A broad question with no content words left ("What are the main themes?") is answered from
   the batch's most central sentences instead; its usefulness grows with the batch's share of
   summary text and with the terms its communities' summaries share (themes).
 - ``reduce``: the candidates' cited sentences are merged round-robin in usefulness order,
-  deduplicated (their citations merged), under a one-line overview in the question's language
-  (Chinese for a question written in Chinese). Naive RAG's call (source excerpts instead of
+  deduplicated (the same point in other words once, its citations merged), under a one-line
+  overview in the language the prompt asks for (the corpus's), else the answers', else the
+  question's; Chinese in the script of the answers, quoting the question only when it is in the
+  answer's language. Naive RAG's call (source excerpts instead of
   candidates) is answered as a map over the excerpts is, under the same kind of overview.
 - Source chunks (the ``text`` and ``vector`` methods: ``[Source ID: ...]`` parts,
   ``Source IDs`` candidates) are read and cited as such: ``[Sources: id, ...]``.
-- ``summary``: an extractive ``{"title", "summary"}`` of a community's text.
+- ``summary``: an extractive ``{"title", "summary"}`` of a community's text, in its language.
 
 Invariant: each answer is a function of its arguments alone.
 """
@@ -24,11 +28,14 @@ Invariant: each answer is a function of its arguments alone.
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from ...context import (
     COMMUNITY,
+    MAP_SECTION_SOURCES,
     MAP_SECTION_SUMMARY,
     SOURCE,
     Unit,
@@ -39,17 +46,20 @@ from ...context import (
     parse_map_section,
     parse_part_header,
 )
+from ...language import Language, chinese_script, text_language
 from ...samples.text import strip_reference_braces
+from ...sentences import split_sentences as engine_sentences
 from .retrieval import (
     BULLET_RE,
+    CJK_RANGES,
     CJK_RUN_RE,
-    SENTENCE_END_RE,
     TOKEN_RE,
     Sentence,
     bm25,
     centrality,
     is_chinese,
     is_complete_sentence,
+    is_name_list,
     pick,
     split_sentences,
     stem,
@@ -86,34 +96,89 @@ def _unit_of(data: str) -> Unit:
     return COMMUNITY
 
 
+_EXCERPT_HEADING_RE = re.compile(r"^:(?P<term>[^:\s][^:]*?):(?:\s|$)")
+"""The first line of a source chunk the sample builder wrote (``:root: n.``, ``:李白: 詩人``): the
+chunk's paragraphs are about that term."""
+_HEADWORD_RE = re.compile(r"^(?P<head>[^:：。.!?，、；;\[\]]{1,40}?)\s*(?:->[^:：]*)?(?P<colon>[:：])\s*(?=\S)")
+"""What opens a sentence that says what it is about: ``headword: ...`` (a summary's member line,
+a claim line ``subject -> object: ...``, 李白：...)."""
+_SPEECH_ENDINGS = tuple("曰云謂道言說问問答")
+"""A Chinese "headword" ending in a verb of saying is a speaker (帝曰：“...”), not an entry."""
+_CHINESE_START_RE = re.compile(f"[{CJK_RANGES}《「『（]")
+"""What a Chinese sentence starts with: a Han character or an opening mark."""
+_FRAGMENT_START_RE = re.compile(
+    r"^(?:to|used|also|often|usually|sometimes|esp|especially|syn|synonym|compare|see|of|or|and|more|"
+    r"occasionally|formerly|now|orig|originally|rare|obs|similar|opposite|abbrev|abbreviation)\b",
+    re.IGNORECASE,
+)
+"""Words an English fragment of a definition opens with ("To insert a kluge...", "Used only in
+...", "Also called..."): such a sentence needs its subject before it even when it names it."""
+
+
+def sentence_subject(text: str, *, full_width_only: bool = False) -> str:
+    """The headword ``text`` opens with (``root: ...``, ``李白：...``), else ``""``. With
+    ``full_width_only`` only a full-width colon counts (inside a line of Chinese, where the
+    builder's summaries run their members together)."""
+    match = _HEADWORD_RE.match(text)
+    if not match or (full_width_only and match.group("colon") != "："):
+        return ""
+    head = match.group("head").strip()
+    return "" if _CHINESE_START_RE.match(head) and head.endswith(_SPEECH_ENDINGS) else head
+
+
+def with_subject(text: str, subject: str) -> str:
+    """``text`` as a point that names what it is about: ``subject: text`` (``subject：text`` in
+    Chinese) unless ``text`` opens with ``subject:`` or names it as a sentence would; an English
+    fragment of a definition ("Often used to repair bugs.") always gets it. A Chinese sentence's
+    ``headword: `` is written with the full-width colon."""
+    head = _HEADWORD_RE.match(text)
+    if head and head.group("colon") == ":" and _CHINESE_START_RE.match(text, head.end()):
+        text = f"{text[: head.start('colon')].rstrip()}：{text[head.end():]}"
+    if not subject or sentence_subject(text).casefold() == subject.casefold():
+        return text
+    named = subject.casefold() in text.casefold()
+    if named and not _FRAGMENT_START_RE.match(text):
+        return text
+    chinese = _CHINESE_START_RE.match(text) or _CHINESE_START_RE.search(subject)
+    return f"{subject}：{text}" if chinese else f"{subject}: {text}"
+
+
 def _map_sentences(data: str) -> list[Sentence]:
-    """The batch's sentences, each with the id of the part (community or source chunk) it came from."""
+    """The batch's sentences, each with the id of the part (community or source chunk) it came
+    from, written as points that name their subject (:func:`with_subject`): the last headword
+    before it on its line (:func:`sentence_subject`), or in a source excerpt the term of the
+    chunk it is in. Lines that only list names (:func:`~.retrieval.is_name_list`) make no point."""
     sentences: list[Sentence] = []
     community: str | None = None
     section = ""
-    lines: list[str] = []
-
-    def flush() -> None:
-        if community is None:
-            return
-        for position, raw in enumerate(split_sentences("\n".join(lines))):
-            text = strip_reference_braces(raw)
-            if is_complete_sentence(text):
-                sentences.append(Sentence(text, [community], len(sentences), section, terms(text), opens_section=position == 0))
-
+    chunk_subject = ""
+    first_in_section = True
     for line in data.splitlines():
         header = parse_part_header(line)
         marker = parse_map_section(line)
         if header:
-            flush()
-            community, lines = header.community_id, []
+            community, chunk_subject, first_in_section = header.community_id, "", True
             section = MAP_SECTION_SUMMARY if header.part == 1 and header_unit(line) == COMMUNITY else ""
-        elif marker:
-            flush()
-            lines, section = [], marker
-        else:
-            lines.append(line)
-    flush()
+            continue
+        if marker:
+            section, chunk_subject, first_in_section = marker, "", True
+            continue
+        if community is None:
+            continue
+        heading = _EXCERPT_HEADING_RE.match(line.strip())
+        if heading:
+            chunk_subject = heading.group("term").strip()
+        excerpt = section == MAP_SECTION_SOURCES or bool(chunk_subject)  # a paragraph is about its chunk's term
+        subject = chunk_subject if excerpt else ""
+        for position, raw in enumerate(split_sentences(line)):
+            text = strip_reference_braces(raw)
+            if not (excerpt and chunk_subject):
+                subject = sentence_subject(text, full_width_only=position > 0) or subject
+            if is_complete_sentence(text) and not is_name_list(text):
+                sentences.append(
+                    Sentence(with_subject(text, subject), [community], len(sentences), section, terms(text), opens_section=first_in_section)
+                )
+            first_in_section = False
     return sentences
 
 
@@ -205,7 +270,7 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[Se
         if not line or parse_map_section(line):
             continue
         for text, ids in parse_citations(line):
-            for sentence in SENTENCE_END_RE.split(text):
+            for sentence in engine_sentences(text):
                 sentence = strip_reference_braces(sentence.strip())
                 if sentence and TOKEN_RE.search(sentence):
                     points.append(
@@ -214,12 +279,91 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[Se
     return points
 
 
-def answer_reduce(question: str, data: str) -> dict[str, object]:
+@dataclass(frozen=True)
+class _Wording:
+    """What the offline model writes around the sentences it extracts, in one language (and,
+    for Chinese, one script): the overview lines and the answers for nothing found."""
+
+    no_answer: str
+    no_excerpt_answer: str
+    topic: str
+    overview: str
+    excerpt_overview: str
+    communities: tuple[str, str]
+    chunks: tuple[str, str]
+    excerpts: tuple[str, str]
+
+
+_WORDINGS: dict[str, _Wording] = {
+    "en": _Wording(
+        no_answer=NO_ANSWER,
+        no_excerpt_answer=NO_EXCERPT_ANSWER,
+        topic=' on "{question}"',
+        overview="Overview{topic}: {points} drawn from {answers} covering {covered}.",
+        excerpt_overview="Overview{topic}: {points} drawn from {covered}.",
+        communities=("community", "communities"),
+        chunks=("source chunk", "source chunks"),
+        excerpts=("source excerpt", "source excerpts"),
+    ),
+    "hans": _Wording(
+        no_answer=NO_ANSWER_ZH,
+        no_excerpt_answer=NO_EXCERPT_ANSWER_ZH,
+        topic="关于“{question}”：",
+        overview="{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {covered} {noun}。",
+        excerpt_overview="{topic}从 {covered} 个原文片段中归纳出 {points} 个要点。",
+        communities=("个社区", "个社区"),
+        chunks=("个原文片段", "个原文片段"),
+        excerpts=("个原文片段", "个原文片段"),
+    ),
+    "hant": _Wording(
+        no_answer="中間回答中沒有足夠的資訊來回答這個問題。",
+        no_excerpt_answer="原文片段中沒有足夠的資訊來回答這個問題。",
+        topic="關於“{question}”：",
+        overview="{topic}從 {answers} 個中間回答中歸納出 {points} 個要點，涉及 {covered} {noun}。",
+        excerpt_overview="{topic}從 {covered} 個原文片段中歸納出 {points} 個要點。",
+        communities=("個社區", "個社區"),
+        chunks=("個原文片段", "個原文片段"),
+        excerpts=("個原文片段", "個原文片段"),
+    ),
+}
+
+
+def _question_language(question: str) -> Language:
+    return text_language(question) or ("zh" if is_chinese(question) else "en")
+
+
+def _answer_language(question: str, data: str, requested: Language | None) -> Language:
+    """The language an answer is written in: the one the prompt asks for (the corpus's), else
+    the data's, else the question's."""
+    return requested or text_language(data) or _question_language(question)
+
+
+def _wording(language: Language, text: str) -> _Wording:
+    return _WORDINGS[chinese_script(text)] if language == "zh" else _WORDINGS["en"]
+
+
+def _overview(wording: _Wording, language: Language, question: str, template: str, **figures: object) -> str:
+    """An overview line; it quotes the question only when the question is in the answer's
+    language (an English question is not quoted inside a Chinese answer, nor the reverse)."""
+    quoted = question.strip() and _question_language(question) == language
+    topic = wording.topic.format(question=question.strip()) if quoted else ""
+    return template.format(topic=topic, **figures)
+
+
+def _counted(language: Language, count: int, nouns: tuple[str, str]) -> str:
+    if language == "zh":
+        return str(count)
+    return f"{count} {nouns[0] if count == 1 else nouns[1]}"
+
+
+def answer_reduce(question: str, data: str, *, language: Language | None = None) -> dict[str, object]:
     """The reduce reply ``{"answer"}``: an overview line and the merged, cited points.
 
     A point's rank blends its candidate's usefulness, its relevance to the question (BM25 over
     every candidate's points, scaled to 0-1) and its place in its candidate's answer (earlier
-    is better); ties keep a round-robin order over the candidates.
+    is better); ties keep a round-robin order over the candidates. The overview is in
+    ``language`` (what the prompt asks for), else in the language of the answers, else of the
+    question; its Chinese follows the answers' script.
     """
     candidates: list[tuple[float, list[str], list[str]]] = []  # (usefulness, ids, answer lines)
     unit: Unit = COMMUNITY
@@ -231,15 +375,16 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
         elif candidates:
             candidates[-1][2].append(line)
     if not candidates and _unit_of(data) == SOURCE:
-        return _answer_excerpts(question, data)
+        return _answer_excerpts(question, data, language=language)
     per_candidate = [
         (usefulness, points)
         for rank, (usefulness, ids, lines) in enumerate(candidates)
         if (points := _candidate_points("\n".join(lines), ids, rank))
     ]
-    chinese = is_chinese(question)
+    language = _answer_language(question, data, language)
+    wording = _wording(language, data + question)
     if not per_candidate:
-        return {"answer": NO_ANSWER_ZH if chinese else NO_ANSWER}
+        return {"answer": wording.no_answer}
 
     merged: list[tuple[float, int, Sentence]] = []  # (usefulness, depth, point), round-robin
     for depth in range(max(len(points) for _, points in per_candidate)):
@@ -259,43 +404,31 @@ def answer_reduce(question: str, data: str) -> dict[str, object]:
     communities: list[str] = []
     for sentence in chosen:
         communities.extend(c for c in sentence.community_ids if c not in communities)
-    if chinese:
-        return {"answer": f"{_overview_zh(question, len(chosen), len(per_candidate), len(communities), unit)}\n\n{_bullets(chosen, unit)}"}
-    topic = f' on "{question}"' if question else ""
-    covered = _count(len(communities), ("community", "communities") if unit == COMMUNITY else ("source chunk", "source chunks"))
-    overview = (
-        f"Overview{topic}: {len(chosen)} key point{'s' if len(chosen) != 1 else ''} drawn from "
-        f"{len(per_candidate)} intermediate answer{'s' if len(per_candidate) != 1 else ''} "
-        f"covering {covered}."
+    nouns = wording.communities if unit == COMMUNITY else wording.chunks
+    overview = _overview(
+        wording, language, question, wording.overview,
+        points=_counted(language, len(chosen), ("key point", "key points")),
+        answers=_counted(language, len(per_candidate), ("intermediate answer", "intermediate answers")),
+        covered=_counted(language, len(communities), nouns), noun=nouns[0],
     )
     return {"answer": f"{overview}\n\n{_bullets(chosen, unit)}"}
 
 
-def _count(n: int, nouns: tuple[str, str]) -> str:
-    return f"{n} {nouns[0] if n == 1 else nouns[1]}"
-
-
-def _answer_excerpts(question: str, data: str) -> dict[str, object]:
+def _answer_excerpts(question: str, data: str, *, language: Language | None) -> dict[str, object]:
     """Naive RAG's answer: the excerpts' most relevant sentences, each cited, under an overview."""
-    chinese = is_chinese(question)
     reply = answer_map(question, data, max_words=REDUCE_MAX_WORDS, max_count=REDUCE_MAX_POINTS)
     points = str(reply["answer"])
+    language = _answer_language(question, points or data, language)
+    wording = _wording(language, (points or data) + question)
     if not points:
-        return {"answer": NO_EXCERPT_ANSWER_ZH if chinese else NO_EXCERPT_ANSWER}
+        return {"answer": wording.no_excerpt_answer}
     lines = points.count("\n") + 1
     cited = {cid for _, ids in (part for line in points.splitlines() for part in parse_citations(line)) for cid in ids}
-    if chinese:
-        topic = f"关于“{question.strip()}”：" if question.strip() else ""
-        return {"answer": f"{topic}从 {len(cited)} 个原文片段中归纳出 {lines} 个要点。\n\n{points}"}
-    topic = f' on "{question}"' if question else ""
-    overview = f"Overview{topic}: {lines} key point{'s' if lines != 1 else ''} drawn from {_count(len(cited), ('source excerpt', 'source excerpts'))}."
+    overview = _overview(
+        wording, language, question, wording.excerpt_overview,
+        points=_counted(language, lines, ("key point", "key points")), covered=_counted(language, len(cited), wording.excerpts),
+    )
     return {"answer": f"{overview}\n\n{points}"}
-
-
-def _overview_zh(question: str, points: int, answers: int, communities: int, unit: Unit = COMMUNITY) -> str:
-    topic = f"关于“{question.strip()}”：" if question.strip() else ""
-    noun = "个社区" if unit == COMMUNITY else "个原文片段"
-    return f"{topic}从 {answers} 个中间回答中归纳出 {points} 个要点，涉及 {communities} {noun}。"
 
 
 def _length_factor(text: str) -> float:
@@ -303,11 +436,22 @@ def _length_factor(text: str) -> float:
     return -0.5 if word_count(text) < 5 else 0.0
 
 
+_SUMMARY_WORDS: dict[str, tuple[str, str, str, str]] = {
+    "en": ("Untitled community", "No description is available for this community.", ", ", " and "),
+    "hans": ("未命名社区", "本社区没有可用的描述。", "、", "与"),
+    "hant": ("未命名社區", "本社區沒有可用的描述。", "、", "與"),
+}
+"""A summary's words, by language (and script): untitled, no description, and how names are joined."""
+
+
 def answer_summary(data: str) -> dict[str, object]:
-    """An extractive ``{"title", "summary"}``: the most frequent terms and most central sentences."""
+    """An extractive ``{"title", "summary"}``: the most frequent terms and most central sentences,
+    in the data's language (Chinese sentences are joined without spaces)."""
+    chinese = text_language(data) == "zh"
+    untitled, undescribed, comma, conjunction = _SUMMARY_WORDS[chinese_script(data) if chinese else "en"]
     sentences = [Sentence(text, [], i, terms=terms(text)) for i, text in enumerate(split_sentences(data))]
     if not sentences:
-        return {"title": "Untitled community", "summary": "No description is available for this community."}
+        return {"title": untitled, "summary": undescribed}
     surface: dict[str, str] = {}
     for token in TOKEN_RE.findall(data):
         if not CJK_RUN_RE.match(token):
@@ -321,11 +465,12 @@ def answer_summary(data: str) -> dict[str, object]:
     elif len(names) == 1:
         title = names[0]
     else:
-        title = ", ".join(names[:-1]) + " and " + names[-1]
+        title = comma.join(names[:-1]) + conjunction + names[-1]
     scores = centrality([s.terms for s in sentences])
     chosen = pick(sentences, [score + 1e-9 for score in scores], max_words=MAP_ANSWER_MAX_WORDS, max_count=SUMMARY_MAX_SENTENCES)
     chosen.sort(key=lambda s: s.order)
-    summary = " ".join(s.text if s.text.endswith((".", "!", "?", "。", "！", "？")) else s.text + "." for s in chosen)
+    stop = "。" if chinese else "."
+    summary = ("" if chinese else " ").join(s.text if s.text.endswith((".", "!", "?", "。", "！", "？")) else s.text + stop for s in chosen)
     return {"title": title, "summary": summary}
 
 

@@ -2,7 +2,8 @@
 
 It answers the engine's real prompts (``graphrag_core.prompts``) by reading them back, with one
 answerer per purpose (:data:`ANSWERERS`): ``map``, ``reduce`` and ``summary`` (``answers``),
-``rate`` (``rating``), ``judge``, ``claims`` and ``questions`` (``judging``).
+``rate`` (``rating``), ``judge``, ``claims`` and ``questions`` (``judging``), ``support``
+(``support_reply``: the offline support judge over the prompt's texts).
 
 Invariants: the reply text is a function of the request alone (never of time, latency, call
 order or class); it is always one JSON object, which goes through the same parsing and
@@ -20,13 +21,15 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from ...context import split_prompt_sections
+from ...prompts import requested_language
 from ...tokens import estimate_tokens
 from ..base import ChatRequest, ChatResponse, Purpose, TokenUsage
 from .answers import answer_map, answer_reduce, answer_summary
 from .judging import claims_reply, judge_reply, questions_reply
 from .rating import answer_rating
+from .support_reply import support_reply
 
-OFFLINE_VERSION = 4
+OFFLINE_VERSION = 6
 """Bumped whenever the offline model's answers change, so map caches keyed by its identity
 never serve an older version's answers."""
 OFFLINE_IDENTITY = f"offline:bm25/v{OFFLINE_VERSION}"
@@ -52,7 +55,7 @@ def _map(request: ChatRequest) -> Mapping[str, object]:
 
 
 def _reduce(request: ChatRequest) -> Mapping[str, object]:
-    return answer_reduce(*split_prompt_sections(_user_message(request)))
+    return answer_reduce(*split_prompt_sections(_user_message(request)), language=requested_language(_system_message(request)))
 
 
 def _summary(request: ChatRequest) -> Mapping[str, object]:
@@ -77,6 +80,10 @@ def _questions(request: ChatRequest) -> Mapping[str, object]:
     return questions_reply(_system_message(request), _user_message(request))
 
 
+def _support(request: ChatRequest) -> Mapping[str, object]:
+    return support_reply(_user_message(request))
+
+
 ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
     {
         "map": _map,
@@ -86,6 +93,7 @@ ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
         "judge": _judge,
         "claims": _claims,
         "questions": _questions,
+        "support": _support,
     }
 )
 """The answerer of each purpose; every :data:`~graphrag_core.llm.base.Purpose` has one."""

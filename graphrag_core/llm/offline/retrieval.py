@@ -2,9 +2,9 @@
 
 Terms are lowercase English words minus stopwords, stemmed for plurals, plus Chinese
 characters (weak terms) and character bigrams (strong terms); :func:`standalone_characters`
-finds the single characters that are words of their own (茶 in 茶的历史). Sentences are split at end
-punctuation; :func:`is_complete_sentence` tells a sentence that can stand on its own from a
-fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
+finds the single characters that are words of their own (茶 in 茶的历史). Sentences are split by
+the engine's one splitter (:mod:`graphrag_core.sentences`); :func:`is_complete_sentence` tells a
+sentence that can stand on its own from a fragment cut by a chunk boundary. :func:`bm25` scores documents against a weighted query,
 :func:`centrality` scores how typical each document is of its set, and :func:`pick` takes the
 best sentences within word and count limits.
 
@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from ...context import parse_map_section
+from ...language import HAN_RANGES
+from ...sentences import split_sentences as engine_sentences
 
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -45,18 +48,17 @@ _GENERIC_WORDS = frozenset(
     question questions answer find show mean means meaning meant define defined definition refer
     refers""".split()
 )
-_CJK_STOP_CHARS = frozenset("的了是在和与及或有也都就而之其这那个一些哪什么吗呢吧啊着被把对于为从等我你他她它们")
-_CJK_GENERIC_CHARS = frozenset("主要题怎样如何语料档内容总结概述请问")
+# Each list in simplified characters, then the traditional forms of those that differ.
+_CJK_STOP_CHARS = frozenset("的了是在和与及或有也都就而之其这那个一些哪什么吗呢吧啊着被把对于为从等我你他她它们" "與這個們為爲於對從麼嗎")
+_CJK_GENERIC_CHARS = frozenset("主要题怎样如何语料档内容总结概述请问" "題樣語檔內總結請問")
 _CJK_GENERIC_BIGRAMS = frozenset(
-    "什么 哪些 主要 主题 语料 文档 内容 总结 概述 数据 资料 问题 哪个 如何 为什么 怎么 关于 有关 哪里 请问 介绍".split()
+    "什么 哪些 主要 主题 语料 文档 内容 总结 概述 数据 资料 问题 哪个 如何 为什么 怎么 关于 有关 哪里 请问 介绍 "
+    "什麼 主題 語料 文檔 內容 總結 數據 資料 問題 哪個 怎麼 關於 有關 哪裡 請問 介紹".split()
 )
 
-CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_RANGES = HAN_RANGES
 TOKEN_RE = re.compile(rf"[{CJK_RANGES}]+|[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 CJK_RUN_RE = re.compile(rf"^[{CJK_RANGES}]+$")
-# A sentence ends at . ! ? before a capital, a digit or a quote, after a citation's "]", or
-# at Chinese end punctuation; "x. [Communities: 3]" stays one sentence with its citation.
-SENTENCE_END_RE = re.compile(r"(?<=[.!?\]])\s+(?=[\"'(A-Z0-9])|(?<=[。！？；])")
 BULLET_RE = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)]|#{1,6})\s+")
 
 
@@ -101,11 +103,14 @@ def terms(text: str, *, keep_generic: bool = True) -> Terms:
     """Lowercase English words minus stopwords, stemmed; CJK characters and bigrams.
 
     With ``keep_generic=False`` the question words of ``_GENERIC_WORDS`` are dropped too (used
-    for questions, so that "what are the main themes" has no content terms).
+    for questions, so that "what are the main themes" has no content terms). The text is read
+    in its NFKC form, so full-width letters and digits (ＡＢＣ, １９３７) are the ASCII ones and a
+    compatibility ideograph is its unified character; Chinese stop and question words are known
+    in simplified and traditional characters.
     """
     strong: list[str] = []
     weak: list[str] = []
-    for token in TOKEN_RE.findall(text):
+    for token in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
         if CJK_RUN_RE.match(token):
             for char in token:
                 if char not in _CJK_STOP_CHARS and (keep_generic or char not in _CJK_GENERIC_CHARS):
@@ -130,7 +135,7 @@ def terms(text: str, *, keep_generic: bool = True) -> Terms:
     return Terms(tuple(strong), tuple(weak))
 
 
-_CJK_PARTICLES = frozenset("的之与和及或了是在对于从为等把被也都就而其着吗呢吧啊")
+_CJK_PARTICLES = frozenset("的之与和及或了是在对于从为等把被也都就而其着吗呢吧啊" "與於對從為爲嗎")
 """Characters that stand between Chinese words (particles, conjunctions, prepositions): a
 character between two of them, or between one and the edge of a phrase, is a word of its own."""
 
@@ -142,7 +147,7 @@ def standalone_characters(text: str) -> tuple[str, ...]:
     question's standalone characters are strong terms for rating (question words like 哪 and
     generic characters never are)."""
     found: list[str] = []
-    for token in TOKEN_RE.findall(text):
+    for token in TOKEN_RE.findall(unicodedata.normalize("NFKC", text)):
         if not CJK_RUN_RE.match(token):
             continue
         for i, char in enumerate(token):
@@ -182,14 +187,15 @@ def truncate_words(text: str, limit: int) -> str:
 
 
 def split_sentences(text: str) -> list[str]:
-    """Sentences of ``text``: each line, split at sentence ends; bullets, Markdown heading marks
-    and blanks removed."""
+    """Sentences of ``text``: each line, split at sentence ends by the engine's one splitter
+    (:func:`graphrag_core.sentences.split_sentences`: abbreviations and Chinese end marks
+    known); bullets, Markdown heading marks, map section markers and blanks removed."""
     sentences: list[str] = []
     for line in text.splitlines():
         line = BULLET_RE.sub("", line.strip())
         if not line or parse_map_section(line):
             continue
-        sentences.extend(s.strip() for s in SENTENCE_END_RE.split(line) if s.strip())
+        sentences.extend(engine_sentences(line))
     return sentences
 
 
@@ -223,11 +229,47 @@ def is_chinese(text: str) -> bool:
     return cjk > 0 and cjk >= latin
 
 
+_POINT_LEAD_RE = re.compile(r"^(?:\d{1,2}\.\s+)?(?:\[[^\]]*\]\s*)*")
+MIN_CONTAINED_KEY = 16
+"""A point's key (its letters) at least this long is the same point as a longer one holding it."""
+
+
 def point_key(sentence: str) -> str:
     """What makes two sentences the same point: their words, lowercased, without a leading
-    ``headword:`` (a claim line and the summary sentence it repeats are one point)."""
+    ``headword:`` (a claim line and the summary sentence it repeats are one point), a sense
+    number or bracketed labels (``1. [Unix] The superuser...`` is the summary's ``The superuser...``)."""
     body = _HEADWORD_RE.sub("", sentence.strip()) or sentence
-    return "".join(t.lower() for t in TOKEN_RE.findall(body))
+    body = _POINT_LEAD_RE.sub("", body) or body
+    return "".join(t.lower() for t in TOKEN_RE.findall(unicodedata.normalize("NFKC", body)))
+
+
+def same_point(key: str, other: str) -> bool:
+    """Whether two :func:`point_key` keys say the same thing: equal, or the shorter (of at
+    least :data:`MIN_CONTAINED_KEY` characters) inside the longer (a claim cut short with an
+    ellipsis, a summary's sentence quoted in a longer one)."""
+    if key == other:
+        return True
+    short, long = sorted((key, other), key=len)
+    return len(short) >= MIN_CONTAINED_KEY and short in long
+
+
+_LIST_ITEM_SPLIT_RE = re.compile(r"\s*(?:[,，、;；]|\band\b|[與与和及])\s*")
+MIN_LIST_ITEMS = 4
+
+
+def is_name_list(sentence: str) -> bool:
+    """A ``headword: a, b, c, d`` line that only lists names (a summary's "Also here: ..." or
+    其他條目：...): four or more items, nearly all of them a name's length (up to four words,
+    or four Chinese characters). It says nothing on its own, so it makes no point."""
+    match = _HEADWORD_RE.match(sentence.strip())
+    if not match:
+        return False
+    body = re.sub(r"(?:[.。]|等[^、，,]*)$", "", sentence.strip()[match.end() :].strip())
+    items = [item for item in _LIST_ITEM_SPLIT_RE.split(body) if item.strip()]
+    if len(items) < MIN_LIST_ITEMS:
+        return False
+    short = sum(1 for item in items if (len(item.strip()) <= 4 if CJK_RUN_RE.match(item.strip()) else len(item.split()) <= 4))
+    return short >= 0.8 * len(items)
 
 
 # -- scoring ---------------------------------------------------------------------------------
@@ -236,7 +278,8 @@ def point_key(sentence: str) -> str:
 @dataclass
 class Sentence:
     """A sentence of a prompt with the communities that say it, its place, its section (the
-    map data's section marker it came under) and its terms."""
+    map data's section marker it came under) and its terms (of the sentence as written, when
+    ``text`` adds its subject before it)."""
 
     text: str
     community_ids: list[str]
@@ -291,21 +334,22 @@ def centrality(docs: Sequence[Terms]) -> list[float]:
 def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: int, max_count: int) -> list[Sentence]:
     """The best-scoring sentences (ties: earlier first) within the word and count limits.
 
-    Repeated sentences are kept once, with the community ids of every copy merged; the
-    sentences given are never changed (the chosen ones are copies).
+    Sentences making the same point (:func:`same_point`) are kept once, the first taken, with
+    the community ids of every copy merged; the sentences given are never changed (the chosen
+    ones are copies).
     """
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].order))
     chosen: list[Sentence] = []
-    by_key: dict[str, Sentence] = {}
+    kept: list[tuple[str, Sentence]] = []  # every sentence taken or merged, by its point key
     words = 0
     for i in ranked:
         if scores[i] <= 0:
             break
         sentence = sentences[i]
         key = point_key(sentence.text)
-        if key in by_key:
-            kept = by_key[key]
-            kept.community_ids.extend(c for c in sentence.community_ids if c not in kept.community_ids)
+        same = next((copy for other, copy in kept if same_point(key, other)), None)
+        if same is not None:
+            same.community_ids.extend(c for c in sentence.community_ids if c not in same.community_ids)
             continue
         length = word_count(sentence.text)
         if chosen and words + length > max_words:
@@ -315,7 +359,7 @@ def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: i
             length = max_words
         copy = Sentence(sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms)
         chosen.append(copy)
-        by_key[key] = copy
+        kept.append((key, copy))
         words += length
         if len(chosen) >= max_count:
             break
@@ -328,7 +372,6 @@ __all__ = [
     "BULLET_RE",
     "CJK_RANGES",
     "CJK_RUN_RE",
-    "SENTENCE_END_RE",
     "TOKEN_RE",
     "Sentence",
     "Terms",
@@ -336,8 +379,10 @@ __all__ = [
     "centrality",
     "is_chinese",
     "is_complete_sentence",
+    "is_name_list",
     "pick",
     "point_key",
+    "same_point",
     "split_sentences",
     "stem",
     "terms",
