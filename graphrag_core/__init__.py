@@ -27,7 +27,8 @@ from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, OutputS
 from .llm.embeddings import EmbeddingModel, Embeddings, EmbeddingSettings
 from .methods import METHODS, Method
 from .llm.scripted import ScriptedChatModel
-from .map import MapPhaseResult, RetryPolicy, complete_with_retry, run_global_map
+from .map import MapPhaseResult, run_global_map
+from .retry import RetryPolicy, complete_with_retry
 from .preflight import preflight
 from .models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from .parsing import MapOutput, RatingOutput, parse_map_output, parse_rating_output, parse_reduce_output

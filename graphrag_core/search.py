@@ -53,17 +53,7 @@ from .events import (
 from .errors import NothingReadError, SpendLimitReached, describe_error
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .llm.embeddings import EmbeddingModel
-from .map import (
-    DEFAULT_RETRY_POLICY,
-    Attempts,
-    CallerFailed,
-    CallFailed,
-    MapPhaseResult,
-    RetryNotice,
-    RetryPolicy,
-    complete_with_retry,
-    run_global_map,
-)
+from .map import MapPhaseResult, run_global_map
 from .methods import GLOBAL, TEXT, VECTOR, unit_kind
 from .sources import source_units, unit_ids
 from .models import Community, Index
@@ -83,6 +73,7 @@ from .ranking import Ranking, rank_chunks
 from .reduce import ReducePlan, plan_reduce
 from .request import GlobalSearchRequest, check_question_reserve
 from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
+from .retry import DEFAULT_RETRY_POLICY, Attempts, CallBudget, CallerFailed, CallFailed, CallHooks, RetryNotice, RetryPolicy, complete_with_retry
 from .selection import SelectionOutcome, select_dynamic
 from .spending import SpendingLimit
 from .state import RunState
@@ -431,9 +422,11 @@ class _Steps:
         try:
             reply = await complete_with_retry(
                 model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
-                clock=self.clock, on_start=on_start, on_retry=on_retry,
-                on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
-                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget, spending=self.spending, final=True,
+                hooks=CallHooks(
+                    clock=self.clock, on_start=on_start, on_retry=on_retry,
+                    on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
+                ),
+                budget=CallBudget(tokenizer=self.tokenizer, token_budget=request.reduce_token_budget, spending=self.spending, final=True),
             )
         except CallFailed as failed:
             replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)

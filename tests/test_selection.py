@@ -476,7 +476,7 @@ def test_run_figures_count_the_rating_calls_and_tokens():
 
 
 def test_an_invalid_rating_reply_is_retried_with_feedback_and_every_attempts_usage_counts():
-    """Rating calls go through the engine's one retry loop (``map.complete_with_retry``)."""
+    """Rating calls go through the engine's one retry loop (``retry.complete_with_retry``)."""
     from graphrag_core.figures import run_figures
     from graphrag_core.llm.base import ChatResponse, TokenUsage
 
@@ -510,7 +510,7 @@ def test_an_invalid_rating_reply_is_retried_with_feedback_and_every_attempts_usa
 
 def test_a_rating_call_that_fails_twice_is_failed_after_the_policy_backoff():
     from graphrag_core.errors import RetryableModelError
-    from graphrag_core.map import RetryPolicy
+    from graphrag_core.retry import RetryPolicy
 
     delays = []
 

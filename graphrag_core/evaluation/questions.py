@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import EvaluationError, QuestionsOutputError
 from ..inputs import unicode_problem
 from ..llm.base import ChatModel, ChatRequest
-from ..map import CallFailed, complete_with_retry
+from ..retry import CallFailed, complete_with_retry
 from ..models import Index
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import QUESTION_OUTPUT_SCHEMAS, render_question_messages
