@@ -3,6 +3,7 @@
 The names below are the public API; everything else is importable from its module.
 """
 
+from .batch_plan import plan_batches
 from .batching import MapText, SummaryBatch, build_summary_batches
 from .errors import (
     AllMapBatchesFailed,
@@ -44,7 +45,7 @@ from .results import (
     MapAnswer,
     ReduceCandidate,
 )
-from .search import answer_from_read, plan_batches, retrieve_global, stream_global
+from .search import answer_from_read, retrieve_global, stream_global
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer
