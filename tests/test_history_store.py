@@ -140,9 +140,6 @@ def test_save_is_an_upsert(tmp_path):
     store.save(record.model_copy(update={"label": "renamed"}))
     assert len(store) == 1
     assert store.get(record.run_id).label == "renamed"
-    assert store.set_label(record.run_id, "again") is True
-    assert store.list_runs()[0].label == "again"
-    assert store.set_label("missing", "x") is False
 
 
 def test_failed_run_round_trips(tmp_path):

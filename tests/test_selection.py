@@ -457,7 +457,7 @@ def test_event_and_diagnostics_token_figures():
     rated = [e for e in events if isinstance(e, CommunityRated)]
     finished = next(e for e in events if isinstance(e, SelectionFinished))
     assert finished.tokens == sum(e.tokens for e in rated) == result.diagnostics.rating_usage.total_tokens
-    assert finished.communities_rated == len(rated)
+    assert finished.rated_count == len(rated)
     d = result.diagnostics
     assert d.rating_prompt_tokens + d.rating_completion_tokens == finished.tokens
 

@@ -156,16 +156,8 @@ class PairJudgment(BaseModel):
     calls: list[JudgeCall] = Field(default_factory=list)
 
     @property
-    def scores_a(self) -> dict[str, float | None]:
-        return dict(self.scores)
-
-    @property
     def scores_b(self) -> dict[str, float | None]:
         return {c: (None if s is None else 100.0 - s) for c, s in self.scores.items()}
-
-    @property
-    def failed_calls(self) -> list[JudgeCall]:
-        return [c for c in self.calls if not c.ok]
 
     @property
     def usage(self) -> TokenUsage:

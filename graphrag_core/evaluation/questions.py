@@ -142,7 +142,6 @@ def load_questions(path: str | Path) -> list[EvalQuestion]:
     return parse_questions(text, file)
 
 
-load_question_set = load_questions
 
 
 def bundled_question_set(sample: str) -> Path | None:
@@ -331,7 +330,6 @@ __all__ = [
     "bundled_question_set",
     "corpus_description",
     "generate_questions",
-    "load_question_set",
     "load_questions",
     "parse_questions",
     "parse_questions_csv",
