@@ -21,7 +21,8 @@ module:
    citing the chunk that holds it, attached to the article's leaf community (:mod:`.definitions`);
 6. titles and summaries, extractive by default (see :mod:`.summarize`) or written by a model.
 
-The articles and options are :mod:`.corpus`'s (their names are importable from here too).
+The articles and options are :mod:`.corpus`'s (Article, Paragraph, BuildOptions, SampleBuildError
+and DEFAULT_SEED are importable from here too).
 """
 
 from __future__ import annotations
@@ -36,22 +37,7 @@ import networkx as nx
 from ..llm.base import ChatModel
 from ..models import Community, Document, Entity, Index, SourceChunk
 from .chunking import chunk_articles
-from .corpus import (
-    DEFAULT_MAX_CHUNK_CHARS,
-    DEFAULT_MAX_CLAIMS_PER_ARTICLE,
-    DEFAULT_MAX_LEAF_SIZE,
-    DEFAULT_MAX_LEVELS,
-    DEFAULT_ROOT_RESOLUTION,
-    DEFAULT_SEED,
-    DEFAULT_SPLIT_RESOLUTION,
-    Article,
-    BuildOptions,
-    Paragraph,
-    SampleBuildError,
-    SummaryMode,
-    document_id,
-    entity_id,
-)
+from .corpus import DEFAULT_SEED, Article, BuildOptions, Paragraph, SampleBuildError, document_id, entity_id
 from .definitions import community_claims, definition
 from .hierarchy import CommunityNode, central_order, hierarchy, max_rank, number_communities, path_to_root
 from .reference_graph import join_stray_articles, reference_chunks, reference_graph
@@ -245,21 +231,15 @@ async def _summaries(
 
 
 __all__ = [
-    "DEFAULT_MAX_CHUNK_CHARS",
-    "DEFAULT_MAX_CLAIMS_PER_ARTICLE",
-    "DEFAULT_MAX_LEAF_SIZE",
-    "DEFAULT_MAX_LEVELS",
-    "DEFAULT_ROOT_RESOLUTION",
-    "DEFAULT_SEED",
-    "DEFAULT_SPLIT_RESOLUTION",
     "ENTITY_DESCRIPTION_MAX_CHARS",
     "SCIPY_HINT",
-    "Article",
-    "BuildOptions",
     "BuildReport",
-    "Paragraph",
-    "SampleBuildError",
-    "SummaryMode",
     "build_index",
     "require_scipy",
+    # defined in corpus, importable from here as before
+    "DEFAULT_SEED",
+    "Article",
+    "BuildOptions",
+    "Paragraph",
+    "SampleBuildError",
 ]
