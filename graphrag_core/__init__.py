@@ -3,6 +3,7 @@
 The names below are the public API; everything else is importable from its module.
 """
 
+from .batch_plan import plan_batches
 from .batching import MapText, SummaryBatch, build_summary_batches
 from .errors import (
     AllMapBatchesFailed,
@@ -27,7 +28,8 @@ from .llm.base import ChatMessage, ChatModel, ChatRequest, ChatResponse, OutputS
 from .llm.embeddings import EmbeddingModel, Embeddings, EmbeddingSettings
 from .methods import METHODS, Method
 from .llm.scripted import ScriptedChatModel
-from .map import MapPhaseResult, RetryPolicy, complete_with_retry, run_global_map
+from .map import MapPhaseResult, run_global_map
+from .retry import RetryPolicy, complete_with_retry
 from .preflight import preflight
 from .models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from .parsing import MapOutput, RatingOutput, parse_map_output, parse_rating_output, parse_reduce_output
@@ -43,7 +45,7 @@ from .results import (
     MapAnswer,
     ReduceCandidate,
 )
-from .search import answer_from_read, plan_batches, retrieve_global, stream_global
+from .search import answer_from_read, retrieve_global, stream_global
 from .selection import SelectionOutcome, select_dynamic
 from .state import RunState
 from .tokens import ExactTokenizer, HeuristicTokenizer, Tokenizer, estimate_tokens, get_tokenizer

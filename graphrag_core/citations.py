@@ -32,7 +32,7 @@ Everything here is a pure function of text, a result or a run's events.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -41,7 +41,6 @@ from .sentences import sentence_spans
 from .status import RunStatus
 
 if TYPE_CHECKING:
-    from .events import Event
     from .results import GlobalSearchResult
 
 ReferenceKind = Literal["community", "entity", "relationship", "claim", "source"]
@@ -53,7 +52,6 @@ UNSUPPORTED_LABELS: dict[str, str] = {"not_in_index": "not in the index", "not_b
 """Why a cited id is unsupported, in words (the app's badges and the Markdown report)."""
 UnusedFate = Literal["dropped", "skipped", "not_tried"]
 
-COMMUNITY_KINDS: frozenset[str] = frozenset({"community"})
 MORE_MARK = "+more"
 
 # The kind each record name stands for ("Reports (12)" -> community 12).
@@ -319,17 +317,6 @@ def community_sets(result: GlobalSearchResult, *, index_ids: Collection[str] | N
     )
 
 
-def community_sets_from_events(events: Iterable[Event], *, index_ids: Collection[str] | None = None) -> CommunitySets | None:
-    """The three sets of a run from its events; ``None`` when the run has no result."""
-    from .events import RunFinished
-
-    result = None
-    for event in events:
-        if isinstance(event, RunFinished):
-            result = event.result
-    return None if result is None else community_sets(result, index_ids=index_ids)
-
-
 def _sort_key(community_id: str) -> tuple[int, int | str]:
     return (0, int(community_id)) if community_id.isdigit() else (1, community_id)
 
@@ -353,7 +340,6 @@ __all__ = [
     "cited_community_ids",
     "citing_sentences",
     "community_sets",
-    "community_sets_from_events",
     "find_citations",
     "references_of_kind",
     "result_unit",

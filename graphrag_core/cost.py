@@ -8,7 +8,7 @@ the page can say what switching it on or off would change), and the batches the 
 settings would send.
 
 Invariant: for every level, ``batches`` and ``map_prompt_tokens`` are exactly what
-:func:`graphrag_core.search.plan_batches` plans for the request at that level (:func:`map_cost`,
+:func:`graphrag_core.batch_plan.plan_batches` plans for the request at that level (:func:`map_cost`,
 the one estimate); the three section figures are estimates of the map texts alone (no prompt,
 no part headers), which is why they add up to less than ``map_prompt_tokens``.
 """
@@ -23,7 +23,7 @@ from .levels import level_text
 from .models import LEAF, Index
 from .rows import Community
 from .request import GlobalSearchRequest
-from .search import PROMPT_MESSAGES, plan_batches
+from .batch_plan import PROMPT_MESSAGES, plan_batches
 from .selection import estimate_rating_cost
 from .spending import LimitForecast, forecast_limit
 from .tokens import ENDPOINT, Tokenizer, get_tokenizer, prompt_overhead
@@ -51,7 +51,7 @@ def map_cost(
     index: Index, request: GlobalSearchRequest, *, seed: int, tokenizer: Tokenizer | None = None, communities: Sequence[Community] | None = None
 ) -> MapCost:
     """The one estimate of a map's cost before any call: exactly what
-    :func:`graphrag_core.search.plan_batches` plans for ``request`` at its level (or for
+    :func:`graphrag_core.batch_plan.plan_batches` plans for ``request`` at its level (or for
     ``communities`` when given, e.g. a dynamic selection's bound). Every figure a front end shows
     for a level's map tokens comes from here (Explore's level picker and cost preview, the
     Sweeps picker), so they agree. Raises ``BudgetError`` when the budgets cannot fit it."""

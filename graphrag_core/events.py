@@ -153,10 +153,6 @@ class SelectionFinished(_Event):
     usage: TokenUsage = Field(default_factory=TokenUsage)
 
     @property
-    def communities_rated(self) -> int:
-        return self.rated_count
-
-    @property
     def tokens(self) -> int:
         """Prompt and completion tokens of every rating call."""
         return self.usage.total_tokens

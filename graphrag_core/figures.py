@@ -231,11 +231,6 @@ class RunFigures(BaseModel):
         return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens
 
     @property
-    def prompt_tokens_if_uncached(self) -> int:
-        """Reported prompt tokens plus the planned estimate of the batches and ratings the cache answered."""
-        return self.tokens_if_uncached.prompt_tokens
-
-    @property
     def tokens_if_uncached(self) -> TokenUsage:
         """Reported usage plus the estimate of the batches the cache answered (see the invariants)."""
         saved = TokenUsage(
@@ -260,18 +255,6 @@ class RunFigures(BaseModel):
     @property
     def selected_answers(self) -> int:
         return self._fate_count("selected")
-
-    @property
-    def skipped_answers(self) -> int:
-        return self._fate_count("skipped")
-
-    @property
-    def dropped_answers(self) -> int:
-        return self._fate_count("dropped")
-
-    @property
-    def not_tried_answers(self) -> int:
-        return self._fate_count("not_tried")
 
     @property
     def stopped(self) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from .errors import RequestValidationError
-from .levels import Level, LevelError, parse_level
 
 ENTRY_SHOWN = 20
 """At most this many characters of a bad entry are quoted back."""
@@ -63,15 +62,4 @@ def parse_ints(text: str, *, what: str, minimum: int | None = None) -> list[int]
     return [parse_int(entry, what=what, minimum=minimum) for entry in text.replace(",", " ").split()]
 
 
-def parse_levels(text: str, *, what: str) -> list[Level]:
-    """``"leaf, level 0, 1, dynamic"`` -> ``["leaf", 0, 1, "dynamic"]`` (see :func:`~graphrag_core.levels.parse_level`)."""
-    levels: list[Level] = []
-    for entry in split_entries(text):
-        try:
-            levels.append(parse_level(entry))
-        except LevelError as exc:
-            raise InputError(f"{what}: {exc}") from None
-    return levels
-
-
-__all__ = ["InputError", "parse_int", "parse_ints", "parse_levels", "split_entries"]
+__all__ = ["InputError", "parse_int", "parse_ints", "split_entries"]

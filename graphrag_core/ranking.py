@@ -16,7 +16,7 @@ paper's SS) answers from (evaluation spec section 7).
 
 Invariants: the ranking is a function of the index, the question and the embedding model
 (ties keep index order); every relevance is > 0; an embedding call that fails is retried as a
-chat call is (:class:`~graphrag_core.map.RetryPolicy`), and a failure that outlasts the retries
+chat call is (:class:`~graphrag_core.retry.RetryPolicy`), and a failure that outlasts the retries
 raises. The figures (calls, cache hits, tokens) say what this ranking spent.
 """
 
@@ -39,7 +39,7 @@ from .errors import EmbeddingError, ModelError
 from .llm.base import TokenUsage
 from .llm.embeddings import BM25_RANKER, EmbeddingModel
 from .llm.offline.retrieval import BM25_B, BM25_K1, Terms, centrality, terms
-from .map import DEFAULT_RETRY_POLICY, RetryPolicy
+from .retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .methods import VECTOR
 from .sources import source_units
 from .models import Index

@@ -15,7 +15,6 @@ from typing import Literal, TypeVar
 from .models import Claim, Entity, Index, Relationship, SourceChunk
 
 RecordKind = Literal["entity", "relationship", "claim", "source"]
-RECORD_KINDS: tuple[RecordKind, ...] = ("entity", "relationship", "claim", "source")
 RECORD_NAMES: dict[RecordKind, str] = {"entity": "Entity", "relationship": "Relationship", "claim": "Claim", "source": "Source"}
 """What a report calls each kind (singular): ``Entities (5)`` names Entity 5."""
 
@@ -112,4 +111,4 @@ def mention_excerpt(text: str, terms: Iterable[str], *, width: int = 240) -> str
     return ("…" if start > 0 else "") + " ".join(text[start:end].split()) + ("…" if end < len(text) else "")
 
 
-__all__ = ["RECORD_KINDS", "RECORD_NAMES", "AnyRecord", "IndexRecords", "RecordKind", "mention_excerpt", "record_ref"]
+__all__ = ["RECORD_NAMES", "AnyRecord", "IndexRecords", "RecordKind", "mention_excerpt", "record_ref"]

@@ -154,15 +154,28 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     (cited, behind, read but unused; citations checked against ``index_ids`` when given, else
     against the map answers only), its support check (or that it has none), its figures, the map batches, the reduce candidates and the
     failed batches."""
-    request = record.request
-    result = record.result
-    figures = record.figures
     lines: list[str] = [f"# Global search run {markdown_text(record.run_id)}", ""]
     if record.label:
         lines += [f"**Label:** {markdown_cell(record.label)}", ""]
-    lines += ["## Question", "", markdown_text(request.query), ""]
+    lines += ["## Question", "", markdown_text(record.request.query), ""]
+    lines += _settings_markdown(record)
+    lines += _status_markdown(record)
+    lines += ["## Answer", ""]
+    lines += [markdown_text(record.result.answer) if record.result is not None else "_The run produced no answer._", ""]
+    lines += _community_sets_markdown(record, index_ids=index_ids)
+    lines += support_markdown(record.support)
+    lines += _diagnostics_markdown(record)
+    lines += _map_batches_markdown(record)
+    if record.request.dynamic:
+        lines += _selection_markdown(record.replay())
+    lines += _candidates_markdown(record)
+    lines += _failures_markdown(record)
+    return "\n".join(lines)
 
-    lines += ["## Settings", ""]
+
+def _settings_markdown(record: RunRecord) -> list[str]:
+    """Every setting of the run, the dynamic selection's when it selected dynamically."""
+    request = record.request
     settings: list[tuple[str, object]] = [
         ("index", record.index_name + (f" ({record.index_path})" if record.index_path else "")),
         ("model", record.model),
@@ -187,21 +200,24 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
             ("fallback max level", request.fallback_max_level),
             ("rating output reserve", request.rating_output_reserve),
         ]
-    lines += markdown_table(["setting", "value"], settings) + [""]
+    return ["## Settings", "", *markdown_table(["setting", "value"], settings), ""]
 
-    lines += ["## Status", "", f"**{RunStatus(record.status).word}** in {record.duration_s:.2f} s", ""]
+
+def _status_markdown(record: RunRecord) -> list[str]:
+    """The status word and duration, then the stopped note or the error."""
+    result = record.result
+    lines = ["## Status", "", f"**{RunStatus(record.status).word}** in {record.duration_s:.2f} s", ""]
     if result is not None and result.diagnostics.stopped_note:
         lines += [result.diagnostics.stopped_note, ""]
     elif record.error:
         lines += [f"Error: {markdown_text(record.error)}", ""]
+    return lines
 
-    lines += ["## Answer", ""]
-    lines += [markdown_text(result.answer) if result is not None else "_The run produced no answer._", ""]
 
-    lines += _community_sets_markdown(record, index_ids=index_ids)
-    lines += support_markdown(record.support)
-
-    lines += ["## Diagnostics", ""]
+def _diagnostics_markdown(record: RunRecord) -> list[str]:
+    """The run's figures: batches, budgets, calls, cache hits and the tokens reported."""
+    request = record.request
+    figures = record.figures
     rows: list[tuple[str, object]] = [
         ("summaries selected", "" if figures.summaries is None else figures.summaries),
         ("map batches", figures.batches),
@@ -224,34 +240,36 @@ def record_to_markdown(record: RunRecord, *, index_ids: Collection[str] | None =
     ]
     if figures.usage.estimated:
         rows.append(("calls whose tokens the run counted (the endpoint reported none)", figures.usage.estimated_calls))
-    lines += markdown_table(["figure", "value"], rows) + [""]
-    if figures.batch_community_ids:
-        usefulness = result.diagnostics.batch_usefulness if result is not None else []
-        batch_rows = [
-            [i, ", ".join(ids), figures.batch_token_estimates[i] if i < len(figures.batch_token_estimates) else "",
-             _number(usefulness[i]) if i < len(usefulness) else ""]
-            for i, ids in enumerate(figures.batch_community_ids)
-        ]
-        lines += ["### Map batches", ""]
-        lines += markdown_table(["batch", "communities", "tokens", "usefulness"], batch_rows) + [""]
+    return ["## Diagnostics", "", *markdown_table(["figure", "value"], rows), ""]
 
-    if request.dynamic:
-        lines += _selection_markdown(record.replay())
 
-    lines += ["## Reduce candidates", ""]
-    if figures.candidates:
-        lines += markdown_table(["rank", "usefulness", "fate", "tokens", "communities", "answer"],
-                                (_candidate_row(c) for c in figures.candidates)) + [""]
-    else:
-        lines += ["_None._", ""]
+def _map_batches_markdown(record: RunRecord) -> list[str]:
+    """Each map batch: its communities, tokens and usefulness (nothing for a run with no batch)."""
+    figures = record.figures
+    if not figures.batch_community_ids:
+        return []
+    usefulness = record.result.diagnostics.batch_usefulness if record.result is not None else []
+    batch_rows = [
+        [i, ", ".join(ids), figures.batch_token_estimates[i] if i < len(figures.batch_token_estimates) else "",
+         _number(usefulness[i]) if i < len(usefulness) else ""]
+        for i, ids in enumerate(figures.batch_community_ids)
+    ]
+    return ["### Map batches", "", *markdown_table(["batch", "communities", "tokens", "usefulness"], batch_rows), ""]
 
-    lines += ["## Failed batches", ""]
-    failures = [(f.batch_index, ", ".join(f.community_ids), f.attempts, f.error_type, f.error) for f in figures.failures]
-    if failures:
-        lines += markdown_table(["batch", "communities", "attempts", "error type", "error"], failures) + [""]
-    else:
-        lines += ["_None._", ""]
-    return "\n".join(lines)
+
+def _candidates_markdown(record: RunRecord) -> list[str]:
+    candidates = record.figures.candidates
+    if not candidates:
+        return ["## Reduce candidates", "", "_None._", ""]
+    return ["## Reduce candidates", "", *markdown_table(["rank", "usefulness", "fate", "tokens", "communities", "answer"],
+                                                        (_candidate_row(c) for c in candidates)), ""]
+
+
+def _failures_markdown(record: RunRecord) -> list[str]:
+    failures = [(f.batch_index, ", ".join(f.community_ids), f.attempts, f.error_type, f.error) for f in record.figures.failures]
+    if not failures:
+        return ["## Failed batches", "", "_None._", ""]
+    return ["## Failed batches", "", *markdown_table(["batch", "communities", "attempts", "error type", "error"], failures), ""]
 
 
 __all__ = ["record_to_markdown", "settings_text"]

@@ -15,7 +15,6 @@ Status = Literal["completed", "partial", "no_results"]
 CandidateFate = Literal["selected", "skipped", "not_tried", "dropped"]
 CommunityFate = Literal["kept", "pruned", "superseded", "skipped", "failed", "unreached"]
 """What dynamic selection did with a community (dynamic-selection.md section 4)."""
-COMMUNITY_FATES: tuple[str, ...] = ("kept", "pruned", "superseded", "skipped", "failed", "unreached")
 
 NO_RESULTS_ANSWER = "No relevant community summaries were found for this query."
 NO_RELEVANT_CHUNKS_ANSWER = "No relevant source chunks were found for this query."

@@ -1,20 +1,19 @@
 """Global search, end to end: a request in, a stream of typed events out, a result at the end.
 
-:func:`retrieve_global` and :func:`stream_global` run the same steps (:func:`_run`): select the
-summaries of a level, build their map texts, pack them into batches, map, select for the
-reduce, reduce. Every step reports itself as an event; a run that cannot finish reports
-``RunFailed`` before raising, so what was computed up to then is not lost.
+:func:`retrieve_global` and :func:`stream_global` run the same steps (:func:`_run`, over
+:class:`~graphrag_core.run_steps.RunSteps`): select the summaries of a level, build their map
+texts, pack them into batches (:mod:`.batch_plan`), map, select for the reduce, reduce. Every
+step reports itself as an event; a run that cannot finish reports ``RunFailed`` before raising,
+so what was computed up to then is not lost. A stopped run answers from what it read
+(:func:`answer_from_read`, for Stop and for the spending limit) through the same steps.
 
 The request's ``method`` (evaluation spec section 7) chooses the units: ``global`` maps over
 community summaries; ``text`` runs the same steps over the index's source chunks; ``vector``
 ranks the chunks (:mod:`.ranking`), packs the most relevant into the reduce budget
 (:mod:`.naive_rag`) and makes one call, with the reduce's events.
 
-Why this module is long: it is the run's one orchestration, and the steps of the three methods
-(plan, rank, map, select or pack, reduce, finish) and a stopped run's answer from what it read
-(:func:`answer_from_read`, for Stop and for the spending limit) share one state and one event
-stream, so a failure in any of them becomes the same ``RunFailed`` with the same figures;
-splitting them would spread that state over modules that each need all of it.
+:func:`plan_batches`, :func:`sent_prompt_budget` and ``PROMPT_MESSAGES`` are
+:mod:`.batch_plan`'s, importable from here as before.
 """
 
 from __future__ import annotations
@@ -25,71 +24,23 @@ import random
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .batching import MapText, SummaryBatch, plan_summary_batches
+from .batch_plan import PROMPT_MESSAGES, plan_batches, sent_prompt_budget
 from .cache import GuardedCache
-from .context import COMMUNITY, SOURCE, question_tail
-from .events import (
-    BatchesPlanned,
-    ChunksRanked,
-    Event,
-    ModelNotice,
-    PartialAnswerStarted,
-    PlannedBatch,
-    ReduceReplied,
-    ReduceAnswerDelta,
-    ReduceFailed,
-    ReduceRetried,
-    ReduceSelection,
-    ReduceStarted,
-    RunFailed,
-    RunFinished,
-    RunStarted,
-    RunWarning,
-    SummariesSelected,
-)
-from .errors import NothingReadError, SpendLimitReached, describe_error
-from .language import Language, corpus_language, language_drift
-from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
+from .events import Event, PartialAnswerStarted, PlannedBatch, RunStarted, RunWarning
+from .errors import NothingReadError, SpendLimitReached
+from .llm.base import ChatModel, model_identity
 from .llm.embeddings import EmbeddingModel
-from .map import (
-    DEFAULT_RETRY_POLICY,
-    Attempts,
-    CallerFailed,
-    CallFailed,
-    MapPhaseResult,
-    RetryNotice,
-    RetryPolicy,
-    complete_with_retry,
-    run_global_map,
-)
-from .methods import GLOBAL, TEXT, VECTOR, unit_kind
-from .sources import source_units, unit_ids
-from .models import Community, Index
-from .citations import check_citations
-from .naive_rag import plan_excerpts
-from .parsing import AnswerStream, parse_reduce_output
-from .prompts import (
-    REDUCE_OUTPUT_SCHEMA,
-    map_prompt_head,
-    map_prompt_skeleton,
-    rag_prompt_skeleton,
-    reduce_prompt_skeleton,
-    render_rag_messages,
-    render_reduce_messages,
-)
-from .ranking import Ranking, rank_chunks
-from .reduce import ReducePlan, plan_reduce
-from .request import SEED_MAX, SEED_MIN, GlobalSearchRequest, check_question_reserve
-from .results import NO_RELEVANT_CHUNKS_ANSWER, NO_RESULTS_ANSWER, GlobalSearchDiagnostics, GlobalSearchResult
-from .selection import SelectionOutcome, select_dynamic
+from .models import Index
+from .request import SEED_MAX, SEED_MIN, GlobalSearchRequest
+from .results import GlobalSearchResult
+from .retry import DEFAULT_RETRY_POLICY, RetryPolicy
+from .run_steps import RunSteps, failure_event
 from .spending import SpendingLimit
 from .state import RunState
 from .stopped import map_read, walk_outcome
-from .status import RunStatus
-from .tokens import Tokenizer, prompt_overhead, tokenizer_for
+from .tokens import Tokenizer, tokenizer_for
 
 if TYPE_CHECKING:
     from .cache import MapCache
@@ -101,404 +52,6 @@ def draw_seed() -> int:
     """A fresh seed for a request that did not set one (in ``SEED_MIN..SEED_MAX``, the range
     people give seeds in); it is reported so the run can be repeated."""
     return random.SystemRandom().randint(SEED_MIN, SEED_MAX)
-
-
-def plan_batches(
-    index: Index,
-    request: GlobalSearchRequest,
-    *,
-    seed: int,
-    tokenizer: Tokenizer | None = None,
-    communities: list[Community] | None = None,
-    model: ChatModel | None = None,
-) -> tuple[list[Community], list[SummaryBatch], list[int]]:
-    """The communities a request selects and the batches it would send, with no model call.
-
-    ``communities`` overrides the level's selection (dynamic selection passes what it kept).
-    Returns ``(communities, batches, token_estimates)``; raises ``BudgetError`` like a run would,
-    and ``RequestValidationError`` for a question longer than the request's ``question_reserve``.
-    ``model`` is needed only for the ``"endpoint"`` tokenizer (the server's own count). The
-    ``text`` method's batches hold source chunks (no communities); ``vector`` sends no batch.
-
-    With a ``question_reserve``, the batches are packed before the question (the data-first
-    layout) in the map prompt budget less the reserve and the question's marker, so they are
-    the same for every question up to the reserve; each estimate is the packed prompt's count
-    plus the question's part. The spec's estimate never counts a whole above its parts, so each
-    prompt is within the budget; an exact encoding's count of the join after the data may
-    differ from its parts' by the newlines that meet there.
-    """
-    tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
-    if request.method == VECTOR:
-        source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
-        return [], [], []
-    reserve = request.question_reserve
-    if reserve:
-        check_question_reserve(request.query, reserve, tokenizer)
-    unit = SOURCE if request.method == TEXT else COMMUNITY
-    if request.method == TEXT:
-        communities = []
-        texts = [MapText(community_id=ref, text=chunk.text) for ref, chunk in source_units(index, method=TEXT)]
-    else:
-        if communities is None:
-            communities = index.select_communities(request.community_level)
-        texts = [
-            MapText(
-                community_id=c.id,
-                text=index.map_text(c.id, include_claims=request.include_claims, include_sources=request.include_sources),
-            )
-            for c in communities
-        ]
-    if not texts:
-        return communities, [], []
-    budget = sent_prompt_budget(request.map_prompt_budget, tokenizer)
-    rng = random.Random(seed)
-    language = corpus_language(index.communities)
-    if not reserve:
-        skeleton = map_prompt_skeleton(request.query, unit=unit, language=language)
-        batches, estimates = plan_summary_batches(texts, skeleton, budget, rng=rng, tokenizer=tokenizer, unit=unit)
-        return communities, batches, estimates
-    # Packed as if the question took exactly `reserve` tokens: the head and the content of every
-    # prompt are the same for any question up to that length, the question comes after them.
-    budget -= reserve + tokenizer.count(question_tail(""))
-    batches, packed = plan_summary_batches(texts, map_prompt_head(unit=unit, language=language), budget, rng=rng, tokenizer=tokenizer, unit=unit)
-    tail = tokenizer.count(question_tail(request.query))
-    return communities, batches, [tokens + tail for tokens in packed]
-
-
-PROMPT_MESSAGES = 2
-"""Messages in a map or reduce call (system and user)."""
-
-
-def sent_prompt_budget(budget: int, tokenizer: Tokenizer) -> int:
-    """What of a prompt budget the prompt's text may take: the rest is what the endpoint adds
-    around the messages, as the tokenizer knows it (nothing for the spec's estimate), so a sent
-    prompt is within the budget in the endpoint's own count."""
-    return budget - prompt_overhead(tokenizer, PROMPT_MESSAGES)
-
-
-class _StreamedReduce:
-    """The reduce call through a streaming model: each new piece of the answer becomes a
-    ``ReduceAnswerDelta`` event (of the current attempt) as it is written."""
-
-    def __init__(self, model: StreamingChatModel, emit: EventSink, clock: Callable[[], float], attempts: Attempts) -> None:
-        self.model, self.emit, self.clock, self.attempts = model, emit, clock, attempts
-        self.identity = model_identity(model)
-
-    async def complete(self, request: ChatRequest) -> ChatResponse:
-        reader = AnswerStream()
-        attempt = self.attempts.count
-
-        def on_text(piece: str) -> None:
-            text = reader.feed(piece)
-            if text:
-                try:
-                    self.emit(ReduceAnswerDelta(at=self.clock(), attempt=attempt, text=text))
-                except Exception as exc:  # noqa: BLE001 - the caller's error: propagated as is, never retried
-                    raise CallerFailed(exc) from exc
-
-        return await self.model.complete_streaming(request, on_text)
-
-
-@dataclass
-class _Steps:
-    """One run's fixed inputs and what its steps produced so far; each step is one method."""
-
-    index: Index
-    request: GlobalSearchRequest
-    model: ChatModel
-    emit: EventSink
-    seed: int
-    cache: MapCache | None
-    tokenizer: Tokenizer
-    clock: Callable[[], float]
-    policy: RetryPolicy
-    embedder: EmbeddingModel | None = None
-    spending: SpendingLimit | None = None
-    """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
-    selection: SelectionOutcome | None = None
-    ranking: Ranking | None = None
-    communities: list[Community] = field(default_factory=list)
-    unit_count: int = 0
-    """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
-    batches: list[SummaryBatch] = field(default_factory=list)
-    planned: tuple[PlannedBatch, ...] = ()
-    """Each batch as its ``BatchesPlanned`` event reports it (community ids, prompt estimate)."""
-    stopped_at_limit: int | None = None
-    """The spending limit that stopped the run, when it answers from what it read after that stop."""
-    language: Language | None = field(init=False)
-    """The corpus's language (:func:`~graphrag_core.language.corpus_language`): the prompts ask
-    for it, and answers in another are reported (``diagnostics.language_drift``)."""
-
-    def __post_init__(self) -> None:
-        self.language = corpus_language(self.index.communities)
-
-    @property
-    def unit(self):  # noqa: ANN201 - a context.Unit
-        """What the run's units are: communities (``global``) or source chunks."""
-        return unit_kind(self.request.method)
-
-    @property
-    def no_results_answer(self) -> str:
-        return NO_RESULTS_ANSWER if self.request.method == GLOBAL else NO_RELEVANT_CHUNKS_ANSWER
-
-    def finish(
-        self,
-        status: RunStatus,
-        answer: str,
-        *,
-        mapped: MapPhaseResult | None = None,
-        plan: ReducePlan | None = None,
-        reduce_calls: int = 0,
-        reduce_usage: TokenUsage | None = None,
-        unread: int | None = None,
-    ) -> GlobalSearchResult:
-        """The result of the run (and its ``RunFinished`` event), from what the steps produced.
-        ``unread`` is given for a run answered from what it read after a stop: how many of its
-        batches had not ended."""
-        request = self.request
-        selected = plan.selected if plan is not None else []
-        usage = mapped.usage if mapped is not None else TokenUsage()
-        if reduce_usage is not None:
-            usage = usage + reduce_usage
-        extra: dict[str, object] = {}
-        if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
-            extra = self.selection.diagnostics()
-            usage = usage + self.selection.usage
-        if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
-            extra.update(
-                ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
-                embedding_cache_hits=self.ranking.embedding_cache_hits, embedding_usage=self.ranking.usage,
-            )
-        diagnostics = GlobalSearchDiagnostics(
-            community_level=request.reported_level,
-            summary_count=self.unit_count,
-            batch_count=len(self.planned),
-            batch_community_ids=[b.community_ids for b in self.planned],
-            batch_token_estimates=[b.token_estimate for b in self.planned],
-            batch_usefulness=mapped.usefulness if mapped is not None else [],
-            failed_batch_count=len(mapped.failures) if mapped is not None else 0,
-            selected_answer_count=len(selected),
-            reduce_prompt_tokens=plan.prompt_tokens if plan is not None else None,
-            map_prompt_budget=request.map_prompt_budget,
-            reduce_prompt_budget=request.reduce_prompt_budget,
-            seed=self.seed,
-            map_calls=mapped.calls if mapped is not None else 0,
-            reduce_calls=reduce_calls,
-            cache_hits=mapped.cache_hits if mapped is not None else 0,
-            usage=usage,
-            map_usage=mapped.usage if mapped is not None else TokenUsage(),
-            duration_s=self.clock(),
-            stopped_early=unread is not None,
-            unread_batch_count=unread or 0,
-            stopped_at_limit=self.stopped_at_limit if unread is not None else None,
-            **extra,  # type: ignore[arg-type]
-        )
-        behind = list(dict.fromkeys(cid for a in selected for cid in a.community_ids)) if reduce_calls else []
-        if reduce_calls:
-            unsupported = check_citations(answer, behind=behind, index_ids=unit_ids(self.index, request.method), kind=self.unit)
-            diagnostics = diagnostics.model_copy(update={"unsupported_citation_count": len(unsupported)})
-        drift = language_drift(self.language, [a.answer for a in mapped.answers] if mapped is not None else [], answer if reduce_calls else None)
-        if drift is not None:  # said once, as a notice, and kept with the run's figures
-            diagnostics = diagnostics.model_copy(update={"language_drift": drift})
-            self.emit(ModelNotice(at=self.clock(), message=drift.note))
-        result = GlobalSearchResult(
-            query=request.query,
-            community_level=request.reported_level,
-            seed=self.seed,
-            request=request,
-            status=status,
-            answer=answer,
-            map_answers=mapped.answers if mapped is not None else [],
-            selected_answers=selected,
-            reduce_candidates=plan.candidates if plan is not None else [],
-            failed_batches=mapped.failures if mapped is not None else [],
-            community_ids=behind,
-            diagnostics=diagnostics,
-        )
-        self.emit(RunFinished(at=self.clock(), result=result))
-        return result
-
-    async def plan(self) -> None:
-        request = self.request
-        if request.question_reserve:  # a long question is refused before any call
-            check_question_reserve(request.query, request.question_reserve, self.tokenizer)
-        # Dynamic selection (dynamic-selection.md): the model picks the communities; the rest is unchanged.
-        if request.dynamic:
-            self.selection = await select_dynamic(
-                self.index, request, self.model, tokenizer=self.tokenizer, on_event=self.emit, cache=self.cache, clock=self.clock,
-                retry_policy=self.policy, spending=self.spending, keep=request.reduce_token_budget,
-            )
-        self.communities, self.batches, estimates = plan_batches(
-            self.index, request, seed=self.seed, tokenizer=self.tokenizer,
-            communities=self.selection.communities if self.selection is not None else None,
-        )
-        self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
-        if request.method == TEXT:
-            units = tuple(ref for ref, _ in source_units(self.index, method=TEXT))
-        else:
-            units = tuple(c.id for c in self.communities)
-        self.unit_count = len(units)
-        self.emit(SummariesSelected(at=self.clock(), community_level=request.reported_level, count=len(units), community_ids=units))
-
-    async def rank(self) -> Ranking:
-        """The ``vector`` method's first step: the source chunks ranked for the question."""
-        request = self.request
-        ranking = self.ranking = await rank_chunks(self.index, request.query, embedder=self.embedder, cache=self.cache, policy=self.policy)
-        self.unit_count = len(ranking.chunks)
-        self.emit(
-            ChunksRanked(
-                at=self.clock(), ranker=ranking.ranker, unit_count=ranking.unit_count, relevant_count=len(ranking.chunks),
-                embedding_calls=ranking.embedding_calls, embedding_cache_hits=ranking.embedding_cache_hits,
-                usage=ranking.usage, duration_s=ranking.duration_s,
-            )
-        )
-        self.emit(
-            SummariesSelected(
-                at=self.clock(), community_level=request.reported_level, count=len(ranking.chunks),
-                community_ids=tuple(c.reference for c in ranking.chunks),
-            )
-        )
-        return ranking
-
-    def pack(self, ranking: Ranking) -> ReducePlan:
-        """The ``vector`` method's context: the ranked chunks packed into the reduce budget."""
-        request = self.request
-        plan = plan_excerpts(
-            ranking.chunks, rag_prompt_skeleton(request.query, language=self.language), sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer,
-        )
-        self.emit(
-            ReduceSelection(
-                at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,
-                strategy=request.reduce_strategy,
-            )
-        )
-        return plan
-
-    async def map(self) -> MapPhaseResult:
-        request = self.request
-        self.emit(
-            BatchesPlanned(
-                at=self.clock(), batches=self.planned, map_prompt_budget=request.map_prompt_budget,
-                concurrency=min(request.map_concurrency, len(self.batches)),
-            )
-        )
-        return await run_global_map(
-            request.query, self.batches, self.model,
-            concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
-            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
-            tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
-            spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
-            language=self.language,
-        )
-
-    def select(self, mapped: MapPhaseResult) -> ReducePlan:
-        request = self.request
-        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit, language=self.language)
-        plan = plan_reduce(
-            mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
-        )
-        self.emit(
-            ReduceSelection(
-                at=self.clock(), candidates=tuple(plan.candidates), reduce_prompt_budget=request.reduce_prompt_budget,
-                strategy=request.reduce_strategy,
-            )
-        )
-        return plan
-
-    async def reduce(self, plan: ReducePlan) -> tuple[str, Attempts]:
-        """The final answer, with the same retry policy and events as a map call.
-
-        Raises the last attempt's error when every attempt failed (after ``ReduceFailed``)."""
-        request = self.request
-        if request.method == VECTOR:
-            messages = render_rag_messages(request.query, plan.context, language=self.language)
-        else:
-            messages = render_reduce_messages(request.query, plan.context, unit=self.unit, language=self.language)
-        reduce_request = ChatRequest(
-            purpose="reduce",
-            messages=messages,
-            max_tokens=request.reduce_output_reserve or None,
-            output_schema=REDUCE_OUTPUT_SCHEMA,
-        )
-        attempts = Attempts()
-
-        def on_start(attempt: int) -> None:
-            self.emit(
-                ReduceStarted(
-                    at=self.clock(), answer_count=len(plan.selected), prompt_tokens=plan.prompt_tokens or 0, attempt=attempt,
-                    messages=reduce_request.messages if attempt == 1 else None,  # a retry adds what was wrong to these
-                )
-            )
-
-        def replied(attempt: int, raw: str | None, *, error: str | None = None, usage: TokenUsage | None = None, duration_s: float = 0.0) -> None:
-            self.emit(ReduceReplied(at=self.clock(), attempt=attempt, raw_reply=raw, error=error, usage=usage, duration_s=duration_s))
-
-        def on_retry(notice: RetryNotice) -> None:
-            replied(notice.attempt - 1, notice.raw_reply, error=notice.error, usage=notice.usage)
-            self.emit(ReduceRetried(at=self.clock(), attempt=notice.attempt, error=notice.error, delay_s=notice.delay_s, usage=notice.usage))
-
-        model: ChatModel = self.model
-        if isinstance(model, StreamingChatModel):
-            model = _StreamedReduce(model, self.emit, self.clock, attempts)
-        try:
-            reply = await complete_with_retry(
-                model, reduce_request, parse_reduce_output, policy=self.policy, attempts=attempts,
-                clock=self.clock, on_start=on_start, on_retry=on_retry,
-                on_notice=lambda message: self.emit(ModelNotice(at=self.clock(), message=message)),
-                tokenizer=self.tokenizer, token_budget=request.reduce_token_budget, spending=self.spending, final=True,
-            )
-        except CallFailed as failed:
-            replied(failed.attempts, failed.raw_reply, error=describe_error(failed.error), usage=failed.usage)
-            self.emit(
-                ReduceFailed(
-                    at=self.clock(), attempts=failed.attempts, error=describe_error(failed.error),
-                    error_type=type(failed.error).__name__, usage=failed.usage,
-                )
-            )
-            raise failed.error from None
-        replied(reply.attempt, reply.text, usage=reply.usage, duration_s=reply.duration_s)
-        return reply.value, attempts
-
-    async def run(self) -> GlobalSearchResult:
-        if self.request.method == VECTOR:
-            return await self.run_vector()
-        await self.plan()
-        if not self.batches:
-            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
-        return await self.answer(await self.map())
-
-    async def answer(self, mapped: MapPhaseResult, *, unread: int | None = None) -> GlobalSearchResult:
-        """Select for the reduce, reduce, finish: a run's last steps (after its map, or after a
-        stop over what it read, then ``partial`` whatever else happened)."""
-        plan = self.select(mapped)
-        if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan, unread=unread)
-        answer, attempts = await self.reduce(plan)
-        degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
-        return self.finish(
-            RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
-            mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
-        )
-
-    async def run_vector(self) -> GlobalSearchResult:
-        """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""
-        plan = self.pack(await self.rank())
-        if not plan.selected:
-            return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, plan=plan)
-        answer, attempts = await self.reduce(plan)
-        return self.finish(RunStatus.COMPLETED, answer, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage)
-
-
-def _failure_event(state: RunState, at: float, exc: BaseException) -> RunFailed:
-    """``RunFailed`` with the figures of what the run did and spent before it ended."""
-    if isinstance(exc, asyncio.CancelledError | KeyboardInterrupt):
-        return state.stopped(at=at)
-    if isinstance(exc, SpendLimitReached):
-        return state.stopped(at=at, reason=str(exc), error_type=type(exc).__name__)
-    message = exc.message if isinstance(exc, BaseExceptionGroup) else describe_error(exc)
-    return state.failure(at=at, error=message or type(exc).__name__, error_type=type(exc).__name__)
 
 
 async def _run(
@@ -544,7 +97,7 @@ async def _run(
     )
     if spending is None and request.spend_limit_tokens is not None:
         spending = SpendingLimit(request.spend_limit_tokens)
-    steps = _Steps(
+    steps = RunSteps(
         index, request, model, observe, seed, cache, tokenizer, clock, retry_policy or DEFAULT_RETRY_POLICY, embedder=embedder, spending=spending
     )
     try:
@@ -552,17 +105,17 @@ async def _run(
     except SpendLimitReached as exc:
         # Stopped at the spending limit as Stop stops a run, then answered from what was read as
         # Stop's answer is (the map and the ratings kept the reduce's worst case free for it).
-        observe(_failure_event(state, clock(), exc))
+        observe(failure_event(state, clock(), exc))
         if not state.answerable_from_read:
             raise
         return await answer_from_read(
             index, list(state.events), model, on_event=emit, tokenizer=tokenizer, retry_policy=retry_policy, spending=spending
         )
     except (asyncio.CancelledError, KeyboardInterrupt) as exc:  # stopped: by its consumer, or Ctrl-C inside a call
-        emit(_failure_event(state, clock(), exc))
+        emit(failure_event(state, clock(), exc))
         raise
     except Exception as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
-        emit(_failure_event(state, clock(), exc))
+        emit(failure_event(state, clock(), exc))
         raise
 
 
@@ -635,7 +188,7 @@ async def answer_from_read(
     request = state.request
     if spending is None and request.spend_limit_tokens is not None:
         spending = SpendingLimit(request.spend_limit_tokens, spent=state.usage.total_tokens)
-    steps = _Steps(
+    steps = RunSteps(
         index, request, model, observe, state.seed, None, tokenizer or tokenizer_for(request.tokenizer, model), clock,
         retry_policy or DEFAULT_RETRY_POLICY, spending=spending,
     )
@@ -651,7 +204,7 @@ async def answer_from_read(
     try:
         return await steps.answer(mapped, unread=unread)
     except (asyncio.CancelledError, KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - reported as an event, then re-raised unchanged
-        emit(_failure_event(state, clock(), exc))
+        emit(failure_event(state, clock(), exc))
         raise
 _END = object()
 
@@ -697,3 +250,15 @@ async def stream_global(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+
+
+__all__ = [
+    "answer_from_read",
+    "draw_seed",
+    "retrieve_global",
+    "stream_global",
+    # defined in batch_plan, importable from here as before
+    "PROMPT_MESSAGES",
+    "plan_batches",
+    "sent_prompt_budget",
+]

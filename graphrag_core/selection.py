@@ -6,7 +6,7 @@ Invariants of :func:`select_dynamic`:
   place in the same round (recursively);
 - each community of a round is called ``rating_repeats`` times, each repeat at most
   ``retry_policy.max_attempts`` attempts (2 by default) through the engine's one retry loop
-  (``map.complete_with_retry``), with at most ``map_concurrency`` calls in flight across the
+  (``retry.complete_with_retry``), with at most ``map_concurrency`` calls in flight across the
   round; the repeat number is part of the cache key;
 - a community whose repeats all failed counts as relevant (kept and expanded) and is recorded
   as failed, never turned into a made-up rating;
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from .events import CommunityRated, HierarchyNode, SelectionFinished, SelectionRound, SelectionStarted
 from .llm.base import ChatModel, ChatRequest, TokenUsage
 from .errors import ModelOutputError, SpendLimitReached, describe_error
-from .map import DEFAULT_RETRY_POLICY, Attempts, CallFailed, RetryPolicy, complete_with_retry
+from .retry import DEFAULT_RETRY_POLICY, Attempts, CallBudget, CallFailed, RetryPolicy, complete_with_retry
 from .models import Community, Index
 from .parsing import RatingOutput, parse_rating_output
 from .pool import run_pool
@@ -304,7 +304,7 @@ class _Walk:
 
     async def rate_once(self, this: _Round, job: int) -> None:
         """One repeat of one community, from the cache or from the model through the map's retry
-        loop (:func:`~graphrag_core.map.complete_with_retry`: every attempt's usage counts, and a
+        loop (:func:`~graphrag_core.retry.complete_with_retry`: every attempt's usage counts, and a
         retry after an unusable reply tells the model what was wrong); the community settles as
         soon as its last repeat is done."""
         community_id, repeat = this.jobs[job]
@@ -319,7 +319,7 @@ class _Walk:
             try:
                 reply = await complete_with_retry(
                     self.model, chat_request, parse_rating_output, policy=self.retry_policy, attempts=tally,
-                    tokenizer=self.tokenizer, token_budget=self.request.map_token_budget, spending=self.spending, keep=self.keep_free,
+                    budget=CallBudget(tokenizer=self.tokenizer, token_budget=self.request.map_token_budget, spending=self.spending, keep=self.keep_free),
                 )
             except CallFailed as failed:  # a failed repeat is recorded; the walk keeps the community
                 rated.errors.append(f"repeat {repeat}: {describe_error(failed.error)}")

@@ -49,14 +49,6 @@ def unit_ids(index: Index, method: str) -> set[str]:
     return set(_references(index.chunks))
 
 
-def source_reference(index: Index, chunk_id: str) -> str:
-    """The reference of the chunk with id ``chunk_id`` (see the module docstring)."""
-    for ref, chunk in zip(_references(index.chunks), index.chunks):
-        if chunk.id == chunk_id:
-            return ref
-    raise KeyError(f"No source chunk {chunk_id!r} in this index.")
-
-
 def source_table(index: Index) -> dict[str, SourceChunk]:
     """Every chunk by its reference (what the runs of ``text`` and ``vector`` name it by)."""
     return dict(zip(_references(index.chunks), index.chunks))
@@ -67,4 +59,4 @@ def source_chunk(index: Index, reference: str) -> SourceChunk | None:
     return source_table(index).get(reference)
 
 
-__all__ = ["source_chunk", "source_reference", "source_table", "source_units", "unit_ids"]
+__all__ = ["source_chunk", "source_table", "source_units", "unit_ids"]

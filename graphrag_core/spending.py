@@ -2,7 +2,7 @@
 
 One :class:`SpendingLimit` holds for a run (``GlobalSearchRequest.spend_limit_tokens``), a sweep
 or an experiment (the command line's ``--spend-limit-tokens``); every call of the engine's one
-retry loop (:func:`graphrag_core.map.complete_with_retry`) asks it before dispatching.
+retry loop (:func:`graphrag_core.retry.complete_with_retry`) asks it before dispatching.
 
 Invariants:
 

@@ -356,36 +356,53 @@ class RunState:
                 self.batches = [BatchState(b.index, b.community_ids, b.token_estimate) for b in event.batches]
                 self.concurrency, self.map_prompt_budget = event.concurrency, event.map_prompt_budget
                 self.phase = "map"
+            case MapBatchStarted() | MapBatchRetried() | MapBatchCached() | MapBatchSucceeded() | MapBatchFailed():
+                self._apply_map_batch(event)
+            case ModelNotice():
+                self.notices.append(event.message)
+            case RunWarning():
+                self.warnings.append(event.message)
+            case ReduceSelection() | ReduceStarted() | ReduceAnswerDelta() | ReduceRetried() | ReduceFailed() | PartialAnswerStarted():
+                self._apply_reduce(event)
+            case RunFinished():
+                self._apply_finished(event)
+            case RunFailed():
+                self._apply_failed(event)
+        return self
+
+    def _apply_map_batch(self, event: MapBatchStarted | MapBatchRetried | MapBatchCached | MapBatchSucceeded | MapBatchFailed) -> None:
+        """One map batch's event: its status, attempts, answer and call span."""
+        batch = self.batches[event.batch_index]
+        match event:
             case MapBatchStarted():
-                batch = self.batches[event.batch_index]
                 batch.attempts = max(batch.attempts, event.attempt)
                 self.map_calls += 1
                 if batch.status is BatchStatus.PENDING:
                     batch.status = BatchStatus.RUNNING
                 self.calls.append(CallSpan(event.batch_index, event.attempt, event.at))
             case MapBatchRetried():
-                batch = self.batches[event.batch_index]
                 batch.errors.append(event.error)
                 batch.status = BatchStatus.RUNNING
                 self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
             case MapBatchCached():
-                batch = self.batches[event.batch_index]
                 batch.status, batch.attempts, batch.cached = BatchStatus.DONE, 1, True
                 batch.usefulness, batch.answer, batch.duration_s = event.usefulness, event.answer, event.duration_s
                 self.calls.append(CallSpan(event.batch_index, 1, event.at - event.duration_s, event.at, CallOutcome.CACHED))
             case MapBatchSucceeded():
-                batch = self.batches[event.batch_index]
                 batch.status = BatchStatus.RETRIED if event.attempt > 1 else BatchStatus.DONE
                 batch.usefulness, batch.answer = event.usefulness, event.answer
                 batch.duration_s, batch.usage = event.duration_s, event.usage
                 self._close_call(event.batch_index, _call_end(event), CallOutcome.OK)
             case MapBatchFailed():
-                batch = self.batches[event.batch_index]
                 batch.status, batch.error_type = BatchStatus.FAILED, event.error_type
                 batch.attempts = event.attempts
                 if not batch.errors or batch.errors[-1] != event.error or len(batch.errors) < event.attempts:
                     batch.errors.append(event.error)
                 self._close_call(event.batch_index, _call_end(event), CallOutcome.ERROR)
+
+    def _apply_reduce(self, event: ReduceSelection | ReduceStarted | ReduceAnswerDelta | ReduceRetried | ReduceFailed | PartialAnswerStarted) -> None:
+        """The reduce's event: its candidates, its attempts and the answer drafted so far."""
+        match event:
             case ReduceSelection():
                 self.candidates = list(event.candidates)
                 self.reduce_prompt_budget, self.reduce_strategy = event.reduce_prompt_budget, event.strategy
@@ -395,10 +412,6 @@ class RunState:
                 self.reduce_attempts = max(self.reduce_attempts, event.attempt)
                 self.reduce_calls += 1
                 self.answer_draft = ""
-            case ModelNotice():
-                self.notices.append(event.message)
-            case RunWarning():
-                self.warnings.append(event.message)
             case ReduceAnswerDelta():
                 if event.attempt == self.reduce_attempts:
                     self.answer_draft += event.text
@@ -408,32 +421,34 @@ class RunState:
             case PartialAnswerStarted():
                 self.status, self.phase, self.stopped_early = RunStatus.RUNNING, "reduce", True
                 self.error = self.error_type = None
-            case RunFinished():
-                self.result = event.result
-                self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
-                self.summary_count = event.result.diagnostics.summary_count
-                self.community_level = event.result.diagnostics.community_level
-                self.status, self.phase = RunStatus(event.result.status), "done"
-                if not self.candidates:
-                    self.candidates = list(event.result.reduce_candidates)
-            case RunFailed():
-                # calls still in flight end here; their batches never finished
-                for span in self.calls:
-                    if span.end is None:
-                        span.end, span.outcome = event.at, CallOutcome.CANCELLED if event.cancelled else CallOutcome.ERROR
-                for batch in self.batches:
-                    if batch.status is BatchStatus.RUNNING:
-                        batch.status = BatchStatus.CANCELLED if event.cancelled else BatchStatus.FAILED
-                        if not event.cancelled:
-                            batch.errors.append(unfinished_error(event.error))
-                if event.cancelled:
-                    self.status = RunStatus.CANCELLED
-                elif event.error_type == INTERRUPTED_ERROR_TYPE:
-                    self.status = RunStatus.INTERRUPTED
-                else:
-                    self.status = RunStatus.FAILED
-                self.error, self.error_type = event.error, event.error_type
-                if event.usage is not None:  # the engine's own count of what the run spent
-                    self.usage = event.usage
-                self.phase = "done"
-        return self
+
+    def _apply_finished(self, event: RunFinished) -> None:
+        self.result = event.result
+        self.usage = event.result.diagnostics.usage  # the reduce's usage arrives here
+        self.summary_count = event.result.diagnostics.summary_count
+        self.community_level = event.result.diagnostics.community_level
+        self.status, self.phase = RunStatus(event.result.status), "done"
+        if not self.candidates:
+            self.candidates = list(event.result.reduce_candidates)
+
+    def _apply_failed(self, event: RunFailed) -> None:
+        """The end of a failed, stopped or interrupted run: calls still in flight end here; their
+        batches never finished."""
+        for span in self.calls:
+            if span.end is None:
+                span.end, span.outcome = event.at, CallOutcome.CANCELLED if event.cancelled else CallOutcome.ERROR
+        for batch in self.batches:
+            if batch.status is BatchStatus.RUNNING:
+                batch.status = BatchStatus.CANCELLED if event.cancelled else BatchStatus.FAILED
+                if not event.cancelled:
+                    batch.errors.append(unfinished_error(event.error))
+        if event.cancelled:
+            self.status = RunStatus.CANCELLED
+        elif event.error_type == INTERRUPTED_ERROR_TYPE:
+            self.status = RunStatus.INTERRUPTED
+        else:
+            self.status = RunStatus.FAILED
+        self.error, self.error_type = event.error, event.error_type
+        if event.usage is not None:  # the engine's own count of what the run spent
+            self.usage = event.usage
+        self.phase = "done"

@@ -106,6 +106,13 @@ that, handed ``"streamlit"``, find its folder."""
 LONG_MODULE_LINES = 500
 LONG_MODULE_REASON = "Why this module is long:"
 """Rule 8. A module over this many lines begins its docstring's last paragraph with the reason."""
+LONG_FUNCTION_LINES = 100
+FUNCTION_PARTS = ("graphrag_core", "graphrag_cli", "graphrag_app", "pages", "app")
+"""Rule 8. No function (or method) of these parts is longer than this, counted from its ``def``
+to its last line."""
+ENGINE_MODULE_LINES = 600
+ENGINE_PARTS = ("graphrag_core",)
+"""Rule 8. No module of the engine is longer than this, whatever its reason."""
 
 PAGE_PACKAGES = ("explore", "compare", "sweeps", "evaluate", "provenance", "index_browser")
 """Rule 10. The app's page packages (``graphrag_app/<page>/``); every other module of the app is
@@ -617,6 +624,29 @@ def test_rule_8_a_long_module_says_why_it_is_long() -> None:
     report(long_module_offences(project_modules()), "Rule 8 (small rooms)")
 
 
+def long_function_offences(modules: Mapping[str, Module]) -> list[str]:
+    return [
+        f"{where(module, node)}: {node.name} is {length} lines, over {LONG_FUNCTION_LINES}; split it where its algorithm has seams"
+        for module in modules.values()
+        if part_of(module) in FUNCTION_PARTS
+        for node in ast.walk(module.tree)
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        and (length := (node.end_lineno or node.lineno) - node.lineno + 1) > LONG_FUNCTION_LINES
+    ]
+
+
+def long_engine_module_offences(modules: Mapping[str, Module]) -> list[str]:
+    return [
+        f"{where(module, 1)}: {module.lines} lines, over {ENGINE_MODULE_LINES}; split it into modules named by their jobs"
+        for module in modules.values()
+        if part_of(module) in ENGINE_PARTS and module.lines > ENGINE_MODULE_LINES
+    ]
+
+
+def test_rule_8_no_function_is_over_100_lines_and_no_engine_module_over_600() -> None:
+    report(long_function_offences(project_modules()) + long_engine_module_offences(project_modules()), "Rule 8 (small rooms)")
+
+
 # ---- Rule 9: one spelling per state ---------------------------------------------------------
 
 
@@ -1088,6 +1118,28 @@ def test_checker_long_modules_statuses_and_levels() -> None:
     assert places(status_offences(modules)) == {f"graphrag_core/views.py:{line}" for line in (4, 5, 6, 8, 12)}
     assert sum(o.startswith("graphrag_core/views.py:5:") for o in status_offences(modules)) == 2
     assert places(level_offences(modules)) == {"graphrag_core/views.py:9", "graphrag_core/views.py:10"}
+
+
+def test_checker_long_functions_and_long_engine_modules() -> None:
+    def function(name: str, lines: int, indent: str = "") -> str:  # a def of exactly ``lines`` lines
+        return f"{indent}def {name}():\n" + f"{indent}    x = 1\n" * (lines - 1)
+
+    modules = made_up(
+        {
+            "graphrag_core/steps.py": function("fits", LONG_FUNCTION_LINES) + function("long", LONG_FUNCTION_LINES + 1),
+            "graphrag_cli/commands/go.py": "class Command:\n" + function("method", LONG_FUNCTION_LINES + 1, "    "),
+            "graphrag_app/views.py": "async " + function("panel", LONG_FUNCTION_LINES + 1),
+            "pages/explore.py": function("layout", LONG_FUNCTION_LINES + 1),
+            "tests/test_x.py": function("test_long", LONG_FUNCTION_LINES + 1),
+            "graphrag_core/big.py": "x = 1\n" * (ENGINE_MODULE_LINES + 1),
+            "graphrag_core/full.py": "x = 1\n" * ENGINE_MODULE_LINES,
+            "graphrag_app/big_page.py": "x = 1\n" * (ENGINE_MODULE_LINES + 1),
+        }
+    )
+    assert places(long_function_offences(modules)) == {
+        f"graphrag_core/steps.py:{LONG_FUNCTION_LINES + 1}", "graphrag_cli/commands/go.py:2", "graphrag_app/views.py:1", "pages/explore.py:1",
+    }
+    assert places(long_engine_module_offences(modules)) == {"graphrag_core/big.py:1"}
 
 
 def test_checker_finds_fixed_waits_in_browser_tests_only() -> None:

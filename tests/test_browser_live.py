@@ -304,5 +304,11 @@ def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_conf
         open_explore(page, server + "/?latency=0&seed=17")
         sidebar = page.locator("section[data-testid='stSidebar']")
         sidebar.evaluate("(element) => { element.style.width = '300px'; }")  # the width a late page config leaves
+        # The app's style sheet is drawn with the page; on a busy machine it may reach the browser a
+        # moment after the button does (CI measured 300 px once): wait for the width it sets.
+        page.wait_for_function(
+            "(least) => document.querySelector(\"section[data-testid='stSidebar']\").getBoundingClientRect().width >= least",
+            arg=SIDEBAR_WIDTH_PX - 1,
+        )
         assert (sidebar.bounding_box() or {}).get("width", 0) >= SIDEBAR_WIDTH_PX - 1
         assert cut_texts(page) == []

@@ -13,7 +13,8 @@ import pytest
 
 from graphrag_core.errors import ReplyTooLongError, RetryableModelError
 from graphrag_core.llm.base import ChatMessage, ChatRequest
-from graphrag_core.llm.openai_model import MAX_REPLY_BODY_BYTES, OpenAIChatModel
+from graphrag_core.llm.openai_model import OpenAIChatModel
+from graphrag_core.llm.openai_replies import MAX_REPLY_BODY_BYTES
 from graphrag_core.llm.settings import ModelSettings
 
 from .cli_support import QUESTION, run_cli

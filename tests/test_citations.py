@@ -10,7 +10,6 @@ from graphrag_core.citations import (
     check_citations,
     cited_community_ids,
     community_sets,
-    community_sets_from_events,
     find_citations,
 )
 from graphrag_core.events import events_from_json, events_to_json
@@ -99,9 +98,6 @@ def test_three_sets_of_a_run_and_the_unsupported_count():
     assert [(u.community_id, u.best_score, u.fate) for u in sets.read_but_unused] == [("4", 0.0, "dropped")]
     assert [(u.community_id, u.reason) for u in sets.unsupported] == [("4", "not_behind"), ("77", "not_in_index")]
     assert result.diagnostics.unsupported_citation_count == 2
-    # the same from the events (as stored or bundled)
-    again = community_sets_from_events(events_from_json(events_to_json(events)), index_ids={c.id for c in small_index().communities})
-    assert again == sets
 
 
 def test_skipped_answers_are_read_but_unused_with_their_best_score():

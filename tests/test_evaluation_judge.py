@@ -123,7 +123,7 @@ def test_each_call_gets_two_attempts_then_is_recorded_and_left_out():
     model = ScriptedChatModel(lambda request: next(replies[shown(request)[0]]))
     judgment = run(judge_pair("q", "a", "b", model, criteria=["diversity"]))
     assert model.calls == 3
-    failed = judgment.failed_calls
+    failed = [c for c in judgment.calls if not c.ok]
     assert len(failed) == 1 and failed[0].attempts == 2 and failed[0].order == "AB"
     assert failed[0].error == "Judge output must contain a winner of 1, 2 or 0."
     assert failed[0].raw == '{"winner": 7}'

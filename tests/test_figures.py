@@ -82,7 +82,7 @@ def test_cache_hits_are_not_model_calls():
     assert figures.map_calls == 0 and figures.cache_hits == figures.batches > 0
     assert figures.model_calls == 1 and figures.calls_if_uncached == figures.batches + 1
     assert figures.cached_prompt_tokens == figures.map_prompt_tokens
-    assert figures.prompt_tokens_if_uncached == figures.map_prompt_tokens
+    assert figures.tokens_if_uncached.prompt_tokens == figures.map_prompt_tokens
 
 
 def test_failed_run_counts_its_map_attempts_and_failures():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from graphrag_core.inputs import InputError, parse_ints, parse_levels
+from graphrag_core.inputs import InputError, parse_ints
 from graphrag_core.levels import DYNAMIC, LEAF, LevelError, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelChoice, ModelSettings, resolve_model_settings
 from graphrag_core.status import RunStatus, status_word
@@ -35,13 +35,10 @@ def test_level_labels_read_as_words() -> None:
 
 def test_typed_lists_accept_commas_and_blanks_and_name_the_box_when_wrong() -> None:
     assert parse_ints("1, 2 3", what="Seeds") == [1, 2, 3]
-    assert parse_levels("leaf, level 0, 1, dynamic", what="Levels") == [LEAF, 0, 1, DYNAMIC]
     with pytest.raises(InputError, match=r"^Seeds: 'x' is not a whole number\.$"):
         parse_ints("1 x", what="Seeds")
     with pytest.raises(InputError, match=r"^Budgets: 0 is below 1\.$"):
         parse_ints("0", what="Budgets", minimum=1)
-    with pytest.raises(InputError, match=r"^Levels: 'lvl' is not a level"):
-        parse_levels("leaf, lvl", what="Levels")
 
 
 def test_a_stopped_run_reads_stopped_and_unknown_values_pass_through() -> None:

@@ -25,7 +25,7 @@ from graphrag_core.llm.embeddings import EmbeddingSettings, Embeddings
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
 from graphrag_core.llm.settings import ModelSettings, SettingsError
-from graphrag_core.map import RetryPolicy
+from graphrag_core.retry import RetryPolicy
 from graphrag_core.models import Community
 from graphrag_core.naive_rag import MAX_UNPACKED_LISTED, plan_excerpts
 from graphrag_core.prompts import map_prompt_skeleton, rag_prompt_skeleton

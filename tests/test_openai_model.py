@@ -19,7 +19,8 @@ from graphrag_core.errors import (
 )
 from graphrag_core.llm.base import ChatModel, ChatRequest
 from graphrag_core.llm.offline import OfflineChatModel
-from graphrag_core.llm.openai_model import OpenAIChatModel, parse_retry_after
+from graphrag_core.llm.openai_model import OpenAIChatModel
+from graphrag_core.llm.openai_replies import parse_retry_after
 from graphrag_core.llm.settings import ModelSettings, SettingsError
 from graphrag_core.llm.factory import build_chat_model
 from graphrag_core.prompts import render_map_messages

@@ -10,7 +10,8 @@ from graphrag_core import ScriptedChatModel, retrieve_global
 from graphrag_core.errors import ReplyTooLongError, describe_error
 from graphrag_core.events import MapBatchFailed, MapBatchRetried
 from graphrag_core.llm.base import ChatMessage, ChatRequest
-from graphrag_core.map import MAX_REPLY_CHARS, check_reply_size
+from graphrag_core.llm.base import MAX_REPLY_CHARS
+from graphrag_core.retry import check_reply_size
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.history import RunRecord, RunStore
 

@@ -21,7 +21,7 @@ from graphrag_core.events import (
     RunFailed,
 )
 from graphrag_core.llm.base import ChatResponse, TokenUsage
-from graphrag_core.map import RetryPolicy
+from graphrag_core.retry import RetryPolicy
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
 

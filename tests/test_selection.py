@@ -457,7 +457,7 @@ def test_event_and_diagnostics_token_figures():
     rated = [e for e in events if isinstance(e, CommunityRated)]
     finished = next(e for e in events if isinstance(e, SelectionFinished))
     assert finished.tokens == sum(e.tokens for e in rated) == result.diagnostics.rating_usage.total_tokens
-    assert finished.communities_rated == len(rated)
+    assert finished.rated_count == len(rated)
     d = result.diagnostics
     assert d.rating_prompt_tokens + d.rating_completion_tokens == finished.tokens
 
@@ -476,7 +476,7 @@ def test_run_figures_count_the_rating_calls_and_tokens():
 
 
 def test_an_invalid_rating_reply_is_retried_with_feedback_and_every_attempts_usage_counts():
-    """Rating calls go through the engine's one retry loop (``map.complete_with_retry``)."""
+    """Rating calls go through the engine's one retry loop (``retry.complete_with_retry``)."""
     from graphrag_core.figures import run_figures
     from graphrag_core.llm.base import ChatResponse, TokenUsage
 
@@ -510,7 +510,7 @@ def test_an_invalid_rating_reply_is_retried_with_feedback_and_every_attempts_usa
 
 def test_a_rating_call_that_fails_twice_is_failed_after_the_policy_backoff():
     from graphrag_core.errors import RetryableModelError
-    from graphrag_core.map import RetryPolicy
+    from graphrag_core.retry import RetryPolicy
 
     delays = []
 

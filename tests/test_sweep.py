@@ -7,7 +7,6 @@ import pytest
 
 from graphrag_core import (
     GlobalSearchRequest,
-    Index,
     RequestValidationError,
     RetryableModelError,
     ScriptedChatModel,
@@ -27,8 +26,8 @@ from tests import factories
 QUERY = "What shapes the town?"
 
 
-def make_index() -> Index:
-    return factories.make_index(gamma="The school closed last year.", repeat=8)
+TOWN = {"gamma": "The school closed last year.", "repeat": 8}
+"""The factory's town with a third leaf, its summaries repeated for several batches per level."""
 
 
 def reply(request):
@@ -40,7 +39,7 @@ def reply(request):
 
 
 def run(spec, model=None, **kwargs):
-    return asyncio.run(run_sweep(make_index(), spec, model or ScriptedChatModel(reply), **kwargs))
+    return asyncio.run(run_sweep(factories.make_index(**TOWN), spec, model or ScriptedChatModel(reply), **kwargs))
 
 
 def test_grid_size_and_order():

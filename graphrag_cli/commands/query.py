@@ -36,7 +36,7 @@ from graphrag_core.errors import (
 from graphrag_core.calls import why_no_answer
 from graphrag_core.events import Event, RunStarted
 from graphrag_core.figures import run_figures, spend_line
-from graphrag_core.history import RunRecorder
+from graphrag_core.history import RunRecorder, RunStore
 from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
 from graphrag_core.methods import GLOBAL, VECTOR, units_noun
@@ -143,6 +143,33 @@ def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer
         context.note(forecast.text())
 
 
+def _ended_without_answer(exc: GraphRAGError | KeyboardInterrupt, args: argparse.Namespace, context: CliContext, recorder: RunRecorder, store: RunStore | None) -> int:
+    """A run that raised: it is closed (and stored with what it finished), then its exit code
+    (stopped at the spending limit) or its error for the user."""
+    events = recorder.events
+    interrupted = isinstance(exc, KeyboardInterrupt)
+    failed_run_id = _close(recorder, context, interrupted=interrupted)
+    if args.json:
+        context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
+    if isinstance(exc, SpendLimitReached):  # stopped, as Stop stops a run, with nothing to answer from
+        context.note(f"stopped: {exc}")
+        for item in why_no_answer(events):
+            context.note(f"why there is no answer: {item.message}")
+        context.note(spend_line(run_figures(events).spend, configured_price(context)))
+        if failed_run_id:
+            context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
+        return EXIT_STOPPED
+    if isinstance(exc, AllMapBatchesFailed):
+        raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
+    if isinstance(exc, BudgetError):
+        raise CliError(str(exc), EXIT_USAGE) from None
+    if isinstance(exc, ModelError | ModelOutputError):
+        raise CliError(f"The run failed: {describe_error(exc)}", EXIT_RUN) from None
+    if interrupted and failed_run_id:
+        context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
+    raise exc  # main reports the others with their exit codes
+
+
 def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
     options = ModelOptions.from_args(args)
@@ -184,27 +211,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
                 raise
             result = run_async(answer_from_read(loaded.index, list(events), model, on_event=on_event, tokenizer=counter))
     except (GraphRAGError, KeyboardInterrupt) as exc:
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        failed_run_id = _close(recorder, context, interrupted=interrupted)
-        if args.json:
-            context.write(format_failure_json(events, run_id=failed_run_id) + "\n")
-        if isinstance(exc, SpendLimitReached):  # stopped, as Stop stops a run, with nothing to answer from
-            context.note(f"stopped: {exc}")
-            for item in why_no_answer(events):
-                context.note(f"why there is no answer: {item.message}")
-            context.note(spend_line(run_figures(events).spend, configured_price(context)))
-            if failed_run_id:
-                context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-            return EXIT_STOPPED
-        if isinstance(exc, AllMapBatchesFailed):
-            raise CliError(exc.message, EXIT_RUN, details=_batch_error_lines(exc, events)) from None
-        if isinstance(exc, BudgetError):
-            raise CliError(str(exc), EXIT_USAGE) from None
-        if isinstance(exc, ModelError | ModelOutputError):
-            raise CliError(f"The run failed: {describe_error(exc)}", EXIT_RUN) from None
-        if interrupted and failed_run_id:
-            context.note(f"run {recorder.saved_run_id} recorded with its finished batches in {store.path if store else ''}")
-        raise  # main reports the others with their exit codes
+        return _ended_without_answer(exc, args, context, recorder, store)
     run_id = _close(recorder, context)
     support, support_error = None, None
     if checking:

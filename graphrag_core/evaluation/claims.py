@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ..errors import ClaimsOutputError, EvaluationError
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
-from ..map import Attempts, CallFailed, complete_with_retry
+from ..retry import Attempts, CallBudget, CallFailed, complete_with_retry
 from ..spending import SpendingLimit
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import CLAIMS_OUTPUT_SCHEMA, render_claims_messages
@@ -138,7 +138,7 @@ async def extract_claims(answer: str, model: ChatModel, *, spending: SpendingLim
     )
     tally = Attempts()
     try:
-        reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally, spending=spending)
+        reply = await complete_with_retry(model, request, parse_claims_output, attempts=tally, budget=CallBudget(spending=spending))
     except CallFailed as failed:
         raise failed.error from None
     return reply.value, tally.usage

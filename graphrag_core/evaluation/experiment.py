@@ -59,7 +59,8 @@ from ..llm.embeddings import EmbeddingModel, ranker_name
 from ..methods import GLOBAL, VECTOR, reads_chunks
 from ..models import Index
 from ..request import GlobalSearchRequest
-from ..search import plan_batches, retrieve_global
+from ..batch_plan import plan_batches
+from ..search import retrieve_global
 from ..spending import SpendingLimit
 from ..status import RunStatus
 from ..support.models import JudgeName

@@ -4,7 +4,7 @@ Invariants of :func:`judge_pair`:
 
 - for every criterion and every repeat there are exactly two calls, one showing A first and
   one showing B first, so a judge that always prefers a position scores exactly 50;
-- each call gets at most :data:`~graphrag_core.map.DEFAULT_MAX_ATTEMPTS` attempts (the
+- each call gets at most :data:`~graphrag_core.retry.DEFAULT_MAX_ATTEMPTS` attempts (the
   engine's one retry loop); a call that still fails is recorded with its error and left out
   of the scores, never counted as a tie;
 - A's score for a criterion is the mean of 100 (A won) / 50 (tie) / 0 (B won) over its
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EvaluationError, JudgeOutputError, SpendLimitReached
 from ..llm.base import ChatModel, ChatRequest, TokenUsage, model_identity
-from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry
+from ..retry import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallBudget, CallFailed, complete_with_retry
 from ..spending import SpendingLimit
 from ..parsing import invalid_output, number_between, parse_json_output
 from ..prompts import JUDGE_OUTPUT_SCHEMA, render_judge_messages
@@ -156,16 +156,8 @@ class PairJudgment(BaseModel):
     calls: list[JudgeCall] = Field(default_factory=list)
 
     @property
-    def scores_a(self) -> dict[str, float | None]:
-        return dict(self.scores)
-
-    @property
     def scores_b(self) -> dict[str, float | None]:
         return {c: (None if s is None else 100.0 - s) for c, s in self.scores.items()}
-
-    @property
-    def failed_calls(self) -> list[JudgeCall]:
-        return [c for c in self.calls if not c.ok]
 
     @property
     def usage(self) -> TokenUsage:
@@ -252,7 +244,7 @@ async def judge_pair(
                 return
         tally = Attempts()
         try:
-            reply = await complete_with_retry(model, request, parse_judge_output, policy=policy, attempts=tally, slot=limit, spending=spending)
+            reply = await complete_with_retry(model, request, parse_judge_output, policy=policy, attempts=tally, slot=limit, budget=CallBudget(spending=spending))
         except SpendLimitReached as exc:  # the calls in flight end and are stored first
             reached.append(exc)
             return

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..errors import EvaluationError, QuestionsOutputError
 from ..inputs import unicode_problem
 from ..llm.base import ChatModel, ChatRequest
-from ..map import CallFailed, complete_with_retry
+from ..retry import CallFailed, complete_with_retry
 from ..models import Index
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import QUESTION_OUTPUT_SCHEMAS, render_question_messages
@@ -142,7 +142,6 @@ def load_questions(path: str | Path) -> list[EvalQuestion]:
     return parse_questions(text, file)
 
 
-load_question_set = load_questions
 
 
 def bundled_question_set(sample: str) -> Path | None:
@@ -331,7 +330,6 @@ __all__ = [
     "bundled_question_set",
     "corpus_description",
     "generate_questions",
-    "load_question_set",
     "load_questions",
     "parse_questions",
     "parse_questions_csv",

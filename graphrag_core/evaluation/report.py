@@ -130,6 +130,22 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     """The report. ``pictures`` maps a criterion to the path of its choice picture
     (:func:`~graphrag_core.evaluation.choice_svg.choice_svg`, written beside the report), shown
     above that criterion's choice table."""
+    lines = [
+        *_summary_section(result),
+        *_conditions_section(result),
+        *_win_rates_section(result),
+        *support_share_markdown(result),
+        *_choice_section(result, pictures or {}),
+        *_cost_section(result),
+        *_claims_section(result),
+        *_shortfall_sections(result),
+        *_questions_section(result),
+    ]
+    return "\n".join(lines)
+
+
+def _summary_section(result: ExperimentResult) -> list[str]:
+    """The title, the heuristic and stopped notes, and what the experiment ran on."""
     spec = result.spec
     lines = [f"# Evaluation {markdown_text(result.id)}", ""]
     if result.heuristic_judge:
@@ -137,7 +153,7 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
     if result.stopped:
         why = f" {markdown_text(result.stop_reason)}" if result.stop_reason else ""
         lines += [f"> Stopped before it finished: the figures cover only what was judged.{why}", ""]
-    lines += [
+    return lines + [
         f"- Index: {markdown_cell(result.index_name)}" + (f" ({markdown_cell(result.index_path)})" if result.index_path else ""),
         f"- Answering model: {markdown_cell(result.model)}",
         f"- Judge: {markdown_cell(judge_label(result))}",
@@ -147,10 +163,22 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         f"- Judge calls: {result.judge_calls} ({result.judge_calls_failed} failed, left out of the scores)",
         f"- Duration: {result.duration_s:.1f} s",
         "",
+    ]
+
+
+def _conditions_section(result: ExperimentResult) -> list[str]:
+    return [
         "## Conditions",
         "",
-        *markdown_table(["condition", "settings"], [(c.name, c.describe()) for c in spec.conditions]),
+        *markdown_table(["condition", "settings"], [(c.name, c.describe()) for c in result.spec.conditions]),
         "",
+    ]
+
+
+def _win_rates_section(result: ExperimentResult) -> list[str]:
+    """One matrix per criterion: how often the row beat the column, with its Holm-corrected p."""
+    spec = result.spec
+    lines = [
         "## Win rates",
         "",
         "Each cell is how often the **row** beat the **column** (mean score, 100 = always, 50 = even), "
@@ -166,8 +194,12 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         for name, cells in zip(names, matrix):
             rows.append([name, *(f"{_number(w.win_rate)}{significance_mark(w, heuristic=result.heuristic_judge)} (p={_p(w.p_holm)})" if w and w.win_rate is not None else "–" for w in cells)])
         lines += markdown_table(["row beats column", *names], rows) + [""]
-    lines += support_share_markdown(result)
-    lines += [
+    return lines
+
+
+def _choice_section(result: ExperimentResult, pictures: Mapping[str, str]) -> list[str]:
+    """How the choice is made, then one choice table per criterion (its picture above it)."""
+    lines = [
         "## Choosing a condition",
         "",
         "Per criterion: each condition's overall win rate (its mean score against every other condition) with a 95% "
@@ -178,11 +210,16 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         "",
     ]
     for choice in choose(result):
-        lines += _choice_markdown(choice, result.heuristic_judge, (pictures or {}).get(choice.criterion))
+        lines += _choice_markdown(choice, result.heuristic_judge, pictures.get(choice.criterion))
+    return lines
+
+
+def _cost_section(result: ExperimentResult) -> list[str]:
+    """The cost in the paper's form (Table 2), then in detail per purpose."""
     share = share_label(result.costs)
     reference = next((c.share_of for c in result.costs if c.share_of), None)
     embedding = any(c.embedding_tokens for c in result.costs)
-    lines += [
+    lines = [
         "## Cost per answer",
         "",
         f"Mean per answer, in the paper's form (Table 2): the units read and the prompt tokens, as a share of {markdown_cell(reference)}'s."
@@ -199,6 +236,10 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         "its prompt cache.",
         "",
     ]
+    return lines + _cost_detail_table(result, share, embedding) + [""]
+
+
+def _cost_detail_table(result: ExperimentResult, share: str, embedding: bool) -> list[str]:
     purposes = sorted({p for c in result.costs for p in c.prompt_tokens}, key=lambda p: ("rate", "map", "reduce").index(p) if p in ("rate", "map", "reduce") else 9)
     header = [
         "condition", "answers", "failed", "unanswered", "summaries", "map batches", *(f"{p} calls" for p in purposes),
@@ -223,17 +264,26 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
         ]
         for c in result.costs
     ]
-    lines += markdown_table(header, rows) + [""]
-    if result.claims:
-        lines += [
-            "## Claims",
-            "",
-            f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {spec.claim_threshold} (diversity) per answer"
-            + (", claims listed by the heuristic." if result.heuristic_judge else "."),
-            "",
-            *markdown_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
-            "",
-        ]
+    return markdown_table(header, rows)
+
+
+def _claims_section(result: ExperimentResult) -> list[str]:
+    if not result.claims:
+        return []
+    return [
+        "## Claims",
+        "",
+        f"Mean distinct claims (comprehensiveness) and claim clusters at ROUGE-L >= {result.spec.claim_threshold} (diversity) per answer"
+        + (", claims listed by the heuristic." if result.heuristic_judge else "."),
+        "",
+        *markdown_table(["condition", "answers", "comprehensiveness", "diversity"], [(c.condition, c.answers, _number(c.comprehensiveness), _number(c.diversity)) for c in result.claims]),
+        "",
+    ]
+
+
+def _shortfall_sections(result: ExperimentResult) -> list[str]:
+    """What is missing from the figures, each kind in its section: unanswered, failed, claims not listed."""
+    lines: list[str] = []
     unanswered = [a for a in result.answers if a.status == RunStatus.NO_RESULTS]
     if unanswered:
         lines += [
@@ -258,8 +308,11 @@ def to_markdown(result: ExperimentResult, *, pictures: Mapping[str, str] | None 
             *markdown_table(["condition", "question", "seed", "error"], [(a.condition, a.question_id, a.seed, a.claims_error) for a in unlisted]),
             "",
         ]
-    lines += ["## Questions", "", *markdown_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in spec.questions]), ""]
-    return "\n".join(lines)
+    return lines
+
+
+def _questions_section(result: ExperimentResult) -> list[str]:
+    return ["## Questions", "", *markdown_table(["id", "question", "tags"], [(q.id, q.question, "; ".join(f"{k}={v}" if v else k for k, v in q.tags.items())) for q in result.spec.questions]), ""]
 
 
 SUPPORT_FIELDS = ("condition", "judge", "answers", "points", "supported", "partial", "unsupported", "unjudged", "supported_share")

@@ -43,10 +43,6 @@ class AnswerCost(BaseModel):
     """The prompt tokens of ``reported_tokens`` the endpoint served from its prompt cache."""
 
     @property
-    def total_calls(self) -> int:
-        return sum(self.calls.values())
-
-    @property
     def total_prompt_tokens(self) -> int:
         return sum(self.prompt_tokens.values())
 

@@ -117,12 +117,6 @@ class EvaluationStore:
             row = connection.execute("SELECT result FROM experiments WHERE id = ?", (experiment_id,)).fetchone()
         return None if row is None else ExperimentResult.model_validate_json(row[0])
 
-    def list_experiments(self, limit: int = 50) -> list[tuple[str, float]]:
-        """``(id, created_at)`` of the newest finished experiments."""
-        with self._connect() as connection:
-            rows = connection.execute("SELECT id, created_at FROM experiments ORDER BY created_at DESC LIMIT ?", (limit,)).fetchall()
-        return [(str(r[0]), float(r[1])) for r in rows]
-
     def counts(self) -> dict[str, int]:
         with self._connect() as connection:
             return {

@@ -230,11 +230,6 @@ class RunStore:
         with self._connect() as conn:
             return _write_support(conn, run_id, check)
 
-    def set_label(self, run_id: str, label: str) -> bool:
-        """Change a stored run's label; False when there is no such run."""
-        with self._connect() as conn:
-            return conn.execute("UPDATE runs SET label = ? WHERE run_id = ?", (label, run_id)).rowcount > 0
-
     def delete(self, run_id: str) -> bool:
         """Remove a run and its events; True when it existed. The space it took is given back to
         the file system once the free pages amount to ``RECLAIM_MIN_BYTES`` (see :meth:`reclaim`)."""

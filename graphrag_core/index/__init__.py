@@ -15,8 +15,8 @@ from typing import Literal
 
 from ..errors import IndexFormatError, IndexValidationError
 from ..models import Index
-from . import msgraphrag, native
-from .msgraphrag import SummaryChoice
+from . import msgraphrag, msgraphrag_layout, native
+from .msgraphrag_layout import SummaryChoice
 from .native import MANIFEST_FILE, NATIVE_FORMAT, NATIVE_FORMAT_VERSION
 from .project import project_output, settings_file
 
@@ -56,7 +56,7 @@ def _index_folder(path: str | os.PathLike[str]) -> Path:
 
 
 def _holds_index(folder: Path) -> bool:
-    return native.looks_native(folder) or msgraphrag.detect_layout(folder) is not None
+    return native.looks_native(folder) or msgraphrag_layout.detect_layout(folder) is not None
 
 
 def resolve_index_folder(path: str | os.PathLike[str]) -> Path:
@@ -64,7 +64,7 @@ def resolve_index_folder(path: str | os.PathLike[str]) -> Path:
     or, for a GraphRAG project root holding no index itself, the output folder that holds one
     (:func:`~graphrag_core.index.project.project_output`)."""
     folder = _index_folder(path)
-    if native.looks_native(folder) or msgraphrag.detect_layout(folder) is not None:
+    if native.looks_native(folder) or msgraphrag_layout.detect_layout(folder) is not None:
         return folder
     return project_output(folder, _holds_index) or folder
 
@@ -88,7 +88,7 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
     folder = resolve_index_folder(path)
     if native.looks_native(folder):
         return "native"
-    version = msgraphrag.detect_version(folder)
+    version = msgraphrag_layout.detect_version(folder)
     if version is not None:
         return version
     found = sorted(p.name for p in folder.iterdir())
@@ -104,8 +104,8 @@ def detect_format(path: str | os.PathLike[str]) -> FormatName:
         hint += f' It has an "output" subfolder: GraphRAG writes its tables there; try {folder / "output"}.'
     raise IndexFormatError(
         f"{folder}: not an index folder. Found: {shown or 'nothing'}. Expected either {MANIFEST_FILE} "
-        f"(native format) or Microsoft GraphRAG outputs ({', '.join(msgraphrag.V3_REQUIRED)}, or the same "
-        f"tables as .csv; or, from GraphRAG 0.x-1.x, {', '.join(msgraphrag.V1_REQUIRED)}).{hint}",
+        f"(native format) or Microsoft GraphRAG outputs ({', '.join(msgraphrag_layout.V3_REQUIRED)}, or the same "
+        f"tables as .csv; or, from GraphRAG 0.x-1.x, {', '.join(msgraphrag_layout.V1_REQUIRED)}).{hint}",
         path=str(folder),
     )
 

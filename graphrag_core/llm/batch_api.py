@@ -72,10 +72,6 @@ class BatchJob(BaseModel):
         """Finished having run every line it could (the others failed, each with its error)."""
         return self.status == BatchStatus.COMPLETED
 
-    def counts_text(self) -> str:
-        c = self.request_counts
-        return f"{c.completed:,}/{c.total:,} done" + (f", {c.failed:,} failed" if c.failed else "")
-
 
 class BatchLineResult(BaseModel):
     """One line of an output or error file: the reply body on success, else why not."""

@@ -30,7 +30,8 @@ from ..tokens import estimate_tokens
 from .base import TokenUsage
 from .embeddings import EmbeddingSettings, Embeddings
 from .endpoint_tokenizer import is_local_endpoint
-from .openai_model import MAX_PLAUSIBLE_CALL_TOKENS, MAX_REPLY_BODY_BYTES, REDACTED, parse_retry_after, sdk_client
+from .openai_model import sdk_client
+from .openai_replies import MAX_PLAUSIBLE_CALL_TOKENS, MAX_REPLY_BODY_BYTES, REDACTED, parse_retry_after
 from .transport import CallClock, DeadlinePassed, deadline_message, within_deadline
 
 RETRYABLE_STATUSES = frozenset({408, 409, 429})

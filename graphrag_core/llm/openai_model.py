@@ -34,6 +34,9 @@ decoded. A local endpoint found answering one request at a time
 stream from then on, so a timed-out one stops the server's work too. The finish reason is kept;
 missing or implausible usage is flagged for the engine to count.
 
+What the endpoint's answers say (error bodies, refusals, ``Retry-After``, usage) is read by the
+pure functions of :mod:`.openai_replies`; this module applies them where the SDK's types are known.
+
 Why this module is long: it is the one boundary with the SDK and the endpoint's HTTP: request
 forms, streams, errors, usage, deadlines and the server's own token count are each translated
 here, where the SDK's types are known, and nowhere else.
@@ -45,12 +48,9 @@ import asyncio
 import contextlib
 import json
 import logging
-import math
-import time
 import urllib.request
 import weakref
-from collections.abc import Callable, Mapping
-from email.utils import parsedate_to_datetime
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -74,6 +74,23 @@ from .base import MAX_REPLY_CHARS, ChatRequest, ChatResponse, TokenUsage
 from .endpoint_tokenizer import EndpointTokenizer, is_local_endpoint
 from .settings import ModelSettings
 from .endpoints import OUTPUT_FORMS, Endpoints, OutputForm, SlotWatch
+from .openai_replies import (
+    CONTEXT_LENGTH_ADVICE,
+    ERROR_BODY_EXCERPT,
+    MAX_PLAUSIBLE_CALL_TOKENS,
+    MAX_REPLY_BODY_BYTES,
+    REDACTED,
+    SCHEMA_FORMS,
+    error_detail,
+    finish_reason_of,
+    is_context_overflow,
+    is_retryable_status,
+    notice_excerpt,
+    parse_retry_after,
+    refuses_format,
+    reported_usage,
+    served_error,
+)
 from .transport import LOCAL_FIRST_BYTE_FACTOR, BoundedTransport, CallClock, DeadlinePassed, deadline_message, within_deadline
 
 logger = logging.getLogger(__name__)
@@ -81,74 +98,6 @@ logger = logging.getLogger(__name__)
 NO_KEY_PLACEHOLDER = "not-needed"
 """Sent as the key to endpoints that need none (vLLM, Ollama), so the SDK never falls back to
 reading ``OPENAI_API_KEY`` from the environment by itself."""
-ERROR_BODY_EXCERPT = 300
-REDACTED = "[redacted]"
-
-_SCHEMA_FORMS = frozenset({"json_schema", "json_object_schema"})
-_REFUSAL_STATUSES = frozenset({400, 422, 500, 501})
-_REFUSAL_WORDS = ("response_format", "json_schema", "schema", "json_object", "grammar", "structured output")
-
-def _refuses_format(status: int, detail: str) -> bool:
-    """Whether an error answer is the endpoint refusing the ``response_format`` it was sent."""
-    text = detail.lower()
-    return status in _REFUSAL_STATUSES and any(word in text for word in _REFUSAL_WORDS)
-
-
-def parse_retry_after(headers: Mapping[str, str] | None, *, now: float | None = None) -> float | None:
-    """Seconds to wait before retrying, from ``retry-after-ms`` or ``retry-after`` (seconds or an
-    HTTP date); ``None`` when absent or unreadable; never negative."""
-    if not headers:
-        return None
-    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
-    milliseconds = lowered.get("retry-after-ms")
-    if milliseconds is not None:
-        try:
-            value = float(milliseconds) / 1000.0
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value):
-            return max(0.0, value)
-    raw = lowered.get("retry-after")
-    if raw is None or not raw.strip():
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        try:
-            when = parsedate_to_datetime(raw.strip())
-        except (TypeError, ValueError, IndexError):
-            return None
-        if when.tzinfo is None:
-            return None
-        return max(0.0, when.timestamp() - (time.time() if now is None else now))
-    return max(0.0, value) if math.isfinite(value) else None
-
-
-CONTEXT_LENGTH_ADVICE = (
-    "The prompt is longer than the model's context window: the token estimate used for the budgets "
-    "counts fewer tokens than this model does (often several times fewer for non-English text). "
-    "Lower the map and reduce token budgets (--map-budget/--reduce-budget, or the page's budget "
-    "sliders) to fit the model's context, or count with the model's own tokenizer "
-    "(tokenizer \"endpoint\", where the server offers /tokenize)."
-)
-_CONTEXT_WORDS = ("context length", "context_length", "context size", "context window", "n_ctx", "too many tokens", "maximum context")
-
-
-def _is_context_overflow(detail: str, body: object) -> bool:
-    """Whether an error answer says the prompt does not fit the model's context."""
-    code = body.get("code") if isinstance(body, dict) else None
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        code = body["error"].get("code", code)
-    text = detail.lower()
-    return code == "context_length_exceeded" or any(word in text for word in _CONTEXT_WORDS)
-
-
-MAX_REPLY_BODY_BYTES = 8 * MAX_REPLY_CHARS
-"""A reply body, decoded, is read up to this many bytes (its text is bounded by ``MAX_REPLY_CHARS``;
-JSON escapes take up to six bytes a character)."""
-MAX_PLAUSIBLE_CALL_TOKENS = 10_000_000
-"""A call reported to use more tokens than this (or a negative count) is recorded as unreported."""
-
 def _ignore(piece: str) -> None:
     return None
 
@@ -157,10 +106,6 @@ def _proxied(scheme: str, host: str) -> bool:
     """Whether requests to ``host`` go through a proxy (then a direct connection proves nothing)."""
     proxies = urllib.request.getproxies()
     return scheme in proxies and not urllib.request.proxy_bypass(host)
-
-
-def _is_retryable_status(status: int) -> bool:
-    return status in (408, 429) or status >= 500
 
 
 def sdk_client(
@@ -332,7 +277,7 @@ class OpenAIChatModel:
             return ["none"]
         wanted = list(OUTPUT_FORMS)
         if request.output_schema is None or not self.settings.structured_output:
-            wanted = [f for f in wanted if f not in _SCHEMA_FORMS]
+            wanted = [f for f in wanted if f not in SCHEMA_FORMS]
         known = self.endpoints.accepted_form(self.endpoint)
         if known is not None:
             wanted = [f for f in wanted if OUTPUT_FORMS.index(f) >= OUTPUT_FORMS.index(known)]
@@ -369,13 +314,13 @@ class OpenAIChatModel:
         try:
             completion = openai.types.chat.ChatCompletion.model_validate(body)
         except pydantic.ValidationError as exc:
-            raise RetryableModelError(f"Model response from {self.identity} in a batch is malformed: {_excerpt(str(exc))}") from None
+            raise RetryableModelError(f"Model response from {self.identity} in a batch is malformed: {notice_excerpt(str(exc))}") from None
         return self._response(completion)
 
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
         if self.endpoints.refused(self.endpoint, form, following=following):
-            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({_excerpt(detail)}); using {following} from now on."
+            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({notice_excerpt(detail)}); using {following} from now on."
             logger.warning("%s", notice)
             self._notices.append(notice)
 
@@ -452,12 +397,12 @@ class OpenAIChatModel:
                 try:
                     completion = await client.chat.completions.create(**self._arguments(request, form), **extra)
                 except openai.APIStatusError as exc:
-                    detail = self._redact(_error_detail(exc))
-                    if position + 1 < len(forms) and form != "none" and _refuses_format(exc.status_code, detail):
+                    detail = self._redact(error_detail(exc.body))
+                    if position + 1 < len(forms) and form != "none" and refuses_format(exc.status_code, detail):
                         self._refused(form, forms[position + 1], detail)
                         continue
                     raise
-                if forms[0] in _SCHEMA_FORMS:  # a schema call: what it settled on holds for the endpoint
+                if forms[0] in SCHEMA_FORMS:  # a schema call: what it settled on holds for the endpoint
                     self.endpoints.settle(self.endpoint, form)
                 break
             if on_text is not None:
@@ -512,7 +457,7 @@ class OpenAIChatModel:
                 if getattr(chunk, "usage", None) is not None:
                     usage = self._checked_usage(chunk.usage, chunk)
                 choices = getattr(chunk, "choices", None) or []
-                finish_reason = (_finish_reason(choices[0]) if choices else None) or finish_reason
+                finish_reason = (finish_reason_of(choices[0]) if choices else None) or finish_reason
                 piece = getattr(getattr(choices[0], "delta", None), "content", None) if choices else None
                 if isinstance(piece, str) and piece:
                     received += len(piece)
@@ -536,11 +481,11 @@ class OpenAIChatModel:
 
     def _status_error(self, exc: openai.APIStatusError) -> ModelError:
         status = exc.status_code
-        detail = self._redact(_error_detail(exc))
+        detail = self._redact(error_detail(exc.body))
         message = f"Model endpoint {self.identity} answered HTTP {status}" + (f": {detail}" if detail else ".")
-        if status in (400, 413, 422) and _is_context_overflow(detail, exc.body):
+        if status in (400, 413, 422) and is_context_overflow(detail, exc.body):
             return ContextLengthError(f"{message} {CONTEXT_LENGTH_ADVICE}", status_code=status)
-        if _is_retryable_status(status):
+        if is_retryable_status(status):
             return RetryableModelError(message, retry_after=parse_retry_after(exc.response.headers), status_code=status)
         return FatalModelError(message, status_code=status)
 
@@ -550,7 +495,7 @@ class OpenAIChatModel:
         implausible usage is said once per model (a notice) and recorded as unreported."""
         choices = getattr(completion, "choices", None)
         if not isinstance(choices, list) or not choices:
-            served = _served_error(completion)
+            served = served_error(completion)
             if served:
                 raise RetryableModelError(f"Model endpoint {self.identity} answered with an error: {self._redact(served)}")
             raise RetryableModelError(f"Model response from {self.identity} is malformed: it has no choices.")
@@ -565,13 +510,13 @@ class OpenAIChatModel:
         # stored run or page can hold it.
         return ChatResponse(
             text=self._redact(content), usage=usage, usage_unreported=usage is None,
-            finish_reason=_finish_reason(choices[0]),
+            finish_reason=finish_reason_of(choices[0]),
         )
 
     def _checked_usage(self, reported: object, completion: object = None) -> TokenUsage | None:
         """The reported usage (with its cached prompt tokens), or ``None`` (with a notice) when it
         is negative or implausibly large."""
-        usage = _usage(reported, completion)
+        usage = reported_usage(reported, completion)
         if usage is None:
             return None
         if min(usage.prompt_tokens, usage.completion_tokens) < 0 or usage.total_tokens > MAX_PLAUSIBLE_CALL_TOKENS:
@@ -588,70 +533,13 @@ class OpenAIChatModel:
         return usage
 
 
-NOTICE_DETAIL_CHARS = 200
-"""How much of a server's message a notice quotes (cut at a word, never inside one)."""
-
-
-def _excerpt(text: str, limit: int = NOTICE_DETAIL_CHARS) -> str:
-    """``text`` whole when short, else its words up to ``limit`` characters and an ellipsis."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    cut = text[: limit + 1].rsplit(" ", 1)[0] if " " in text[:limit] else text[:limit]
-    return cut.rstrip(" ,;:") + "…"
-
-
-def _finish_reason(choice: object) -> str | None:
-    reason = getattr(choice, "finish_reason", None)
-    return reason if isinstance(reason, str) else None
-
-
-def _served_error(completion: object) -> str:
-    """The server's own message in a body that is an error (``{"error": {"message": ...}}``)."""
-    extra = getattr(completion, "model_extra", None) or {}
-    error = extra.get("error") if isinstance(extra, dict) else None
-    if isinstance(error, dict):
-        error = error.get("message") or error.get("type") or ""
-    return str(error).strip()[:ERROR_BODY_EXCERPT] if error else ""
-
-
-def _field(value: object, name: str) -> object:
-    """``value.name`` of an SDK object, or ``value[name]`` of a body the SDK left as a dict."""
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
-
-
-def _usage(usage: object, completion: object = None) -> TokenUsage | None:
-    """The usage an endpoint reported, with the prompt tokens it served from its prompt cache:
-    ``prompt_tokens_details.cached_tokens`` (OpenAI, Azure, vLLM), else llama.cpp's
-    ``timings.cache_n`` on the ``completion`` itself."""
-    prompt = _field(usage, "prompt_tokens")
-    completion_tokens = _field(usage, "completion_tokens")
-    if not isinstance(prompt, int) and not isinstance(completion_tokens, int):
-        return None
-    cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens")
-    if not isinstance(cached, int) and completion is not None:
-        cached = _field(_field(getattr(completion, "model_extra", None) or {}, "timings"), "cache_n")
-    prompt = prompt if isinstance(prompt, int) else 0
-    cached = cached if isinstance(cached, int) and not isinstance(cached, bool) and 0 <= cached else 0
-    return TokenUsage(
-        prompt_tokens=prompt,
-        completion_tokens=completion_tokens if isinstance(completion_tokens, int) else 0,
-        cached_tokens=min(cached, prompt) if prompt > 0 else 0,
-    )
-
-
-def _error_detail(exc: openai.APIStatusError) -> str:
-    """The server's own error message (``{"error": {"message": ...}}``), else a body excerpt."""
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"][:ERROR_BODY_EXCERPT]
-        if isinstance(error, str):
-            return error[:ERROR_BODY_EXCERPT]
-    if isinstance(body, str):
-        return body.strip()[:ERROR_BODY_EXCERPT]
-    return ""
-
-
-__all__ = ["EndpointTokenizer", "OpenAIChatModel", "parse_retry_after", "sdk_client"]
+__all__ = [
+    "EndpointTokenizer",
+    "OpenAIChatModel",
+    "sdk_client",
+    # defined in openai_replies, importable from here as before
+    "MAX_PLAUSIBLE_CALL_TOKENS",
+    "MAX_REPLY_BODY_BYTES",
+    "REDACTED",
+    "parse_retry_after",
+]

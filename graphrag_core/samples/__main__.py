@@ -24,7 +24,8 @@ from pathlib import Path
 
 from ..llm.base import ChatModel
 from .bundled import sample_path
-from .builder import DEFAULT_SEED, BuildOptions, SampleBuildError, build_index
+from .builder import build_index
+from .corpus import DEFAULT_SEED, BuildOptions, SampleBuildError
 from .jargon import DEFAULT_SOURCE, jargon_articles, jargon_options, read_source
 from .tang import SOURCE_FILE as TANG_SOURCE_FILE, tang_options, tang_source_text
 from .zh import SOURCE_FILE, parse_zh_source, zh_options

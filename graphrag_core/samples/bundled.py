@@ -13,8 +13,6 @@ from pathlib import Path
 
 SAMPLE_DATA = Path(str(files("graphrag_core") / "sample_data"))
 """The bundled samples' folder: package data of ``graphrag_core``, found wherever it is installed."""
-REPO_ROOT = SAMPLE_DATA.parents[1]
-"""The folder holding ``graphrag_core/``: the repository root in a checkout."""
 
 SAMPLES: dict[str, Path] = {
     "jargon": SAMPLE_DATA / "jargon",
@@ -66,7 +64,6 @@ def sample_path(name: str) -> Path:
 __all__ = [
     "DEFAULT_SAMPLE",
     "GENERIC_QUESTION",
-    "REPO_ROOT",
     "SAMPLES",
     "SAMPLE_DATA",
     "SAMPLE_QUESTIONS",

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from .builder import Article, BuildOptions, Paragraph
+from .corpus import Article, BuildOptions, Paragraph
 from .text import REFERENCE_RE
 
 DEFAULT_SOURCE = Path("/usr/share/doc/jargon-text/jargon.txt.gz")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from .bundled import SAMPLE_DATA
-from .builder import Article, BuildOptions, Paragraph
+from .corpus import Article, BuildOptions, Paragraph
 from .text import REFERENCE_RE, Language
 
 SOURCE_FILE = SAMPLE_DATA / "zh-tea-source.txt"

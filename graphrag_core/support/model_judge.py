@@ -39,7 +39,7 @@ from ..citations import ReferenceKind
 from ..context import COMMUNITY, SOURCE, Unit, format_support_point_header, format_support_text_header
 from ..errors import RequestValidationError, SpendLimitReached, SupportOutputError, describe_error
 from ..llm.base import ChatModel, ChatRequest, TokenUsage
-from ..map import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallFailed, complete_with_retry
+from ..retry import DEFAULT_MAX_ATTEMPTS, DEFAULT_RETRY_POLICY, Attempts, CallBudget, CallFailed, complete_with_retry
 from ..parsing import invalid_output, parse_json_output
 from ..prompts import SUPPORT_OUTPUT_SCHEMA, render_support_messages
 from ..spending import SpendingLimit
@@ -360,8 +360,8 @@ async def judge_with_model(
         tally = Attempts()
         try:
             reply = await complete_with_retry(
-                model, call.request, parse, policy=policy, attempts=tally, slot=slot, spending=spending, tokenizer=tokenizer,
-                token_budget=settings.token_budget + (call.request.max_tokens or 0),
+                model, call.request, parse, policy=policy, attempts=tally, slot=slot,
+                budget=CallBudget(tokenizer=tokenizer, token_budget=settings.token_budget + (call.request.max_tokens or 0), spending=spending),
             )
         except CallFailed as failed:
             judged.failed_calls += 1
