@@ -4,6 +4,10 @@ A prompt *skeleton* is the whole prompt with the query filled in and the content
 message's text joined by newlines. It counts against the phase's token budget, so what is
 budgeted is what is sent. The ``---Question---`` and ``---Data---`` markers split a user message
 into its parts; :func:`~graphrag_core.context.split_prompt_sections` reads them back (the offline model uses it).
+
+Why this module is long: every prompt the engine sends lives here, as the house style asks
+(one module of templates, each with its render function and its output schema), so a prompt
+is read, reviewed and changed in one place whatever method sends it.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ question, and rate how useful those points are for answering it.
 - usefulness is an integer from 0 to 100: 0 when the data does not help at all, 100 when it \
 answers the question fully.
 - When nothing in the data is relevant, give usefulness 0 and an empty answer.
-- Do not make anything up; say only what the data supports.
+- Do not make anything up; say only what the data supports.$map_citation
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -94,9 +98,23 @@ _UNIT_WORDS: dict[str, dict[str, str]] = {
         "reduce_material": "source text",
         "citation": "[Sources: id, id]",
     },
+    "evidence": {
+        "material": "claims and source text excerpts found relevant to the question, grouped by community,",
+        "part": "evidence part",
+        "id_name": "community id, and each claim and excerpt its source id",
+        "id_names": "community ids and source ids",
+        "reduce_material": "source text found relevant to the question, grouped by community",
+        "citation": "[Communities: id, id] [Sources: id, id]",
+        "map_citation": "\n- Cite the community id and the source ids behind each point as [Communities: id] [Sources: id, id].",
+    },
 }
-"""What the map and reduce prompts call a run's units (``community``, or ``source`` for the
-``text`` method): the community wording is the spec's prompt, word for word."""
+"""What the map and reduce prompts call a run's units (``community``, ``source`` for the ``text``
+method, ``evidence`` for the ``lazy`` method): the community wording is the spec's prompt, word
+for word (its ``map_citation`` is empty: the spec's map prompt asks for no citation)."""
+
+
+def _unit_words(unit: Unit) -> dict[str, str]:
+    return {"map_citation": "", **_UNIT_WORDS[unit]}
 
 RATE_SYSTEM = Template(
     """---Role---
@@ -118,6 +136,43 @@ Reply with one JSON object and nothing else:
 
 RATE_USER = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary"))
 RATE_USER_DATA_FIRST = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary", data_first=True))
+
+EXPAND_SYSTEM = Template(
+    """---Role---
+You help search a corpus by breaking a question into the few subqueries its answer needs.
+
+---Goal---
+Write from 1 to $most subqueries for the question below, each a short question of its own, in the \
+question's language, asking for one part of what the answer needs. A question that asks for one \
+thing is its own only subquery.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"subqueries": ["<subquery>", "<subquery>"]}"""
+)
+"""The lazy method's query expansion (docs/lazy-search.md): the question into subqueries."""
+
+EXPAND_USER = Template(f"{QUESTION_MARKER}\n$query")
+
+RELEVANCE_SYSTEM = Template(
+    """---Role---
+You test source text excerpts of a corpus for relevance to a question.
+
+---Goal---
+For each excerpt in the data section below (each starts with its source id), decide whether it \
+says something that helps answer the question, and list the claims it makes that do.
+- relevant is true when the excerpt holds information the answer needs, even in part; else false.
+- claims are short, self-contained statements of what the excerpt says that helps answer the \
+question, in the excerpt's language; none when it is not relevant.
+- Judge only from the excerpt; do not make anything up. Answer every excerpt once, by its source id.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"tests": [{"source_id": "<source id>", "relevant": true, "claims": ["<claim>"]}]}"""
+)
+"""One relevance test of the lazy method (docs/lazy-search.md): a few source chunks, one subquery."""
+
+RELEVANCE_USER = Template(format_prompt_sections("$query", "$content"))
 
 COMMUNITY_SUMMARY_SYSTEM = Template(
     """---Role---
@@ -232,7 +287,13 @@ PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
     dict.fromkeys(
         re.findall(
             r'"(<[^"<>]+>)"',
-            "\n".join(t.template for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM)),
+            "\n".join(
+                t.template
+                for t in (
+                    MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM,
+                    EXPAND_SYSTEM, RELEVANCE_SYSTEM,
+                )
+            ),
         )
     )
 )
@@ -304,6 +365,25 @@ QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STR
 """The shape of each question-generation step's reply (evaluation spec section 5), by step:
 a list of strings under the step's own key."""
 
+EXPANSION_OUTPUT_SCHEMA = _strict_object("query_expansion", {"subqueries": _STRING_LIST})
+"""The shape of a query expansion reply (the lazy method)."""
+
+RELEVANCE_OUTPUT_SCHEMA = _strict_object(
+    "relevance_tests",
+    {
+        "tests": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"source_id": {"type": "string"}, "relevant": {"type": "boolean"}, "claims": _STRING_LIST},
+                "required": ["source_id", "relevant", "claims"],
+                "additionalProperties": False,
+            },
+        }
+    },
+)
+"""The shape of a relevance test reply (the lazy method): one test per source given."""
+
 COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
     "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
 )
@@ -320,13 +400,13 @@ def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, dat
     with ``data_first`` (a question reserve is set) the batch comes before the question, so the
     prompts of every question over the same batch share everything up to the question."""
     user = (MAP_USER_DATA_FIRST if data_first else MAP_USER).substitute(query=query, content=content)
-    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_UNIT_WORDS[unit])), ChatMessage(role="user", content=user))
+    return (ChatMessage(role="system", content=MAP_SYSTEM.substitute(_unit_words(unit))), ChatMessage(role="user", content=user))
 
 
 def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY) -> tuple[ChatMessage, ...]:
     """The reduce call: the system instructions and the question with the ranked answers."""
     return (
-        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit])),
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_unit_words(unit))),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
     )
 
@@ -344,6 +424,23 @@ def render_rating_messages(query: str, community_id: str, summary: str, *, data_
     summary; the question before them, or after them with ``data_first`` (as the map's)."""
     user = (RATE_USER_DATA_FIRST if data_first else RATE_USER).substitute(query=query, community_id=community_id, summary=summary)
     return (ChatMessage(role="system", content=RATE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
+
+
+def render_expansion_messages(query: str, *, most: int) -> tuple[ChatMessage, ...]:
+    """The lazy method's query expansion: the question into at most ``most`` subqueries."""
+    return (
+        ChatMessage(role="system", content=EXPAND_SYSTEM.substitute(most=most)),
+        ChatMessage(role="user", content=EXPAND_USER.substitute(query=query)),
+    )
+
+
+def render_relevance_messages(subquery: str, content: str) -> tuple[ChatMessage, ...]:
+    """One relevance test of the lazy method: the subquery, then the source chunks to test
+    (each under its ``[Source ID: ref]`` header)."""
+    return (
+        ChatMessage(role="system", content=RELEVANCE_SYSTEM.substitute()),
+        ChatMessage(role="user", content=RELEVANCE_USER.substitute(query=subquery, content=content)),
+    )
 
 
 def render_retry_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
@@ -435,7 +532,7 @@ def map_prompt_head(*, unit: Unit = COMMUNITY) -> str:
     """The data-first map prompt up to its data: the prompt sent for a batch is this, a newline,
     the batch's content and :func:`~graphrag_core.context.question_tail` of the question, so
     the head and the content are the same for every question (what a provider caches)."""
-    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit]) + "\n" + DATA_MARKER
+    return MAP_SYSTEM.substitute(_unit_words(unit)) + "\n" + DATA_MARKER
 
 
 def reduce_prompt_skeleton(query: str, *, unit: Unit = COMMUNITY) -> str:
@@ -452,10 +549,12 @@ __all__ = [
     "CLAIMS_OUTPUT_SCHEMA",
     "COMMUNITY_SUMMARY_OUTPUT_SCHEMA",
     "DATA_MARKER",
+    "EXPANSION_OUTPUT_SCHEMA",
     "JUDGE_OUTPUT_SCHEMA",
     "MAP_OUTPUT_SCHEMA",
     "QUESTION_OUTPUT_SCHEMAS",
     "RATING_OUTPUT_SCHEMA",
+    "RELEVANCE_OUTPUT_SCHEMA",
     "REDUCE_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
     "map_prompt_head",
@@ -464,6 +563,8 @@ __all__ = [
     "rag_prompt_skeleton",
     "reduce_prompt_skeleton",
     "render_community_summary_messages",
+    "render_expansion_messages",
+    "render_relevance_messages",
     "render_map_messages",
     "render_rag_messages",
     "render_reduce_messages",

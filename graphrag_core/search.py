@@ -64,7 +64,9 @@ from .map import (
     complete_with_retry,
     run_global_map,
 )
-from .methods import GLOBAL, TEXT, VECTOR, unit_kind
+from .context import EVIDENCE
+from .lazy.evidence import Evidence, gather_evidence
+from .methods import GLOBAL, LAZY, TEXT, VECTOR, unit_kind
 from .sources import source_units, unit_ids
 from .models import Community, Index
 from .citations import check_citations
@@ -126,8 +128,8 @@ def plan_batches(
     differ from its parts' by the newlines that meet there.
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
-    if request.method == VECTOR:
-        source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
+    if request.method in (VECTOR, LAZY):  # vector sends no batch; lazy's are known after its relevance tests
+        source_units(index, method=request.method)  # an index without chunks is refused as a run would
         return [], [], []
     reserve = request.question_reserve
     if reserve:
@@ -214,6 +216,8 @@ class _Steps:
     """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
     ranking: Ranking | None = None
+    evidence: Evidence | None = None
+    """What a ``lazy`` run's relevance tests found (its map reads it)."""
     communities: list[Community] = field(default_factory=list)
     unit_count: int = 0
     """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
@@ -227,6 +231,11 @@ class _Steps:
     def unit(self):  # noqa: ANN201 - a context.Unit
         """What the run's units are: communities (``global``) or source chunks."""
         return unit_kind(self.request.method)
+
+    @property
+    def prompt_unit(self):  # noqa: ANN201 - a context.Unit
+        """What the map and reduce prompts call the units: a ``lazy`` run's are communities' evidence."""
+        return EVIDENCE if self.request.method == LAZY else self.unit
 
     @property
     def no_results_answer(self) -> str:
@@ -255,6 +264,9 @@ class _Steps:
         if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
             extra = self.selection.diagnostics()
             usage = usage + self.selection.usage
+        if self.evidence is not None:  # the expansion's and the relevance tests' figures, apart
+            extra = self.evidence.diagnostics()
+            usage = usage + self.evidence.usage
         if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
             extra.update(
                 ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
@@ -373,17 +385,17 @@ class _Steps:
         return await run_global_map(
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
-            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
+            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.prompt_unit,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
             spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
         )
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
-        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit)
+        skeleton = reduce_prompt_skeleton(request.query, unit=self.prompt_unit)
         plan = plan_reduce(
             mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.prompt_unit,
         )
         self.emit(
             ReduceSelection(
@@ -401,7 +413,7 @@ class _Steps:
         if request.method == VECTOR:
             messages = render_rag_messages(request.query, plan.context)
         else:
-            messages = render_reduce_messages(request.query, plan.context, unit=self.unit)
+            messages = render_reduce_messages(request.query, plan.context, unit=self.prompt_unit)
         reduce_request = ChatRequest(
             purpose="reduce",
             messages=messages,
@@ -450,6 +462,8 @@ class _Steps:
     async def run(self) -> GlobalSearchResult:
         if self.request.method == VECTOR:
             return await self.run_vector()
+        if self.request.method == LAZY:
+            return await self.run_lazy()
         await self.plan()
         if not self.batches:
             return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
@@ -462,11 +476,30 @@ class _Steps:
         if not plan.selected:
             return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan, unread=unread)
         answer, attempts = await self.reduce(plan)
-        degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
+        degraded = (
+            unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
+            or (self.evidence is not None and self.evidence.degraded)
+        )
         return self.finish(
             RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
+
+    async def run_lazy(self) -> GlobalSearchResult:
+        """The lazy method (docs/lazy-search.md): relevance tests under the budget
+        (:mod:`.lazy.evidence`), then the map over each community's evidence and the reduce."""
+        evidence = self.evidence = await gather_evidence(
+            self.index, self.request, self.model, tokenizer=self.tokenizer, emit=self.emit, clock=self.clock, policy=self.policy,
+            cache=self.cache, embedder=self.embedder, spending=self.spending,
+        )
+        self.batches, estimates = evidence.batches(seed=self.seed, tokenizer=self.tokenizer)
+        self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
+        groups = tuple(evidence.groups())
+        self.unit_count = len(groups)
+        self.emit(SummariesSelected(at=self.clock(), community_level=self.request.reported_level, count=len(groups), community_ids=groups))
+        if not self.batches:
+            return self.finish(RunStatus.NO_RESULTS, evidence.no_results_answer())
+        return await self.answer(await self.map())
 
     async def run_vector(self) -> GlobalSearchResult:
         """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""

@@ -2,7 +2,8 @@
 
 It answers the engine's real prompts (``graphrag_core.prompts``) by reading them back, with one
 answerer per purpose (:data:`ANSWERERS`): ``map``, ``reduce`` and ``summary`` (``answers``),
-``rate`` (``rating``), ``judge``, ``claims`` and ``questions`` (``judging``).
+``rate`` (``rating``), ``judge``, ``claims`` and ``questions`` (``judging``), ``expand`` and
+``relevance`` (``lazy``: the lazy method's).
 
 Invariants: the reply text is a function of the request alone (never of time, latency, call
 order or class); it is always one JSON object, which goes through the same parsing and
@@ -24,6 +25,7 @@ from ...tokens import estimate_tokens
 from ..base import ChatRequest, ChatResponse, Purpose, TokenUsage
 from .answers import answer_map, answer_reduce, answer_summary
 from .judging import claims_reply, judge_reply, questions_reply
+from .lazy import answer_relevance, expansion_reply
 from .rating import answer_rating
 
 OFFLINE_VERSION = 4
@@ -77,6 +79,14 @@ def _questions(request: ChatRequest) -> Mapping[str, object]:
     return questions_reply(_system_message(request), _user_message(request))
 
 
+def _expand(request: ChatRequest) -> Mapping[str, object]:
+    return expansion_reply(split_prompt_sections(_user_message(request))[0])
+
+
+def _relevance(request: ChatRequest) -> Mapping[str, object]:
+    return answer_relevance(_user_message(request))
+
+
 ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
     {
         "map": _map,
@@ -86,6 +96,8 @@ ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
         "judge": _judge,
         "claims": _claims,
         "questions": _questions,
+        "expand": _expand,
+        "relevance": _relevance,
     }
 )
 """The answerer of each purpose; every :data:`~graphrag_core.llm.base.Purpose` has one."""

@@ -236,7 +236,9 @@ def point_key(sentence: str) -> str:
 @dataclass
 class Sentence:
     """A sentence of a prompt with the communities that say it, its place, its section (the
-    map data's section marker it came under) and its terms."""
+    map data's section marker it came under) and its terms; ``source_ids`` are the source
+    chunks behind it where the prompt names them beside its community (the lazy method's
+    evidence)."""
 
     text: str
     community_ids: list[str]
@@ -244,6 +246,7 @@ class Sentence:
     section: str = ""
     terms: Terms = field(default_factory=lambda: Terms((), ()))
     opens_section: bool = False
+    source_ids: list[str] = field(default_factory=list)
 
 
 def bm25(query: Counter[str], docs: Sequence[Terms]) -> list[float]:
@@ -291,8 +294,8 @@ def centrality(docs: Sequence[Terms]) -> list[float]:
 def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: int, max_count: int) -> list[Sentence]:
     """The best-scoring sentences (ties: earlier first) within the word and count limits.
 
-    Repeated sentences are kept once, with the community ids of every copy merged; the
-    sentences given are never changed (the chosen ones are copies).
+    Repeated sentences are kept once, with the community (and source) ids of every copy merged;
+    the sentences given are never changed (the chosen ones are copies).
     """
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].order))
     chosen: list[Sentence] = []
@@ -306,14 +309,19 @@ def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: i
         if key in by_key:
             kept = by_key[key]
             kept.community_ids.extend(c for c in sentence.community_ids if c not in kept.community_ids)
+            kept.source_ids.extend(s for s in sentence.source_ids if s not in kept.source_ids)
             continue
         length = word_count(sentence.text)
         if chosen and words + length > max_words:
             continue
         if not chosen and length > max_words:
-            sentence = Sentence(truncate_words(sentence.text, max_words), list(sentence.community_ids), sentence.order)
+            sentence = Sentence(
+                truncate_words(sentence.text, max_words), list(sentence.community_ids), sentence.order, source_ids=list(sentence.source_ids)
+            )
             length = max_words
-        copy = Sentence(sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms)
+        copy = Sentence(
+            sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms, source_ids=list(sentence.source_ids)
+        )
         chosen.append(copy)
         by_key[key] = copy
         words += length
