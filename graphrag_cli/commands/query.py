@@ -29,9 +29,10 @@ from graphrag_core.calls import why_no_answer
 from graphrag_core.events import Event, RunStarted
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder
+from graphrag_core.lazy.cost import estimate_lazy_cost
 from graphrag_core.levels import DYNAMIC
 from graphrag_core.llm.base import model_identity
-from graphrag_core.methods import GLOBAL, VECTOR, units_noun
+from graphrag_core.methods import GLOBAL, LAZY, VECTOR, units_noun
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest
@@ -122,11 +123,21 @@ def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer
         context.note(forecast.text())
 
 
+def _say_lazy_cost(index: Index, request: GlobalSearchRequest, counter: Tokenizer, context: CliContext) -> None:
+    """What a lazy run can cost, before any call (its range: the map is known after its tests)."""
+    try:
+        cost = estimate_lazy_cost(index, request, tokenizer=counter)
+    except GraphRAGError:
+        return  # the run itself reports what is wrong with the request
+    context.note(f"estimate: {cost.text()}")
+
+
 def run(args: argparse.Namespace, context: CliContext) -> int:
     request = build_request(args)
     options = ModelOptions.from_args(args)
     model = build_model(context, options)
-    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if request.method == VECTOR else None
+    chunks_ranked = request.method in (VECTOR, LAZY)
+    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if chunks_ranked else None
     counter = tokenizer(request.tokenizer, model)
     loaded = load_index_at(args.index, tables=search_tables(request))
     if not request.dynamic and request.method == GLOBAL:  # dynamic selection and the chunk methods do not use the level
@@ -137,6 +148,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+    if request.method == LAZY and not args.quiet:
+        _say_lazy_cost(loaded.index, request, counter, context)
     if request.spend_limit_tokens is not None and not args.quiet:
         if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
             request = request.model_copy(update={"seed": draw_seed()})
@@ -212,6 +225,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             context.note(f"{noun} behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
         if result.diagnostics.ranker:
             context.note(f"source chunks ranked by {ranker_label(result.diagnostics.ranker)}")
+        if request.method == LAZY:
+            d = result.diagnostics
+            context.note(
+                f"relevance tests: {d.relevance_tests:,} of {d.relevance_budget or 0:,} ({d.relevance_cache_hits:,} from the cache), "
+                f"{sum(len(refs) for refs in d.relevant_chunks.values()):,} relevant source chunks"
+            )
         for failure in result.failed_batches:
             context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
         context.note(spend_line(run_figures(events).spend, configured_price(context)))

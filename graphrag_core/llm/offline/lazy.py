@@ -4,7 +4,9 @@
   ``?``, ``;``, and at ``and`` / ``以及`` before a question word: "what is X and how ..."), at
   most four.
 - ``relevance``: each source chunk is rated for the subquery as a community summary is rated
-  (:func:`.rating.answer_rating`); it is relevant from :data:`RELEVANT_RATING`; its claims are
+  (:func:`.rating.answer_rating`); it is relevant from :data:`RELEVANT_RATING` when it also
+  holds one of the subquery's strong terms (as a map answer needs: a chunk the map would find
+  nothing in is not relevant); its claims are
   its complete sentences that hold the most question terms (a broad question's: its first
   ones), at most :data:`CLAIMS_PER_CHUNK`.
 - the map over a community's evidence (:func:`evidence_sentences`): its claims and its source
@@ -85,9 +87,10 @@ def _claims(question: str, text: str) -> list[str]:
 def relevance_reply(question: str, data: str) -> dict[str, object]:
     """The relevance test reply ``{"tests"}`` for the chunks of one test (see the module docstring)."""
     tests = []
+    strong = set(terms(question, keep_generic=False).strong)
     for ref, text in _chunks_of(data):
         rating = int(answer_rating(question, text)["rating"])  # type: ignore[call-overload]
-        relevant = rating >= RELEVANT_RATING
+        relevant = rating >= RELEVANT_RATING and (not strong or bool(strong & set(terms(text).strong)))
         tests.append({"source_id": ref, "relevant": relevant, "claims": _claims(question, text) if relevant else []})
     return {"tests": tests}
 
