@@ -66,6 +66,7 @@ from .map import (
 )
 from .context import EVIDENCE
 from .lazy.evidence import Evidence, gather_evidence
+from .lazy.state import RelevanceState
 from .methods import GLOBAL, LAZY, TEXT, VECTOR, unit_kind
 from .sources import source_units, unit_ids
 from .models import Community, Index
@@ -216,8 +217,9 @@ class _Steps:
     """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
     ranking: Ranking | None = None
-    evidence: Evidence | None = None
-    """What a ``lazy`` run's relevance tests found (its map reads it)."""
+    evidence: Evidence | RelevanceState | None = None
+    """What a ``lazy`` run's relevance tests found (its map reads it), or their fold for a run
+    answered from what it read after a stop."""
     communities: list[Community] = field(default_factory=list)
     unit_count: int = 0
     """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
@@ -266,7 +268,7 @@ class _Steps:
             usage = usage + self.selection.usage
         if self.evidence is not None:  # the expansion's and the relevance tests' figures, apart
             extra = self.evidence.diagnostics()
-            usage = usage + self.evidence.usage
+            usage = usage + self.evidence.spent
         if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
             extra.update(
                 ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
@@ -665,6 +667,8 @@ async def answer_from_read(
     steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
     if request.dynamic:
         steps.selection = walk_outcome(index, state.selection)
+    if request.method == LAZY:
+        steps.evidence = state.relevance
     mapped, unread = map_read(state)
     observe(PartialAnswerStarted(at=clock(), answers=len(mapped.answers), batches_read=len(state.batches) - unread, batch_count=len(state.batches)))
     try:

@@ -439,3 +439,44 @@ def test_lz_conditions_run_in_eval_beside_the_levels_with_their_costs_row(capsys
     assert 0 < float(rows["LZ10"]["relevance_calls"]) <= 10 < float(rows["LZ20"]["relevance_calls"]) <= 20
     assert float(rows["LZ10"]["expand_calls"]) == 1 and float(rows["C1"]["relevance_calls"]) == 0
     assert float(rows["LZ10"]["relevance_prompt_tokens"]) > 0
+
+
+def test_a_lazy_run_stopped_in_its_map_answers_from_what_it_read_with_its_tests_figures(jargon):
+    import contextlib
+
+    from graphrag_core.events import MapBatchSucceeded
+    from graphrag_core.search import answer_from_read
+
+    offline = OfflineChatModel()
+    maps: list[ChatRequest] = []
+
+    async def script(request: ChatRequest) -> str:
+        if request.purpose == "map":
+            maps.append(request)
+            if len(maps) > 2:
+                await asyncio.Event().wait()  # only the stop ends this call
+        return offline.reply(request)
+
+    async def stop_after_two(events: list) -> None:
+        reached = asyncio.Event()
+
+        def on_event(event) -> None:  # noqa: ANN001
+            events.append(event)
+            if sum(isinstance(e, MapBatchSucceeded) for e in events) >= 2:
+                reached.set()
+
+        request = GlobalSearchRequest(query="What are the main themes?", method="lazy", relevance_budget=40, map_concurrency=1, seed=3)
+        task = asyncio.ensure_future(retrieve_global(jargon, request, ScriptedChatModel(script), on_event=on_event))
+        await reached.wait()
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+
+    events: list = []
+    asyncio.run(stop_after_two(events))
+    assert RunState.replay(events).answerable_from_read
+    result = asyncio.run(answer_from_read(jargon, events, OfflineChatModel()))
+    d = result.diagnostics
+    assert result.status == "partial" and d.stopped_early and d.relevance_tests == 40 and d.relevance_budget == 40
+    assert d.relevant_chunks and set(result.community_ids) <= set(d.relevant_chunks)
+    assert "[Sources: " in result.answer and d.relevance_calls == 40 and d.subqueries == ["What are the main themes?"]

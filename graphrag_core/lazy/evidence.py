@@ -60,7 +60,7 @@ class Evidence:
     embedding_usage: TokenUsage = field(default_factory=TokenUsage)
 
     @property
-    def usage(self) -> TokenUsage:
+    def spent(self) -> TokenUsage:
         """The chat model's tokens before the map: the expansion's and the tests'."""
         return self.expansion.usage + self.walk.usage
 

@@ -98,6 +98,27 @@ class RelevanceState:
         return len(self.relevant_ids)
 
     @property
+    def spent(self) -> TokenUsage:
+        """The chat model's tokens before the map: the expansion's and the tests'."""
+        return self.expansion_usage + self.usage
+
+    @property
+    def degraded(self) -> bool:
+        """Whether the expansion or a test failed (the run is at best partial)."""
+        return self.expansion_error is not None or self.failed > 0
+
+    def diagnostics(self) -> dict[str, object]:
+        """The lazy figures of a run's diagnostics, as far as the events tell (the same keys as
+        :meth:`graphrag_core.lazy.evidence.Evidence.diagnostics`, for a run answered from what it
+        read after a stop)."""
+        return dict(
+            relevance_budget=self.budget, relevance_tests=self.used, relevance_calls=self.calls, relevance_cache_hits=self.cache_hits,
+            relevance_usage=self.usage, failed_test_count=self.failed, expansion_calls=self.expansion_calls,
+            expansion_usage=self.expansion_usage, subqueries=list(self.subqueries),
+            relevant_chunks={cid: list(refs) for cid, refs in self.groups.items()}, ranker=self.ranker, embedding_usage=self.embedding_usage,
+        )
+
+    @property
     def model_calls(self) -> int:
         """The expansion's and the tests' calls that reached the model."""
         return self.expansion_calls + self.calls
