@@ -14,6 +14,7 @@ import pytest
 
 from graphrag_core import GlobalSearchRequest, retrieve_global
 from graphrag_core.cache import MemoryMapCache
+from graphrag_core.calls import why_no_answer
 from graphrag_core.citations import community_sets, find_citations
 from graphrag_core.errors import BudgetError, EvaluationError, NoChunkCommunitiesError, RequestValidationError, SpendLimitReached
 from graphrag_core.evaluation import parse_conditions
@@ -279,6 +280,9 @@ def test_budget_one_answers_or_says_clearly_why_not(jargon):
 
     result, events = lazy(jargon, "What is a kludge?", ScriptedChatModel(nothing), relevance_budget=1)
     assert result.status == "no_results" and not [e for e in events if isinstance(e, MapBatchStarted)]
+    assert [item.message for item in why_no_answer(events)] == [
+        "The relevance tests (1 of 1) found no relevant source chunk before the budget was spent, so no batch was sent."
+    ]
     assert result.answer == (
         "No relevant source chunks were found for this query within the relevance budget: 1 of 1 relevance test found none "
         "(a larger relevance_budget tests more source chunks)."
@@ -346,6 +350,7 @@ def test_a_failed_expansion_falls_back_to_the_question_and_failed_tests_are_reco
     failed = [e for e in events if isinstance(e, RelevanceTested) and e.failed]
     assert failed and all(e.calls == 2 and e.errors for e in failed)
     assert result.status == "partial" and result.diagnostics.failed_test_count == len(failed)
+    assert {item.reason for item in why_no_answer(events)} == {"expansion_failed", "tests_failed"}
     assert result.diagnostics.relevance_tests == sum(e.tests for e in events if isinstance(e, RelevanceTested)) <= 20
 
 
@@ -480,3 +485,12 @@ def test_a_lazy_run_stopped_in_its_map_answers_from_what_it_read_with_its_tests_
     assert result.status == "partial" and d.stopped_early and d.relevance_tests == 40 and d.relevance_budget == 40
     assert d.relevant_chunks and set(result.community_ids) <= set(d.relevant_chunks)
     assert "[Sources: " in result.answer and d.relevance_calls == 40 and d.subqueries == ["What are the main themes?"]
+
+
+def test_a_sweep_of_lazy_points_counts_their_relevance_calls(capsys):
+    code, out, err = run_cli(
+        capsys, "sweep", "jargon", "What is a kludge?", "--method", "lazy", "--relevance-budget", "5", "--levels", "leaf", "--seeds", "1,2",
+        "--no-store", "--no-cache",
+    )
+    assert code == 0, err
+    assert "model calls 16 ·" in err  # each point: its expansion, 5 tests, 1 map batch and the reduce
