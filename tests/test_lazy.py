@@ -494,3 +494,15 @@ def test_a_sweep_of_lazy_points_counts_their_relevance_calls(capsys):
     )
     assert code == 0, err
     assert "model calls 16 ·" in err  # each point: its expansion, 5 tests, 1 map batch and the reduce
+
+
+def test_with_an_embedding_model_the_candidates_are_ranked_by_its_cosine(tea):
+    from .test_methods import FakeEmbedder
+
+    embedder = FakeEmbedder(["tea", "history", "green"])
+    events: list = []
+    request = GlobalSearchRequest(query="What is the history of tea?", method="lazy", relevance_budget=5, seed=1)
+    result = asyncio.run(retrieve_global(tea, request, OfflineChatModel(), on_event=events.append, embedder=embedder))
+    started = next(e for e in events if isinstance(e, RelevanceStarted))
+    assert started.ranker == "embedding:fake@test" and result.diagnostics.ranker == "embedding:fake@test"
+    assert embedder.calls and result.diagnostics.embedding_calls >= 1 and result.diagnostics.relevance_tests <= 5

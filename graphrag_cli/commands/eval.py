@@ -52,7 +52,7 @@ from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.request import check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
-from graphrag_core.methods import VECTOR
+from graphrag_core.methods import LAZY, VECTOR
 from graphrag_core.models import Index
 from graphrag_core.wording import counted
 
@@ -232,7 +232,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
-    ranks = any(c.method == VECTOR for c in spec.conditions)
+    ranks = any(c.method in (VECTOR, LAZY) for c in spec.conditions)
     embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
