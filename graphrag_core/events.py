@@ -222,7 +222,7 @@ TestNext = Literal["opened", "again", "left", "exhausted", "stopped"]
 """What a community's walk does after one of its tests: ``opened`` (relevant: its
 sub-communities are tested next), ``again`` (tested again with its next candidates),
 ``left`` (nothing relevant after its tries), ``exhausted`` (no untested candidate is left),
-``stopped`` (the budget was spent)."""
+``stopped`` (its round takes what was left of the budget)."""
 
 
 class RelevanceTested(_Event):

@@ -506,3 +506,27 @@ def test_with_an_embedding_model_the_candidates_are_ranked_by_its_cosine(tea):
     started = next(e for e in events if isinstance(e, RelevanceStarted))
     assert started.ranker == "embedding:fake@test" and result.diagnostics.ranker == "embedding:fake@test"
     assert embedder.calls and result.diagnostics.embedding_calls >= 1 and result.diagnostics.relevance_tests <= 5
+
+
+def test_the_walk_does_not_depend_on_the_order_its_calls_end_in(jargon):
+    import hashlib
+
+    offline = OfflineChatModel()
+
+    def slow(salt: str):  # noqa: ANN202
+        def latency(request: ChatRequest) -> float:
+            digest = hashlib.sha256((salt + request.messages[-1].content).encode()).digest()
+            return digest[0] / 255 * 0.01
+
+        return ScriptedChatModel(offline.reply, latency=latency)
+
+    runs = [lazy(jargon, "What is a kludge and how do hackers use it?", slow(salt), relevance_budget=30, map_concurrency=6) for salt in ("a", "b")]
+    (first, first_events), (second, second_events) = runs
+    assert first.answer == second.answer and first.diagnostics.relevant_chunks == second.diagnostics.relevant_chunks
+
+    def tests_of(events: list) -> list:
+        return sorted((e.round, e.subquery, e.community_id, e.source_ids, e.relevant_ids, e.next) for e in events if isinstance(e, RelevanceTested))
+
+    assert tests_of(first_events) == tests_of(second_events)
+    finished = [i for i, e in enumerate(first_events) if isinstance(e, RelevanceFinished)][0]
+    assert all(i < finished for i, e in enumerate(first_events) if isinstance(e, RelevanceTested)), "each test is an event as it ends"

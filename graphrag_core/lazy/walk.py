@@ -74,6 +74,9 @@ class _Test:
     usage: TokenUsage = field(default_factory=TokenUsage)
     errors: list[str] = field(default_factory=list)
     started_at: float | None = None
+    step: TestNext = "again"
+    after: list[_Entry] = field(default_factory=list)
+    """The entries this test puts on the next round's frontier."""
 
     @property
     def relevant_ids(self) -> tuple[str, ...]:
@@ -136,6 +139,8 @@ class RelevanceWalk:
         self.calls = self.cache_hits = self.failed = 0
         self.usage = TokenUsage()
         self.limit_reached: SpendLimitReached | None = None
+        self.left_after_round = request.relevance_budget
+        """What the budget leaves after the current round's tests, one call each."""
 
     # -- the frontier ------------------------------------------------------------------------
 
@@ -191,8 +196,9 @@ class RelevanceWalk:
             tests = self.plan(frontier)
             if not tests:
                 break
-            await run_pool(len(tests), self.request.map_concurrency, functools.partial(self.make, tests))
-            frontier = self.settle(tests, number)
+            self.left_after_round = self.tickets.remaining - len(tests)  # one call each; retries take more
+            await run_pool(len(tests), self.request.map_concurrency, functools.partial(self.make, tests, number))
+            frontier = self.settle(tests)
             number += 1
             if self.limit_reached is not None:
                 raise self.limit_reached
@@ -204,10 +210,19 @@ class RelevanceWalk:
             rounds=number, usage=self.usage, reason=reason,
         )
 
-    async def make(self, tests: list[_Test], job: int) -> None:
-        """One test: from the map cache, or from the model through the one retry loop, each
-        attempt holding a ticket; none is made when the budget is spent."""
+    async def make(self, tests: list[_Test], number: int, job: int) -> None:
+        """One test and its event as soon as it ends: from the map cache, or from the model
+        through the one retry loop, each attempt holding a ticket; none is made when the budget
+        is spent."""
         test = tests[job]
+        try:
+            await self.ask(test)
+        finally:
+            if test.made:
+                self.tested_event(test, number)
+
+    async def ask(self, test: _Test) -> None:
+        """Make ``test`` (see :meth:`make`); ``test.made`` says whether it was."""
         if self.limit_reached is not None or not self.tickets.take():
             return
         held = TestSpending(self.tickets, self.spending, prepaid=True)
@@ -255,8 +270,23 @@ class RelevanceWalk:
         finally:
             held.close()
 
-    def settle(self, tests: list[_Test], number: int) -> list[_Entry]:
-        """Fold a round's tests in plan order: what each found, its event, and the next frontier."""
+    def tested_event(self, test: _Test, number: int) -> None:
+        """What the walk does after ``test`` (from the frontier's state as its round planned it,
+        so it does not depend on the order the round's calls end in), and its event."""
+        relevant = test.relevant_ids
+        test.step, test.after = self.next_step(test.entry, bool(relevant))
+        entry = test.entry
+        self.emit(
+            RelevanceTested(
+                at=self.clock(), community_id=entry.community_id, level=entry.level, round=number, subquery=entry.subquery,
+                source_ids=tuple(c.reference for c in test.chunks), relevant_ids=relevant,
+                claims=sum(len((test.verdicts or {})[ref].claims) for ref in relevant), failed=test.verdicts is None, errors=tuple(test.errors),
+                next=test.step, calls=test.calls, cache_hits=test.cache_hits, usage=test.usage, started_at=test.started_at,
+            )
+        )
+
+    def settle(self, tests: list[_Test]) -> list[_Entry]:
+        """Fold a round's tests in plan order: what each found and cost, and the next frontier."""
         following: list[_Entry] = []
         for test in tests:
             if not test.made:
@@ -265,9 +295,7 @@ class RelevanceWalk:
             self.calls += test.calls
             self.cache_hits += test.cache_hits
             self.usage = self.usage + test.usage
-            failed = test.verdicts is None
-            self.failed += failed
-            relevant = test.relevant_ids
+            self.failed += test.verdicts is None
             for chunk in test.chunks:
                 verdict = (test.verdicts or {}).get(chunk.reference)
                 if verdict is not None and verdict.relevant:
@@ -275,16 +303,7 @@ class RelevanceWalk:
                     if entry.level > found.level:  # a more specific community holds it
                         found.community_id, found.level = entry.community_id, entry.level
                     found.claims[entry.subquery] = verdict.claims
-            step, after = self.next_step(entry, bool(relevant))
-            following.extend(after)
-            self.emit(
-                RelevanceTested(
-                    at=self.clock(), community_id=entry.community_id, level=entry.level, round=number, subquery=entry.subquery,
-                    source_ids=tuple(c.reference for c in test.chunks), relevant_ids=relevant,
-                    claims=sum(len((test.verdicts or {})[ref].claims) for ref in relevant), failed=failed, errors=tuple(test.errors),
-                    next=step, calls=test.calls, cache_hits=test.cache_hits, usage=test.usage, started_at=test.started_at,
-                )
-            )
+            following.extend(test.after)
         return self.ordered(following)
 
     def next_step(self, entry: _Entry, relevant: bool) -> tuple[TestNext, list[_Entry]]:
@@ -304,7 +323,7 @@ class RelevanceWalk:
                 return "left", []
         if not self.untested(entry.subquery, entry.community_id):
             return "exhausted", []
-        if self.tickets.remaining <= 0:
+        if self.left_after_round <= 0:  # as planned, whatever order the round's calls end in
             return "stopped", []
         return "again", [entry]
 
