@@ -530,3 +530,13 @@ def test_the_walk_does_not_depend_on_the_order_its_calls_end_in(jargon):
     assert tests_of(first_events) == tests_of(second_events)
     finished = [i for i, e in enumerate(first_events) if isinstance(e, RelevanceFinished)][0]
     assert all(i < finished for i, e in enumerate(first_events) if isinstance(e, RelevanceTested)), "each test is an event as it ends"
+
+
+def test_the_lazy_preset_puts_the_published_budgets_beside_the_papers_conditions(tea):
+    from graphrag_core.evaluation import conditions_text, preset_conditions
+
+    conditions = preset_conditions("lazy", tea)
+    names = [c.name for c in conditions]
+    assert names[-3:] == ["LZ100", "LZ500", "LZ1500"] and {"C0", "C1", "TS", "SS", "dynamic"} <= set(names)
+    assert [c.overrides for c in conditions[-3:]] == [{"method": "lazy", "relevance_budget": b} for b in (100, 500, 1500)]
+    assert parse_conditions(conditions_text(conditions)) == conditions

@@ -100,15 +100,16 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME:key=value,...",
-        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector or "
-        "small:map_budget=2000,strategy=stop (repeat the option)",
+        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector, "
+        "LZ500:method=lazy,relevance_budget=500 or small:map_budget=2000,strategy=stop (repeat the option)",
     )
     ev.add_argument(
         "--preset",
         choices=list(PRESETS),
         default=None,
         help="ready-made conditions: paper = every level of the index (C0, C1, ...; summaries only), TS (method=text), "
-        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them (--condition adds more)",
+        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them; lazy = those and LZ100, LZ500, LZ1500 "
+        "(method=lazy at Microsoft's published relevance budgets) (--condition adds more)",
     )
     ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
     ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
