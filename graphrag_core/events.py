@@ -182,6 +182,8 @@ class QueryExpanded(_Event):
     messages: tuple[ChatMessage, ...] | None = None
     raw_reply: str | None = None
     started_at: float | None = None
+    prompt_tokens: int = 0
+    """The call's planned prompt estimate (whether the model or the cache answered it)."""
 
 
 class LazyCommunity(BaseModel):
@@ -247,6 +249,8 @@ class RelevanceTested(_Event):
     cache_hits: int = 0
     usage: TokenUsage = Field(default_factory=TokenUsage)
     started_at: float | None = None
+    prompt_tokens: int = 0
+    """The test's planned prompt estimate (whether the model or the cache answered it; retries not counted again)."""
 
     @property
     def tests(self) -> int:

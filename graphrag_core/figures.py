@@ -200,6 +200,10 @@ class RunFigures(BaseModel):
     expansion_calls: int = 0
     expansion_cache_hits: int = 0
     expansion_usage: TokenUsage = Field(default_factory=TokenUsage)
+    relevance_prompt_tokens: int = 0
+    """The relevance tests' planned prompt estimates, each test once (cached ones too)."""
+    expansion_prompt_tokens: int = 0
+    """The query expansion's planned prompt estimate (cached or not)."""
 
     # -- derived ----------------------------------------------------------------------------
 
@@ -243,8 +247,8 @@ class RunFigures(BaseModel):
         """The planned prompt estimate of what the run asked for: each map batch once (cached
         ones too), plus the reduce prompt when a reduce call was made (retries are not counted
         again), plus dynamic selection's rating prompts (:attr:`rating_prompt_tokens`), plus a
-        lazy run's expansion and relevance prompts as reported."""
-        lazy = self.expansion_usage.prompt_tokens + self.relevance_usage.prompt_tokens
+        lazy run's expansion and relevance prompts as planned (each once, cached ones too)."""
+        lazy = self.expansion_prompt_tokens + self.relevance_prompt_tokens
         return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens + lazy
 
     @property
@@ -373,6 +377,8 @@ def figures_of(state: RunState) -> RunFigures:
         expansion_calls=relevance.expansion_calls,
         expansion_cache_hits=relevance.expansion_cache_hits,
         expansion_usage=relevance.expansion_usage,
+        relevance_prompt_tokens=relevance.prompt_tokens,
+        expansion_prompt_tokens=relevance.expansion_prompt_tokens,
     )
 
 

@@ -540,3 +540,14 @@ def test_the_lazy_preset_puts_the_published_budgets_beside_the_papers_conditions
     assert names[-3:] == ["LZ100", "LZ500", "LZ1500"] and {"C0", "C1", "TS", "SS", "dynamic"} <= set(names)
     assert [c.overrides for c in conditions[-3:]] == [{"method": "lazy", "relevance_budget": b} for b in (100, 500, 1500)]
     assert parse_conditions(conditions_text(conditions)) == conditions
+
+
+def test_a_lazy_answers_cost_does_not_depend_on_what_the_cache_held(jargon):
+    from graphrag_core.evaluation.experiment import cost_of
+
+    cache = MemoryMapCache()
+    _, first = lazy(jargon, "What is a kludge?", cache=cache, relevance_budget=12)
+    _, again = lazy(jargon, "What is a kludge?", cache=cache, relevance_budget=12)
+    cold, warm = cost_of(run_figures(first), method="lazy"), cost_of(run_figures(again), method="lazy")
+    assert cold.calls == warm.calls and cold.prompt_tokens == warm.prompt_tokens
+    assert cold.prompt_tokens["relevance"] > 0 and cold.prompt_tokens["expand"] > 0 and warm.reported_tokens < cold.reported_tokens

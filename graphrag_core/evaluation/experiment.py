@@ -467,9 +467,9 @@ UNANSWERED_SKIP = "unanswered"
 
 def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
-    their reported prompt tokens; a lazy answer's expansion and relevance tests (a cached one
-    counted as a call, so the cost does not depend on what ran before, and its prompt tokens
-    as reported); every map batch (a cached one too) at its planned prompt estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
+    their reported prompt tokens; a lazy answer's expansion and relevance tests at their planned
+    prompt estimates (a cached one counted as a call, so the cost does not depend on what ran
+    before); every map batch (a cached one too) at its planned prompt estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
     source chunks it mapped, or for ``vector`` those packed into its prompt) and the embedding
     model's tokens; and, apart, the tokens the endpoint reported for the calls the run made
     (``reported_tokens``)."""
@@ -477,9 +477,9 @@ def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     tokens: dict[str, int] = {}
     if figures.rating_calls:
         calls["rate"], tokens["rate"] = figures.rating_calls, figures.rating_usage.prompt_tokens
-    if method == LAZY:  # the expansion and the relevance tests, as the endpoint reported them (cache answers counted as calls)
-        calls["expand"], tokens["expand"] = figures.expansion_calls + figures.expansion_cache_hits, figures.expansion_usage.prompt_tokens
-        calls["relevance"], tokens["relevance"] = figures.relevance_tests, figures.relevance_usage.prompt_tokens
+    if method == LAZY:  # the expansion and the relevance tests at their planned prompts (cache answers counted as calls)
+        calls["expand"], tokens["expand"] = figures.expansion_calls + figures.expansion_cache_hits, figures.expansion_prompt_tokens
+        calls["relevance"], tokens["relevance"] = figures.relevance_tests, figures.relevance_prompt_tokens
     calls["map"] = figures.map_calls + figures.cache_hits
     calls["reduce"] = figures.reduce_calls
     tokens["map"] = figures.map_prompt_tokens

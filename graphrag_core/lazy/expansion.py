@@ -86,6 +86,7 @@ async def expand_query(
     from ..cache import cache_key
 
     request = expansion_request(query, output_reserve=output_reserve)
+    planned = tokenizer.count(request.prompt_text)
     key = cache_key(model, request) if cache is not None else None
     if key is not None:
         kept = await asyncio.to_thread(cache.get, key)  # type: ignore[union-attr]
@@ -95,7 +96,7 @@ async def expand_query(
             except ModelOutputError:
                 pass  # an entry that is no expansion: ask the model again
             else:
-                emit(QueryExpanded(at=clock(), subqueries=subqueries, cache_hits=1, messages=request.messages, raw_reply=kept))
+                emit(QueryExpanded(at=clock(), subqueries=subqueries, cache_hits=1, messages=request.messages, raw_reply=kept, prompt_tokens=planned))
                 return Expansion(subqueries, cache_hits=1)
     tally, started = Attempts(), clock()
     try:
@@ -108,7 +109,7 @@ async def expand_query(
         emit(
             QueryExpanded(
                 at=clock(), subqueries=(query,), calls=tally.calls, usage=tally.usage, error=error, messages=request.messages,
-                raw_reply=failed.raw_reply, started_at=started,
+                raw_reply=failed.raw_reply, started_at=started, prompt_tokens=planned,
             )
         )
         return Expansion((query,), calls=tally.calls, usage=tally.usage, error=error)
@@ -117,7 +118,7 @@ async def expand_query(
     emit(
         QueryExpanded(
             at=clock(), subqueries=reply.value, calls=tally.calls, usage=tally.usage, messages=request.messages, raw_reply=reply.text,
-            started_at=started,
+            started_at=started, prompt_tokens=planned,
         )
     )
     return Expansion(reply.value, calls=tally.calls, usage=tally.usage)

@@ -46,6 +46,9 @@ class RelevanceState:
     tests: list[RelevanceTested] = field(default_factory=list)
     used: int = 0
     """Tests made so far (calls and cache answers): what is taken of the budget."""
+    prompt_tokens: int = 0
+    """The tests' planned prompt estimates (each test once, the cache's answers too)."""
+    expansion_prompt_tokens: int = 0
     calls: int = 0
     cache_hits: int = 0
     failed: int = 0
@@ -62,6 +65,7 @@ class RelevanceState:
             case QueryExpanded():
                 self.active, self.subqueries, self.expansion_error = True, event.subqueries, event.error
                 self.expansion_calls, self.expansion_cache_hits, self.expansion_usage = event.calls, event.cache_hits, event.usage
+                self.expansion_prompt_tokens = event.prompt_tokens
             case RelevanceStarted():
                 self.active, self.budget, self.subqueries, self.ranker = True, event.relevance_budget, event.subqueries, event.ranker
                 self.communities = {c.id: c for c in event.communities}
@@ -69,6 +73,7 @@ class RelevanceState:
             case RelevanceTested():
                 self.tests.append(event)
                 self.used += event.tests
+                self.prompt_tokens += event.prompt_tokens
                 self.calls += event.calls
                 self.cache_hits += event.cache_hits
                 self.failed += event.failed

@@ -74,6 +74,7 @@ class _Test:
     usage: TokenUsage = field(default_factory=TokenUsage)
     errors: list[str] = field(default_factory=list)
     started_at: float | None = None
+    prompt_tokens: int = 0
     step: TestNext = "again"
     after: list[_Entry] = field(default_factory=list)
     """The entries this test puts on the next round's frontier."""
@@ -186,7 +187,7 @@ class RelevanceWalk:
                 output_reserve=self.request.map_output_reserve, tokenizer=self.tokenizer,
             )
             self.tested[entry.subquery].update(c.reference for c in taken)
-            tests.append(_Test(entry, taken, request))
+            tests.append(_Test(entry, taken, request, prompt_tokens=self.tokenizer.count(request.prompt_text)))
         return tests
 
     async def run(self) -> WalkOutcome:
@@ -282,6 +283,7 @@ class RelevanceWalk:
                 source_ids=tuple(c.reference for c in test.chunks), relevant_ids=relevant,
                 claims=sum(len((test.verdicts or {})[ref].claims) for ref in relevant), failed=test.verdicts is None, errors=tuple(test.errors),
                 next=test.step, calls=test.calls, cache_hits=test.cache_hits, usage=test.usage, started_at=test.started_at,
+                prompt_tokens=test.prompt_tokens,
             )
         )
 
