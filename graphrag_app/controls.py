@@ -18,9 +18,9 @@ from streamlit.delta_generator import DeltaGenerator
 from graphrag_core.errors import GraphRAGError, NoSourceChunksError
 from graphrag_core.levels import LEAF, level_label, level_text, parse_level
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
-from graphrag_core.methods import GLOBAL, VECTOR
+from graphrag_core.methods import GLOBAL, LAZY, VECTOR
 from graphrag_core.models import Index
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, LAZY_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.search import draw_seed
 from graphrag_core.tokens import planning_tokenizer_name
 
@@ -260,6 +260,8 @@ def draw_settings_but_levels(app: AppSettings, base: RunSettings) -> tuple[Opene
     level_picker: Callable[..., None] = lambda **_: None
     if method != GLOBAL:
         draw_method_note(st.container(), opened, method, app)
+        if method == LAZY:
+            widgets.draw_settings(widgets.fields_of(base, list(LAZY_SETTING_NAMES)))
     else:
         widgets.draw_settings(widgets.fields_of(base, ["community_selection"]))
         if st.session_state.get("community_selection") == "dynamic":
@@ -331,6 +333,11 @@ def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str
         except ValueError:
             chat = app.model
         container.caption(f"{chunks:,} source chunks. " + ranking_line(chat, app.embedding, error=app.embedding_error))
+    elif method == LAZY:
+        container.caption(
+            f"Relevance tests over the index's {chunks:,} source chunks, community by community from the top level down, "
+            "within the relevance budget; then map-reduce over the claims the tests found."
+        )
     else:
         container.caption(f"Map-reduce over the index's {chunks:,} source chunks in place of community summaries (the paper's TS).")
 

@@ -37,7 +37,7 @@ def evaluate() -> AppTest:
 def test_explore_offers_the_method_and_a_text_run_maps_over_chunks_with_links_to_them(run_db: Path) -> None:
     at = app().run()
     method = at.radio(key="method")
-    assert method.label == "Method" and method.options == ["Summaries", "Source text (TS)", "Naive RAG (SS)"]
+    assert method.label == "Method" and method.options == ["Summaries", "Source text (TS)", "Naive RAG (SS)", "Lazy (LZ)"]
     method.set_value("text").run()
     assert not at.exception
     assert "community_level" not in {w.key for w in at.selectbox} and "include_claims" not in {c.key for c in at.checkbox}

@@ -53,7 +53,7 @@ from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.request import check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
-from graphrag_core.methods import VECTOR
+from graphrag_core.methods import LAZY, VECTOR
 from graphrag_core.models import Index
 from graphrag_core.support import JUDGES, JudgeName
 from graphrag_core.wording import counted
@@ -102,15 +102,16 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME:key=value,...",
-        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector or "
-        "small:map_budget=2000,strategy=stop (repeat the option)",
+        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector, "
+        "LZ500:method=lazy,relevance_budget=500 or small:map_budget=2000,strategy=stop (repeat the option)",
     )
     ev.add_argument(
         "--preset",
         choices=list(PRESETS),
         default=None,
         help="ready-made conditions: paper = every level of the index (C0, C1, ...; summaries only), TS (method=text), "
-        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them (--condition adds more)",
+        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them; lazy = those and LZ100, LZ500, LZ1500 "
+        "(method=lazy at Microsoft's published relevance budgets) (--condition adds more)",
     )
     ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
     ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
@@ -246,7 +247,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
-    ranks = any(c.method == VECTOR for c in spec.conditions)
+    ranks = any(c.method in (VECTOR, LAZY) for c in spec.conditions)
     embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))

@@ -14,7 +14,7 @@ import hashlib
 import json
 
 from ..llm.base import model_identity
-from ..methods import GLOBAL, VECTOR
+from ..methods import GLOBAL, LAZY, VECTOR
 from ..request import GlobalSearchRequest
 from .spec import ExperimentSpec
 
@@ -23,10 +23,13 @@ EXPERIMENT_ID_CHARS = 16
 
 def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest, *, ranker: str | None = None) -> str:
     """The key of one answer. A ``global`` request is keyed without its method field, so its key
-    is the same whether the field is written or not; a ``vector`` one with ``ranker`` too."""
-    request_text = request.model_dump_json(exclude={"method"}) if request.method == GLOBAL else request.model_dump_json()
+    is the same whether the field is written or not; a ``vector`` or ``lazy`` one with ``ranker``
+    too. Settings of a method that means nothing for it (the relevance budget outside ``lazy``)
+    are left out, so a request's key stays what it was before they existed."""
+    unused = {"relevance_budget"} if request.method != LAZY else set()
+    request_text = request.model_dump_json(exclude={"method", *unused}) if request.method == GLOBAL else request.model_dump_json(exclude=unused)
     parts = [fingerprint, model_identity(model), request_text]
-    if request.method == VECTOR:
+    if request.method in (VECTOR, LAZY):
         parts.append(ranker or "")
     digest = hashlib.sha256()
     for part in parts:
