@@ -197,6 +197,7 @@ class _MapRun:
                 MapBatchRetried(
                     at=self.clock(), batch_index=index, attempt=notice.attempt, error=notice.error,
                     delay_s=notice.delay_s, usage=notice.usage, raw_reply=notice.raw_reply, call_ended_at=notice.ended_at,
+                    error_type=notice.error_type,
                 )
             )
 
