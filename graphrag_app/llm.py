@@ -9,6 +9,8 @@ run neither negotiates its structured output again nor re-checks its endpoint.
 
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from graphrag_core.llm.base import ChatModel
@@ -18,11 +20,24 @@ from graphrag_core.llm.settings import ModelSettings
 from graphrag_core.llm.factory import build_chat_model, build_embedding_model
 from graphrag_core.preflight import Preflight
 
+from .settings import AppSettings, load_settings
+
+_LOG = logging.getLogger(__name__)
+
+
+def app_endpoints(app: AppSettings) -> Endpoints:
+    """An :class:`Endpoints` that remembers in ``app.endpoints_path`` (what a local server
+    accepted is not negotiated again after a restart); a memory that cannot be written is logged
+    and the app goes on with what it learns in this process."""
+    endpoints = Endpoints()
+    endpoints.remember_in(app.endpoints_path, on_failure=lambda message: _LOG.warning("endpoint memory: %s", message))
+    return endpoints
+
 
 @st.cache_resource(show_spinner=False)
 def shared_endpoints() -> Endpoints:
-    """The process's one :class:`Endpoints` (shared by every session)."""
-    return Endpoints()
+    """The process's one :class:`Endpoints` (shared by every session), remembered across restarts."""
+    return app_endpoints(load_settings())
 
 
 @st.cache_resource(show_spinner=False)

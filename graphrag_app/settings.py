@@ -46,7 +46,7 @@ from graphrag_core.llm.settings import (
     SettingsError,
     endpoint_key,
 )
-from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, store_path_from  # noqa: F401 - re-exported
+from graphrag_core.locations import CACHE_OFF, DEFAULT_CACHE_NAME, ENV_CACHE, ENV_DB, cache_path_from, endpoints_path_from, store_path_from  # noqa: F401 - re-exported
 
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
 ENV_SHARED = "GRAPHRAG_EXPLORER_SHARED"
@@ -73,6 +73,9 @@ class AppSettings:
     embedding_error: str | None = None
     """Why the configured embedding model cannot be used (then ``embedding`` is None)."""
     shared: bool = False
+    endpoints_path: Path | None = None
+    """Where what endpoints accepted is remembered across restarts (``GRAPHRAG_EXPLORER_ENDPOINTS``,
+    else beside the map cache; None: in this process only)."""
 
     @property
     def eval_store_path(self) -> Path:
@@ -120,6 +123,7 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         model=model,
         model_error=model_error,
         cache_path=cache_path,
+        endpoints_path=endpoints_path_from(mapping, store_path),
         embedding=embedding,
         embedding_error=embedding_error,
         shared=shared,
