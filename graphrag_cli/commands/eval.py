@@ -59,6 +59,7 @@ from graphrag_core.support import JUDGES, JudgeName
 from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..files import write_out
 from ..loop import run_async
 from ..options import (
     ModelOptions,
@@ -220,13 +221,14 @@ def limit_forecast(limit: int, planned: int) -> str:
     return f"the answers' planned map prompts take {planned:,} of the spending limit's {limit:,} tokens; replies, reduces and judging come on top"
 
 
-def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
-    """The report at ``out`` and each CSV table beside it; returns the tables' common stem."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(markdown + "\n", encoding="utf-8")
+def _write_report(markdown: str, tables: dict[str, str], pictures: dict[str, str], out: Path) -> Path:
+    """The report at ``out``, each CSV table and picture beside it, all or none (the report
+    last); returns the tables' common stem."""
     stem = out.with_suffix("")
-    for suffix, text in tables.items():
-        Path(f"{stem}.{suffix}.csv").write_text(text, encoding="utf-8")
+    files: dict[Path, str] = {Path(f"{stem}.{suffix}.csv"): text for suffix, text in tables.items()}
+    files.update({out.parent / name: svg for name, svg in pictures.items()})
+    files[out] = markdown + "\n"
+    write_out(files, what="the report")
     return stem
 
 
@@ -298,12 +300,8 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         if votes:
             tables["votes"] = votes_csv(votes)
         pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
-        try:
-            stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, args.out)
-            for choice in choices:
-                (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+        svgs = {pictures[choice.criterion]: choice_svg(choice) for choice in choices}
+        stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, svgs, args.out)
         if not args.quiet:
             context.note(
                 f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables)
@@ -332,10 +330,7 @@ def run_questions(args: argparse.Namespace, context: CliContext) -> int:
         context.write(text)
         context.note(counts)
         return EXIT_OK
-    try:
-        args.out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    write_out({args.out: text}, what="the question set")
     context.note(counts)
     context.note(f"wrote {counted(len(generated), 'question')} to {args.out} (by {_model_label(model)})")
     return EXIT_OK
