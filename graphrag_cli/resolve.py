@@ -222,11 +222,12 @@ def store_failure(exc: StoreError | OSError) -> str:
     return f"Cannot use the run store: {exc}"
 
 
-def run_store(context: CliContext, path: Path | None) -> RunStore:
-    """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder)."""
+def run_store(context: CliContext, path: Path | None, *, read_only: bool = False) -> RunStore:
+    """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder);
+    ``read_only`` for a command that only reads it (it then needs no space, and makes no file)."""
     where = path if path is not None else store_path_from(context.environ)
     try:
-        return RunStore(where)
+        return RunStore(where, read_only=read_only)
     except (StoreError, OSError) as exc:
         raise CliError(store_failure(exc), EXIT_USAGE) from None
 

@@ -7,8 +7,8 @@ Every file the program writes where a user said (``runs export --bundle/--markdo
 stays as it was and nothing half-written is left beside it.
 
 A full disk is tried two ways: ``os.fsync`` answering ENOSPC (as a filesystem that allocates late
-reports it), and, where this machine lets a test mount one, a real tmpfs of a few KB filled to
-the last page.
+reports it), and, where this machine lets a test mount one, a real tmpfs of 256 KB filled to
+its last byte.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ import errno
 import io
 import json
 import os
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -32,6 +31,7 @@ from graphrag_core.llm.scripted import ScriptedChatModel
 
 from . import factories
 from .cli_support import QUESTION, run_cli
+from .disk_support import fill, full_disk  # noqa: F401 - the fixture
 from .test_eval_cli import setup  # noqa: F401 - the fixture
 
 OLD = "the old file, which must survive\n"
@@ -44,35 +44,6 @@ def _no_space(*_args: object) -> None:
 def _leftovers(folder: Path) -> list[str]:
     """Files in ``folder`` that are neither what was there before nor what was asked for."""
     return sorted(p.name for p in folder.iterdir() if p.name.startswith(".") or p.name.endswith(".tmp"))
-
-
-@pytest.fixture
-def full_disk(tmp_path: Path) -> Iterator[Path]:
-    """A folder on a tmpfs of 64 KB, filled to its last byte by ``filler`` (delete it to free
-    space); skipped where this machine does not let the test mount one (not root, no
-    CAP_SYS_ADMIN, no ``mount``)."""
-    folder = tmp_path / "disk"
-    folder.mkdir()
-    try:
-        mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(folder)], capture_output=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"cannot mount a small tmpfs here: {exc}")
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a small tmpfs here: {mounted.stderr.decode(errors='replace').strip()}")
-    try:
-        yield folder
-    finally:
-        subprocess.run(["umount", "-l", str(folder)], capture_output=True, timeout=30)
-
-
-def _fill(folder: Path) -> None:
-    """Fill the filesystem under ``folder`` until it has no byte left."""
-    with open(folder / "filler", "wb", buffering=0) as handle:
-        try:
-            while True:
-                handle.write(b"x" * 1024)
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
 
 
 # -- the helper ------------------------------------------------------------------------------------
@@ -137,7 +108,7 @@ def test_a_group_of_files_is_written_all_or_none(tmp_path: Path) -> None:
 def test_on_a_real_full_disk_the_old_file_stays_and_no_partial_file_is_left(full_disk: Path) -> None:
     target = full_disk / "report.md"
     target.write_text(OLD, encoding="utf-8")
-    _fill(full_disk)
+    fill(full_disk)
     with pytest.raises(OSError) as raised:
         write_file(target, "a long new report\n" * 2000)
     assert raised.value.errno == errno.ENOSPC
@@ -186,7 +157,7 @@ def test_runs_export_on_a_real_full_disk_keeps_the_old_file(capsys, tmp_path, fu
     store, run_id = _recorded_run(capsys, tmp_path)
     target = full_disk / "export"
     target.write_text(OLD, encoding="utf-8")
-    _fill(full_disk)
+    fill(full_disk)
     code, _, err = run_cli(capsys, "runs", "--store", store, "export", run_id, flag, target)
     assert code != EXIT_OK and "No space left on device" in err
     assert target.read_text(encoding="utf-8") == OLD
@@ -266,7 +237,7 @@ def test_import_on_a_real_full_disk_keeps_the_old_index(capsys, full_disk) -> No
     dest = full_disk / "dest"
     save_index(factories.make_index(), dest)
     before = {p.name: p.read_bytes() for p in dest.iterdir()}
-    _fill(full_disk)
+    fill(full_disk)
     code, _, err = run_cli(capsys, "import", "jargon", dest, "--force")
     assert code != EXIT_OK and "No space left on device" in err
     assert {p.name: p.read_bytes() for p in dest.iterdir()} == before

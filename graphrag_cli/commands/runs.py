@@ -91,14 +91,14 @@ def _index_ids(record: RunRecord, index: str | None) -> set[str] | None:
 
 
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     for summary in store.list_runs(args.limit, index_name=args.index_name):
         context.write(format_run_line(summary) + "\n")
     return EXIT_OK
 
 
 def run_show(args: argparse.Namespace, context: CliContext) -> int:
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     if args.json:
         try:
             text = store.export_json(args.run_id)
@@ -136,7 +136,7 @@ def run_check(args: argparse.Namespace, context: CliContext) -> int:
 def run_export(args: argparse.Namespace, context: CliContext) -> int:
     if args.bundle is None and args.markdown is None:
         raise CliError("runs export: say what to write: --bundle FILE, --markdown FILE, or both.", EXIT_USAGE)
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     record = _record(store, args.run_id)
     where = record.index_path or record.index_name
     if args.markdown is not None:
