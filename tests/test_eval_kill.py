@@ -4,6 +4,7 @@ twice), the rest is made, and the report is whole."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sqlite3
@@ -97,9 +98,10 @@ def test_an_evaluation_killed_with_sigkill_goes_on_and_judges_nothing_twice(tmp_
 
 
 def _experiment(db: Path):  # type: ignore[no-untyped-def]
+    with contextlib.closing(sqlite3.connect(db)) as connection:
+        (experiment_id,), = connection.execute("SELECT id FROM experiments").fetchall()  # the one experiment saved
     store = EvaluationStore(db)
     try:
-        (experiment_id, _), = store.list_experiments()
         result = store.get_experiment(experiment_id)
     finally:
         store.close()

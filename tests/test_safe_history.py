@@ -11,6 +11,7 @@ import pytest
 
 from graphrag_cli.context import EXIT_OK, EXIT_USAGE
 from graphrag_core.history import RunStore, StoreError
+from graphrag_core.history.migrations import SCHEMA_VERSION
 from graphrag_core.index import save_index
 from graphrag_core.llm.scripted import ScriptedChatModel
 
@@ -64,11 +65,15 @@ def test_a_history_that_is_not_there_is_listed_as_empty_and_not_made(capsys, tmp
 FOREIGN = {
     "another program's database": (["CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)"], "users"),
     "a runs table of another shape": (["CREATE TABLE runs (id INTEGER PRIMARY KEY, started TEXT)"], "runs"),
-    "a version but no runs": (["CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (3)"], "no table runs"),
+    "a version but no runs": (["CREATE TABLE schema_version (version INTEGER)", f"INSERT INTO schema_version VALUES ({SCHEMA_VERSION})"], "no table runs"),
     "a version that is no number": (["CREATE TABLE schema_version (version TEXT)", "INSERT INTO schema_version VALUES ('abc')"], "'abc'"),
     "a schema_version of another shape": (["CREATE TABLE schema_version (v INTEGER)"], "schema_version"),
+    "an old version of another shape": (
+        ["CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (1)", "CREATE TABLE runs (id INTEGER PRIMARY KEY)"],
+        "its table runs lacks the columns run_id",
+    ),
     "runs without its columns": (
-        ["CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (3)", "CREATE TABLE runs (run_id TEXT PRIMARY KEY)",
+        ["CREATE TABLE schema_version (version INTEGER)", f"INSERT INTO schema_version VALUES ({SCHEMA_VERSION})", "CREATE TABLE runs (run_id TEXT PRIMARY KEY)",
          "CREATE TABLE run_events (run_id TEXT, seq INTEGER, event_json TEXT)"],
         "created_at",
     ),

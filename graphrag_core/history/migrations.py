@@ -117,13 +117,26 @@ class ForeignSchema(Exception):
     instead (a clause, e.g. ``it has no table runs``)."""
 
 
-REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "runs": (
-        "run_id", "created_at", "index_name", "index_path", "query", "community_level", "seed", "model", "status", "duration_s",
-        "batch_count", "failed_batch_count", "selected_answer_count", "label", "error", "request_json", "result_json", "writer",
-    ),
-    "run_events": ("run_id", "seq", "event_json"),
-}
+_BASE_RUN_COLUMNS: tuple[str, ...] = tuple(line.split()[0] for line in _RUN_COLUMNS.strip().splitlines())
+
+
+def required_columns(version: int) -> dict[str, tuple[str, ...]]:
+    """The tables and columns a file at schema ``version`` (>= 1) has, as the migrations up to
+    it made them (a migration that adds a table or a column adds it here too)."""
+    runs = list(_BASE_RUN_COLUMNS)
+    if version < 3:
+        runs.append("events_json")
+    if version >= 2:  # a version 1 file may have it too (added while the version stayed 1)
+        runs.append("writer")
+    if version >= 4:
+        runs.append("support_json")
+    tables = {"runs": tuple(runs)}
+    if version >= 3:
+        tables["run_events"] = ("run_id", "seq", "event_json")
+    return tables
+
+
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = required_columns(SCHEMA_VERSION)
 """The tables and columns a file at :data:`SCHEMA_VERSION` has (what the store reads and writes)."""
 
 
@@ -155,11 +168,11 @@ def file_version(conn: sqlite3.Connection) -> int:
     return value
 
 
-def check_shape(conn: sqlite3.Connection) -> None:
-    """Raise :class:`ForeignSchema` unless the open file has every table and column of
-    :data:`REQUIRED_COLUMNS` (a file that says it is at this version but was made otherwise)."""
+def check_shape(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
+    """Raise :class:`ForeignSchema` unless the open file has every table and column a file at
+    ``version`` has (:func:`required_columns`): a file that names a version but was made otherwise."""
     tables = set(_tables(conn))
-    for table, wanted in REQUIRED_COLUMNS.items():
+    for table, wanted in required_columns(version).items():
         if table not in tables:
             raise ForeignSchema(f"it has no table {table}")
         missing = [c for c in wanted if c not in _columns(conn, table)]
@@ -179,4 +192,4 @@ def upgrade(conn: sqlite3.Connection, *, from_version: int) -> int:
     return version
 
 
-__all__ = ["MIGRATIONS", "REQUIRED_COLUMNS", "SCHEMA_VERSION", "ForeignSchema", "Migration", "check_shape", "file_version", "upgrade"]
+__all__ = ["MIGRATIONS", "REQUIRED_COLUMNS", "SCHEMA_VERSION", "ForeignSchema", "Migration", "check_shape", "file_version", "required_columns", "upgrade"]

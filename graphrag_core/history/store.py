@@ -103,6 +103,15 @@ def _foreign_in_upgrade(exc: sqlite3.OperationalError) -> bool:
     return any(words in str(exc) for words in ("no such table", "no such column", "has no column"))
 
 
+def _restore_journal(conn: sqlite3.Connection, journal: str) -> None:
+    """Put back the journal mode a refused file had before it was opened in WAL mode."""
+    if journal.isalpha() and journal.lower() != "wal":
+        try:
+            conn.execute(f"PRAGMA journal_mode = {journal}")
+        except sqlite3.Error:  # another connection holds it: the mode stays WAL, the data as it was
+            pass
+
+
 def default_store_path(environ: Mapping[str, str]) -> Path:
     """Where the run history lives by default, given the environment: ``$XDG_DATA_HOME`` (else
     ``~/.local/share``), then ``graphrag-explorer/runs.sqlite3``."""
@@ -150,9 +159,9 @@ class RunStore:
         except ForeignSchema as exc:
             raise StoreError(foreign_message(self.path, exc)) from None
 
-    def _check_shape(self, conn: sqlite3.Connection) -> None:
+    def _check_shape(self, conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
         try:
-            check_shape(conn)
+            check_shape(conn, version)
         except ForeignSchema as exc:
             raise StoreError(foreign_message(self.path, exc)) from None
 
@@ -191,9 +200,11 @@ class RunStore:
             conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the run store: {exc}") from exc
+        journal = "wal"  # nothing to put back until the file is switched to WAL mode
         try:
-            if self._version(conn) == SCHEMA_VERSION:  # a foreign file is refused before WAL mode changes its header
-                self._check_shape(conn)
+            if 0 < (found := self._version(conn)) <= SCHEMA_VERSION:  # a foreign file is refused before WAL mode changes its header
+                self._check_shape(conn, found)
+            journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
             enable_wal(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -216,6 +227,9 @@ class RunStore:
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        except StoreError:
+            _restore_journal(conn, journal)  # refused: the file keeps its journal mode too, byte for byte
+            raise
         except sqlite3.OperationalError as exc:
             if "malformed" in str(exc):
                 raise StoreError(damaged_message(self.path, exc)) from exc
