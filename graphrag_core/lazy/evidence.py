@@ -82,10 +82,11 @@ class Evidence:
         """One map text per community (see the module docstring)."""
         return [MapText(community_id=cid, text=format_evidence_text(items)) for cid, items in self.groups().items()]
 
-    def batches(self, *, seed: int, tokenizer: Tokenizer, language: Language | None = None) -> tuple[list[SummaryBatch], list[int]]:
+    def batches(self, *, seed: int, tokenizer: Tokenizer, language: Language | None) -> tuple[list[SummaryBatch], list[int]]:
         """The map texts packed into the map budget as :func:`graphrag_core.search.plan_batches`
         packs the other methods' (with a question reserve, data first, as if the question took
-        exactly the reserve), with each batch's prompt estimate."""
+        exactly the reserve), with each batch's prompt estimate. ``language`` is the corpus's, which
+        the map prompt asks for: it is packed as it is sent, so no caller may leave it out."""
         request, texts = self.request, self.map_texts()
         if not texts:
             return [], []
