@@ -23,6 +23,7 @@ import streamlit as st
 
 from graphrag_core.cache import SqliteMapCache, cache_key
 from graphrag_core.cost import LevelCost, dynamic_bound, level_costs, map_cost, section_tokens
+from graphrag_core.language import corpus_language
 from graphrag_core.levels import LEAF, level_text
 from graphrag_core.map import map_request
 from graphrag_core.methods import GLOBAL, unit_kind
@@ -151,11 +152,12 @@ def _count_cached(index: Index, request: GlobalSearchRequest, identity: str, cac
     counts with (the cost preview resolves ``"auto"`` for the model)."""
     _communities, batches, _estimates = plan_batches(index, request, seed=_seed_of(request), tokenizer=get_tokenizer(request.tokenizer))
     model, unit, data_first = _Identity(identity), unit_kind(request.method), request.question_reserve > 0
+    language = corpus_language(index.communities)  # the map prompts ask for it: their keys hold it
     cache = SqliteMapCache(cache_path)
     try:
         return sum(
             cache.get(cache_key(model, map_request(
-                request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit, data_first=data_first
+                request.query, batch.content, output_reserve=request.map_output_reserve, unit=unit, data_first=data_first, language=language,
             ))) is not None
             for batch in batches
         )

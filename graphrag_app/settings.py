@@ -36,6 +36,7 @@ second run neither negotiates its structured output again nor re-checks its endp
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,7 +59,9 @@ from graphrag_core.llm.settings import (
     endpoint_key,
 )
 from graphrag_core.preflight import Preflight
-from graphrag_core.locations import cache_path_from, store_path_from
+from graphrag_core.locations import cache_path_from, endpoints_path_from, store_path_from
+
+_LOG = logging.getLogger(__name__)
 
 ENV_ALLOWED_ROOTS = "GRAPHRAG_EXPLORER_ALLOWED_ROOTS"
 ENV_SHARED = "GRAPHRAG_EXPLORER_SHARED"
@@ -85,6 +88,9 @@ class AppSettings:
     embedding_error: str | None = None
     """Why the configured embedding model cannot be used (then ``embedding`` is None)."""
     shared: bool = False
+    endpoints_path: Path | None = None
+    """Where what endpoints accepted is remembered across restarts (``GRAPHRAG_EXPLORER_ENDPOINTS``,
+    else beside the map cache; None: in this process only)."""
 
     @property
     def eval_store_path(self) -> Path:
@@ -132,6 +138,7 @@ def settings_from_mapping(mapping: Mapping[str, Any]) -> AppSettings:
         model=model,
         model_error=model_error,
         cache_path=cache_path,
+        endpoints_path=endpoints_path_from(mapping, store_path),
         embedding=embedding,
         embedding_error=embedding_error,
         shared=shared,
@@ -216,10 +223,19 @@ def initial_model(app: AppSettings) -> ModelChoice:
 # -- the app's models -------------------------------------------------------------------------------
 
 
+def app_endpoints(app: AppSettings) -> Endpoints:
+    """An :class:`Endpoints` that remembers in ``app.endpoints_path`` (what a local server
+    accepted is not negotiated again after a restart); a memory that cannot be written is logged
+    and the app goes on with what it learns in this process."""
+    endpoints = Endpoints()
+    endpoints.remember_in(app.endpoints_path, on_failure=lambda message: _LOG.warning("endpoint memory: %s", message))
+    return endpoints
+
+
 @st.cache_resource(show_spinner=False)
 def shared_endpoints() -> Endpoints:
-    """The process's one :class:`Endpoints` (shared by every session)."""
-    return Endpoints()
+    """The process's one :class:`Endpoints` (shared by every session), remembered across restarts."""
+    return app_endpoints(load_settings())
 
 
 @st.cache_resource(show_spinner=False)

@@ -23,7 +23,7 @@ from typing import Any
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, SearchSettings
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, LAZY_SETTING_NAMES, SearchSettings
 
 from .loaders import OpenedIndex, default_index_key, open_index, sample_names, show_index_problem
 from .session import Widget
@@ -33,7 +33,7 @@ from .urls import RunSettings, SettingField, setting_fields
 FOLDER_CHOICE = "__folder__"
 """The Index selectbox's option for "a folder path" (the path goes in the Index folder box)."""
 
-RADIO_MAX_CHOICES = 3
+RADIO_MAX_CHOICES = 4
 """A choice among this many values or fewer is a horizontal radio; more is a selectbox."""
 
 SLIDER_MAX_SPAN = 10
@@ -66,11 +66,18 @@ TOKENIZER_HELP = (
 METHOD_HELP = (
     "What answers the question. Summaries: GraphRAG's global search, map-reduce over the community summaries of a level "
     "(the paper's C0-C3). Source text: the same map-reduce over the index's source chunks (the paper's TS). Naive RAG: "
-    "the chunks most relevant to the question, packed into the reduce budget, one call (the paper's SS)."
+    "the chunks most relevant to the question, packed into the reduce budget, one call (the paper's SS). Lazy: "
+    "LazyGraphRAG's idea, relevance tests of source chunks community by community under a budget, then map-reduce over "
+    "the claims they found (LZ)."
 )
 
 LOOKS: dict[str, Look] = {
-    "method": Look(label="Method", help=METHOD_HELP, words={"global": "Summaries", "text": "Source text (TS)", "vector": "Naive RAG (SS)"}),
+    "method": Look(label="Method", help=METHOD_HELP, words={"global": "Summaries", "text": "Source text (TS)", "vector": "Naive RAG (SS)", "lazy": "Lazy (LZ)"}),
+    "relevance_budget": Look(
+        step=50,
+        help="Relevance tests the lazy method may make (each tests a few source chunks for one subquery); no test is sent "
+        "past it. LazyGraphRAG's published budgets are 100, 500 and 1,500.",
+    ),
     "community_level": Look(help=LEVEL_HELP),
     "map_token_budget": Look(step=500, help="The largest prompt one map call may send, in tokens: the prompt plus as many summaries as fit."),
     "map_output_reserve": Look(step=128, help="Tokens kept free in each map call for its answer (taken from the map budget)."),
@@ -107,7 +114,7 @@ BUDGETS: tuple[str, ...] = (
 )
 """The settings of the sidebar's Budgets section, in the order drawn."""
 
-SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES)
+SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES, *LAZY_SETTING_NAMES)
 """The settings of the sidebar's Index section (the method, then the level picker or dynamic selection's settings)."""
 
 

@@ -24,9 +24,13 @@ from graphrag_core.events import (
     MapBatchSucceeded,
     ModelNotice,
     PartialAnswerStarted,
+    QueryExpanded,
     ReduceAnswerDelta,
     ReduceRetried,
     ReduceStarted,
+    RelevanceFinished,
+    RelevanceStarted,
+    RelevanceTested,
     RunFinished,
     RunStarted,
     RunWarning,
@@ -36,7 +40,7 @@ from graphrag_core.events import (
 )
 from graphrag_core.levels import is_fixed, level_text
 from graphrag_core.llm.embeddings import ranker_label
-from graphrag_core.methods import GLOBAL, TEXT, VECTOR, units_noun
+from graphrag_core.methods import GLOBAL, LAZY, TEXT, VECTOR, units_noun
 from graphrag_core.sweep import SweepProgress
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
@@ -77,6 +81,9 @@ class ProgressPrinter:
         self.failed = 0
         self.live = enabled and stream.isatty()
         self.method = GLOBAL
+        self.tests = 0
+        self.budget = 0
+        self.relevant: set[str] = set()
         self._experiment_shown: dict[str, int] = {}
         self._batch_shown: set[str] = set()
 
@@ -114,6 +121,33 @@ class ProgressPrinter:
         match event:
             case RunStarted():
                 self.method = event.request.method
+            case QueryExpanded():
+                failed = f" (the expansion failed: {event.error})" if event.error else ""
+                self._line(f"subqueries: {'; '.join(event.subqueries)}{failed}")
+            case RelevanceStarted():
+                self.budget = event.relevance_budget
+                self._line(
+                    f"relevance tests: 0 of {event.relevance_budget:,}; candidates ranked by {ranker_label(event.ranker)}: "
+                    f"{', '.join(f'{n:,}' for n in event.candidate_counts)} chunks in {counted(len(event.communities), 'community', 'communities')}"
+                )
+            case RelevanceTested():
+                self.tests += event.tests
+                self.relevant.update(event.relevant_ids)
+                step = max(1, self.budget // MAP_PROGRESS_STEPS)
+                if self.live or self.tests % step == 0 or event.failed:
+                    failed = f" (community {event.community_id}: {event.errors[-1] if event.errors else 'failed'})" if event.failed else ""
+                    self._line(
+                        f"relevance tests: {self.tests:,} of {self.budget:,}, {counted(len(self.relevant), 'relevant chunk')}{failed}",
+                        transient=not event.failed,
+                    )
+            case RelevanceFinished():
+                ended = "the budget is spent" if event.reason == "budget" else "nothing is left to test"
+                self._line(
+                    f"relevance tests: {event.tests:,} of {event.relevance_budget:,} ({ended}): {counted(event.relevant_count, 'relevant chunk')} "
+                    f"in {counted(len(event.groups), 'community', 'communities')}"
+                )
+            case SummariesSelected() if self.method == LAZY:
+                self._line(f"mapping over the evidence of {counted(event.count, 'community', 'communities')}")
             case ChunksRanked():
                 self._line(f"ranked {event.unit_count:,} source chunks by {ranker_label(event.ranker)}: {event.relevant_count:,} relevant")
             case SelectionRound():
@@ -175,6 +209,8 @@ class ProgressPrinter:
                 result = event.result
                 d = result.diagnostics
                 rating = "" if is_fixed(result.community_level) else f"{counted(d.rating_calls, 'rating call')}, "
+                if self.method == LAZY:
+                    rating = f"{d.relevance_tests:,} of {d.relevance_budget or 0:,} relevance tests, "
                 self._line(f"{RunStatus(result.status).word} in {d.duration_s:.2f}s (seed {result.seed}, {rating}{counted(d.map_calls, 'map call')})")
                 if d.stopped_note:
                     self._line(d.stopped_note)

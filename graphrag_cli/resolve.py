@@ -20,6 +20,7 @@ from graphrag_core.figures import Price
 from graphrag_core.history import RunStore, StoreError
 from graphrag_core.index import index_display_name, load_index
 from graphrag_core.levels import LEAF, Level, is_fixed, level_text
+from graphrag_core.methods import LAZY
 from graphrag_core.llm.base import ChatModel
 from graphrag_core.llm.embeddings import KEY_EMBEDDING_MODEL, EmbeddingModel, EmbeddingSettings
 from graphrag_core.llm.factory import build_chat_model, build_embedding_model
@@ -85,7 +86,10 @@ def load_index_at(text: str, *, summary: str = "full_content", tables: Sequence[
 
 
 def search_tables(settings: SearchSettings) -> tuple[str, ...]:
-    """The tables a search with these settings reads (its map texts' claims and sources)."""
+    """The tables a search with these settings reads (its map texts' claims and sources; a lazy
+    run's chunks and what links them to communities)."""
+    if settings.method == LAZY:
+        return ("chunks", "entities", "claims")
     return map_text_tables(include_claims=settings.include_claims, include_sources=settings.include_sources)
 
 
@@ -218,11 +222,12 @@ def store_failure(exc: StoreError | OSError) -> str:
     return f"Cannot use the run store: {exc}"
 
 
-def run_store(context: CliContext, path: Path | None) -> RunStore:
-    """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder)."""
+def run_store(context: CliContext, path: Path | None, *, read_only: bool = False) -> RunStore:
+    """The run history at ``path`` (default: ``GRAPHRAG_EXPLORER_DB``, else the user data folder);
+    ``read_only`` for a command that only reads it (it then needs no space, and makes no file)."""
     where = path if path is not None else store_path_from(context.environ)
     try:
-        return RunStore(where)
+        return RunStore(where, read_only=read_only)
     except (StoreError, OSError) as exc:
         raise CliError(store_failure(exc), EXIT_USAGE) from None
 

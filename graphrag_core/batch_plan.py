@@ -12,7 +12,7 @@ from .batching import MapText, SummaryBatch, plan_summary_batches
 from .context import COMMUNITY, SOURCE, question_tail
 from .language import corpus_language
 from .llm.base import ChatModel
-from .methods import TEXT, VECTOR
+from .methods import LAZY, TEXT, VECTOR
 from .sources import source_units
 from .models import Community, Index
 from .prompts import map_prompt_head, map_prompt_skeleton
@@ -45,8 +45,8 @@ def plan_batches(
     differ from its parts' by the newlines that meet there.
     """
     tokenizer = tokenizer or tokenizer_for(request.tokenizer, model)
-    if request.method == VECTOR:
-        source_units(index, method=VECTOR)  # an index without chunks is refused as a run would
+    if request.method in (VECTOR, LAZY):  # vector sends no batch; lazy's are known after its relevance tests
+        source_units(index, method=request.method)  # an index without chunks is refused as a run would
         return [], [], []
     reserve = request.question_reserve
     if reserve:

@@ -103,7 +103,7 @@ class _Fitter:
         return self.budget - self.prefix_tokens
 
 
-_UNIT_NAMES: dict[str, str] = {COMMUNITY: "community summary", "source": "source chunk"}
+_UNIT_NAMES: dict[str, str] = {COMMUNITY: "community summary", "source": "source chunk", "evidence": "the evidence of community"}
 """How a budget error names a unit: ``... too small for community summary 12.`` (the spec's) or ``source chunk 12``."""
 
 
@@ -297,7 +297,7 @@ def plan_summary_batches(
                 else:
                     fits_alone = fitter.fits(part)
                 if not fits_alone:
-                    what = "a summary part" if unit == COMMUNITY else "a source chunk part"
+                    what = {COMMUNITY: "a summary part", "evidence": "an evidence part"}.get(unit, "a source chunk part")
                     raise BudgetError(f"Map token budget cannot fit {what} for {item.community_id}.")
             current.append(part)
             current_ids.setdefault(item.community_id, None)

@@ -9,7 +9,7 @@ says when the index at hand is not the one the run used.
 A bundle is untrusted input. :func:`read_bundle` reads it as a stream (one event at a time, never
 the whole document as one tree) and refuses it, naming the file and the event, as soon as it
 holds more than ``max_events`` events, an event its run could not have emitted (a batch that was
-not planned, anything before ``run_started`` or after the run ended: :func:`~graphrag_core.events.check_references`),
+not planned, anything before ``run_started`` or after the run ended: :func:`~graphrag_core.event_checks.check_references`),
 or a header (run id, model, seed, request, status, result) that is not what its events say.
 
 A bundle may carry the run's latest support check (``support``, :class:`~graphrag_core.support.SupportCheck`);
@@ -32,7 +32,8 @@ from ijson.common import ObjectBuilder
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .errors import GraphRAGError
-from .events import Event, EventList, EventReferenceError, RunStarted, check_references, event_from_json
+from .event_checks import EventReferenceError, check_references
+from .events import Event, EventList, RunStarted, event_from_json
 from .history.records import RunRecord, utc_now_iso
 from .index.fingerprint import index_fingerprint
 from .request import GlobalSearchRequest

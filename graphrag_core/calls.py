@@ -241,11 +241,35 @@ class WhyItem(_Value):
 
     reason: Literal[
         "stopped_early", "stopped_at_limit", "all_scores_zero", "cut_reply", "unparsed_reply", "timed_out", "failed_batch", "over_budget",
-        "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed",
+        "no_summaries", "no_relevant_chunks", "no_chunk_fits", "run_failed", "expansion_failed", "tests_failed",
     ]
     message: str
     batch_indexes: tuple[int, ...] = ()
     texts: tuple[str, ...] = ()
+
+
+def _relevance_reasons(events: list[Event], *, mapped: bool, finished: bool) -> list[WhyItem]:
+    """A lazy run's part of why it has no full answer: its expansion or tests that failed, and
+    relevance tests that found nothing (then no batch was sent)."""
+    from .events import QueryExpanded, RelevanceFinished, RelevanceTested
+
+    items: list[WhyItem] = []
+    expanded = next((e for e in events if isinstance(e, QueryExpanded)), None)
+    if expanded is not None and expanded.error:
+        items.append(WhyItem(reason="expansion_failed", message=f"The query expansion failed, so the question itself was the one subquery: {expanded.error}"))
+    failed = [e for e in events if isinstance(e, RelevanceTested) and e.failed]
+    if failed:
+        items.append(WhyItem(reason="tests_failed", message=f"{len(failed):,} relevance tests failed every attempt: {failed[-1].errors[-1] if failed[-1].errors else 'no reply'}"))
+    done = next((e for e in events if isinstance(e, RelevanceFinished)), None)
+    if done is not None and finished and not mapped:
+        ended = "the budget was spent" if done.reason == "budget" else "no candidate was left"
+        items.append(
+            WhyItem(
+                reason="no_relevant_chunks",
+                message=f"The relevance tests ({done.tests:,} of {done.relevance_budget:,}) found no relevant source chunk before {ended}, so no batch was sent.",
+            )
+        )
+    return items
 
 
 def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
@@ -272,8 +296,9 @@ def why_no_answer(events: Iterable[Event]) -> list[WhyItem]:
         if failed is not None:
             items.append(WhyItem(reason="run_failed", message=f"The run ended before its answer: {failed.error}"))
         return items
+    items.extend(_relevance_reasons(events, mapped=planned is not None and bool(planned.batches), finished=finished is not None))
     if planned is None or not planned.batches:
-        if finished is not None:
+        if finished is not None and not any(item.reason == "no_relevant_chunks" for item in items):
             items.append(WhyItem(reason="no_summaries", message="The selection held no community summaries, so no batch was sent."))
         if failed is not None and failed is limit_stop:
             items.append(WhyItem(reason="stopped_at_limit", message=_stopped_at_limit(failed, events)))

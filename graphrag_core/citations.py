@@ -279,8 +279,11 @@ def check_citations(
 
 
 def result_unit(result: GlobalSearchResult) -> ReferenceKind:
-    """What a run's units are: ``"community"``, or ``"source"`` for the ``text`` and ``vector`` methods."""
-    return "community" if result.request.method == "global" else "source"
+    """What a run's units are: ``"community"`` (the ``global`` and ``lazy`` methods), or ``"source"``
+    for the ``text`` and ``vector`` methods."""
+    from .methods import unit_kind
+
+    return unit_kind(result.request.method)
 
 
 def community_sets(result: GlobalSearchResult, *, index_ids: Collection[str] | None = None) -> CommunitySets:

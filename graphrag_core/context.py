@@ -7,7 +7,8 @@ A run's units are communities (the ``global`` method) or source chunks (``text``
 ``vector``, evaluation spec section 7); the formats that name units take the unit kind and
 write ``Community`` or ``Source`` where the other writes the other (``[Source ID: 12 | part 1]``,
 ``[Usefulness: 80; Source IDs: 12, 40]``, ``[Sources: 12, 40]``). The community forms are the
-spec's, unchanged.
+spec's, unchanged. The ``lazy`` method maps over *evidence*: a community's relevant claims and
+source text (:func:`format_evidence_text`), its parts headed ``[Community ID: 12 | evidence part 1]``.
 
 Invariant: for every format here, ``parse_x(format_x(v))`` gives ``v`` back (for the values the
 engine writes), so whatever reads prompts back (the offline model, tests) reads exactly what
@@ -18,9 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, NamedTuple
-
-from .methods import UnitKind
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     from .rows import Claim
@@ -66,10 +65,13 @@ def parse_map_section(line: str) -> str | None:
 
 # -- a batch part's header (spec section 5) -----------------------------------------------------
 
-Unit = UnitKind
-"""What a prompt's units are: communities, or source chunks (:func:`graphrag_core.methods.unit_kind`)."""
+Unit = Literal["community", "source", "evidence"]
+"""What a prompt's units are: communities, source chunks (:func:`graphrag_core.methods.unit_kind`),
+or *evidence*: a community's source text and claims found relevant by the lazy method, named by
+the community's id like a community, but never holding its summary."""
 COMMUNITY: Unit = "community"
 SOURCE: Unit = "source"
+EVIDENCE: Unit = "evidence"
 
 
 class PartHeader(NamedTuple):
@@ -79,14 +81,18 @@ class PartHeader(NamedTuple):
 
 
 _PART_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| summary part (?P<n>\d+)\]\s*$")
+_EVIDENCE_HEADER_RE = re.compile(r"^\[Community ID: (?P<id>.*?) \| evidence part (?P<n>\d+)\]\s*$")
 _SOURCE_HEADER_RE = re.compile(r"^\[Source ID: (?P<id>.*?)(?: \| part (?P<n>\d+))?\]\s*$")
 
 
 def format_part_header(community_id: str, part: int | str, *, unit: Unit = COMMUNITY) -> str:
-    """``[Community ID: {id} | summary part {n}]`` (or ``[Source ID: {id} | part {n}]`` for a
-    source chunk) and a newline, before each part's text."""
+    """``[Community ID: {id} | summary part {n}]`` (``[Source ID: {id} | part {n}]`` for a source
+    chunk, ``[Community ID: {id} | evidence part {n}]`` for a community's evidence) and a
+    newline, before each part's text."""
     if unit == SOURCE:
         return f"[Source ID: {community_id} | part {part}]\n"
+    if unit == EVIDENCE:
+        return f"[Community ID: {community_id} | evidence part {part}]\n"
     return f"[Community ID: {community_id} | summary part {part}]\n"
 
 
@@ -99,7 +105,7 @@ def parse_part_header(line: str) -> PartHeader | None:
     """The unit id and part number of a part header line (a community's or a source chunk's),
     else None; a whole source chunk's header is its part 1."""
     stripped = line.strip()
-    match = _PART_HEADER_RE.match(stripped)
+    match = _PART_HEADER_RE.match(stripped) or _EVIDENCE_HEADER_RE.match(stripped)
     if match:
         return PartHeader(match.group("id"), int(match.group("n")))
     match = _SOURCE_HEADER_RE.match(stripped)
@@ -114,6 +120,8 @@ def header_unit(line: str) -> Unit | None:
     stripped = line.strip()
     if _PART_HEADER_RE.match(stripped):
         return COMMUNITY
+    if _EVIDENCE_HEADER_RE.match(stripped):
+        return EVIDENCE
     if _SOURCE_HEADER_RE.match(stripped):
         return SOURCE
     match = _CANDIDATE_HEADER_RE.match(stripped)
@@ -134,7 +142,7 @@ class CandidateHeader(NamedTuple):
 
 
 _CANDIDATE_HEADER_RE = re.compile(r"^\[Usefulness: (?P<u>[^;\]]*); (?P<unit>Community|Source) IDs: (?P<ids>[^\]]*)\]\s*$")
-_UNIT_WORD: dict[str, str] = {COMMUNITY: "Community", SOURCE: "Source"}
+_UNIT_WORD: dict[str, str] = {COMMUNITY: "Community", SOURCE: "Source", EVIDENCE: "Community"}
 
 
 def format_usefulness(usefulness: float) -> str:
@@ -187,6 +195,58 @@ def format_citation(ids: Iterable[str], *, unit: Unit = COMMUNITY) -> str:
     return f"[{'Sources' if unit == SOURCE else 'Communities'}: {format_ids(ids)}]"
 
 
+# -- a community's evidence (the lazy method's map text, docs/lazy-search.md) ---------------------
+
+EVIDENCE_SECTION_CLAIMS = "[Relevant claims]"
+EVIDENCE_SECTION_SOURCES = "[Relevant source text]"
+EVIDENCE_SECTIONS: tuple[str, ...] = (EVIDENCE_SECTION_CLAIMS, EVIDENCE_SECTION_SOURCES)
+_EXCERPT_HEADER_RE = re.compile(r"^\[Source: (?P<id>[^\]]+)\]\s*$")
+
+
+class EvidenceItem(NamedTuple):
+    """One relevant source chunk of a community's evidence: its reference, its text and the
+    claims its relevance tests drew from it."""
+
+    reference: str
+    text: str
+    claims: tuple[str, ...] = ()
+
+
+def format_excerpt_header(reference: str) -> str:
+    """``[Source: {ref}]``, alone on its line before an excerpt of a community's evidence."""
+    return f"[Source: {reference}]"
+
+
+def parse_excerpt_header(line: str) -> str | None:
+    """The reference of an excerpt header line (:func:`format_excerpt_header`), else None."""
+    match = _EXCERPT_HEADER_RE.match(line.strip())
+    return match.group("id") if match else None
+
+
+def format_evidence_text(items: Sequence[EvidenceItem]) -> str:
+    """A community's evidence as the lazy method's map reads it: ``[Relevant claims]`` (one line
+    per claim, each citing its source ``[Sources: ref]``), then ``[Relevant source text]`` (each
+    chunk under its :func:`format_excerpt_header`). A part with nothing in it is left out; no
+    community summary is ever part of it."""
+    claim_lines = [
+        f"- {' '.join(claim.split())} {format_citation([item.reference], unit=SOURCE)}"
+        for item in items for claim in item.claims if claim.strip()
+    ]
+    excerpts = [f"{format_excerpt_header(item.reference)}\n{item.text.strip()}" for item in items if item.text.strip()]
+    parts: list[str] = []
+    if claim_lines:
+        parts.append(EVIDENCE_SECTION_CLAIMS + "\n" + "\n".join(claim_lines))
+    if excerpts:
+        parts.append(EVIDENCE_SECTION_SOURCES + "\n" + EXCERPT_SEPARATOR.join(excerpts))
+    return MAP_SECTION_SEPARATOR.join(parts)
+
+
+def parse_evidence_section(line: str) -> str | None:
+    """The evidence section marker ``line`` is (one of :data:`EVIDENCE_SECTIONS`), else None."""
+    stripped = line.strip()
+    return stripped if stripped in EVIDENCE_SECTIONS else None
+
+
 def parse_citations(line: str) -> list[tuple[str, list[str]]]:
     """``line`` cut at its citations: each piece of text with the ids cited right after it
     (the last piece, after the last citation, with none); a run cites one kind of unit, so the
@@ -197,6 +257,25 @@ def parse_citations(line: str) -> list[tuple[str, list[str]]]:
         segments.append((line[offset : match.start()], parse_ids(match.group("ids"))))
         offset = match.end()
     segments.append((line[offset:], []))
+    return segments
+
+
+def parse_cited_points(line: str) -> list[tuple[str, list[str], list[str]]]:
+    """``line`` cut at its citations as :func:`parse_citations` cuts it, except that a
+    ``[Sources: ...]`` citation right after another citation names the sources of the same text
+    (the lazy method's ``point [Communities: 3] [Sources: 40]``): each piece of text with the
+    ids cited right after it and those sources."""
+    segments: list[tuple[str, list[str], list[str]]] = []
+    offset = 0
+    for match in CITATION_RE.finditer(line):
+        text = line[offset : match.start()]
+        ids = parse_ids(match.group("ids"))
+        if segments and segments[-1][1] and not text.strip() and match.group(0).lstrip().startswith("[Source"):
+            segments[-1][2].extend(ids)
+        else:
+            segments.append((text, ids, []))
+        offset = match.end()
+    segments.append((line[offset:], [], []))
     return segments
 
 
@@ -321,12 +400,19 @@ __all__ = [
     "SUPPORT_POINTS_MARKER",
     "SUPPORT_TEXTS_MARKER",
     "COMMUNITY",
+    "EVIDENCE",
+    "EVIDENCE_SECTIONS",
+    "EVIDENCE_SECTION_CLAIMS",
+    "EVIDENCE_SECTION_SOURCES",
     "SOURCE",
+    "EvidenceItem",
     "CandidateHeader",
     "PartHeader",
     "Unit",
     "format_citation",
     "format_claim_line",
+    "format_evidence_text",
+    "format_excerpt_header",
     "format_ids",
     "format_map_text",
     "format_part_header",
@@ -339,6 +425,9 @@ __all__ = [
     "header_unit",
     "format_usefulness",
     "parse_candidate_header",
+    "parse_cited_points",
+    "parse_evidence_section",
+    "parse_excerpt_header",
     "parse_citations",
     "parse_ids",
     "parse_map_section",

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .errors import GraphRAGError
+from .lazy.cost import estimate_lazy_cost
+from .methods import LAZY
 from .levels import level_text
 from .models import LEAF, Index
 from .rows import Community
@@ -165,6 +167,8 @@ def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tok
     planned batches (under dynamic selection, the ratings' range and the map's bound)."""
     if request.spend_limit_tokens is None:
         return None
+    if request.method == LAZY:
+        return _lazy_forecast(index, request, tokenizer)
     rating = None
     communities = None
     if request.dynamic:
@@ -175,6 +179,18 @@ def spend_forecast(index: Index, request: GlobalSearchRequest, *, seed: int, tok
     return forecast_limit(
         request.spend_limit_tokens, estimates, map_output_reserve=request.map_output_reserve, reduce_token_budget=request.reduce_token_budget,
         rating=rating, rating_output_reserve=request.rating_output_reserve, overhead=prompt_overhead(tokenizer, PROMPT_MESSAGES),
+    )
+
+
+def _lazy_forecast(index: Index, request: GlobalSearchRequest, tokenizer: Tokenizer) -> LimitForecast:
+    """A lazy run's forecast: its expansion and relevance tests stand where dynamic selection's
+    ratings stand (from one test to the whole budget), its map at its bound."""
+    cost = estimate_lazy_cost(index, request, tokenizer=tokenizer)
+    batch = cost.max_map_prompt_tokens // cost.max_map_batches if cost.max_map_batches else 0
+    tests = (cost.min_calls, cost.max_calls - cost.max_map_batches - 1, cost.min_prompt_tokens, cost.expansion_prompt_tokens + cost.max_relevance_prompt_tokens)
+    return forecast_limit(
+        request.spend_limit_tokens or 0, [batch] * cost.max_map_batches, map_output_reserve=request.map_output_reserve,
+        reduce_token_budget=request.reduce_token_budget, rating=tests, rating_output_reserve=request.map_output_reserve,
     )
 
 

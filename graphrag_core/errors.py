@@ -59,6 +59,16 @@ class QuestionsOutputError(ModelOutputError):
     """A question-generation reply is not a JSON object with the list of strings it asked for."""
 
 
+class ExpansionOutputError(ModelOutputError):
+    """A query expansion reply is not a JSON object with a non-empty list of strings
+    ``subqueries`` (the lazy method, docs/lazy-search.md)."""
+
+
+class RelevanceOutputError(ModelOutputError):
+    """A relevance test reply does not rate each source it was given exactly once (the lazy
+    method, docs/lazy-search.md)."""
+
+
 class EvaluationError(GraphRAGError, ValueError):
     """An evaluation input is invalid: a criterion, a question set, a condition, a setting."""
 
@@ -70,6 +80,21 @@ class NoSourceChunksError(GraphRAGError, ValueError):
     def __init__(self, method: str) -> None:
         super().__init__(f"The index has no source chunks, so method {method} cannot run.")
         self.method = method
+
+
+class NoChunkCommunitiesError(GraphRAGError, ValueError):
+    """The lazy method was asked of an index that links no source chunk to a community (no
+    entity and no claim names a chunk), so no candidate can be grouped by community."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "The index links no source chunk to a community (no entity or claim names a chunk), so method lazy cannot run."
+        )
+
+
+class RelevanceBudgetSpent(GraphRAGError):
+    """The next relevance-test call would pass the run's relevance budget, so it was not sent
+    (the lazy method's walk ends there; a run is never failed by it)."""
 
 
 class EmbeddingError(GraphRAGError):

@@ -9,6 +9,11 @@ attempt). Event lists recorded before ``MapBatchCached`` existed report a cache 
 ``MapBatchStarted`` then ``MapBatchSucceeded(cached=True)``; every reader of stored events
 (:data:`EventList`, :func:`events_from_json`) turns that pair into the ``MapBatchCached`` it
 stands for (:func:`with_cache_hits`), so old runs and bundles fold to the same figures.
+
+Why this module is long: the events are one closed, tagged union (:data:`Event`) that every
+reader of a stored run validates against; each method's events (the map's, dynamic
+selection's, the lazy method's relevance tests) are members of it, and declaring them beside
+the union keeps the stored form of a run in one place.
 """
 
 from __future__ import annotations
@@ -156,6 +161,120 @@ class SelectionFinished(_Event):
     def tokens(self) -> int:
         """Prompt and completion tokens of every rating call."""
         return self.usage.total_tokens
+
+
+class QueryExpanded(_Event):
+    """The lazy method's query expansion (docs/lazy-search.md): the subqueries its relevance
+    tests ask. ``error`` is set when every attempt failed: the question itself is then the one
+    subquery (the run is ``partial`` at best). ``calls`` counts attempts that reached the model,
+    ``usage`` their tokens; ``cache_hits`` is 1 when the map cache answered."""
+
+    kind: Literal["query_expanded"] = "query_expanded"
+    subqueries: tuple[str, ...]
+    calls: int = 0
+    cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    error: str | None = None
+    messages: tuple[ChatMessage, ...] | None = None
+    raw_reply: str | None = None
+    started_at: float | None = None
+    prompt_tokens: int = 0
+    """The call's planned prompt estimate (whether the model or the cache answered it)."""
+
+
+class LazyCommunity(BaseModel):
+    """A community the lazy method's candidates reach, as much as a drawing of its tests needs:
+    ``candidates`` counts its ranked source chunks (over every subquery, each chunk once)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    parent_id: str | None = None
+    level: int = 0
+    title: str = ""
+    candidates: int = 0
+
+
+class RelevanceStarted(_Event):
+    """The lazy method's relevance tests begin: the budget (relevance-test calls at most), the
+    subqueries, how the chunks were ranked (``ranker``; the embedding model's calls and tokens
+    apart from the chat model's) and how many each subquery ranked, and every community that
+    holds a candidate (index order), so a saved run draws its tests with no index at hand."""
+
+    kind: Literal["relevance_started"] = "relevance_started"
+    relevance_budget: int
+    subqueries: tuple[str, ...]
+    ranker: str
+    candidate_counts: tuple[int, ...] = ()
+    communities: tuple[LazyCommunity, ...] = ()
+    root_ids: tuple[str, ...] = ()
+    chunks_per_test: int = 1
+    max_misses: int = 1
+    prompt_budget: int = 0
+    embedding_calls: int = 0
+    embedding_cache_hits: int = 0
+    embedding_usage: TokenUsage = Field(default_factory=TokenUsage)
+
+
+TestNext = Literal["opened", "again", "left", "exhausted", "stopped"]
+"""What a community's walk does after one of its tests: ``opened`` (relevant: its
+sub-communities are tested next), ``again`` (tested again with its next candidates),
+``left`` (nothing relevant after its tries), ``exhausted`` (no untested candidate is left),
+``stopped`` (its round takes what was left of the budget)."""
+
+
+class RelevanceTested(_Event):
+    """One relevance test: up to a few source chunks of one community, for one subquery
+    (``subquery`` numbers them from 0), in round ``round``. ``relevant_ids`` are the chunks found
+    relevant (with ``claims`` claims drawn from them); ``failed`` when every attempt failed
+    (``errors``). ``calls`` counts attempts that reached the model and ``cache_hits`` the map
+    cache's answer (each counts against the relevance budget), ``usage`` their tokens."""
+
+    kind: Literal["relevance_tested"] = "relevance_tested"
+    community_id: str
+    level: int
+    round: int
+    subquery: int
+    source_ids: tuple[str, ...]
+    relevant_ids: tuple[str, ...] = ()
+    claims: int = 0
+    failed: bool = False
+    errors: tuple[str, ...] = ()
+    next: TestNext = "again"
+    calls: int = 0
+    cache_hits: int = 0
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    started_at: float | None = None
+    prompt_tokens: int = 0
+    """The test's planned prompt estimate (whether the model or the cache answered it; retries not counted again)."""
+
+    @property
+    def tests(self) -> int:
+        """What this test took of the relevance budget: its calls and its cache answer."""
+        return self.calls + self.cache_hits
+
+
+class RelevanceFinished(_Event):
+    """The relevance tests ended: ``tests`` of ``relevance_budget`` used (calls and cache
+    answers), the relevant chunks found by community (``groups``: community id -> chunk
+    references, the communities the map reads), and why it ended (``budget``: spent;
+    ``frontier``: nothing left to test)."""
+
+    kind: Literal["relevance_finished"] = "relevance_finished"
+    relevance_budget: int
+    tests: int
+    calls: int
+    cache_hits: int = 0
+    failed_count: int = 0
+    rounds: int = 0
+    groups: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    reason: Literal["budget", "frontier"] = "frontier"
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+
+    @property
+    def relevant_count(self) -> int:
+        """Distinct relevant chunks found."""
+        return len({ref for refs in self.groups.values() for ref in refs})
 
 
 class PlannedBatch(BaseModel):
@@ -368,6 +487,10 @@ Event = Annotated[
     Union[
         RunStarted,
         ChunksRanked,
+        QueryExpanded,
+        RelevanceStarted,
+        RelevanceTested,
+        RelevanceFinished,
         SelectionStarted,
         SelectionRound,
         CommunityRated,
@@ -423,44 +546,6 @@ def with_cache_hits(events: Iterable[Event]) -> list[Event]:
             duration_s=hit.duration_s, messages=messages, raw_reply=hit.raw_reply,
         )
     return [replaced.get(i, e) for i, e in enumerate(events) if i not in dropped]
-
-
-class EventReferenceError(ValueError):
-    """A list of events that no run could have emitted; the message names the event (from 1)."""
-
-
-_MAP_EVENTS = (MapBatchStarted, MapBatchRetried, MapBatchSucceeded, MapBatchCached, MapBatchFailed)
-
-
-def check_references(events: Iterable[Event]) -> None:
-    """Raise :class:`EventReferenceError` unless the events could be a run's, as the fold
-    (``state.RunState.apply``) reads them: the first is the one ``RunStarted``; the planned
-    batches are numbered 0, 1, ... in order; every map event names a planned batch (never a
-    negative one) after they were planned; nothing follows the run's end (``RunFinished`` or
-    ``RunFailed``)."""
-    planned: int | None = None
-    ended = False
-    for number, event in enumerate(events, start=1):
-        where = f"event {number} ({event.kind})"
-        if number == 1 and not isinstance(event, RunStarted):
-            raise EventReferenceError(f"{where}: a run's events start with run_started.")
-        if number > 1 and isinstance(event, RunStarted):
-            raise EventReferenceError(f"{where}: a run starts once, with its first event.")
-        if ended:
-            raise EventReferenceError(f"{where}: it comes after the run ended.")
-        if isinstance(event, BatchesPlanned):
-            if planned is not None:
-                raise EventReferenceError(f"{where}: a run plans its batches once.")
-            if any(batch.index != position for position, batch in enumerate(event.batches)):
-                raise EventReferenceError(f"{where}: the planned batches are not numbered 0, 1, 2, ... in order.")
-            planned = len(event.batches)
-        elif isinstance(event, _MAP_EVENTS):
-            if planned is None:
-                raise EventReferenceError(f"{where}: it names batch {event.batch_index} before the run planned its batches.")
-            if not 0 <= event.batch_index < planned:
-                numbers = f" (0-{planned - 1})" if planned else ""
-                raise EventReferenceError(f"{where}: batch {event.batch_index} is not one of the run's {planned} planned batches{numbers}.")
-        ended = isinstance(event, RunFinished | RunFailed)
 
 
 EventList = Annotated[list[Event], AfterValidator(with_cache_hits)]

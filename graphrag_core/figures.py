@@ -190,6 +190,20 @@ class RunFigures(BaseModel):
     embedding_cache_hits: int = 0
     embedding_usage: TokenUsage = Field(default_factory=TokenUsage)
     """The embedding model's tokens: apart from ``usage`` (the chat model's), priced apart."""
+    relevance_budget: int | None = None
+    """A lazy run's relevance budget (None for the other methods)."""
+    relevance_tests: int = 0
+    """A lazy run's relevance tests so far: calls and map cache answers (never past the budget)."""
+    relevance_calls: int = 0
+    relevance_cache_hits: int = 0
+    relevance_usage: TokenUsage = Field(default_factory=TokenUsage)
+    expansion_calls: int = 0
+    expansion_cache_hits: int = 0
+    expansion_usage: TokenUsage = Field(default_factory=TokenUsage)
+    relevance_prompt_tokens: int = 0
+    """The relevance tests' planned prompt estimates, each test once (cached ones too)."""
+    expansion_prompt_tokens: int = 0
+    """The query expansion's planned prompt estimate (cached or not)."""
 
     # -- derived ----------------------------------------------------------------------------
 
@@ -200,12 +214,17 @@ class RunFigures(BaseModel):
     @property
     def model_calls(self) -> int:
         """Calls that reached the model (retries included, cache hits not)."""
-        return self.map_calls + self.reduce_calls + self.rating_calls
+        return self.map_calls + self.reduce_calls + self.rating_calls + self.expansion_calls + self.relevance_calls
+
+    @property
+    def lazy_cache_hits(self) -> int:
+        """A lazy run's expansion and relevance tests answered from the map cache."""
+        return self.expansion_cache_hits + self.relevance_cache_hits
 
     @property
     def calls_if_uncached(self) -> int:
         """The calls the run would have made with no cache."""
-        return self.model_calls + self.cache_hits + self.rating_cache_hits
+        return self.model_calls + self.cache_hits + self.rating_cache_hits + self.lazy_cache_hits
 
     @property
     def map_prompt_tokens(self) -> int:
@@ -227,8 +246,10 @@ class RunFigures(BaseModel):
     def prompt_tokens(self) -> int:
         """The planned prompt estimate of what the run asked for: each map batch once (cached
         ones too), plus the reduce prompt when a reduce call was made (retries are not counted
-        again), plus dynamic selection's rating prompts (:attr:`rating_prompt_tokens`)."""
-        return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens
+        again), plus dynamic selection's rating prompts (:attr:`rating_prompt_tokens`), plus a
+        lazy run's expansion and relevance prompts as planned (each once, cached ones too)."""
+        lazy = self.expansion_prompt_tokens + self.relevance_prompt_tokens
+        return self.map_prompt_tokens + self.sent_reduce_prompt_tokens + self.rating_prompt_tokens + lazy
 
     @property
     def tokens_if_uncached(self) -> TokenUsage:
@@ -243,7 +264,7 @@ class RunFigures(BaseModel):
         """What the run spent, and the same as if no call had been answered from the cache."""
         return RunSpend(
             calls=self.model_calls,
-            cache_hits=self.cache_hits + self.rating_cache_hits,
+            cache_hits=self.cache_hits + self.rating_cache_hits + self.lazy_cache_hits,
             tokens=self.usage,
             tokens_as_if_uncached=self.tokens_if_uncached,
             tokens_estimated=bool(self.cache_hits or self.rating_cache_hits),
@@ -288,6 +309,7 @@ def figures_of(state: RunState) -> RunFigures:
     mean_completion = round(sum(completions) / len(completions)) if completions else 0
     ranking = state.ranking
     selection = state.selection
+    relevance = state.relevance
     rating = (d.rating_calls, d.rating_cache_hits, d.rating_usage) if d is not None else (selection.calls, selection.cache_hits, selection.usage)
     mean_rating_completion = round(rating[2].completion_tokens / rating[0]) if rating[0] else 0
     return RunFigures(
@@ -327,7 +349,19 @@ def figures_of(state: RunState) -> RunFigures:
         ranker=ranking.ranker if ranking is not None else (d.ranker if d is not None else None),
         embedding_calls=ranking.embedding_calls if ranking is not None else (d.embedding_calls if d is not None else 0),
         embedding_cache_hits=ranking.embedding_cache_hits if ranking is not None else (d.embedding_cache_hits if d is not None else 0),
-        embedding_usage=ranking.usage if ranking is not None else (d.embedding_usage if d is not None else TokenUsage()),
+        embedding_usage=ranking.usage if ranking is not None else (
+            d.embedding_usage if d is not None else relevance.embedding_usage
+        ),
+        relevance_budget=relevance.budget if relevance.budget is not None else (d.relevance_budget if d is not None else None),
+        relevance_tests=relevance.used,
+        relevance_calls=relevance.calls,
+        relevance_cache_hits=relevance.cache_hits,
+        relevance_usage=relevance.usage,
+        expansion_calls=relevance.expansion_calls,
+        expansion_cache_hits=relevance.expansion_cache_hits,
+        expansion_usage=relevance.expansion_usage,
+        relevance_prompt_tokens=relevance.prompt_tokens,
+        expansion_prompt_tokens=relevance.expansion_prompt_tokens,
     )
 
 

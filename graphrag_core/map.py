@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, Field
 
 from .batching import SummaryBatch
-from .context import COMMUNITY, Unit
+from .context import COMMUNITY, SOURCE, Unit
 from .errors import AllMapBatchesFailed, ModelOutputError, SpendLimitReached, describe_error
 from .events import MapBatchCached, MapBatchFailed, MapBatchRetried, MapBatchStarted, MapBatchSucceeded, ModelNotice
 from .llm.base import MAX_REPLY_CHARS, ChatModel, ChatRequest, TokenUsage
@@ -197,6 +197,7 @@ class _MapRun:
                 MapBatchRetried(
                     at=self.clock(), batch_index=index, attempt=notice.attempt, error=notice.error,
                     delay_s=notice.delay_s, usage=notice.usage, raw_reply=notice.raw_reply, call_ended_at=notice.ended_at,
+                    error_type=notice.error_type,
                 )
             )
 
@@ -233,7 +234,7 @@ class _MapRun:
 
     def _fail(self, index: int, failed: CallFailed) -> None:
         exc, ids = failed.error, self._community_ids(index)
-        units = "communities" if self.unit == COMMUNITY else "source chunks"
+        units = "source chunks" if self.unit == SOURCE else "communities"  # a lazy run's evidence is named by its community
         exc.add_note(f"Global Map batch {index} ({units} {', '.join(ids)}) failed after {failed.attempts} attempt(s).")
         failure = BatchFailure(
             batch_index=index, community_ids=ids, attempts=failed.attempts,

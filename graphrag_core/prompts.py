@@ -16,7 +16,6 @@ import json
 import re
 from collections.abc import Sequence
 from string import Template
-from typing import Any
 
 from .context import (
     COMMUNITY,
@@ -29,7 +28,20 @@ from .context import (
     split_prompt_sections,
 )
 from .language import LANGUAGE_NAMES, Language
-from .llm.base import ChatMessage, ChatRequest, OutputSchema
+from .llm.base import ChatMessage, ChatRequest
+from .prompt_schemas import (
+    CLAIMS_OUTPUT_SCHEMA,
+    COMMUNITY_SUMMARY_OUTPUT_SCHEMA,
+    EXPANSION_OUTPUT_SCHEMA,
+    JUDGE_OUTPUT_SCHEMA,
+    MAP_OUTPUT_SCHEMA,
+    RATING_OUTPUT_SCHEMA,
+    REDUCE_OUTPUT_SCHEMA,
+    RELEVANCE_OUTPUT_SCHEMA,
+    STRING_LIST,
+    SUPPORT_OUTPUT_SCHEMA,
+    strict_object,
+)
 
 MAP_SYSTEM = Template(
     """---Role---
@@ -42,7 +54,7 @@ question, and rate how useful those points are for answering it.
 - usefulness is an integer from 0 to 100: 0 when the data does not help at all, 100 when it \
 answers the question fully.
 - When nothing in the data is relevant, give usefulness 0 and an empty answer.
-- Do not make anything up; say only what the data supports.$language_rule
+- Do not make anything up; say only what the data supports.$map_citation$language_rule
 
 ---Response format---
 Reply with one JSON object and nothing else:
@@ -109,9 +121,23 @@ _UNIT_WORDS: dict[str, dict[str, str]] = {
         "reduce_material": "source text",
         "citation": "[Sources: id, id]",
     },
+    "evidence": {
+        "material": "claims and source text excerpts found relevant to the question, grouped by community,",
+        "part": "evidence part",
+        "id_name": "community id, and each claim and excerpt its source id",
+        "id_names": "community ids and source ids",
+        "reduce_material": "source text found relevant to the question, grouped by community",
+        "citation": "[Communities: id, id] [Sources: id, id]",
+        "map_citation": "\n- Cite the community id and the source ids behind each point as [Communities: id] [Sources: id, id].",
+    },
 }
-"""What the map and reduce prompts call a run's units (``community``, or ``source`` for the
-``text`` method): the community wording is the spec's prompt, word for word."""
+"""What the map and reduce prompts call a run's units (``community``, ``source`` for the ``text``
+method, ``evidence`` for the ``lazy`` method): the community wording is the spec's prompt, word
+for word (its ``map_citation`` is empty: the spec's map prompt asks for no citation)."""
+
+
+def _unit_words(unit: Unit) -> dict[str, str]:
+    return {"map_citation": "", **_UNIT_WORDS[unit]}
 
 RATE_SYSTEM = Template(
     """---Role---
@@ -133,6 +159,43 @@ Reply with one JSON object and nothing else:
 
 RATE_USER = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary"))
 RATE_USER_DATA_FIRST = Template(format_prompt_sections("$query", "[Community ID: $community_id]\n$summary", data_first=True))
+
+EXPAND_SYSTEM = Template(
+    """---Role---
+You help search a corpus by breaking a question into the few subqueries its answer needs.
+
+---Goal---
+Write from 1 to $most subqueries for the question below, each a short question of its own, in the \
+question's language, asking for one part of what the answer needs. A question that asks for one \
+thing is its own only subquery.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"subqueries": ["<subquery>", "<subquery>"]}"""
+)
+"""The lazy method's query expansion (docs/lazy-search.md): the question into subqueries."""
+
+EXPAND_USER = Template(f"{QUESTION_MARKER}\n$query")
+
+RELEVANCE_SYSTEM = Template(
+    """---Role---
+You test source text excerpts of a corpus for relevance to a question.
+
+---Goal---
+For each excerpt in the data section below (each starts with its source id), decide whether it \
+says something that helps answer the question, and list the claims it makes that do.
+- relevant is true when the excerpt holds information the answer needs, even in part; else false.
+- claims are short, self-contained statements of what the excerpt says that helps answer the \
+question, in the excerpt's language; none when it is not relevant.
+- Judge only from the excerpt; do not make anything up. Answer every excerpt once, by its source id.
+
+---Response format---
+Reply with one JSON object and nothing else:
+{"tests": [{"source_id": "<source id>", "relevant": true, "claims": ["<claim>"]}]}"""
+)
+"""One relevance test of the lazy method (docs/lazy-search.md): a few source chunks, one subquery."""
+
+RELEVANCE_USER = Template(format_prompt_sections("$query", "$content"))
 
 COMMUNITY_SUMMARY_SYSTEM = Template(
     """---Role---
@@ -288,7 +351,10 @@ PROMPT_PLACEHOLDERS: tuple[str, ...] = tuple(
             r'"(<[^"<>]+>)"',
             "\n".join(
                 t.template
-                for t in (MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM, SUPPORT_SYSTEM)
+                for t in (
+                    MAP_SYSTEM, REDUCE_SYSTEM, RATE_SYSTEM, COMMUNITY_SUMMARY_SYSTEM, JUDGE_SYSTEM, CLAIMS_SYSTEM, QUESTIONS_SYSTEM,
+                    SUPPORT_SYSTEM, EXPAND_SYSTEM, RELEVANCE_SYSTEM,
+                )
             ),
         )
     )
@@ -323,81 +389,9 @@ $shape"""
 )
 
 
-def _strict_object(name: str, properties: dict[str, Any]) -> OutputSchema:
-    """An object schema as strict structured output wants it: every property required, no other."""
-    return OutputSchema(
-        name=name,
-        schema={"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False},
-    )
-
-
-MAP_OUTPUT_SCHEMA = _strict_object(
-    "global_map_answer",
-    {"answer": {"type": "string"}, "usefulness": {"type": "integer", "minimum": 0, "maximum": 100}},
-)
-"""The shape of a map reply (spec section 6)."""
-
-REDUCE_OUTPUT_SCHEMA = _strict_object("global_reduce_answer", {"answer": {"type": "string"}})
-"""The shape of the reduce reply (spec section 7)."""
-
-_STRING_LIST = {"type": "array", "items": {"type": "string"}}
-
-RATING_OUTPUT_SCHEMA = _strict_object(
-    "community_rating",
-    {"reason": {"type": "string"}, "rating": {"type": "integer", "minimum": 0, "maximum": 5}},
-)
-"""The shape of a rating reply (dynamic-selection spec), in the order the rating prompt shows it."""
-
-JUDGE_OUTPUT_SCHEMA = _strict_object(
-    "pairwise_judgment",
-    {"winner": {"type": "integer", "enum": [0, 1, 2]}, "reason": {"type": "string"}},
-)
-"""The shape of a judge reply (evaluation spec section 2): winner 1, 2 or 0 (a tie)."""
-
-CLAIMS_OUTPUT_SCHEMA = _strict_object("answer_claims", {"claims": _STRING_LIST})
-"""The shape of a claims reply (evaluation spec section 4)."""
-
-QUESTION_OUTPUT_SCHEMAS = {step: _strict_object(f"generated_{step}", {step: _STRING_LIST}) for step in QUESTION_GOALS}
+QUESTION_OUTPUT_SCHEMAS = {step: strict_object(f"generated_{step}", {step: STRING_LIST}) for step in QUESTION_GOALS}
 """The shape of each question-generation step's reply (evaluation spec section 5), by step:
 a list of strings under the step's own key."""
-
-SUPPORT_OUTPUT_SCHEMA = _strict_object(
-    "support_check",
-    {
-        "points": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "point": {"type": "integer", "minimum": 1},
-                    "verdict": {"type": "string", "enum": ["supported", "partial", "unsupported"]},
-                    "evidence": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "kind": {"type": "string", "enum": ["summary", "claim", "chunk"]},
-                                "id": {"type": "string"},
-                                "quote": {"type": "string"},
-                            },
-                            "required": ["kind", "id", "quote"],
-                            "additionalProperties": False,
-                        },
-                    },
-                    "reason": {"type": "string"},
-                },
-                "required": ["point", "verdict", "evidence", "reason"],
-                "additionalProperties": False,
-            },
-        }
-    },
-)
-"""The shape of a support check reply: one entry per point, its verdict, its quotes and why."""
-
-COMMUNITY_SUMMARY_OUTPUT_SCHEMA = _strict_object(
-    "community_summary", {"title": {"type": "string"}, "summary": {"type": "string"}}
-)
-"""The shape of a community summary reply (sample building)."""
 
 RETRY_REPLY_EXCERPT = 2000
 """How much of an unusable reply is shown back to the model when asking again."""
@@ -405,7 +399,7 @@ RETRY_REPLY_EXCERPT = 2000
 
 
 def _map_system(unit: Unit, language: Language | None) -> str:
-    return MAP_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))
+    return MAP_SYSTEM.substitute(_unit_words(unit), language_rule=language_rule(language))
 
 
 def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, data_first: bool = False, language: Language | None = None) -> tuple[ChatMessage, ...]:
@@ -421,7 +415,7 @@ def render_map_messages(query: str, content: str, *, unit: Unit = COMMUNITY, dat
 def render_reduce_messages(query: str, content: str, *, unit: Unit = COMMUNITY, language: Language | None = None) -> tuple[ChatMessage, ...]:
     """The reduce call: the system instructions and the question with the ranked answers."""
     return (
-        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_UNIT_WORDS[unit], language_rule=language_rule(language))),
+        ChatMessage(role="system", content=REDUCE_SYSTEM.substitute(_unit_words(unit), language_rule=language_rule(language))),
         ChatMessage(role="user", content=REDUCE_USER.substitute(query=query, content=content)),
     )
 
@@ -439,6 +433,23 @@ def render_rating_messages(query: str, community_id: str, summary: str, *, data_
     summary; the question before them, or after them with ``data_first`` (as the map's)."""
     user = (RATE_USER_DATA_FIRST if data_first else RATE_USER).substitute(query=query, community_id=community_id, summary=summary)
     return (ChatMessage(role="system", content=RATE_SYSTEM.substitute()), ChatMessage(role="user", content=user))
+
+
+def render_expansion_messages(query: str, *, most: int) -> tuple[ChatMessage, ...]:
+    """The lazy method's query expansion: the question into at most ``most`` subqueries."""
+    return (
+        ChatMessage(role="system", content=EXPAND_SYSTEM.substitute(most=most)),
+        ChatMessage(role="user", content=EXPAND_USER.substitute(query=query)),
+    )
+
+
+def render_relevance_messages(subquery: str, content: str) -> tuple[ChatMessage, ...]:
+    """One relevance test of the lazy method: the subquery, then the source chunks to test
+    (each under its ``[Source ID: ref]`` header)."""
+    return (
+        ChatMessage(role="system", content=RELEVANCE_SYSTEM.substitute()),
+        ChatMessage(role="user", content=RELEVANCE_USER.substitute(query=subquery, content=content)),
+    )
 
 
 def render_retry_request(request: ChatRequest, reply: str, error: str) -> ChatRequest:
@@ -556,11 +567,13 @@ __all__ = [
     "CLAIMS_OUTPUT_SCHEMA",
     "COMMUNITY_SUMMARY_OUTPUT_SCHEMA",
     "DATA_MARKER",
+    "EXPANSION_OUTPUT_SCHEMA",
     "JUDGE_OUTPUT_SCHEMA",
     "MAP_OUTPUT_SCHEMA",
     "QUESTION_OUTPUT_SCHEMAS",
     "RATING_OUTPUT_SCHEMA",
     "LANGUAGE_RULE",
+    "RELEVANCE_OUTPUT_SCHEMA",
     "REDUCE_OUTPUT_SCHEMA",
     "SUPPORT_OUTPUT_SCHEMA",
     "QUESTION_MARKER",
@@ -571,6 +584,8 @@ __all__ = [
     "rag_prompt_skeleton",
     "reduce_prompt_skeleton",
     "render_community_summary_messages",
+    "render_expansion_messages",
+    "render_relevance_messages",
     "render_map_messages",
     "render_rag_messages",
     "render_reduce_messages",

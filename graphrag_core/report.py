@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from .citations import SET_NAMES, UNSUPPORTED_LABELS, community_sets
 from .levels import DYNAMIC, Level, level_label, level_text
 from .markdown import markdown_cell, markdown_table, markdown_text
-from .methods import GLOBAL, TEXT, method_label
+from .methods import GLOBAL, LAZY, TEXT, method_label
 from .request import GlobalSearchRequest
 from .results import ReduceCandidate
 from .status import RunStatus
@@ -35,13 +35,14 @@ def settings_text(request: GlobalSearchRequest | None, *, seed: int | None, leve
     """What tells two runs of one question apart: the level (``dynamic (threshold 1)`` for a run
     whose communities the model selected), map and reduce budgets, seed and the reduce strategy,
     plus claims or excerpts left out, e.g. ``level 0 · map 8,000 · reduce 6,000 · seed 7 · skip · no claims``;
-    for a run over source chunks its method in place of the level (``text (TS) · map 8,000 · ...``).
+    for a run over source chunks its method in place of the level (``text (TS) · map 8,000 · ...``;
+    ``lazy 500 · map 8,000 · ...`` with its relevance budget).
     ``level`` stands in for the request's when there is no request (a summary built by hand)."""
     if request is None:
         return f"{_level_words(level)} · seed {seed}"
     if request.method != GLOBAL:  # a run over source chunks: its method in place of a level, no summary switches
-        parts = [method_label(request.method)]
-        if request.method == TEXT:
+        parts = [f"lazy {request.relevance_budget:,}" if request.method == LAZY else method_label(request.method)]
+        if request.method in (TEXT, LAZY):
             parts.append(f"map {request.map_token_budget:,}")
         parts += [f"reduce {request.reduce_token_budget:,}", f"seed {seed if seed is not None else request.seed}", request.reduce_strategy]
         return " · ".join(parts)

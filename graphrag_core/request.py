@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .errors import BudgetError, RequestValidationError
 from .inputs import unicode_problem
 from .levels import DYNAMIC, LEAF, FixedLevel, Level, level_label
-from .methods import DEFAULT_METHOD, GLOBAL, METHODS, VECTOR, Method
+from .methods import DEFAULT_METHOD, GLOBAL, LAZY, METHODS, VECTOR, Method
 from .tokens import AUTO, TOKENIZER_NAMES
 
 DEFAULT_COMMUNITY_LEVEL: Literal["leaf"] = LEAF
@@ -56,6 +56,12 @@ MAX_RATING_REPEATS = 15
 CommunitySelection = Literal["level", "dynamic"]
 COMMUNITY_SELECTIONS: tuple[str, ...] = ("level", "dynamic")
 
+# The lazy method (docs/lazy-search.md)
+DEFAULT_RELEVANCE_BUDGET = 100
+"""Relevance-test calls a lazy run may make at most (Microsoft's smallest published budget, Z100)."""
+MAX_RELEVANCE_BUDGET = 100_000
+"""The largest relevance budget the app's inputs and links offer (the engine has no maximum)."""
+
 ReduceStrategy = Literal["skip", "stop"]
 REDUCE_STRATEGIES: tuple[str, ...] = ("skip", "stop")
 
@@ -79,6 +85,7 @@ def _is_int(value: Any) -> bool:
 
 _BOUNDED_INT_SETTINGS: tuple[str, ...] = (
     *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "rating_threshold", "rating_repeats", "fallback_max_level", "rating_output_reserve",
+    "relevance_budget",
 )
 """The integer settings whose rule is their declared bounds (``ge``/``le`` on the field)."""
 
@@ -119,13 +126,14 @@ def check_setting(name: str, value: Any) -> Any:
             raise RequestValidationError("keep_parent must be true or false.")
     elif name == "method":
         if value not in METHODS:
-            raise RequestValidationError('method must be "global", "text" or "vector".')
+            raise RequestValidationError('method must be "global", "text", "vector" or "lazy".')
     return value
 
 
 _CHECK_ORDER: tuple[str, ...] = (
     "method", "community_level", *POSITIVE_FIELDS, *NON_NEGATIVE_FIELDS, "seed", "reduce_strategy", "tokenizer",
     "community_selection", "rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve",
+    "relevance_budget",
 )
 """The order the rules are checked in, so that of several bad values the same one is reported."""
 
@@ -240,7 +248,8 @@ class SearchSettings(BaseModel):
     method: Method = _setting(
         DEFAULT_METHOD,
         'what answers: "global" maps over community summaries, "text" over the source chunks (the paper\'s TS), '
-        '"vector" answers from the chunks most relevant to the question (naive RAG, the paper\'s SS)',
+        '"vector" answers from the chunks most relevant to the question (naive RAG, the paper\'s SS), '
+        '"lazy" tests source chunks for relevance under a budget, then maps over what it found (LazyGraphRAG\'s idea)',
     )
     community_level: FixedLevel = _setting(
         DEFAULT_COMMUNITY_LEVEL, 'community level: "leaf" or an integer >= 0', short="level"
@@ -286,12 +295,19 @@ class SearchSettings(BaseModel):
         ge=0,
         front_end=FRONT_END_QUESTION_RESERVE,
     )
+    relevance_budget: int = _setting(
+        DEFAULT_RELEVANCE_BUDGET,
+        "relevance-test calls a lazy run may make at most (method lazy)",
+        ui_max=MAX_RELEVANCE_BUDGET,
+        ge=1,
+    )
     seed: int | None = _setting(
         None,
         f"shuffle seed, {SEED_MIN} to {SEED_MAX} (default: drawn and reported)",
         ui_min=SEED_MIN,
         ui_max=SEED_MAX,
     )
+
     def __init__(self, /, **data: Any) -> None:
         super().__init__(**validate_settings(data))
 
@@ -370,15 +386,23 @@ CLAIM_SETTING_NAMES: tuple[str, ...] = ("include_claims", "include_sources")
 MAP_SETTING_NAMES: tuple[str, ...] = ("map_token_budget", "map_output_reserve", "map_concurrency")
 
 
+LAZY_SETTING_NAMES: tuple[str, ...] = ("relevance_budget",)
+"""The lazy method's own settings (docs/lazy-search.md)."""
+
+
 def inapplicable_settings(method: str) -> tuple[str, ...]:
     """The settings that mean nothing for ``method`` (evaluation spec section 7): a level, dynamic
-    selection and the claims and sources switches for ``text`` and ``vector``; for ``vector``,
-    which has no map, the map's budget, reserve and concurrency too. A request keeps them (a
-    page's widgets hold them whatever the method); a run of that method ignores them."""
+    selection and the claims and sources switches for ``text``, ``vector`` and ``lazy`` (whose
+    map texts always hold the claims and source text it found); for ``vector``, which has no map,
+    the map's budget, reserve and concurrency too; the relevance budget for every method but
+    ``lazy``. A request keeps them (a page's widgets hold them whatever the method); a run of
+    that method ignores them."""
     if method == GLOBAL:
-        return ()
+        return LAZY_SETTING_NAMES
     chunks = ("community_level", *DYNAMIC_SETTING_NAMES, *CLAIM_SETTING_NAMES)
-    return (*chunks, *MAP_SETTING_NAMES) if method == VECTOR else chunks
+    if method == LAZY:
+        return chunks
+    return (*chunks, *MAP_SETTING_NAMES, *LAZY_SETTING_NAMES) if method == VECTOR else (*chunks, *LAZY_SETTING_NAMES)
 
 
 class SearchDefaults(SearchSettings):

@@ -18,7 +18,7 @@ CommunityFate = Literal["kept", "pruned", "superseded", "skipped", "failed", "un
 
 NO_RESULTS_ANSWER = "No relevant community summaries were found for this query."
 NO_RELEVANT_CHUNKS_ANSWER = "No relevant source chunks were found for this query."
-"""The ``no_results`` answer of a run that reads source chunks (the ``text`` and ``vector`` methods)."""
+"""The ``no_results`` answer of a run that reads source chunks (the ``text``, ``vector`` and ``lazy`` methods)."""
 
 
 class _Value(BaseModel):
@@ -132,6 +132,24 @@ class GlobalSearchDiagnostics(_Value):
     """The map answers or the final answer came back in another language than the corpus's
     (:func:`~graphrag_core.language.language_drift`); ``None`` when they agree or the corpus's
     language is not known. Its ``note`` is what the run says about it."""
+    relevance_budget: int | None = None
+    """The lazy method's relevance budget (None for the other methods)."""
+    relevance_tests: int = 0
+    """Relevance tests a lazy run made: calls to the model and answers from the map cache, each
+    counted against ``relevance_budget`` (never more)."""
+    relevance_calls: int = 0
+    """Of ``relevance_tests``, the calls that reached the model (retries included)."""
+    relevance_cache_hits: int = 0
+    relevance_usage: TokenUsage = Field(default_factory=TokenUsage)
+    failed_test_count: int = 0
+    """Relevance tests every attempt of which failed."""
+    expansion_calls: int = 0
+    expansion_usage: TokenUsage = Field(default_factory=TokenUsage)
+    subqueries: list[str] = Field(default_factory=list)
+    """The subqueries a lazy run's relevance tests asked (the query expansion's)."""
+    relevant_chunks: dict[str, list[str]] = Field(default_factory=dict)
+    """A lazy run's relevant source chunks by community (community id -> chunk references): what
+    its map read, so each community behind the answer leads to its source text."""
 
     @property
     def stopped_note(self) -> str | None:
@@ -149,13 +167,13 @@ class GlobalSearchDiagnostics(_Value):
 
     @property
     def reduce_usage(self) -> TokenUsage:
-        """What the reduce spent: the total less the map's and the rating's."""
+        """What the reduce spent: the total less the map's, the rating's and the lazy method's
+        expansion and relevance tests'."""
+        before = self.map_usage + self.rating_usage + self.expansion_usage + self.relevance_usage
         return TokenUsage(
-            prompt_tokens=max(0, self.usage.prompt_tokens - self.map_usage.prompt_tokens - self.rating_usage.prompt_tokens),
-            completion_tokens=max(
-                0, self.usage.completion_tokens - self.map_usage.completion_tokens - self.rating_usage.completion_tokens
-            ),
-            estimated_calls=max(0, self.usage.estimated_calls - self.map_usage.estimated_calls - self.rating_usage.estimated_calls),
+            prompt_tokens=max(0, self.usage.prompt_tokens - before.prompt_tokens),
+            completion_tokens=max(0, self.usage.completion_tokens - before.completion_tokens),
+            estimated_calls=max(0, self.usage.estimated_calls - before.estimated_calls),
         )
 
     @property

@@ -95,6 +95,8 @@ class RetryNotice:
     """The failed attempt's reply text, when the model replied (e.g. a reply that did not parse)."""
     ended_at: float | None = None
     """When the failed attempt's call returned or raised (``clock``), before its slot was released."""
+    error_type: str | None = None
+    """The failed attempt's error class (``ReplyCutError``, ``CallTimedOut``, ...)."""
 
 
 @dataclass(frozen=True)
@@ -266,7 +268,12 @@ async def complete_with_retry(
         delay = policy.delay_after(number, error)
         if hooks.on_retry is not None:
             raw = _kept_reply(response, error)
-            hooks.on_retry(RetryNotice(attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw, ended_at=call.ended))
+            hooks.on_retry(
+                RetryNotice(
+                    attempt=number + 1, error=describe_error(error), delay_s=delay, usage=usage, raw_reply=raw, ended_at=call.ended,
+                    error_type=type(error).__name__,
+                )
+            )
         sent = await _next_request(request, sent, response, error, counter, budget.token_budget)
         if delay:
             await policy.sleep(delay)

@@ -34,7 +34,10 @@ from .language import Language, corpus_language, language_drift
 from .llm.base import ChatModel, ChatRequest, ChatResponse, StreamingChatModel, TokenUsage, model_identity
 from .llm.embeddings import EmbeddingModel
 from .map import MapPhaseResult, run_global_map
-from .methods import GLOBAL, TEXT, VECTOR, unit_kind
+from .context import EVIDENCE
+from .lazy.evidence import Evidence, gather_evidence
+from .lazy.state import RelevanceState
+from .methods import GLOBAL, LAZY, TEXT, VECTOR, unit_kind
 from .sources import source_units, unit_ids
 from .models import Community, Index
 from .citations import check_citations
@@ -107,6 +110,9 @@ class RunSteps:
     """The run's spending limit (its request's, or a sweep's or an experiment's), held by every call."""
     selection: SelectionOutcome | None = None
     ranking: Ranking | None = None
+    evidence: Evidence | RelevanceState | None = None
+    """What a ``lazy`` run's relevance tests found (its map reads it), or their fold for a run
+    answered from what it read after a stop."""
     communities: list[Community] = field(default_factory=list)
     unit_count: int = 0
     """The units the run reads: summaries selected, or source chunks (ranked relevant, for ``vector``)."""
@@ -126,6 +132,11 @@ class RunSteps:
     def unit(self):  # noqa: ANN201 - a context.Unit
         """What the run's units are: communities (``global``) or source chunks."""
         return unit_kind(self.request.method)
+
+    @property
+    def prompt_unit(self):  # noqa: ANN201 - a context.Unit
+        """What the map and reduce prompts call the units: a ``lazy`` run's are communities' evidence."""
+        return EVIDENCE if self.request.method == LAZY else self.unit
 
     @property
     def no_results_answer(self) -> str:
@@ -154,6 +165,9 @@ class RunSteps:
         if self.selection is not None:  # rating figures apart; the run's usage is everything it spent
             extra = self.selection.diagnostics()
             usage = usage + self.selection.usage
+        if self.evidence is not None:  # the expansion's and the relevance tests' figures, apart
+            extra = self.evidence.diagnostics()
+            usage = usage + self.evidence.spent
         if self.ranking is not None:  # the embedding model's figures, apart from the chat model's
             extra.update(
                 ranker=self.ranking.ranker, embedding_calls=self.ranking.embedding_calls,
@@ -276,7 +290,7 @@ class RunSteps:
         return await run_global_map(
             request.query, self.batches, self.model,
             concurrency=request.map_concurrency, output_reserve=request.map_output_reserve,
-            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.unit,
+            on_event=self.emit, cache=self.cache, clock=self.clock, retry_policy=self.policy, unit=self.prompt_unit,
             tokenizer=self.tokenizer, token_budget=request.map_token_budget, data_first=request.question_reserve > 0,
             spending=self.spending, keep=request.reduce_token_budget,  # a run stopped at the limit can still reduce what it read
             language=self.language,
@@ -284,10 +298,10 @@ class RunSteps:
 
     def select(self, mapped: MapPhaseResult) -> ReducePlan:
         request = self.request
-        skeleton = reduce_prompt_skeleton(request.query, unit=self.unit, language=self.language)
+        skeleton = reduce_prompt_skeleton(request.query, unit=self.prompt_unit, language=self.language)
         plan = plan_reduce(
             mapped.answers, skeleton, sent_prompt_budget(request.reduce_prompt_budget, self.tokenizer),
-            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.unit,
+            strategy=request.reduce_strategy, tokenizer=self.tokenizer, unit=self.prompt_unit,
         )
         self.emit(
             ReduceSelection(
@@ -305,7 +319,7 @@ class RunSteps:
         if request.method == VECTOR:
             messages = render_rag_messages(request.query, plan.context, language=self.language)
         else:
-            messages = render_reduce_messages(request.query, plan.context, unit=self.unit, language=self.language)
+            messages = render_reduce_messages(request.query, plan.context, unit=self.prompt_unit, language=self.language)
         reduce_request = ChatRequest(
             purpose="reduce",
             messages=messages,
@@ -356,6 +370,8 @@ class RunSteps:
     async def run(self) -> GlobalSearchResult:
         if self.request.method == VECTOR:
             return await self.run_vector()
+        if self.request.method == LAZY:
+            return await self.run_lazy()
         await self.plan()
         if not self.batches:
             return self.finish(RunStatus.NO_RESULTS, self.no_results_answer)
@@ -368,11 +384,30 @@ class RunSteps:
         if not plan.selected:
             return self.finish(RunStatus.NO_RESULTS, self.no_results_answer, mapped=mapped, plan=plan, unread=unread)
         answer, attempts = await self.reduce(plan)
-        degraded = unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
+        degraded = (
+            unread is not None or mapped.failures or (self.selection is not None and self.selection.failed_count)
+            or (self.evidence is not None and self.evidence.degraded)
+        )
         return self.finish(
             RunStatus.PARTIAL if degraded else RunStatus.COMPLETED, answer,
             mapped=mapped, plan=plan, reduce_calls=attempts.calls, reduce_usage=attempts.usage, unread=unread,
         )
+
+    async def run_lazy(self) -> GlobalSearchResult:
+        """The lazy method (docs/lazy-search.md): relevance tests under the budget
+        (:mod:`.lazy.evidence`), then the map over each community's evidence and the reduce."""
+        evidence = self.evidence = await gather_evidence(
+            self.index, self.request, self.model, tokenizer=self.tokenizer, emit=self.emit, clock=self.clock, policy=self.policy,
+            cache=self.cache, embedder=self.embedder, spending=self.spending,
+        )
+        self.batches, estimates = evidence.batches(seed=self.seed, tokenizer=self.tokenizer, language=self.language)
+        self.planned = tuple(PlannedBatch(index=i, community_ids=b.community_ids, token_estimate=t) for i, (b, t) in enumerate(zip(self.batches, estimates)))
+        groups = tuple(evidence.groups())
+        self.unit_count = len(groups)
+        self.emit(SummariesSelected(at=self.clock(), community_level=self.request.reported_level, count=len(groups), community_ids=groups))
+        if not self.batches:
+            return self.finish(RunStatus.NO_RESULTS, evidence.no_results_answer())
+        return await self.answer(await self.map())
 
     async def run_vector(self) -> GlobalSearchResult:
         """Naive RAG: rank the chunks, pack the most relevant, one call writes the answer."""

@@ -32,6 +32,7 @@ from .events import Event, PartialAnswerStarted, PlannedBatch, RunStarted, RunWa
 from .errors import NothingReadError, SpendLimitReached
 from .llm.base import ChatModel, model_identity
 from .llm.embeddings import EmbeddingModel
+from .methods import LAZY
 from .models import Index
 from .request import SEED_MAX, SEED_MIN, GlobalSearchRequest
 from .results import GlobalSearchResult
@@ -199,6 +200,8 @@ async def answer_from_read(
     steps.planned = tuple(PlannedBatch(index=b.index, community_ids=b.community_ids, token_estimate=b.token_estimate) for b in state.batches)
     if request.dynamic:
         steps.selection = walk_outcome(index, state.selection)
+    if request.method == LAZY:
+        steps.evidence = state.relevance
     mapped, unread = map_read(state)
     observe(PartialAnswerStarted(at=clock(), answers=len(mapped.answers), batches_read=len(state.batches) - unread, batch_count=len(state.batches)))
     try:

@@ -14,7 +14,7 @@ each reference distinct; :func:`source_chunk` finds a chunk by that reference.
 from __future__ import annotations
 
 from .errors import NoSourceChunksError
-from .methods import GLOBAL, TEXT
+from .methods import TEXT, unit_kind
 from .models import Index, SourceChunk
 
 
@@ -42,9 +42,9 @@ def source_units(index: Index, *, method: str = TEXT) -> list[tuple[str, SourceC
 
 
 def unit_ids(index: Index, method: str) -> set[str]:
-    """The ids the index has for the units a run of ``method`` reads: its community ids, or its
-    chunks' references (what the run's citations are checked against)."""
-    if method == GLOBAL:
+    """The ids the index has for the units a run of ``method`` reads: its community ids (``global``,
+    ``lazy``), or its chunks' references (what the run's citations are checked against)."""
+    if unit_kind(method) == "community":
         return {c.id for c in index.communities}
     return set(_references(index.chunks))
 

@@ -27,6 +27,10 @@ from .events import (
     MapBatchSucceeded,
     ModelNotice,
     PartialAnswerStarted,
+    QueryExpanded,
+    RelevanceFinished,
+    RelevanceStarted,
+    RelevanceTested,
     RunWarning,
     ReduceAnswerDelta,
     ReduceFailed,
@@ -43,12 +47,13 @@ from .events import (
     with_cache_hits,
 )
 from .errors import INTERRUPTED_ERROR_TYPE, STOPPED_MESSAGE, RunCancelled
+from .lazy.state import RelevanceState
 from .llm.base import TokenUsage
 from .request import GlobalSearchRequest
 from .results import GlobalSearchResult, ReduceCandidate
 from .status import RunStatus
 
-_SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated)
+_SPENDING = (MapBatchRetried, MapBatchSucceeded, MapBatchFailed, ReduceRetried, ReduceFailed, CommunityRated, QueryExpanded, RelevanceTested)
 """The events that report an attempt's token usage (a failed attempt's tokens were spent too)."""
 
 class BatchStatus(StrEnum):
@@ -237,6 +242,8 @@ class RunState:
     selection: SelectionState = field(default_factory=SelectionState)
     ranking: ChunksRanked | None = None
     """How a ``vector`` run ranked the source chunks (None for the other methods)."""
+    relevance: RelevanceState = field(default_factory=RelevanceState)
+    """A ``lazy`` run's query expansion and relevance tests (empty for the other methods)."""
     reduce_attempts: int = 0
     notices: list[str] = field(default_factory=list)
     """What the model adapter said about its endpoint during the run (each once)."""
@@ -272,8 +279,9 @@ class RunState:
 
     @property
     def model_calls(self) -> int:
-        """Attempts that reached the model so far: rating, map and reduce (cache hits excluded)."""
-        return self.selection.calls + self.map_calls + self.reduce_calls
+        """Attempts that reached the model so far: rating (or a lazy run's expansion and relevance
+        tests), map and reduce (cache hits excluded)."""
+        return self.selection.calls + self.relevance.model_calls + self.map_calls + self.reduce_calls
 
     @property
     def finished_batches(self) -> int:
@@ -349,6 +357,8 @@ class RunState:
                 self.selection.apply(event)
             case ChunksRanked():
                 self.ranking = event
+            case QueryExpanded() | RelevanceStarted() | RelevanceTested() | RelevanceFinished():
+                self.relevance.apply(event)
             case SummariesSelected():
                 self.summary_count, self.community_level = event.count, event.community_level
                 self.selected_community_ids = event.community_ids

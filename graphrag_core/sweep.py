@@ -112,10 +112,12 @@ class SweepPoint(BaseModel):
     unsupported_citation_count: int = 0
     stopped_early: bool = False
     """Stopped at the spending limit, a ``partial`` answer from what it read (``error`` says so)."""
+    lazy_calls: int = 0
+    """A lazy point's expansion and relevance-test calls (counted in ``model_calls``)."""
 
     @property
     def model_calls(self) -> int:
-        return self.map_calls + self.reduce_calls + self.rating_calls
+        return self.map_calls + self.reduce_calls + self.rating_calls + self.lazy_calls
 
     @property
     def calls_as_if_uncached(self) -> int:
@@ -290,6 +292,7 @@ def _figure_columns(figures: RunFigures) -> dict[str, Any]:
         map_calls=figures.map_calls,
         reduce_calls=figures.reduce_calls,
         rating_calls=figures.rating_calls,
+        lazy_calls=figures.expansion_calls + figures.relevance_calls,
         rating_tokens=figures.rating_usage.total_tokens,
         prompt_tokens=figures.prompt_tokens,
         failed_batch_count=figures.failed_batches,

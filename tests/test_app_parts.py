@@ -197,11 +197,13 @@ def test_every_search_setting_has_its_widget_on_explore(run_db: Path) -> None:
 
     at = app().run()
     keys = {w.key for w in [*at.selectbox, *at.number_input, *at.radio, *at.checkbox, *at.slider]}
-    fixed = {f.name for f in setting_fields()} - {"rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve"}
-    assert fixed <= keys
+    fixed = {f.name for f in setting_fields()} - {"rating_threshold", "keep_parent", "rating_repeats", "fallback_max_level", "rating_output_reserve", "relevance_budget"}
+    assert fixed <= keys and "relevance_budget" not in keys  # the lazy method's budget only under that method
     at.radio(key="community_selection").set_value("dynamic").run()
     keys = {w.key for w in [*at.selectbox, *at.number_input, *at.radio, *at.checkbox, *at.slider]}
-    assert {f.name for f in setting_fields()} - {"community_level"} <= keys
+    assert {f.name for f in setting_fields()} - {"community_level", "relevance_budget"} <= keys
+    at.radio(key="method").set_value("lazy").run()
+    assert [w.value for w in at.number_input if w.key == "relevance_budget"] == [GlobalSearchRequest.model_fields["relevance_budget"].default]
 
 
 # -- one job runner, one follow -------------------------------------------------------------------

@@ -850,7 +850,7 @@ def test_rule_11_session_state_is_named_at_most_40_times_in_at_most_3_modules() 
 # ---- Rule 12: short functions, bounded modules ----------------------------------------------
 
 
-def long_function_offences(modules: Mapping[str, Module], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+def long_app_function_offences(modules: Mapping[str, Module], limit: int = MAX_FUNCTION_LINES) -> list[str]:
     """Each function or method of the app and its pages over ``limit`` lines (decorators included)."""
     offences = []
     for module in modules.values():
@@ -865,7 +865,7 @@ def long_function_offences(modules: Mapping[str, Module], limit: int = MAX_FUNCT
 
 
 def test_rule_12_no_app_function_over_100_lines() -> None:
-    report(long_function_offences(project_modules()), "Rule 12 (short functions)")
+    report(long_app_function_offences(project_modules()), "Rule 12 (short functions)")
 
 
 def long_app_module_offences(modules: Mapping[str, Module], limit: int = MAX_APP_MODULE_LINES) -> list[str]:
@@ -1205,7 +1205,7 @@ def test_checker_session_state_mentions_functions_and_module_lengths() -> None:
     assert session_state_offences(modules) == []
     assert places(session_state_offences(modules, mentions=3)) == {"graphrag_app/session.py:2", "graphrag_app/views.py:2"}
     assert "4 mentions of st.session_state in 2 modules" in session_state_offences(modules, at_most=1)[0]
-    assert places(long_function_offences(modules)) == {"pages/one.py:1"}
+    assert places(long_app_function_offences(modules)) == {"pages/one.py:1"}
     assert places(long_app_module_offences(modules)) == {"graphrag_app/big.py:1"}
 
 

@@ -101,7 +101,7 @@ def test_the_settings_bounds_are_the_rules_with_the_spec_messages():
             with pytest.raises(RequestValidationError, match=f"^{name} must be an integer from {low} to {high}.$"):
                 check_setting(name, high + 1)
         checked += 1
-    assert checked == 10
+    assert checked == 11
 
 
 def test_inspect_reads_its_map_text_options_from_the_settings_model():

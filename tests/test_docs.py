@@ -11,7 +11,7 @@ from graphrag_core.request import GlobalSearchRequest
 from . import APP_ROOT
 
 README = (APP_ROOT / "README.md").read_text(encoding="utf-8")
-BEHAVIOUR_DOCS = ("global-search.md", "dynamic-selection.md", "evaluation.md", "paper-experiment.md")
+BEHAVIOUR_DOCS = ("global-search.md", "dynamic-selection.md", "evaluation.md", "paper-experiment.md", "lazy-search.md")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 

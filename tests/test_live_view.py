@@ -112,15 +112,18 @@ def test_a_fresh_run_reads_nothing_from_the_cache_and_leaves_its_answers_there()
     assert RunState.replay(first).map_calls > 0 and RunState.replay(again).map_calls == RunState.replay(first).map_calls
 
 
-def test_before_run_the_page_can_say_how_many_batches_the_cache_would_answer(tmp_path: Path) -> None:
-    index = load_index(sample_path("jargon"))
-    request = GlobalSearchRequest(query=QUESTION, seed=3, community_level=1)
+@pytest.mark.parametrize(("sample", "question"), [("jargon", QUESTION), ("zh-tea", "茶的历史以及怎样泡茶？")])
+def test_before_run_the_page_can_say_how_many_batches_the_cache_would_answer(tmp_path: Path, sample: str, question: str) -> None:
+    """On a Chinese corpus too: its map prompts ask for Chinese, and so must the keys counted
+    (the preview once counted the English prompt's keys and found no batch cached)."""
+    index = load_index(sample_path(sample))
+    request = GlobalSearchRequest(query=question, seed=3, community_level=1)
     path = tmp_path / "cache.sqlite3"
     previews = CostPreviews()
     identity = model_identity(OfflineChatModel())
 
     def cached() -> int:
-        return previews.cached_future(index, "jargon", 1, request, identity=identity, cache_path=path).result(TIMEOUT)
+        return previews.cached_future(index, sample, 1, request, identity=identity, cache_path=path).result(TIMEOUT)
 
     assert cached() == 0
     cache = SqliteMapCache(path)

@@ -171,3 +171,19 @@ def test_a_server_with_several_slots_is_not_called_single_slot():
         asyncio.run(retrieve_global(eight_topics(), request, local_model(server, timeout=5), on_event=events.append))
         assert not any(b.get("stream") for b in server.bodies() if not is_reduce(b))
     assert not [e for e in events if isinstance(e, ModelNotice)]
+
+
+def test_the_app_remembers_what_an_endpoint_accepted_across_a_restart(tmp_path):
+    """The app's process-wide endpoints now keep the negotiated form in the endpoint memory the
+    settings name (the command line did; the app negotiated again after every restart)."""
+    from graphrag_app.settings import app_endpoints
+    from graphrag_app.settings import settings_from_mapping
+
+    app = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(tmp_path / "runs.sqlite3")})
+    assert app.endpoints_path == tmp_path / "endpoints.sqlite3"
+    first = app_endpoints(app)
+    first.settle("http://127.0.0.1:8080/v1", "json_object")
+    after_restart = app_endpoints(app)
+    assert after_restart.accepted_form("http://127.0.0.1:8080/v1") == "json_object"
+    off = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(tmp_path / "runs.sqlite3"), "GRAPHRAG_EXPLORER_ENDPOINTS": "off"})
+    assert off.endpoints_path is None and app_endpoints(off).accepted_form("http://127.0.0.1:8080/v1") is None

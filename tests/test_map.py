@@ -218,3 +218,21 @@ def test_freed_slots_go_to_the_waiting_calls_before_any_finished_reply_is_read()
     first_reply = min(i for i, (kind, _) in enumerate(order) if kind == "MapBatchSucceeded")
     started_before = {index for kind, index in order[:first_reply] if kind == MapBatchStarted.__name__}
     assert started_before == {0, 1, 2, 3}, order
+
+
+def test_a_retried_attempt_names_its_error_class_so_the_call_list_can_say_why():
+    """``MapBatchRetried.error_type`` was never set by the retry loop: the call list then read a
+    retried attempt's reason from its wording alone."""
+    seen: dict[int, int] = {}
+
+    def reply(request):
+        i = batch_of(request)
+        seen[i] = seen.get(i, 0) + 1
+        if seen[i] == 1:
+            return RetryableModelError("connection reset") if i == 0 else "not json at all"
+        return '{"answer": "ok", "usefulness": 50}'
+
+    events = []
+    run(run_global_map("q", batches(2), ScriptedChatModel(reply), concurrency=1, on_event=events.append))
+    retried = {e.batch_index: e.error_type for e in events if isinstance(e, MapBatchRetried)}
+    assert retried == {0: "RetryableModelError", 1: "MapOutputError"}

@@ -77,7 +77,7 @@ class FakeEmbedder:
 def test_method_is_a_setting_with_its_own_message():
     assert GlobalSearchRequest(query="q").method == "global"
     for bad in ("TS", "", None, 1):
-        with pytest.raises(RequestValidationError, match=r'^method must be "global", "text" or "vector"\.$'):
+        with pytest.raises(RequestValidationError, match=r'^method must be "global", "text", "vector" or "lazy"\.$'):
             GlobalSearchRequest(query="q", method=bad)
 
 
@@ -107,7 +107,7 @@ def test_conditions_of_the_chunk_methods_keep_what_applies():
     ts, ss = parse_conditions("TS: method=text, map_budget=4000, strategy=stop\nSS: method=vector, reduce_budget=3000")
     assert (ts.method, ss.method) == ("text", "vector")
     assert ts.request("q", 1).map_token_budget == 4000 and ss.request("q", 1).reduce_token_budget == 3000
-    assert set(inapplicable_settings("text")) < set(inapplicable_settings("vector")) and not inapplicable_settings("global")
+    assert set(inapplicable_settings("text")) < set(inapplicable_settings("vector")) and inapplicable_settings("global") == ("relevance_budget",)
 
 
 def test_a_global_answer_keeps_its_key_whatever_the_method_field_and_vector_keys_name_the_ranker():

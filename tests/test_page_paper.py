@@ -37,7 +37,7 @@ def evaluate() -> AppTest:
 def test_explore_offers_the_method_and_a_text_run_maps_over_chunks_with_links_to_them(run_db: Path) -> None:
     at = app().run()
     method = at.radio(key="method")
-    assert method.label == "Method" and method.options == ["Summaries", "Source text (TS)", "Naive RAG (SS)"]
+    assert method.label == "Method" and method.options == ["Summaries", "Source text (TS)", "Naive RAG (SS)", "Lazy (LZ)"]
     method.set_value("text").run()
     assert not at.exception
     assert "community_level" not in {w.key for w in at.selectbox} and "include_claims" not in {c.key for c in at.checkbox}
@@ -132,3 +132,17 @@ def test_the_choice_chart_is_log_cost_against_win_rate_with_intervals_and_the_re
     assert {t.marker.color for t in figure.data if t.name in ("Source text, map-reduce (TS)",)} == {METHOD_COLORS["text"]}
     rows = paper_cost_table(result)
     assert [r["condition"] for r in rows] == ["C0", "TS", "SS"] and rows[1]["share of TS"] == "100.0%"
+
+
+def test_a_lazy_run_on_explore_uses_its_relevance_budget_and_is_recorded(run_db: Path) -> None:
+    at = app().run()
+    at.radio(key="method").set_value("lazy").run()
+    assert not at.exception and "community_level" not in {w.key for w in at.selectbox}
+    at.number_input(key="relevance_budget").set_value(30).run()
+    at = run_question(at, "What is a kludge?")
+    assert not at.exception and not messages(at, "error")
+    assert "Status: completed" in [t.split(" ·")[0] for t in texts(at)]
+    assert at.query_params["method"] == "lazy"
+    record = RunStore(run_db).get(at.query_params["run"])
+    assert record is not None and record.request.method == "lazy" and record.request.relevance_budget == 30
+    assert record.result is not None and 0 < record.result.diagnostics.relevance_tests <= 30

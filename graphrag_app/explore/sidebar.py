@@ -16,8 +16,8 @@ import streamlit as st
 
 from graphrag_core.errors import GraphRAGError, NoSourceChunksError
 from graphrag_core.levels import DYNAMIC, LEAF, level_label, level_text, parse_level
-from graphrag_core.methods import GLOBAL, VECTOR
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
+from graphrag_core.methods import GLOBAL, LAZY, VECTOR
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, LAZY_SETTING_NAMES, GlobalSearchRequest, inapplicable_settings
 from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.search import draw_seed
 
@@ -157,6 +157,8 @@ def draw_sidebar(app: AppSettings, page: ExploreState, opened: OpenedIndex, chos
     level_box = None
     if method != GLOBAL:
         draw_method_note(st.container(), opened, method, app, chosen)
+        if method == LAZY:
+            widgets.draw_settings(widgets.fields_of(base, list(LAZY_SETTING_NAMES)))
     else:
         widgets.draw_settings(widgets.fields_of(base, [SELECTION.key]))
         if SELECTION.value == DYNAMIC:
@@ -230,6 +232,11 @@ def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str
         except ValueError:
             chat = app.model
         container.caption(f"{chunks:,} source chunks. " + ranking_line(chat, app.embedding, error=app.embedding_error))
+    elif method == LAZY:
+        container.caption(
+            f"Relevance tests over the index's {chunks:,} source chunks, community by community from the top level down, "
+            "within the relevance budget; then map-reduce over the claims the tests found."
+        )
     else:
         container.caption(f"Map-reduce over the index's {chunks:,} source chunks in place of community summaries (the paper's TS).")
 

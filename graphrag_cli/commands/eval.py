@@ -53,12 +53,13 @@ from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
 from graphrag_core.request import check_seed, check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
-from graphrag_core.methods import VECTOR
+from graphrag_core.methods import LAZY, VECTOR
 from graphrag_core.models import Index
 from graphrag_core.support import JUDGES, JudgeName
 from graphrag_core.wording import counted
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..files import write_out
 from ..loop import run_async
 from ..options import (
     ModelOptions,
@@ -102,15 +103,16 @@ def add_parser(sub: Any) -> None:
         action="append",
         default=[],
         metavar="NAME:key=value,...",
-        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector or "
-        "small:map_budget=2000,strategy=stop (repeat the option)",
+        help="a condition: a name and request overrides, e.g. C0:level=0, TS:method=text, SS:method=vector, "
+        "LZ500:method=lazy,relevance_budget=500 or small:map_budget=2000,strategy=stop (repeat the option)",
     )
     ev.add_argument(
         "--preset",
         choices=list(PRESETS),
         default=None,
         help="ready-made conditions: paper = every level of the index (C0, C1, ...; summaries only), TS (method=text), "
-        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them (--condition adds more)",
+        "SS (method=vector) and dynamic selection, as the GraphRAG paper compares them; lazy = those and LZ100, LZ500, LZ1500 "
+        "(method=lazy at Microsoft's published relevance budgets) (--condition adds more)",
     )
     ev.add_argument("--seeds", type=list_of(int_or_text), default=[0], help='comma-separated seeds, e.g. "1,2" (two or more add the A/A check)')
     ev.add_argument("--criteria", type=list_of(str), default=list(DEFAULT_CRITERIA), help="comma-separated criteria (default: all four)")
@@ -219,13 +221,14 @@ def limit_forecast(limit: int, planned: int) -> str:
     return f"the answers' planned map prompts take {planned:,} of the spending limit's {limit:,} tokens; replies, reduces and judging come on top"
 
 
-def _write_report(markdown: str, tables: dict[str, str], out: Path) -> Path:
-    """The report at ``out`` and each CSV table beside it; returns the tables' common stem."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(markdown + "\n", encoding="utf-8")
+def _write_report(markdown: str, tables: dict[str, str], pictures: dict[str, str], out: Path) -> Path:
+    """The report at ``out``, each CSV table and picture beside it, all or none (the report
+    last); returns the tables' common stem."""
     stem = out.with_suffix("")
-    for suffix, text in tables.items():
-        Path(f"{stem}.{suffix}.csv").write_text(text, encoding="utf-8")
+    files: dict[Path, str] = {Path(f"{stem}.{suffix}.csv"): text for suffix, text in tables.items()}
+    files.update({out.parent / name: svg for name, svg in pictures.items()})
+    files[out] = markdown + "\n"
+    write_out(files, what="the report")
     return stem
 
 
@@ -246,7 +249,7 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
     options = ModelOptions.from_args(args)
     model = build_model(context, options.for_provider(args.model))
     judge = build_model(context, options.for_provider(args.judge))
-    ranks = any(c.method == VECTOR for c in spec.conditions)
+    ranks = any(c.method in (VECTOR, LAZY) for c in spec.conditions)
     embedder = build_embedder(context, options.for_provider(args.model), name=args.embedding_model, off=args.no_embeddings) if ranks else None
     store = evaluation_store(context, args.eval_db)
     cache = shared_cache(context, open_cache(context, args.cache, off=args.no_cache))
@@ -297,12 +300,8 @@ def run_eval(args: argparse.Namespace, context: CliContext) -> int:
         if votes:
             tables["votes"] = votes_csv(votes)
         pictures = {c.criterion: f"{args.out.with_suffix('').name}.choice-{c.criterion}.svg" for c in choices}
-        try:
-            stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, args.out)
-            for choice in choices:
-                (args.out.parent / pictures[choice.criterion]).write_text(choice_svg(choice), encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+        svgs = {pictures[choice.criterion]: choice_svg(choice) for choice in choices}
+        stem = _write_report(to_markdown(result, pictures=pictures) + people, tables, svgs, args.out)
         if not args.quiet:
             context.note(
                 f"wrote {args.out} and " + ", ".join(f"{stem}.{suffix}.csv" for suffix in tables)
@@ -331,10 +330,7 @@ def run_questions(args: argparse.Namespace, context: CliContext) -> int:
         context.write(text)
         context.note(counts)
         return EXIT_OK
-    try:
-        args.out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"Cannot write {args.out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    write_out({args.out: text}, what="the question set")
     context.note(counts)
     context.note(f"wrote {counted(len(generated), 'question')} to {args.out} (by {_model_label(model)})")
     return EXIT_OK

@@ -21,6 +21,7 @@ from graphrag_core.evaluation.vote_report import AGREEMENT_HEADER, agreement_row
 from graphrag_core.evaluation.votes import Vote, VoteStore
 
 from ..context import EXIT_OK, EXIT_USAGE, CliContext, CliError
+from ..files import write_out
 from ..options import add_eval_db_option
 from ..output import aligned_table
 from ..resolve import evaluation_store
@@ -76,11 +77,7 @@ def run_votes(args: argparse.Namespace, context: CliContext) -> int:
     votes = VoteStore(store.path).votes(result.id)
     context.write(format_votes(result, votes))
     if args.export is not None:
-        try:
-            args.export.parent.mkdir(parents=True, exist_ok=True)
-            args.export.write_text(votes_csv(votes), encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"Cannot write {args.export}: {exc.strerror or exc}", EXIT_USAGE) from None
+        write_out({args.export: votes_csv(votes)}, what="the votes")
         context.note(f"wrote {len(votes)} votes to {args.export}")
     return EXIT_OK
 

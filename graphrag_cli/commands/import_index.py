@@ -64,7 +64,8 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     except IndexValidationError as exc:
         raise CliError(str(exc), EXIT_INDEX) from None
     except OSError as exc:
-        raise CliError(f"Cannot write {args.dest}: {exc.strerror or exc}", EXIT_INDEX) from None
+        kept = "the index files that were there are kept as they were" if args.force else "no index file was written"
+        raise CliError(f"Could not write the index to {args.dest}: {exc.strerror or exc}; {kept}.", EXIT_INDEX) from None
     counts = ", ".join(f"{v} {k}" for k, v in loaded.index.stats().items())
     context.write(f"Imported {loaded.path} -> {args.dest}: {counts}\n")
     for warning in loaded.index.warnings:

@@ -37,9 +37,10 @@ from graphrag_core.calls import why_no_answer
 from graphrag_core.events import Event, RunStarted
 from graphrag_core.figures import run_figures, spend_line
 from graphrag_core.history import RunRecorder, RunStore
+from graphrag_core.lazy.cost import estimate_lazy_cost
 from graphrag_core.levels import DYNAMIC
-from graphrag_core.llm.base import model_identity
-from graphrag_core.methods import GLOBAL, VECTOR, units_noun
+from graphrag_core.llm.base import ChatModel, model_identity
+from graphrag_core.methods import GLOBAL, LAZY, VECTOR, units_noun
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
 from graphrag_core.request import GlobalSearchRequest, check_seed
@@ -143,6 +144,28 @@ def _say_forecast(index: Index, request: GlobalSearchRequest, counter: Tokenizer
         context.note(forecast.text())
 
 
+def _say_lazy_cost(index: Index, request: GlobalSearchRequest, counter: Tokenizer, context: CliContext) -> None:
+    """What a lazy run can cost, before any call (its range: the map is known after its tests)."""
+    try:
+        cost = estimate_lazy_cost(index, request, tokenizer=counter)
+    except GraphRAGError:
+        return  # the run itself reports what is wrong with the request
+    context.note(f"estimate: {cost.text()}")
+
+
+def _say_costs(index: Index, request: GlobalSearchRequest, counter: Tokenizer, context: CliContext) -> GlobalSearchRequest:
+    """What the run can cost, said before it starts: a lazy run's range, and the forecast
+    against a spending limit (for which the seed is drawn now, so that it speaks of the batches
+    the run reads); the request the run then makes."""
+    if request.method == LAZY:
+        _say_lazy_cost(index, request, counter, context)
+    if request.spend_limit_tokens is not None:
+        if request.seed is None:
+            request = request.model_copy(update={"seed": draw_seed()})
+        _say_forecast(index, request, counter, context)
+    return request
+
+
 def _ended_without_answer(exc: GraphRAGError | KeyboardInterrupt, args: argparse.Namespace, context: CliContext, recorder: RunRecorder, store: RunStore | None) -> int:
     """A run that raised: it is closed (and stored with what it finished), then its exit code
     (stopped at the spending limit) or its error for the user."""
@@ -170,26 +193,30 @@ def _ended_without_answer(exc: GraphRAGError | KeyboardInterrupt, args: argparse
     raise exc  # main reports the others with their exit codes
 
 
-def run(args: argparse.Namespace, context: CliContext) -> int:
-    request = build_request(args)
-    options = ModelOptions.from_args(args)
-    model = build_model(context, options)
-    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if request.method == VECTOR else None
-    counter = tokenizer(request.tokenizer, model)
-    loaded = load_index_at(args.index, tables=search_tables(request))
-    if not request.dynamic and request.method == GLOBAL:  # dynamic selection and the chunk methods do not use the level
-        check_levels(loaded, [request.community_level])
+def _preflight(model: ChatModel, request: GlobalSearchRequest, args: argparse.Namespace, context: CliContext) -> None:
+    """The check that spends no tokens: an unreachable endpoint ends the command before the run."""
     try:
         run_async(preflight(model))
     except PreflightError as exc:
         if args.json:
             context.write(format_failure_json([], request=request, error=exc) + "\n")
         raise CliError(str(exc), EXIT_RUN) from None
+
+
+def run(args: argparse.Namespace, context: CliContext) -> int:
+    request = build_request(args)
+    options = ModelOptions.from_args(args)
+    model = build_model(context, options)
+    chunks_ranked = request.method in (VECTOR, LAZY)
+    embedder = build_embedder(context, options, name=args.embedding_model, off=args.no_embeddings) if chunks_ranked else None
+    counter = tokenizer(request.tokenizer, model)
+    loaded = load_index_at(args.index, tables=search_tables(request))
+    if not request.dynamic and request.method == GLOBAL:  # dynamic selection and the chunk methods do not use the level
+        check_levels(loaded, [request.community_level])
+    _preflight(model, request, args, context)
     request = advised_by_server(context, model, request, counter=counter, given=_given(args))
-    if request.spend_limit_tokens is not None and not args.quiet:
-        if request.seed is None:  # drawn now, so that the forecast speaks of the batches the run reads
-            request = request.model_copy(update={"seed": draw_seed()})
-        _say_forecast(loaded.index, request, counter, context)
+    if not args.quiet:
+        request = _say_costs(loaded.index, request, counter, context)
     store = open_store(context, args.store, off=args.no_store)
     cache = open_cache(context, args.cache, off=args.no_cache)
     recorder = RunRecorder(store, index_name=loaded.name, index_path=str(loaded.path))
@@ -261,6 +288,12 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
             context.note(f"{noun} behind the answer: {', '.join(ids[:SHOWN_COMMUNITY_IDS])}{more}")
         if result.diagnostics.ranker:
             context.note(f"source chunks ranked by {ranker_label(result.diagnostics.ranker)}")
+        if request.method == LAZY:
+            d = result.diagnostics
+            context.note(
+                f"relevance tests: {d.relevance_tests:,} of {d.relevance_budget or 0:,} ({d.relevance_cache_hits:,} from the cache), "
+                f"{sum(len(refs) for refs in d.relevant_chunks.values()):,} relevant source chunks"
+            )
         for failure in result.failed_batches:
             context.note(f"warning: batch {failure.batch_index} failed: {failure.error}")
         context.note(spend_line(run_figures(events).spend, configured_price(context)))

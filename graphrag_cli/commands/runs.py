@@ -21,6 +21,7 @@ from graphrag_core.support import marked_answer, support_lines
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
 from ..options import CliParser, ModelOptions, add_cache_options, add_model_options, add_quiet_option, add_store_options
+from ..files import write_out
 from ..output import format_run_line
 from ..resolve import build_model, load_index_at, open_cache, resolve_index_path, run_store, tokenizer
 from ..support_check import add_support_options, chosen_judge, keep_support, run_support_check
@@ -90,14 +91,14 @@ def _index_ids(record: RunRecord, index: str | None) -> set[str] | None:
 
 
 def run_list(args: argparse.Namespace, context: CliContext) -> int:
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     for summary in store.list_runs(args.limit, index_name=args.index_name):
         context.write(format_run_line(summary) + "\n")
     return EXIT_OK
 
 
 def run_show(args: argparse.Namespace, context: CliContext) -> int:
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     if args.json:
         try:
             text = store.export_json(args.run_id)
@@ -135,25 +136,19 @@ def run_check(args: argparse.Namespace, context: CliContext) -> int:
 def run_export(args: argparse.Namespace, context: CliContext) -> int:
     if args.bundle is None and args.markdown is None:
         raise CliError("runs export: say what to write: --bundle FILE, --markdown FILE, or both.", EXIT_USAGE)
-    store = run_store(context, args.store)
+    store = run_store(context, args.store, read_only=True)
     record = _record(store, args.run_id)
     where = record.index_path or record.index_name
     if args.markdown is not None:
         index_ids = _index_ids(record, args.index)
         if index_ids is None:
             context.note(f"warning: the run's index ({where}) was not found; citations are checked against the map answers only")
-        try:
-            args.markdown.write_text(record_to_markdown(record, index_ids=index_ids).rstrip() + "\n", encoding="utf-8")
-        except OSError as exc:
-            raise CliError(f"Could not write the report to {args.markdown}: {exc.strerror or exc}", EXIT_USAGE) from None
+        write_out({args.markdown: record_to_markdown(record, index_ids=index_ids).rstrip() + "\n"}, what="the report")
         context.write(f"Wrote the report of run {record.run_id} ({record.status}) to {args.markdown}\n")
     if args.bundle is None:
         return EXIT_OK
     bundle = make_bundle(record, index_path=resolve_index_path(args.index) if args.index else None)
-    try:
-        args.bundle.write_text(bundle_to_json(bundle), encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"Could not write the bundle to {args.bundle}: {exc.strerror or exc}", EXIT_USAGE) from None
+    write_out({args.bundle: bundle_to_json(bundle)}, what="the bundle")
     if bundle.index.fingerprint is None:
         context.note(f"warning: the run's index ({where}) was not found; the bundle has no index fingerprint")
     context.write(f"Wrote run {record.run_id} ({record.status}, {len(record.events)} events) to {args.bundle}\n")

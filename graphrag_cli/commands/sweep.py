@@ -30,6 +30,7 @@ from graphrag_core.sweep import (
 )
 
 from ..context import EXIT_OK, EXIT_RUN, EXIT_USAGE, CliContext, CliError
+from ..files import write_out
 from ..loop import run_async
 from ..options import (
     ModelOptions,
@@ -171,11 +172,7 @@ def _write(result: SweepResult, fmt: str, out: Path | None, context: CliContext)
         context.write(text)
         context.out.flush()
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CliError(f"Cannot write {out}: {exc.strerror or exc}", EXIT_USAGE) from None
+    write_out({out: text}, what="the sweep's points")
     context.note(f"wrote {len(result.points)} points to {out}")
 
 

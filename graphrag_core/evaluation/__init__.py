@@ -26,7 +26,7 @@ from .claims import ClaimMetrics, claim_metrics, cluster_claims, extract_claims,
 from .conditions import Condition, parse_conditions
 from .drilldown import Drilldown, DrilldownCall, DrilldownSide, drilldown, drilldown_choices
 from .experiment import EvalProgress, estimate_experiment, run_experiment
-from .presets import PRESETS, conditions_text, paper_conditions, preset_conditions
+from .presets import PRESETS, conditions_text, lazy_conditions, paper_conditions, preset_conditions
 from .judge import CRITERIA, DEFAULT_CRITERIA, JudgeCall, PairJudgment, is_heuristic, judge_pair, parse_judge_output, validate_criteria
 from .questions import EvalQuestion, QuestionCounts, QuestionSet, generate_questions, load_questions, parse_questions
 from .results import AnswerRecord, ExperimentEstimate, ExperimentResult, JudgmentRecord, WinRate
@@ -78,6 +78,7 @@ __all__ = [
     "is_heuristic",
     "judge_pair",
     "load_questions",
+    "lazy_conditions",
     "paper_conditions",
     "parse_conditions",
     "parse_judge_output",

@@ -56,7 +56,7 @@ from ..figures import RunFigures, run_figures
 from ..history.records import EVALUATION_LABEL_PREFIX, RunRecord
 from ..llm.base import ChatModel, model_identity
 from ..llm.embeddings import EmbeddingModel, ranker_name
-from ..methods import GLOBAL, VECTOR, reads_chunks
+from ..methods import GLOBAL, LAZY, VECTOR, reads_chunks
 from ..models import Index
 from ..request import GlobalSearchRequest
 from ..batch_plan import plan_batches
@@ -143,9 +143,19 @@ def check_index(index: Index, spec: ExperimentSpec) -> None:
 
 def _answer_plan(index: Index, request: GlobalSearchRequest, seed: int) -> tuple[int, int]:
     """One answer's planned calls (its map batches and, when there is any, the reduce; the
-    ``vector`` method's one call) and its map batches' planned prompt tokens."""
+    ``vector`` method's one call; a ``lazy`` answer's most: its expansion, its relevance budget,
+    its map's bound and its reduce) and its map batches' planned prompt tokens (the most, for
+    ``lazy``, its relevance prompts included)."""
     if request.method == VECTOR:
         return 1, 0
+    if request.method == LAZY:
+        from ..lazy.cost import estimate_lazy_cost
+
+        try:
+            cost = estimate_lazy_cost(index, request)
+        except GraphRAGError:
+            return 0, 0
+        return cost.max_calls, cost.max_prompt_tokens
     try:
         _, batches, estimates = plan_batches(index, request, seed=seed)
     except GraphRAGError:
@@ -247,7 +257,7 @@ class _Run:
         self.emit, self.stop = emit, stop
         self.started = time.monotonic()
         self.fingerprint = index_fingerprint(index)
-        self.ranker = ranker_name(embedder) if any(c.method == VECTOR for c in spec.conditions) else None
+        self.ranker = ranker_name(embedder) if any(c.method in (VECTOR, LAZY) for c in spec.conditions) else None
         self.id = experiment_id(spec, self.fingerprint, model, judge, ranker=self.ranker)
         self.stopped = False
         self.stop_reason: str | None = None
@@ -339,7 +349,7 @@ class _Run:
         """Raise ``SpendLimitReached`` when an answer's planned prompts and its reduce cannot fit
         what the spending limit leaves (a fixed level's; dynamic selection's is not known
         before its ratings, and the limit holds inside the run anyway)."""
-        if self.spending is None or request.dynamic:
+        if self.spending is None or request.dynamic or request.method == LAZY:  # a lazy answer's map is known after its tests
             return
         try:
             _, _, estimates = plan_batches(self.index, request, seed=seed)
@@ -499,8 +509,9 @@ UNANSWERED_SKIP = "unanswered"
 
 def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     """An answer's cost, read from its run's figures (finished or failed alike): rating calls and
-    their reported prompt tokens; every map batch (a cached one too) at its planned prompt
-    estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
+    their reported prompt tokens; a lazy answer's expansion and relevance tests at their planned
+    prompt estimates (a cached one counted as a call, so the cost does not depend on what ran
+    before); every map batch (a cached one too) at its planned prompt estimate; the reduce's attempts at its planned prompt; the units it read (summaries, the
     source chunks it mapped, or for ``vector`` those packed into its prompt) and the embedding
     model's tokens; and, apart, the tokens the endpoint reported for the calls the run made
     (``reported_tokens``)."""
@@ -508,6 +519,9 @@ def cost_of(figures: RunFigures, *, method: str = "global") -> AnswerCost:
     tokens: dict[str, int] = {}
     if figures.rating_calls:
         calls["rate"], tokens["rate"] = figures.rating_calls, figures.rating_usage.prompt_tokens
+    if method == LAZY:  # the expansion and the relevance tests at their planned prompts (cache answers counted as calls)
+        calls["expand"], tokens["expand"] = figures.expansion_calls + figures.expansion_cache_hits, figures.expansion_prompt_tokens
+        calls["relevance"], tokens["relevance"] = figures.relevance_tests, figures.relevance_prompt_tokens
     calls["map"] = figures.map_calls + figures.cache_hits
     calls["reduce"] = figures.reduce_calls
     tokens["map"] = figures.map_prompt_tokens

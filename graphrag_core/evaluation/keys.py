@@ -16,7 +16,7 @@ import json
 from pydantic_core import to_json
 
 from ..llm.base import model_identity
-from ..methods import GLOBAL, VECTOR
+from ..methods import GLOBAL, LAZY, VECTOR
 from ..request import GlobalSearchRequest
 from .spec import ExperimentSpec
 
@@ -27,7 +27,9 @@ def _keyed_text(request: GlobalSearchRequest) -> str:
     """The request's JSON in the order answer keys have always read it: the settings, the
     question, then the seed (the seed became a setting after answers were stored under these
     keys, which an experiment's rerun finds again). A ``global`` request without its method field."""
-    data = request.model_dump(mode="json", exclude={"method"} if request.method == GLOBAL else None)
+    unused = {"relevance_budget"} if request.method != LAZY else set()
+    exclude = {"method", *unused} if request.method == GLOBAL else unused
+    data = request.model_dump(mode="json", exclude=exclude)
     seed = data.pop("seed")
     ordered: dict[str, object] = {}
     for name, value in data.items():
@@ -39,10 +41,12 @@ def _keyed_text(request: GlobalSearchRequest) -> str:
 
 def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest, *, ranker: str | None = None) -> str:
     """The key of one answer. A ``global`` request is keyed without its method field, so its key
-    is the same whether the field is written or not; a ``vector`` one with ``ranker`` too."""
+    is the same whether the field is written or not; a ``vector`` or ``lazy`` one with ``ranker``
+    too. Settings of a method that means nothing for it (the relevance budget outside ``lazy``)
+    are left out, so a request's key stays what it was before they existed."""
     request_text = _keyed_text(request)
     parts = [fingerprint, model_identity(model), request_text]
-    if request.method == VECTOR:
+    if request.method in (VECTOR, LAZY):
         parts.append(ranker or "")
     digest = hashlib.sha256()
     for part in parts:

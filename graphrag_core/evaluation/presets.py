@@ -6,7 +6,9 @@ community summaries only, with TS (map-reduce over the source text) and SS (naiv
 source chunks). :func:`paper_conditions` gives every level of the open index as ``C0``, ``C1``,
 ... (summaries only: no claims, no source excerpts, as the paper's levels read), ``TS``
 (``method=text``), ``SS`` (``method=vector``) and, as a seventh, ``dynamic`` (dynamic
-community selection, summaries only), which postdates the paper.
+community selection, summaries only), which postdates the paper. :func:`lazy_conditions` adds
+the lazy method at Microsoft's published relevance budgets (``LZ100``, ``LZ500``, ``LZ1500``;
+docs/lazy-search.md), which ``eval --preset lazy`` puts beside the paper's.
 
 Invariants: condition names are unique; every condition is valid for the index's levels; the
 text :func:`conditions_text` writes is read back by
@@ -18,13 +20,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..errors import EvaluationError
-from ..methods import TEXT, VECTOR
+from ..methods import LAZY, TEXT, VECTOR
 from ..models import Index
 from ..request import SearchSettings
 from .conditions import Condition
 
 PAPER = "paper"
-PRESETS: dict[str, str] = {PAPER: "The paper's conditions: every level, TS, SS and dynamic selection"}
+LAZY_PRESET = "lazy"
+LAZY_BUDGETS: tuple[int, ...] = (100, 500, 1500)
+"""The relevance budgets Microsoft published LazyGraphRAG's results at (Z100, Z500, Z1500)."""
+PRESETS: dict[str, str] = {
+    PAPER: "The paper's conditions: every level, TS, SS and dynamic selection",
+    LAZY_PRESET: "The paper's conditions, and lazy search at relevance budgets 100, 500 and 1,500",
+}
 """The presets by name, with what each fills in."""
 SUMMARIES_ONLY = {"include_claims": False, "include_sources": False}
 """The paper's levels read community summaries alone."""
@@ -39,10 +47,17 @@ def paper_conditions(index: Index, *, dynamic: bool = True) -> list[Condition]:
     return [*levels, *sources, *extra]
 
 
+def lazy_conditions(budgets: Sequence[int] = LAZY_BUDGETS) -> list[Condition]:
+    """``LZ{budget}`` for each relevance budget: the lazy method at that budget."""
+    return [Condition(name=f"LZ{budget}", overrides={"method": LAZY, "relevance_budget": budget}) for budget in budgets]
+
+
 def preset_conditions(name: str, index: Index) -> list[Condition]:
     """The conditions of the preset ``name`` on ``index``; :class:`EvaluationError` for an unknown one."""
     if name == PAPER:
         return paper_conditions(index)
+    if name == LAZY_PRESET:
+        return [*paper_conditions(index), *lazy_conditions()]
     raise EvaluationError(f"Unknown preset: {name} (known: {', '.join(PRESETS)}).")
 
 
@@ -60,4 +75,4 @@ def conditions_text(conditions: Sequence[Condition]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["PAPER", "PRESETS", "SUMMARIES_ONLY", "conditions_text", "paper_conditions", "preset_conditions"]
+__all__ = ["LAZY_BUDGETS", "LAZY_PRESET", "PAPER", "PRESETS", "lazy_conditions", "SUMMARIES_ONLY", "conditions_text", "paper_conditions", "preset_conditions"]

@@ -19,7 +19,7 @@ from .claims import claim_metrics
 from .results import AnswerRecord, ClaimSummary, ConditionCost, JudgmentRecord, SupportShare, WinRate
 from .spec import ExperimentSpec
 
-PURPOSES_SHOWN = ("rate", "map", "reduce")
+PURPOSES_SHOWN = ("rate", "expand", "relevance", "map", "reduce")
 """The purposes whose calls and prompt tokens a condition's cost reports, in this order."""
 EXACT_TIED_MAX = 13
 """Up to this many scores, a sample with ties or zeros gets the exact p-value of every sign

@@ -112,12 +112,72 @@ SCHEMA_VERSION = MIGRATIONS[-1].version
 """The newest schema this program writes and reads."""
 
 
+class ForeignSchema(Exception):
+    """The open file is not a run history this program wrote: the message says what it holds
+    instead (a clause, e.g. ``it has no table runs``)."""
+
+
+_BASE_RUN_COLUMNS: tuple[str, ...] = tuple(line.split()[0] for line in _RUN_COLUMNS.strip().splitlines())
+
+
+def required_columns(version: int) -> dict[str, tuple[str, ...]]:
+    """The tables and columns a file at schema ``version`` (>= 1) has, as the migrations up to
+    it made them (a migration that adds a table or a column adds it here too)."""
+    runs = list(_BASE_RUN_COLUMNS)
+    if version < 3:
+        runs.append("events_json")
+    if version >= 2:  # a version 1 file may have it too (added while the version stayed 1)
+        runs.append("writer")
+    if version >= 4:
+        runs.append("support_json")
+    tables = {"runs": tuple(runs)}
+    if version >= 3:
+        tables["run_events"] = ("run_id", "seq", "event_json")
+    return tables
+
+
+REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = required_columns(SCHEMA_VERSION)
+"""The tables and columns a file at :data:`SCHEMA_VERSION` has (what the store reads and writes)."""
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    return [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")]
+
+
+def _listed(names: list[str], noun: str) -> str:
+    return f"the {noun} {names[0]}" if len(names) == 1 else f"the {noun}s {', '.join(names)}"
+
+
 def file_version(conn: sqlite3.Connection) -> int:
-    """The schema version of the open file: 0 for a file no migration has touched."""
-    if not conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'").fetchone():
+    """The schema version of the open file: 0 for a file no migration has touched (a new, empty
+    file). Raises :class:`ForeignSchema` for a file that holds tables but no version, or a
+    version that is not a whole number."""
+    tables = _tables(conn)
+    if "schema_version" not in tables:
+        if tables:
+            raise ForeignSchema(f"it holds {_listed(tables, 'table')} and none of a run history's")
         return 0
+    if "version" not in _columns(conn, "schema_version"):
+        raise ForeignSchema("its table schema_version has no column version")
     row = conn.execute("SELECT MAX(version) FROM schema_version").fetchone()
-    return int(row[0]) if row and row[0] is not None else 0
+    value = row[0] if row else None
+    if value is None:
+        return 0
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise ForeignSchema(f"its schema version is {value!r}, not a whole number")
+    return value
+
+
+def check_shape(conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
+    """Raise :class:`ForeignSchema` unless the open file has every table and column a file at
+    ``version`` has (:func:`required_columns`): a file that names a version but was made otherwise."""
+    tables = set(_tables(conn))
+    for table, wanted in required_columns(version).items():
+        if table not in tables:
+            raise ForeignSchema(f"it has no table {table}")
+        missing = [c for c in wanted if c not in _columns(conn, table)]
+        if missing:
+            raise ForeignSchema(f"its table {table} lacks {_listed(missing, 'column')}")
 
 
 def upgrade(conn: sqlite3.Connection, *, from_version: int) -> int:
@@ -132,4 +192,4 @@ def upgrade(conn: sqlite3.Connection, *, from_version: int) -> int:
     return version
 
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Migration", "file_version", "upgrade"]
+__all__ = ["MIGRATIONS", "REQUIRED_COLUMNS", "SCHEMA_VERSION", "ForeignSchema", "Migration", "check_shape", "file_version", "required_columns", "upgrade"]

@@ -46,7 +46,7 @@ from ..sqlite import enable_wal
 from ..status import RunStatus
 from ..support.models import SupportCheck
 from .liveness import live_status, process_token
-from .migrations import SCHEMA_VERSION, file_version, upgrade
+from .migrations import SCHEMA_VERSION, ForeignSchema, check_shape, file_version, upgrade
 from .records import RunRecord, RunSummary
 
 STORE_DIR_NAME = "graphrag-explorer"
@@ -90,6 +90,28 @@ def damaged_message(path: Path, problem: object, *, run_id: str | None = None) -
     )
 
 
+def foreign_message(path: Path, problem: object) -> str:
+    """The one sentence every front end shows for a file that is not a run history of ours."""
+    return (
+        f"{path}: not a run history of graphrag-explorer: {problem}. Choose another file (--store, or "
+        "GRAPHRAG_EXPLORER_DB), or move this one aside; nothing was changed."
+    )
+
+
+def _foreign_in_upgrade(exc: sqlite3.OperationalError) -> bool:
+    """An upgrade that met tables other than those of the version the file names."""
+    return any(words in str(exc) for words in ("no such table", "no such column", "has no column"))
+
+
+def _restore_journal(conn: sqlite3.Connection, journal: str) -> None:
+    """Put back the journal mode a refused file had before it was opened in WAL mode."""
+    if journal.isalpha() and journal.lower() != "wal":
+        try:
+            conn.execute(f"PRAGMA journal_mode = {journal}")
+        except sqlite3.Error:  # another connection holds it: the mode stays WAL, the data as it was
+            pass
+
+
 def default_store_path(environ: Mapping[str, str]) -> Path:
     """Where the run history lives by default, given the environment: ``$XDG_DATA_HOME`` (else
     ``~/.local/share``), then ``graphrag-explorer/runs.sqlite3``."""
@@ -102,20 +124,65 @@ class RunStore:
     """The run history in one SQLite file. Thread- and process-safe: each call opens its own
     connection (WAL mode, a busy timeout), and nothing is held between calls."""
 
-    def __init__(self, path: str | os.PathLike[str]) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, read_only: bool = False) -> None:
+        """Open the history at ``path``, made (with its folder) or brought to
+        :data:`SCHEMA_VERSION` as needed. With ``read_only`` nothing is written: the file is
+        read where it lies, needing no space (a full disk still lists and shows runs); a missing
+        file reads as an empty history, and only a file of an older schema is upgraded first.
+        A file that is not a run history raises :class:`StoreError` (:func:`foreign_message`)."""
         self.path = Path(path).expanduser()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._migrate()
+        self.read_only = read_only
+        if not (read_only and self._at_current_version()):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._migrate()
 
     def __repr__(self) -> str:
         return f"RunStore({str(self.path)!r})"
 
+    def _at_current_version(self) -> bool:
+        """For a read-only store: True when the file is missing or at :data:`SCHEMA_VERSION`
+        (nothing to write before reading it); False when it needs an upgrade."""
+        if not self.path.exists():
+            return True
+        with self._connect() as conn:
+            version = self._version(conn)
+            if version > SCHEMA_VERSION:
+                raise StoreError(self._newer_message(version))
+            if version == SCHEMA_VERSION:
+                self._check_shape(conn)
+                return True
+        return False
+
+    def _version(self, conn: sqlite3.Connection) -> int:
+        try:
+            return file_version(conn)
+        except ForeignSchema as exc:
+            raise StoreError(foreign_message(self.path, exc)) from None
+
+    def _check_shape(self, conn: sqlite3.Connection, version: int = SCHEMA_VERSION) -> None:
+        try:
+            check_shape(conn, version)
+        except ForeignSchema as exc:
+            raise StoreError(foreign_message(self.path, exc)) from None
+
+    def _newer_message(self, version: int) -> str:
+        return (
+            f"{self.path}: the run store has schema version {version}, newer than this "
+            f"program's {SCHEMA_VERSION}; upgrade graphrag-explorer to read it."
+        )
+
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:
-        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`); a file
-        SQLite cannot read, or cannot lock in time, raises :class:`StoreError` naming it."""
+        """One connection for one operation (see :func:`graphrag_core.sqlite.connect`; read-only
+        for a read-only store, and an empty history in memory while its file is missing); a
+        file SQLite cannot read, or cannot lock in time, raises :class:`StoreError` naming it."""
         try:
-            with sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",)) as connection:
+            if self.read_only and not self.path.exists():
+                with sqlite_connect(":memory:", timeout=CONNECT_TIMEOUT_S) as connection:
+                    upgrade(connection, from_version=0)
+                    yield connection
+                return
+            with sqlite_connect(self.path, timeout=CONNECT_TIMEOUT_S, pragmas=("foreign_keys = ON",), read_only=self.read_only) as connection:
                 yield connection
         except sqlite3.OperationalError as exc:
             if "malformed" in str(exc) or "not a database" in str(exc):
@@ -133,16 +200,17 @@ class RunStore:
             conn = sqlite3.connect(self.path, timeout=CONNECT_TIMEOUT_S, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: cannot open the run store: {exc}") from exc
+        journal = "wal"  # nothing to put back until the file is switched to WAL mode
         try:
+            if 0 < (found := self._version(conn)) <= SCHEMA_VERSION:  # a foreign file is refused before WAL mode changes its header
+                self._check_shape(conn, found)
+            journal = str(conn.execute("PRAGMA journal_mode").fetchone()[0])
             enable_wal(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                version = file_version(conn)
+                version = self._version(conn)
                 if version > SCHEMA_VERSION:
-                    raise StoreError(
-                        f"{self.path}: the run store has schema version {version}, newer than this "
-                        f"program's {SCHEMA_VERSION}; upgrade graphrag-explorer to read it."
-                    )
+                    raise StoreError(self._newer_message(version))
                 try:
                     upgrade(conn, from_version=version)
                 except ValueError as exc:  # a stored value the migration cannot read (e.g. broken event JSON)
@@ -150,10 +218,18 @@ class RunStore:
                         f"{self.path}: cannot upgrade the run store from schema version {version} to "
                         f"{SCHEMA_VERSION}: {exc}; the file is left as it was."
                     ) from exc
+                except sqlite3.OperationalError as exc:
+                    if not _foreign_in_upgrade(exc):
+                        raise
+                    raise StoreError(foreign_message(self.path, f"its tables are not those of the schema version {version} it names")) from None
+                self._check_shape(conn)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
+        except StoreError:
+            _restore_journal(conn, journal)  # refused: the file keeps its journal mode too, byte for byte
+            raise
         except sqlite3.OperationalError as exc:
             if "malformed" in str(exc):
                 raise StoreError(damaged_message(self.path, exc)) from exc
@@ -409,4 +485,4 @@ def _summary_from_row(row: Sequence[object]) -> RunSummary:
     return RunSummary.model_validate(data)
 
 
-__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "damaged_message", "default_store_path"]
+__all__ = ["DEFAULT_LIST_LIMIT", "SCHEMA_VERSION", "RunStore", "StoreError", "damaged_message", "default_store_path", "foreign_message"]

@@ -22,8 +22,6 @@ and the field.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -32,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..deferred import TableRead
 from ..errors import IndexFormatError, IndexValidationError
+from ..files import write_files
 from ..models import Claim, Community, Document, Entity, Index, Relationship, SourceChunk
 from ..validation import WARNING_EXAMPLES, RecordSource, check_structure, locate, structure_warnings  # noqa: F401 - re-exported
 from ..validation import quote as _q
@@ -247,23 +246,6 @@ def load_native(folder: Path) -> Index:
 # -- writing ---------------------------------------------------------------------------------------
 
 
-def _write_atomically(path: Path, lines: Iterable[str]) -> None:
-    """Write text to ``path`` via a temporary sibling of a fresh name, so readers never see half
-    a file and no other file of the folder is touched; the temporary file is removed when
-    writing fails."""
-    temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any new file
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8", newline="\n") as handle:
-            for line in lines:
-                handle.write(line)
-                handle.write("\n")
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 OMITTED_WHEN_NONE = ("short_id",)
 """Optional fields written only when set, so indexes without them keep their bytes."""
 OMITTED_WHEN_EMPTY: dict[str, tuple[str, ...]] = {"Entity": ("chunk_ids",), "Relationship": ("community_ids", "chunk_ids")}
@@ -296,9 +278,10 @@ def manifest_for(index: Index) -> Manifest:
 def save_native(index: Index, folder: Path) -> None:
     """Write ``index`` as a native folder, creating it if needed and replacing the index files in it.
 
-    All six record files are written (entities and relationships possibly empty); the manifest
-    is written last, so a folder whose manifest is present holds a complete set of files.
-    Other files in the folder are left alone.
+    All six record files are written (entities and relationships possibly empty), all or none
+    (:func:`graphrag_core.files.write_files`: a full disk leaves the old index whole); the
+    manifest is replaced last, so a folder whose manifest is present holds a complete set of
+    files. Other files in the folder are left alone.
     """
     if folder.exists() and not folder.is_dir():
         raise IndexValidationError(f"{folder}: exists and is not a folder; cannot save an index there.", path=str(folder))
@@ -311,10 +294,9 @@ def save_native(index: Index, folder: Path) -> None:
         (ENTITIES_FILE, index.entities),
         (RELATIONSHIPS_FILE, index.relationships),
     ]
-    for name, records in tables:
-        _write_atomically(folder / name, _record_lines(records))
-    manifest_text = json.dumps(manifest_for(index).model_dump(mode="json"), ensure_ascii=False, indent=2)
-    _write_atomically(folder / MANIFEST_FILE, [manifest_text])
+    files: dict[Path, Iterable[str]] = {folder / name: (line + "\n" for line in _record_lines(records)) for name, records in tables}
+    files[folder / MANIFEST_FILE] = json.dumps(manifest_for(index).model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+    write_files(files)
 
 
 def looks_native(folder: Path) -> bool:

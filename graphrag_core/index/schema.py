@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from ..files import write_file
 from ..models import Claim, Community, Document, Entity, Relationship, SourceChunk
 from .native import (
     CHUNKS_FILE,
@@ -94,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(text, encoding="utf-8")
+    write_file(target, text)
     print(f"wrote {target}")
     return 0
 

@@ -11,7 +11,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Purpose = Literal["map", "reduce", "summary", "rate", "judge", "claims", "questions", "support"]
+Purpose = Literal["map", "reduce", "summary", "rate", "judge", "claims", "questions", "support", "expand", "relevance"]
 
 
 MAX_REPLY_CHARS = 1_000_000

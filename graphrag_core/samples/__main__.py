@@ -63,11 +63,12 @@ def _configured_model() -> ChatModel:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    from ..files import write_file
     from ..index import save_index
 
     if args.sample == "zh-tang-source":
         text = tang_source_text(args.authors.read_text(encoding="utf-8"), args.anthology.read_text(encoding="utf-8"), commit=args.commit)
-        args.out.write_text(text, encoding="utf-8")
+        write_file(args.out, text)
         print(f"Wrote {args.out}: {text.count(chr(10) + ':')} poets.")
         return 0
     if args.sample == "jargon":

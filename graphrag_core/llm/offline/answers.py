@@ -20,6 +20,9 @@
   candidates) is answered as a map over the excerpts is, under the same kind of overview.
 - Source chunks (the ``text`` and ``vector`` methods: ``[Source ID: ...]`` parts,
   ``Source IDs`` candidates) are read and cited as such: ``[Sources: id, ...]``.
+- The lazy method's evidence (``[Community ID: ... | evidence part n]`` parts) is read by
+  :mod:`.lazy`; its points cite their community and their sources,
+  ``[Communities: 3] [Sources: 40]``, and the reduce keeps both.
 - ``summary``: an extractive ``{"title", "summary"}`` of a community's text, in its language.
 
 Invariant: each answer is a function of its arguments alone.
@@ -36,12 +39,14 @@ from dataclasses import dataclass
 from ...context import (
     COMMUNITY,
     MAP_SECTION_SOURCES,
+    EVIDENCE,
     MAP_SECTION_SUMMARY,
     SOURCE,
     Unit,
     format_citation,
     header_unit,
     parse_candidate_header,
+    parse_cited_points,
     parse_citations,
     parse_map_section,
     parse_part_header,
@@ -84,7 +89,12 @@ BROAD_THEMES_SCALE = 20.0
 
 
 def _bullets(sentences: Iterable[Sentence], unit: Unit = COMMUNITY) -> str:
-    return "\n".join(f"- {s.text} {format_citation(s.community_ids, unit=unit)}" for s in sentences)
+    """Each sentence as a cited list item; one whose sources are known cites them too
+    (``[Communities: 3] [Sources: 40]``, the lazy method's form)."""
+    return "\n".join(
+        f"- {s.text} {format_citation(s.community_ids, unit=unit)}" + (f" {format_citation(s.source_ids, unit=SOURCE)}" if s.source_ids else "")
+        for s in sentences
+    )
 
 
 def _unit_of(data: str) -> Unit:
@@ -185,11 +195,22 @@ def _map_sentences(data: str) -> list[Sentence]:
 def answer_map(
     question: str, data: str, *, max_words: int = MAP_ANSWER_MAX_WORDS, max_count: int = MAP_ANSWER_MAX_SENTENCES
 ) -> dict[str, object]:
-    """The map reply ``{"answer", "usefulness"}`` for one batch (see the module docstring)."""
-    sentences = _map_sentences(data)
+    """The map reply ``{"answer", "usefulness"}`` for one batch (see the module docstring); a
+    batch of the lazy method's evidence is read as such (:func:`.lazy.evidence_sentences`)."""
+    unit = _unit_of(data)
+    if unit == EVIDENCE:
+        from .lazy import evidence_sentences
+
+        return answer_sentences(question, evidence_sentences(data), COMMUNITY, max_words=max_words, max_count=max_count)
+    return answer_sentences(question, _map_sentences(data), unit, max_words=max_words, max_count=max_count)
+
+
+def answer_sentences(
+    question: str, sentences: Sequence[Sentence], unit: Unit, *, max_words: int = MAP_ANSWER_MAX_WORDS, max_count: int = MAP_ANSWER_MAX_SENTENCES
+) -> dict[str, object]:
+    """The map reply for a batch's ``sentences`` (see the module docstring)."""
     if not sentences:
         return {"answer": "", "usefulness": 0}
-    unit = _unit_of(data)
     query = terms(question, keep_generic=False)
     if not query.all:
         return _answer_broad(sentences, unit, max_words=max_words, max_count=max_count)
@@ -269,12 +290,12 @@ def _candidate_points(answer: str, default_ids: list[str], rank: int) -> list[Se
         line = BULLET_RE.sub("", line.strip())
         if not line or parse_map_section(line):
             continue
-        for text, ids in parse_citations(line):
+        for text, ids, sources in parse_cited_points(line):
             for sentence in engine_sentences(text):
                 sentence = strip_reference_braces(sentence.strip())
                 if sentence and TOKEN_RE.search(sentence):
                     points.append(
-                        Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=terms(sentence))
+                        Sentence(sentence, list(ids or default_ids), rank * 1000 + len(points), terms=terms(sentence), source_ids=list(sources))
                     )
     return points
 
@@ -399,7 +420,7 @@ def answer_reduce(question: str, data: str, *, language: Language | None = None)
         for i, (u, depth, point) in enumerate(merged)
     ]
     floor = min(scores)
-    points = [Sentence(p.text, p.community_ids, i, terms=p.terms) for i, (_, _, p) in enumerate(merged)]
+    points = [Sentence(p.text, p.community_ids, i, terms=p.terms, source_ids=p.source_ids) for i, (_, _, p) in enumerate(merged)]
     chosen = pick(points, [score - floor + 1.0 for score in scores], max_words=REDUCE_MAX_WORDS, max_count=REDUCE_MAX_POINTS)
     communities: list[str] = []
     for sentence in chosen:
@@ -474,4 +495,4 @@ def answer_summary(data: str) -> dict[str, object]:
     return {"title": title, "summary": summary}
 
 
-__all__ = ["NO_ANSWER", "NO_ANSWER_ZH", "answer_map", "answer_reduce", "answer_summary"]
+__all__ = ["NO_ANSWER", "NO_ANSWER_ZH", "answer_map", "answer_reduce", "answer_sentences", "answer_summary"]

@@ -3,7 +3,8 @@
 It answers the engine's real prompts (``graphrag_core.prompts``) by reading them back, with one
 answerer per purpose (:data:`ANSWERERS`): ``map``, ``reduce`` and ``summary`` (``answers``),
 ``rate`` (``rating``), ``judge``, ``claims`` and ``questions`` (``judging``), ``support``
-(``support_reply``: the offline support judge over the prompt's texts).
+(``support_reply``: the offline support judge over the prompt's texts); ``expand`` and
+``relevance`` (``lazy``: the lazy method's).
 
 Invariants: the reply text is a function of the request alone (never of time, latency, call
 order or class); it is always one JSON object, which goes through the same parsing and
@@ -26,6 +27,7 @@ from ...tokens import estimate_tokens
 from ..base import ChatRequest, ChatResponse, Purpose, TokenUsage
 from .answers import answer_map, answer_reduce, answer_summary
 from .judging import claims_reply, judge_reply, questions_reply
+from .lazy import answer_relevance, expansion_reply
 from .rating import answer_rating
 from .support_reply import support_reply
 
@@ -84,6 +86,14 @@ def _support(request: ChatRequest) -> Mapping[str, object]:
     return support_reply(_user_message(request))
 
 
+def _expand(request: ChatRequest) -> Mapping[str, object]:
+    return expansion_reply(split_prompt_sections(_user_message(request))[0])
+
+
+def _relevance(request: ChatRequest) -> Mapping[str, object]:
+    return answer_relevance(_user_message(request))
+
+
 ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
     {
         "map": _map,
@@ -94,6 +104,8 @@ ANSWERERS: Mapping[Purpose, Answerer] = MappingProxyType(
         "claims": _claims,
         "questions": _questions,
         "support": _support,
+        "expand": _expand,
+        "relevance": _relevance,
     }
 )
 """The answerer of each purpose; every :data:`~graphrag_core.llm.base.Purpose` has one."""

@@ -279,7 +279,8 @@ def is_name_list(sentence: str) -> bool:
 class Sentence:
     """A sentence of a prompt with the communities that say it, its place, its section (the
     map data's section marker it came under) and its terms (of the sentence as written, when
-    ``text`` adds its subject before it)."""
+    ``text`` adds its subject before it); ``source_ids`` are the source chunks behind it where
+    the prompt names them beside its community (the lazy method's evidence)."""
 
     text: str
     community_ids: list[str]
@@ -287,6 +288,7 @@ class Sentence:
     section: str = ""
     terms: Terms = field(default_factory=lambda: Terms((), ()))
     opens_section: bool = False
+    source_ids: list[str] = field(default_factory=list)
 
 
 def bm25(query: Counter[str], docs: Sequence[Terms]) -> list[float]:
@@ -335,7 +337,7 @@ def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: i
     """The best-scoring sentences (ties: earlier first) within the word and count limits.
 
     Sentences making the same point (:func:`same_point`) are kept once, the first taken, with
-    the community ids of every copy merged; the sentences given are never changed (the chosen
+    the community (and source) ids of every copy merged; the sentences given are never changed (the chosen
     ones are copies).
     """
     ranked = sorted(range(len(sentences)), key=lambda i: (-scores[i], sentences[i].order))
@@ -350,14 +352,19 @@ def pick(sentences: Sequence[Sentence], scores: Sequence[float], *, max_words: i
         same = next((copy for other, copy in kept if same_point(key, other)), None)
         if same is not None:
             same.community_ids.extend(c for c in sentence.community_ids if c not in same.community_ids)
+            same.source_ids.extend(s for s in sentence.source_ids if s not in same.source_ids)
             continue
         length = word_count(sentence.text)
         if chosen and words + length > max_words:
             continue
         if not chosen and length > max_words:
-            sentence = Sentence(truncate_words(sentence.text, max_words), list(sentence.community_ids), sentence.order)
+            sentence = Sentence(
+                truncate_words(sentence.text, max_words), list(sentence.community_ids), sentence.order, source_ids=list(sentence.source_ids)
+            )
             length = max_words
-        copy = Sentence(sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms)
+        copy = Sentence(
+            sentence.text, list(sentence.community_ids), sentence.order, sentence.section, sentence.terms, source_ids=list(sentence.source_ids)
+        )
         chosen.append(copy)
         kept.append((key, copy))
         words += length
