@@ -48,7 +48,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the tests' browser support, as the other benchmarks do
 
 from graphrag_core.events import MapBatchCached, MapBatchFailed, MapBatchSucceeded, RunFailed, RunFinished  # noqa: E402
-from graphrag_app.widgets import Keys  # noqa: E402
+from graphrag_app.explore.state import Keys  # noqa: E402
 from graphrag_core.history import RunStore  # noqa: E402
 from tests.browser_support import busy_processes, chromium, chromium_page, free_port, install_live_sampler, live_figures, streamlit_server, url_param  # noqa: E402
 

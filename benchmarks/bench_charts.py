@@ -15,7 +15,7 @@ import argparse
 import asyncio
 import time
 
-from graphrag_app import charts
+from graphrag_app.explore import charts
 from graphrag_core import GlobalSearchRequest, retrieve_global
 from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
 from graphrag_core.index import load_index

@@ -16,6 +16,9 @@ Invariants:
   before ``done`` is set, and a stopped run's events end with ``RunFailed(cancelled=True)``;
 - no streamlit import here: a worker thread never touches the page.
 
+A job reads the map cache through :func:`cache_factory` (one opened per job, in its worker), or
+writes it without reading it for a fresh run (:class:`FreshCache`).
+
 Why this module is long: every kind of job (a run, a sweep, an evaluation, a question set, a
 model check) starts the one way (:func:`start_job`) and is followed the one way
 (:func:`follow`); keeping each kind's handle beside that one contract keeps it one contract.
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from graphrag_core.cache import MapCache
+from graphrag_core.cache import MapCache, open_map_cache
 from graphrag_core.errors import STOPPED_MESSAGE, RunCancelled
 from graphrag_core.evaluation import EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, generate_questions, run_experiment
 from graphrag_core.evaluation.questions import EvalQuestion
@@ -486,7 +489,35 @@ def start_question_generation(index: Index, model_factory: ModelFactory, *, pers
     return job
 
 
-# -- a model check -----------------------------------------------------------------------------
+# -- the map cache a job reads ---------------------------------------------------------------
+
+
+class FreshCache:
+    """A map cache that is written but never read: a fresh run calls the model for every batch
+    (a rehearsed question streams again) and leaves its answers for the next run."""
+
+    def __init__(self, inner: MapCache) -> None:
+        self.inner = inner
+        self.path = getattr(inner, "path", None)  # named when the cache fails
+
+    def get(self, key: str) -> str | None:
+        return None
+
+    def put(self, key: str, text: str) -> None:
+        self.inner.put(key, text)
+
+
+def cache_factory(path: Path | None, *, use: bool = True, fresh: bool = False) -> Callable[[], MapCache] | None:
+    """The map cache at ``path`` a job opens in its worker, or None when it is off (no path:
+    off by setting; or ``use=False``); ``fresh`` writes it without reading it."""
+    if path is None or not use:
+        return None
+    if fresh:  # a file that cannot be opened: the run says so once and goes on
+        return lambda: FreshCache(open_map_cache(path))
+    return lambda: open_map_cache(path)
+
+
+# -- a model's check ---------------------------------------------------------------------------
 
 
 def check_model(model: ChatModel, *, checks: Preflight) -> None:
@@ -506,6 +537,6 @@ def check_model(model: ChatModel, *, checks: Preflight) -> None:
 
 __all__ = [
     "DEFAULT_POLL_INTERVAL_S", "DEFAULT_REDRAW_INTERVAL_S", "MAX_REDRAW_INTERVAL_S", "EvalJob", "EventSource", "Followable",
-    "JobHandle", "QuestionsJob", "RunHandle", "SweepHandle", "Throttle", "check_model", "fold_new", "follow", "redraw_interval",
+    "FreshCache", "JobHandle", "QuestionsJob", "RunHandle", "SweepHandle", "Throttle", "cache_factory", "check_model", "fold_new", "follow", "redraw_interval",
     "run_blocking", "start_evaluation", "start_job", "start_question_generation", "start_run", "start_run_job", "start_sweep",
 ]

@@ -1,5 +1,7 @@
-"""How the app names a run: in its lists (Compare's pickers, the history) with :func:`run_label`,
-and among the runs compared with :func:`run_labels`. Pure text, no streamlit."""
+"""How the app names things in its lists and tables: a run (Compare's pickers, the history) with
+:func:`run_label`, and among the runs compared with :func:`run_labels`; a reduce candidate's
+fate (:data:`FATE_LABELS`) and a community's fate in a dynamic selection (:data:`WALK_LABELS`);
+a large count (:func:`short_count`). Pure text, no streamlit."""
 
 from __future__ import annotations
 
@@ -9,6 +11,36 @@ from collections.abc import Sequence
 from graphrag_core.history.records import RunRecord, RunSummary
 from graphrag_core.report import settings_text
 from graphrag_core.status import RunStatus
+
+FATE_LABELS: dict[str, str] = {
+    "selected": "selected",
+    "skipped": "skipped (over budget)",
+    "not_tried": "not tried (after stop)",
+    "dropped": "dropped (usefulness 0)",
+}
+"""A reduce candidate's fate as every table, chart and panel names it."""
+
+
+WALK_LABELS: dict[str, str] = {
+    "queued": "being rated",
+    "kept": "kept (the map reads it)",
+    "pruned": "pruned (rated below the threshold)",
+    "superseded": "replaced by its children",
+    "skipped": "skipped (blank summary)",
+    "failed": "failed (kept)",
+    "unreached": "never reached",
+}
+"""What a dynamic selection's walk did with a community, as its chart, table and panels name it."""
+
+
+def short_count(n: int) -> str:
+    """``449192`` -> ``449k``, ``1234567`` -> ``1.2M``, ``950`` -> ``950``."""
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f}M"
+    if n >= 10_000:
+        return f"{round(n / 1000):,}k"
+    return f"{n:,}"
+
 
 QUERY_CHARS = 60
 """A question longer than this is cut (with an ellipsis) in a run's label."""
@@ -75,4 +107,4 @@ def run_labels(records: Sequence[RunRecord]) -> list[str]:
     ]
 
 
-__all__ = ["BRIEF_QUERY_CHARS", "ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_query"]
+__all__ = ["BRIEF_QUERY_CHARS", "FATE_LABELS", "WALK_LABELS", "ID_CHARS", "LABEL_QUERY_CHARS", "QUERY_CHARS", "run_label", "run_labels", "short_count", "short_query"]

@@ -1,10 +1,14 @@
-"""Runs a page follows live: the runs this process is running (so a reload or a second tab
-attaches to one), a stopped run going on to answer from what it read, and recorded runs played
-back through the same live view.
+"""The run a browser session shows, and how a run comes to be shown: opened from the history, or
+attached to live while this process runs it (a reload, the run's link in another tab, a run
+link on any page, Provenance's Back), replayed from its events, or going on to answer from what
+it read; and the runs this process is running.
 
-No streamlit here: the app holds one :class:`LiveRuns` (``run_controls.live_runs``), and a page
-follows a :class:`ReplayHandle` exactly as it follows a :class:`~graphrag_app.jobs.RunHandle`
-(both are event sources with ``done``, ``progress`` and ``request_stop``).
+:class:`ShownRun` is that run in this session (Explore draws it; Provenance reads it; any page
+may open a run into it with :func:`open_run`, then switch to Explore), with the settings it was
+shown with and what Explore says on its next drawing. A page follows a :class:`ReplayHandle`
+exactly as it follows a :class:`~graphrag_app.jobs.RunHandle` (both are event sources with
+``done``, ``progress`` and ``request_stop``); the handles and :class:`LiveRuns` never touch the
+page, so a worker thread may hold them.
 """
 
 from __future__ import annotations
@@ -15,14 +19,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pathlib import Path
+from typing import ClassVar
+
+import streamlit as st
 
 from graphrag_core.events import Event, RunStarted
-from graphrag_core.history import RunRecord, RunRecorder
+from graphrag_core.history import RunRecord, RunRecorder, RunStore, StoreError
 from graphrag_core.models import Index
+from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import answer_from_read
 from graphrag_core.state import RunState
 
 from .jobs import JobHandle, ModelFactory, RunHandle, fold_new, start_run_job
+from .session import PageState
+from .settings import AppSettings
+from .urls import RunSettings, index_param
 
 
 @dataclass(kw_only=True)
@@ -123,4 +134,131 @@ def start_partial_answer(index: Index, record: RunRecord, model_factory: ModelFa
     return handle
 
 
-__all__ = ["LiveHandle", "LiveRun", "LiveRuns", "ReplayHandle", "replay_run", "start_partial_answer"]
+@st.cache_resource(show_spinner=False)
+def live_runs() -> LiveRuns:
+    """The runs this process is running (shared by every session): what a reload attaches to."""
+    return LiveRuns()
+
+
+# -- the run a session shows -----------------------------------------------------------------------
+
+
+@dataclass
+class RunView:
+    """The run a session shows: live (``handle`` set: a run in this process, or a replay when
+    ``replay_speed`` is set) or finished/reopened."""
+
+    run_id: str
+    state: RunState
+    index_key: str
+    handle: LiveHandle | None = None
+    reveal_answer: bool = False
+    """Set when a live run ends: the next drawing scrolls its answer into view, once."""
+    replay_speed: float | None = None
+    """The speed of the replay being played (None: a run, or a replay that ended)."""
+    end_drawn: bool = False
+    """The live view has drawn the run's end (its answer); the next tick draws the page whole."""
+    timeline: object | None = None
+    """The call timeline the live view drew last (a Plotly figure), drawn again unchanged until
+    it is due (``live_view.TIMELINE_REDRAW_S``)."""
+    timeline_key: tuple[float, int] | None = None
+    """When that timeline was drawn (the script's clock) and at what height."""
+
+    @property
+    def live(self) -> bool:
+        return self.handle is not None
+
+
+@dataclass
+class ShownRun(PageState):
+    """The run this session shows on Explore, the settings it was last shown with, and the
+    messages queued for Explore's next drawing (callbacks run before the script, on any page,
+    and leave their errors and notices here)."""
+
+    KEY: ClassVar[str] = "graphrag_explorer"
+
+    settings: RunSettings | None = None
+    view: RunView | None = None
+    notices: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    widgets_stale: bool = False
+    """The settings changed under Explore's widgets (a run was opened): Explore puts them back
+    into its widgets before it draws them."""
+
+    @property
+    def running(self) -> bool:
+        return self.view is not None and self.view.handle is not None and not self.view.handle.done
+
+
+def stored_run(shown: ShownRun, run_id: str, *, app: AppSettings) -> RunRecord | None:
+    """The stored run ``run_id``, or None with the reason queued for Explore."""
+    try:
+        record = RunStore(app.store_path).get(run_id)
+    except StoreError as exc:  # its message names the file and what is wrong with it
+        shown.errors.append(str(exc))
+        return None
+    except Exception as exc:  # noqa: BLE001 - page boundary: a broken store must not break the page
+        shown.errors.append(f"The run history at {app.store_path} could not be read ({type(exc).__name__}): {exc}")
+        return None
+    if record is None:
+        shown.notices.append(f"Run {run_id} is not in this app's run history; the settings from the link are filled in.")
+    return record
+
+
+def _show_settings(shown: ShownRun, request: GlobalSearchRequest, seed: int | None, key: str, *, set_widgets: bool) -> None:
+    shown.settings = RunSettings.from_request(request, index=key, seed=seed, base=shown.settings or RunSettings())
+    shown.widgets_stale = shown.widgets_stale or set_widgets
+
+
+def open_run(shown: ShownRun, run_id: str, *, app: AppSettings, set_widgets: bool = True) -> bool:
+    """Show a run: followed live when this process is running it (a reload, the run's link in
+    another tab: Stop works there too), else the stored run replayed from its events (no model);
+    its settings go into Explore's widgets (``set_widgets``). False (the reason queued) when
+    there is no such run."""
+    live = live_runs().get(run_id)
+    if live is not None:
+        shown.view = RunView(run_id=run_id, state=RunState(), index_key=live.index_key, handle=live.handle)
+        started = next(iter(live.handle.events_since(0)), None)
+        if isinstance(started, RunStarted):
+            _show_settings(shown, started.request, started.seed, live.index_key, set_widgets=set_widgets)
+        return True
+    record = stored_run(shown, run_id, app=app)
+    if record is None:
+        return False
+    key = index_param(record.index_path, name=record.index_name)
+    shown.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
+    _show_settings(shown, record.request, record.seed, key, set_widgets=set_widgets)
+    return True
+
+
+def start_replay(shown: ShownRun, run_id: str, *, speed: float, app: AppSettings, set_widgets: bool = True) -> bool:
+    """Play a stored run back on the live view at ``speed`` times its recorded pace (no model, no
+    cache, nothing recorded); False (with the reason queued) when it cannot be."""
+    record = stored_run(shown, run_id, app=app)
+    if record is None:
+        return False
+    try:
+        handle = replay_run(record.events, speed=speed)
+    except ValueError as exc:
+        shown.errors.append(str(exc))
+        return False
+    key = index_param(record.index_path, name=record.index_name)
+    shown.view = RunView(run_id=record.run_id, state=RunState(), index_key=key, handle=handle, replay_speed=speed)
+    _show_settings(shown, record.request, record.seed, key, set_widgets=set_widgets)
+    return True
+
+
+__all__ = [
+    "LiveHandle",
+    "LiveRun",
+    "LiveRuns",
+    "ReplayHandle",
+    "RunView",
+    "ShownRun",
+    "live_runs",
+    "open_run",
+    "replay_run",
+    "start_partial_answer",
+    "start_replay",
+    "stored_run",
+]

@@ -49,6 +49,16 @@ PAGE_SPECS: tuple[PageSpec, ...] = (
 )
 
 
+def page_file(url_path: str) -> str:
+    """The page file served at ``url_path`` (``"provenance"`` -> ``pages/provenance.py``)."""
+    return next(spec.path for spec in PAGE_SPECS if spec.url_path == url_path)
+
+
+EXPLORE_PAGE = next(spec.path for spec in PAGE_SPECS if spec.default)
+"""The default page's file (``/`` serves it)."""
+PROVENANCE_PAGE = page_file("provenance")
+
+
 def available_specs(root: Path = APP_ROOT) -> list[PageSpec]:
     return [spec for spec in PAGE_SPECS if (root / spec.path).is_file()]
 
@@ -108,4 +118,4 @@ def ensure_app_navigation() -> None:
     app_navigation().ensure()
 
 
-__all__ = ["APP_ROOT", "PAGE_CONFIG", "PAGE_SPECS", "AppNavigation", "PageSpec", "app_navigation", "available_specs", "build_pages", "ensure_app_navigation"]
+__all__ = ["APP_ROOT", "EXPLORE_PAGE", "PAGE_CONFIG", "PAGE_SPECS", "PROVENANCE_PAGE", "AppNavigation", "PageSpec", "app_navigation", "available_specs", "build_pages", "ensure_app_navigation", "page_file"]

@@ -1,35 +1,189 @@
-"""The settings of a run <-> URL query parameters, and every link the app makes.
+"""Each search setting as the app draws and links it, the settings of a run <-> URL query
+parameters, and every link the app makes. No streamlit import here.
 
-:class:`RunSettings` is every choice of the Explore page: a
+:class:`SettingField` is one search setting read from its field's metadata in
+:class:`~graphrag_core.request.SearchSettings`: its URL parameter, kind, default, bounds, choices
+and help. :class:`RunSettings` is every choice of the Explore page: a
 :class:`~graphrag_core.request.SearchSettings` (``search``) plus what is not a search setting
-(the index, the question, the seed, the model, the spending limit). Each search setting's URL
-parameter, type, bounds and help come from its field's metadata
-(:func:`~graphrag_app.setting_fields.setting_fields`), so a field added to
+(the index, the question, the model, the spending limit); the seed is a search setting. Each
+search setting's URL parameter, type, bounds and help come from its field's metadata
+(:func:`setting_fields`), so a field added to
 ``SearchSettings`` is linked (and drawn, see :mod:`graphrag_app.widgets`) with no change here.
 
 A link carrying these parameters reproduces a run: same index, same request, same seed, same
 model. Decoding is forgiving: a value that cannot be used keeps its default and is reported, so a
-hand-edited URL still opens the page. No streamlit import here.
+hand-edited URL still opens the page.
+
+Why this module is long: a setting's field, its words in a link and the links themselves are
+one vocabulary. Each search setting is encoded and decoded through its SettingField, and
+RunSettings is written and read through them; apart, one rule would live in two places.
 """
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Union, get_args, get_origin
 from urllib.parse import urlencode
 
 from graphrag_core.errors import GraphRAGError
-from graphrag_core.levels import DYNAMIC, level_text
+from graphrag_core.levels import DYNAMIC, LevelError, level_text, parse_level
 from graphrag_core.llm.settings import PROVIDERS, ModelChoice
-from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit
+from graphrag_core.request import DYNAMIC_SETTING_NAMES, GlobalSearchRequest, SearchSettings, check_spend_limit, check_typed_setting
 from graphrag_core.samples import SAMPLES
 
-from .setting_fields import SettingField, _Ignored, level_option, setting_fields
 
-MAX_SEED = 2**31 - 1
-"""The largest seed the page offers and a link may carry."""
+# -- each search setting, as the app draws and links it --------------------------------------------
+
+LINK_NAMES: dict[str, str] = {"fallback_max_level": "fallback_level"}
+"""Search settings whose parameter is not their short name: links made before short names."""
+
+Kind = Literal["level", "bool", "int", "float", "choice", "text"]
+
+
+def level_option(value: str) -> str:
+    """The Community level picker's option (``"leaf"``, ``"2"``) for ``value``: the option itself,
+    or the one a stale label names. Streamlit (1.67) hands back a selectbox's *label* when its
+    text changed since it was drawn (``leaf (262 summaries)`` became ``leaf · ≈496k tokens · 262
+    summaries`` once the token counts were ready), and a click in between would otherwise send
+    that label on. The picker's extra text follows ``" · "`` or ``" ("``."""
+    head = value.split(" · ", 1)[0].split(" (", 1)[0]
+    try:
+        return level_text(parse_level(head))
+    except LevelError:
+        return value
+
+
+class _Ignored(ValueError):  # noqa: N818 - raised and caught inside the URL decoding only
+    """A URL value that cannot be used; the message says why (or is empty)."""
+
+
+@dataclass(frozen=True)
+class SettingField:
+    """One search setting as the app draws and links it, read from its field's metadata: its
+    name (also its widget's key), URL parameter, kind, default, bounds (the rule's, else the
+    page's ``ui_max`` above), accepted values and description (its help line)."""
+
+    name: str
+    param: str
+    kind: Kind
+    default: Any
+    low: int | None
+    high: int | None
+    choices: tuple[str, ...] | None
+    description: str
+    scale: bool = False
+    """The rule bounds the value on both sides (a rating, say), not only the page."""
+
+    def cast(self, value: Any) -> Any:
+        """A widget's value as the setting's type (a number input may hand back either number
+        type; the level picker hands back an option's text, or a label grown stale)."""
+        if value is None:
+            return None
+        if self.kind == "level":
+            return parse_level(level_option(str(value)))
+        if self.kind == "int":
+            return int(value)
+        if self.kind == "float":
+            return float(value)
+        if self.kind == "bool":
+            return bool(value)
+        return str(value)
+
+    def encode(self, value: Any) -> str:
+        """The value as a URL writes it."""
+        if isinstance(value, bool):
+            return "1" if value else "0"
+        if isinstance(value, float):
+            return f"{value:g}"
+        return level_text(value) if self.kind == "level" else str(value)
+
+    def decode(self, raw: str) -> Any:
+        """The value ``raw`` writes; ``_Ignored`` when it breaks the setting's rule (the spec's
+        message) or lies outside the page's range."""
+        if self.kind == "level":
+            try:
+                level = parse_level(raw)
+            except LevelError:
+                raise _Ignored("") from None
+            if level == DYNAMIC:
+                raise _Ignored("")
+            return self._checked(level)
+        if self.kind == "bool":
+            if raw.lower() not in ("1", "0", "true", "false"):
+                raise _Ignored("")
+            return raw.lower() in ("1", "true")
+        if self.kind in ("int", "float"):
+            try:
+                number: int | float = int(raw.strip()) if self.kind == "int" else float(raw)
+            except ValueError:
+                raise _Ignored("") from None
+            return self._checked(number)
+        return self._checked(raw)
+
+    def _checked(self, value: Any) -> Any:
+        try:
+            check_typed_setting(self.name, value)
+        except GraphRAGError as exc:
+            raise _Ignored(str(exc).rstrip(".")) from None
+        if self.choices is not None and value not in self.choices:
+            raise _Ignored(f"{self.name} must be one of {', '.join(self.choices)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if self.low is not None and value < self.low:
+                raise _Ignored(f"{self.name} must be at least {self.low}")
+            if self.high is not None and value > self.high:
+                raise _Ignored(f"{self.name} must be at most {self.high}")
+        return value
+
+
+def _kind(annotation: Any, choices: tuple[str, ...] | None) -> Kind:
+    if get_origin(annotation) in (Union, types.UnionType):
+        args = get_args(annotation)
+        if int in args and any(get_origin(arg) is Literal for arg in args):
+            return "level"  # an integer or a word: "leaf"
+        if set(args) == {int, type(None)}:
+            return "int"  # an integer or none (the seed: none draws one)
+    if annotation is bool:
+        return "bool"
+    if annotation is int:
+        return "int"
+    if annotation is float:
+        return "float"
+    return "choice" if choices is not None else "text"
+
+
+@functools.cache
+def setting_fields(model: type[SearchSettings] = SearchSettings) -> tuple[SettingField, ...]:
+    """Every search setting of ``model``, in declaration order, as :class:`SettingField` (its
+    default the front ends' own, :meth:`~graphrag_core.request.SearchSettings.front_end_default`)."""
+    found = []
+    for name, info in model.model_fields.items():
+        choices = model.choices(name)
+        kind = _kind(info.annotation, choices)
+        low, high = model.bounds(name)
+        rule_bounds = low is not None and high is not None
+        low = low if low is not None else model.ui_min(name)
+        found.append(
+            SettingField(
+                name=name,
+                param=LINK_NAMES.get(name) or model.short_name(name),
+                kind=kind,
+                default=model.front_end_default(name),
+                low=low,
+                high=high if high is not None else model.ui_max(name),
+                choices=None if kind == "level" else choices,
+                description=info.description or name.replace("_", " "),
+                scale=rule_bounds,
+            )
+        )
+    return tuple(found)
+
+
+# -- a run's settings <-> the URL ------------------------------------------------------------------
+
 MAX_LATENCY_S = 30.0
 OFFLINE = ModelChoice(provider="offline", offline_latency_s=0.0)
 """The model of a page that has chosen nothing: the offline model, at full speed."""
@@ -58,7 +212,6 @@ RECORD_PARAMS: tuple[str, ...] = ("entity", "relationship", "claim", "source")
 OWN_PARAMS: dict[str, str] = {
     "index": INDEX_PARAM,
     "query": "q",
-    "seed": "seed",
     "model": "model",
     "model_name": "llm",
     "base_url": "base_url",
@@ -70,16 +223,21 @@ OWN_PARAMS: dict[str, str] = {
 @dataclass(frozen=True)
 class RunSettings:
     """Every choice of the Explore page: the search settings (``search``, validated, with the
-    engine's defaults and rules) plus the index (a sample's name or a folder path), the
-    question, the seed, the model and the spending limit (None: no limit). Frozen; ``model``
-    never holds a key."""
+    engine's defaults and rules, the seed among them) plus the index (a sample's name or a
+    folder path), the question, the model and the spending limit (None: no limit). Frozen;
+    ``model`` never holds a key."""
 
     index: str = ""
     query: str = ""
-    seed: int = 0
     model: ModelChoice = field(default_factory=lambda: OFFLINE)
     search: SearchSettings = field(default_factory=SearchSettings.for_front_ends)
     spend_limit_tokens: int | None = None
+
+    @property
+    def seed(self) -> int | None:
+        """The seed of the run these settings make (None: drawn when it starts; Explore draws one
+        for a new session)."""
+        return self.search.seed
 
     @property
     def fields(self) -> tuple[SettingField, ...]:
@@ -92,15 +250,17 @@ class RunSettings:
     def to_request(self, *, query: str | None = None) -> GlobalSearchRequest:
         """The engine request; raises the engine's validation errors (spec messages)."""
         query = self.query if query is None else query
-        return GlobalSearchRequest(query=query, seed=self.seed, spend_limit_tokens=self.spend_limit_tokens, **self.search.model_dump())
+        return GlobalSearchRequest(query=query, spend_limit_tokens=self.spend_limit_tokens, **self.search.model_dump())
 
     @classmethod
     def from_request(cls, request: GlobalSearchRequest, *, index: str, seed: int | None, base: RunSettings) -> RunSettings:
-        """The settings that repeat ``request`` on ``index`` (the model kept from ``base``)."""
+        """The settings that repeat ``request`` on ``index`` with ``seed`` (the run's own, which a
+        request that drew its seed does not hold; None: the request's, else ``base``'s), the
+        model kept from ``base``."""
         model = type(base.search)
-        search = model(**{name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields})
-        seed = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
-        return replace(base, index=index, query=request.query, seed=seed, search=search, spend_limit_tokens=request.spend_limit_tokens)
+        values = {name: getattr(request, name) for name in model.model_fields if name in type(request).model_fields}
+        values["seed"] = seed if seed is not None else (request.seed if request.seed is not None else base.seed)
+        return replace(base, index=index, query=request.query, search=model(**values), spend_limit_tokens=request.spend_limit_tokens)
 
 
 PARAM_NAMES: dict[str, str] = {**OWN_PARAMS, **{f.name: f.param for f in setting_fields()}}
@@ -120,9 +280,9 @@ def to_query_params(
     of ``run`` while it is played back) and presenter mode."""
     params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
     for setting in settings.fields:
-        if _linked(settings, setting.name):
-            params[setting.param] = setting.encode(getattr(settings.search, setting.name))
-    params[OWN_PARAMS["seed"]] = str(settings.seed)
+        value = getattr(settings.search, setting.name)
+        if _linked(settings, setting.name) and value is not None:
+            params[setting.param] = setting.encode(value)
     model = settings.model
     if model.provider:
         params[OWN_PARAMS["model"]] = model.provider
@@ -158,11 +318,6 @@ def replay_speed(raw: str | None) -> float:
     return speed
 
 
-def replay_url(run_id: str, *, speed: float = 1.0) -> str:
-    """A relative link that plays a stored run back on Explore: ``./?replay=<id>&speed=2``."""
-    return f"{EXPLORE_PATH}?{urlencode({REPLAY_PARAM: run_id, SPEED_PARAM: f'{speed:g}'})}"
-
-
 def _one(value: str | list[str] | None) -> str | None:
     if isinstance(value, list):
         return value[-1] if value else None
@@ -177,18 +332,6 @@ def _notice(param: str, name: str, raw: str, reason: str) -> str:
 def ignored_notice(name: str, raw: str, reason: str = "") -> str:
     """The notice for a URL value of :class:`RunSettings` choice ``name`` that the page could not use."""
     return _notice(PARAM_NAMES[name], name, raw, reason)
-
-
-def _seed(raw: str) -> int:
-    try:
-        seed = int(raw.strip())
-    except ValueError:
-        raise _Ignored("") from None
-    if seed < 0:
-        raise _Ignored("seed must be a non-negative integer")
-    if seed > MAX_SEED:
-        raise _Ignored(f"seed must be at most {MAX_SEED}")
-    return seed
 
 
 def _provider(raw: str) -> str:
@@ -218,7 +361,6 @@ _OWN_DECODERS: dict[str, Callable[[str], Any]] = {
     "spend_limit_tokens": _spend_limit,
     "index": str,
     "query": str,
-    "seed": _seed,
     "model": _provider,
     "model_name": str,
     "base_url": str,
@@ -279,7 +421,6 @@ def from_query_params(params: Mapping[str, str | list[str]], *, base: RunSetting
         base,
         index=own.get("index", base.index),
         query=own.get("query", base.query),
-        seed=own.get("seed", base.seed),
         model=model,
         search=search,
         spend_limit_tokens=own.get("spend_limit_tokens", base.spend_limit_tokens),
@@ -381,7 +522,6 @@ __all__ = [
     "EXPERIMENT_PARAM",
     "INDEX_PARAM",
     "MAX_LATENCY_S",
-    "MAX_SEED",
     "OFFLINE",
     "PARAM_NAMES",
     "PRESENTER_PARAM",
@@ -393,6 +533,8 @@ __all__ = [
     "RUN_PARAM",
     "SPEED_PARAM",
     "RunSettings",
+    "Kind",
+    "LINK_NAMES",
     "SettingField",
     "community_records_url",
     "compare_url",
@@ -406,7 +548,6 @@ __all__ = [
     "record_params",
     "record_url",
     "replay_speed",
-    "replay_url",
     "run_ids_param",
     "run_url",
     "setting_fields",

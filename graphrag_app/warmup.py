@@ -5,7 +5,7 @@ when the server starts, before it answers anyone (``app.py``'s ``st.App`` lifesp
 It imports the modules the Explore page imports (read from the page file itself, so the list
 cannot fall behind the page), opens the default sample index through the app's index cache,
 counts that index's levels' tokens with the default settings' tokenizer in the app's
-:class:`~graphrag_app.loaders.CostPreviews`, and imports the libraries a run's answer needs
+:class:`~graphrag_app.previews.CostPreviews`, and imports the libraries a run's answer needs
 (:func:`~graphrag_app.loaders.warm_libraries`). The index cache and the previews are
 ``st.cache_resource`` objects shared by every session, so Explore's first session finds them
 ready, as every later session does.
@@ -97,7 +97,9 @@ def open_default_index() -> None:
     picker and cost preview read."""
     from graphrag_core.tokens import planning_tokenizer_name
 
-    from .loaders import cost_previews, default_index_key, folder_signature, load_source, resolve_source
+    from .loaders import default_index_key, folder_signature, load_source, resolve_source
+
+    from .previews import cost_previews
     from .settings import initial_model, load_settings
     from .urls import RunSettings
 

@@ -1,70 +1,48 @@
-"""The settings widgets, generated from ``SearchSettings``' field metadata.
+"""The settings widgets, generated from ``SearchSettings``' field metadata, and the index picker
+every page shares.
 
-Each search setting is one widget whose key is the setting's name, read back through
-:meth:`~graphrag_app.setting_fields.SettingField.cast`: a checkbox for a flag, a radio for up to three
-choices and a selectbox for more, a slider for a small scale (an integer its rule bounds on
-both sides, like a rating), a number input for any other number; its bounds and help come from
-the field (:func:`~graphrag_app.setting_fields.setting_fields`).
-:data:`LOOKS` adds what metadata does not say about a widget (a label other than the name, a
-step, words for the choices, a longer help line); a field without a look is drawn from its
-metadata alone, so a field added to ``SearchSettings`` gets its widget with no change here.
+Each search setting is one widget whose key is the setting's name (:func:`setting_widget`),
+read back through :meth:`~graphrag_app.urls.SettingField.cast`: a checkbox for a flag, a radio
+for up to three choices and a selectbox for more, a slider for a small scale (an integer its rule
+bounds on both sides, like a rating), a number input for any other number; its bounds and help
+come from the field (:func:`~graphrag_app.urls.setting_fields`). :data:`LOOKS` adds what
+metadata does not say about a widget (a label other than the name, a step, words for the
+choices, a longer help line); a field without a look is drawn from its metadata alone, so a
+field added to ``SearchSettings`` gets its widget with no change here.
 
-Widgets take their values from ``st.session_state`` (seeded from the page's :class:`RunSettings`
-by :func:`seed_widgets`), never from ``value=``, so a reopened run or a URL can set them.
+Widgets take their values from the session (a page seeds them from its settings), never from
+``value=``, so a reopened run or a URL can set them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.errors import GraphRAGError
-from graphrag_core.levels import level_text
-from graphrag_core.llm.settings import ModelChoice
 from graphrag_core.request import DYNAMIC_SETTING_NAMES, LAZY_SETTING_NAMES, SearchSettings
 
-from .setting_fields import SettingField, setting_fields
-from .urls import RunSettings
-
-
-class Keys:
-    """The keys of the Explore page's widgets that are not search settings (a search setting's
-    widget key is its name). Stable: tests find widgets by them."""
-
-    QUESTION = "question"
-    INDEX = "index"
-    FOLDER = "index_folder"
-    SEED = "seed"
-    NEW_SEED = "new_seed"
-    MODEL = "model"
-    MODEL_NAME = "model_name"
-    BASE_URL = "base_url"
-    API_KEY = "api_key"
-    LATENCY = "latency_s"
-    USE_CACHE = "use_map_cache"
-    RUN = "run_global_search"
-    STOP = "stop"
-    RUN_FRESH = "run_fresh"
-    REPLAY = "replay"
-    REPLAY_SPEED = "replay_speed"
-    ANSWER_FROM_READ = "answer_from_read"
-    PRESENTER = "presenter_mode"
-    SPEND_LIMIT = "spend_limit_tokens"
-
+from .loaders import OpenedIndex, default_index_key, open_index, sample_names, show_index_problem
+from .session import Widget
+from .settings import AppSettings
+from .urls import RunSettings, SettingField, setting_fields
 
 FOLDER_CHOICE = "__folder__"
 """The Index selectbox's option for "a folder path" (the path goes in the Index folder box)."""
+
 RADIO_MAX_CHOICES = 4
 """A choice among this many values or fewer is a horizontal radio; more is a selectbox."""
+
 SLIDER_MAX_SPAN = 10
 """An integer whose rule bounds it on both sides within this span (a rating) is a slider."""
 
 
 @dataclass(frozen=True)
+
+
 class Look:
     """What a widget shows beyond its field's metadata; every part is optional."""
 
@@ -74,11 +52,11 @@ class Look:
     words: Mapping[str, str] | None = None
     """The text shown for each of a choice's values."""
 
-
 LEVEL_HELP = (
     "Which communities to map over: leaf = the finest, 0 = the roots (fewest, broadest). Each shows the tokens "
     "of its map texts (summaries plus the claims and source excerpts included) and its number of summaries."
 )
+
 TOKENIZER_HELP = (
     "How tokens are counted for the budgets: auto (the estimate for the offline model; for a real "
     "endpoint o200k_base, or the server's own count when a local server offers one), heuristic "
@@ -120,6 +98,7 @@ LOOKS: dict[str, Look] = {
     "rating_repeats": Look(help="Rating calls per community; the most frequent rating wins (ties: the lowest)."),
     "fallback_max_level": Look(help="When a round keeps nothing, rate every community of the next level, down to this one."),
     "rating_output_reserve": Look(step=64),
+    "seed": Look(label="Seed", help="Same seed, same batches."),
     "question_reserve": Look(
         label="Prompt-cache reserve (tokens)",  # not "Question ...": the question's own box is found by that word
         step=64,
@@ -134,6 +113,7 @@ BUDGETS: tuple[str, ...] = (
     "map_token_budget", "map_output_reserve", "reduce_token_budget", "reduce_output_reserve", "question_reserve", "map_concurrency",
 )
 """The settings of the sidebar's Budgets section, in the order drawn."""
+
 SELECTION: tuple[str, ...] = ("method", "community_selection", "community_level", *DYNAMIC_SETTING_NAMES, *LAZY_SETTING_NAMES)
 """The settings of the sidebar's Index section (the method, then the level picker or dynamic selection's settings)."""
 
@@ -150,9 +130,14 @@ def help_of(setting: SettingField) -> str:
     return (look.help if look and look.help else None) or setting.description
 
 
+def setting_widget(setting: SettingField | str) -> Widget[Any]:
+    """The widget of a search setting: its key is the setting's name."""
+    return Widget(setting if isinstance(setting, str) else setting.name)
+
+
 def draw_setting(setting: SettingField, container: DeltaGenerator | None = None) -> None:
     """The widget of one search setting (any kind but the level, whose options are the index's:
-    see ``controls.draw_level_picker``), keyed by the setting's name."""
+    Explore's level picker draws it), keyed by the setting's name."""
     where = container or st
     look = LOOKS.get(setting.name) or Look()
     label, help_line, key = label_of(setting), help_of(setting), setting.name
@@ -161,8 +146,7 @@ def draw_setting(setting: SettingField, container: DeltaGenerator | None = None)
     elif setting.kind == "choice":
         choices = list(setting.choices or ())
         words = look.words or {}
-        if st.session_state.get(key) not in choices:
-            st.session_state[key] = setting.default
+        settle_choices([setting])
         if len(choices) <= RADIO_MAX_CHOICES:
             where.radio(label, choices, key=key, horizontal=True, format_func=lambda v: words.get(v, v), help=help_line)
         else:
@@ -189,18 +173,12 @@ def draw_setting(setting: SettingField, container: DeltaGenerator | None = None)
         raise ValueError(f"the {setting.name} setting has no generic widget: draw it with the page's level picker")
 
 
-MAX_SPEND_LIMIT = 10**12
-"""The largest spending limit the page offers."""
-SPEND_LIMIT_HELP = (
-    "The most tokens the run may spend (0: no limit). No model call that could take the total past it is sent; a run "
-    "that reaches it stops as Stop stops it, keeping what it read. The cost preview says whether it will be reached."
-)
-
-
-def draw_spend_limit(container: DeltaGenerator | None = None) -> None:
-    """The spending limit's input (0 is no limit), keyed :attr:`Keys.SPEND_LIMIT`."""
-    (container or st).number_input("Spending limit (tokens)", min_value=0, max_value=MAX_SPEND_LIMIT, step=10_000, key=Keys.SPEND_LIMIT, help=SPEND_LIMIT_HELP)
-
+def settle_choices(settings: Iterable[SettingField]) -> None:
+    """Each choice setting's widget holds one of its choices (else its default), before the
+    widgets are read or drawn."""
+    for setting in settings:
+        if setting.kind == "choice" and setting_widget(setting).value not in (setting.choices or ()):
+            setting_widget(setting).set(setting.default)
 
 
 def draw_settings(settings: Iterable[SettingField], container: DeltaGenerator | None = None) -> None:
@@ -220,107 +198,106 @@ def other_fields(base: RunSettings, *placed: Iterable[str]) -> list[SettingField
     return [setting for setting in base.fields if setting.name not in taken]
 
 
-def widget_values(settings: RunSettings, *, index_options: list[str]) -> dict[str, Any]:
-    """The widget state that draws ``settings``."""
-    values: dict[str, Any] = {}
-    for setting in settings.fields:
-        value = getattr(settings.search, setting.name)
-        values[setting.name] = level_text(value) if setting.kind == "level" else value
-    model = settings.model
-    values.update(
-        {
-            Keys.QUESTION: settings.query,
-            Keys.SEED: settings.seed,
-            Keys.MODEL: model.provider or "offline",
-            Keys.MODEL_NAME: model.model,
-            Keys.BASE_URL: model.base_url,
-            Keys.LATENCY: model.offline_latency_s or 0.0,
-            Keys.SPEND_LIMIT: settings.spend_limit_tokens or 0,
-        }
-    )
-    if settings.index in index_options:
-        values[Keys.INDEX], values[Keys.FOLDER] = settings.index, ""
-    else:
-        values[Keys.INDEX], values[Keys.FOLDER] = FOLDER_CHOICE, settings.index
-    return values
-
-
-def seed_widgets(settings: RunSettings, *, index_options: list[str], overwrite: bool = False) -> None:
-    """Put ``settings`` into the widgets' state (only where a widget has none, unless ``overwrite``)."""
-    for key, value in widget_values(settings, index_options=index_options).items():
-        if overwrite or key not in st.session_state:
-            st.session_state[key] = value
-
-
 def search_from_widgets(base: SearchSettings) -> SearchSettings:
     """The search settings the widgets show now (a setting without widget state keeps ``base``'s);
     raises the engine's errors (spec messages) when they break a rule, e.g. a budget not above
     its reserve."""
     values = base.model_dump()
     for setting in setting_fields(type(base)):
-        value = st.session_state.get(setting.name)
+        value = setting_widget(setting).value
         if value is not None:
             values[setting.name] = setting.cast(value)
     return type(base)(**values)
 
 
-def choices_from_widgets(base: RunSettings) -> RunSettings:
-    """``base`` with the index, question, seed and model the widgets show now."""
-    state = st.session_state
-    choice = state.get(Keys.INDEX, base.index)
-    index = str(state.get(Keys.FOLDER, "") or "").strip() if choice == FOLDER_CHOICE else str(choice)
-    seed = state.get(Keys.SEED)
-    latency = state.get(Keys.LATENCY)
-    limit = state.get(Keys.SPEND_LIMIT, base.spend_limit_tokens)
-    model = ModelChoice(
-        provider=state.get(Keys.MODEL) or base.model.provider,
-        model=str(state.get(Keys.MODEL_NAME, base.model.model) or ""),
-        base_url=str(state.get(Keys.BASE_URL, base.model.base_url) or ""),
-        offline_latency_s=float(latency) if latency is not None else base.model.offline_latency_s,
+# -- the index picker ------------------------------------------------------------------------------
+
+
+def chosen_index(index: Widget[str], folder: Widget[str]) -> str:
+    """The index an index picker names: a bundled sample, or the folder typed beside
+    "Folder path…" ("" when none is typed). An unknown choice is reset to the default sample
+    first, so the picker holds one of its options when it is drawn."""
+    if index.value not in [*sample_names(), FOLDER_CHOICE]:
+        index.set(default_index_key())
+    if index.value == FOLDER_CHOICE:
+        return str(folder.value or "").strip()
+    return str(index.value or "")
+
+
+def open_chosen_index(app: AppSettings, index: Widget[str], folder: Widget[str], *, tables: Sequence[str] = ()) -> OpenedIndex:
+    """The index the picker names, opened with ``tables`` read (:func:`~graphrag_app.loaders.open_index`)."""
+    key = chosen_index(index, folder)
+    return open_index(key, app, tables=tables) if key else OpenedIndex(None, None, "Enter the path of an index folder.")
+
+
+def draw_index_picker(index: Widget[str], folder: Widget[str], *, choice: DeltaGenerator | None = None, place: DeltaGenerator | None = None) -> None:
+    """The "Index" selectbox (the bundled samples, or "Folder path…") into ``choice``, and the
+    "Index folder" box into ``place`` when a folder is chosen (default: where the caller draws)."""
+    chosen_index(index, folder)
+    (choice or st).selectbox(
+        "Index",
+        [*sample_names(), FOLDER_CHOICE],
+        key=index.key,
+        format_func=lambda v: "Folder path…" if v == FOLDER_CHOICE else f"{v} (sample)",
     )
-    return replace(
-        base,
-        index=index,
-        query=str(state.get(Keys.QUESTION, base.query) or ""),
-        seed=int(seed) if seed is not None else base.seed,
-        model=model,
-        spend_limit_tokens=int(limit) if limit else None,
-    )
+    if index.value == FOLDER_CHOICE:
+        (place or st).text_input(
+            "Index folder",
+            key=folder.key,
+            placeholder="/path/to/index (native, or GraphRAG output)",
+            help="A native index folder (manifest.json), a Microsoft GraphRAG output folder (.parquet or .csv "
+            "tables, GraphRAG 0.3 on), or a GraphRAG project folder (settings.yaml beside its output).",
+        )
 
 
-def read_widgets(base: RunSettings) -> tuple[RunSettings, str | None]:
-    """The settings the widgets show, and why their search settings cannot be used (None when
-    they can); when they cannot, the search settings are ``base``'s."""
-    current = choices_from_widgets(base)
-    try:
-        return replace(current, search=search_from_widgets(base.search)), None
-    except (GraphRAGError, ValueError) as exc:
-        return current, str(exc).splitlines()[0]
+def pick_index(app: AppSettings, index: Widget[str], folder: Widget[str], *, choice: DeltaGenerator | None = None, place: DeltaGenerator | None = None, tables: Sequence[str] = ()) -> OpenedIndex:
+    """The index picker drawn (:func:`draw_index_picker`), and the index it names opened."""
+    draw_index_picker(index, folder, choice=choice, place=place)
+    return open_chosen_index(app, index, folder, tables=tables)
 
 
-def settings_from_widgets(base: RunSettings) -> RunSettings:
-    """The settings the widgets show; raises the engine's errors when they cannot be used."""
-    return replace(choices_from_widgets(base), search=search_from_widgets(base.search))
+def open_picked_index(app: AppSettings, index: Widget[str], folder: Widget[str], *, tables: Sequence[str] = ()) -> OpenedIndex:
+    """The index picker of a page (the choice beside the folder box), and the index it opens;
+    when it cannot be used the page shows why and stops here (so ``index`` is set on return)."""
+    choice, place = st.columns([1, 2], vertical_alignment="bottom")
+    opened = pick_index(app, index, folder, choice=choice, place=place, tables=tables)
+    if show_index_problem(opened):
+        st.stop()
+    return opened
+
+
+def seed_from_url(index: Widget[str], folder: Widget[str], wanted: str) -> None:
+    """On a page's first drawing, the index a URL names goes into its picker (a sample, else a folder)."""
+    if index.present:
+        return
+    if wanted in sample_names():
+        index.set(wanted)
+    else:
+        index.set(FOLDER_CHOICE)
+        folder.set(wanted)
 
 
 __all__ = [
     "BUDGETS",
     "FOLDER_CHOICE",
+    "LEVEL_HELP",
     "LOOKS",
     "SELECTION",
-    "Keys",
+    "TOKENIZER_HELP",
     "Look",
-    "choices_from_widgets",
+    "chosen_index",
+    "draw_index_picker",
     "draw_setting",
-    "draw_spend_limit",
     "draw_settings",
     "fields_of",
     "help_of",
     "label_of",
+    "open_chosen_index",
+    "open_picked_index",
     "other_fields",
-    "read_widgets",
+    "pick_index",
     "search_from_widgets",
-    "seed_widgets",
-    "settings_from_widgets",
-    "widget_values",
+    "seed_from_url",
+    "setting_widget",
+    "settle_choices",
 ]

@@ -30,9 +30,17 @@ FRONT_END_QUESTION_RESERVE = 256
 """The question reserve the app, the command line and experiments use unless told otherwise:
 every question up to this many tokens gets the same batches, so prompt prefixes are shared."""
 
-SEED_MIN = -(2**63)
-SEED_MAX = 2**63 - 1
-"""A seed is stored as a 64-bit integer (the run history's SQLite column), so it must fit one."""
+SEED_MIN = 0
+SEED_MAX = 2**31 - 1
+"""The seeds people give and the engine draws (:func:`check_seed`): the app's Seed box and its
+links, the command line's ``--seed`` and ``--seeds``, and ``search.draw_seed``. Every seed drawn
+so far lies in it, a browser's number box holds it exactly, and a negative seed is more often a
+typo than a choice."""
+STORED_SEED_MIN = -(2**63)
+STORED_SEED_MAX = 2**63 - 1
+"""What a request may hold: a seed is stored as a 64-bit integer (the run history's SQLite
+column), so it must fit one. Runs and bundles made with a seed outside ``SEED_MIN..SEED_MAX``
+(before the range was one) read back as they were."""
 
 # Dynamic community selection (spec dynamic-selection.md section 1)
 DEFAULT_COMMUNITY_SELECTION: Literal["level"] = "level"
@@ -64,6 +72,8 @@ MAX_MAP_CONCURRENCY = 64
 """The largest map concurrency the app's inputs and links offer (the engine has no maximum)."""
 UI_MAX = "ui_max"
 """Field metadata key: the largest value the app's inputs and links accept for a setting."""
+UI_MIN = "ui_min"
+"""Field metadata key: the least value the app's inputs and links accept, where the rule's is lower."""
 
 POSITIVE_FIELDS: tuple[str, ...] = ("map_token_budget", "reduce_token_budget", "map_concurrency")
 NON_NEGATIVE_FIELDS: tuple[str, ...] = ("map_output_reserve", "reduce_output_reserve", "question_reserve")
@@ -100,8 +110,8 @@ def check_setting(name: str, value: Any) -> Any:
     elif name == "seed":
         if value is not None and not _is_int(value):
             raise RequestValidationError("seed must be an integer or None.")
-        if value is not None and not SEED_MIN <= value <= SEED_MAX:
-            raise RequestValidationError(f"seed must be between {SEED_MIN} and {SEED_MAX} (a 64-bit integer), not {value}.")
+        if value is not None and not STORED_SEED_MIN <= value <= STORED_SEED_MAX:
+            raise RequestValidationError(f"seed must be between {STORED_SEED_MIN} and {STORED_SEED_MAX} (a 64-bit integer), not {value}.")
     elif name == "reduce_strategy":
         if value not in REDUCE_STRATEGIES:
             raise RequestValidationError('reduce_strategy must be "skip" or "stop".')
@@ -126,6 +136,24 @@ _CHECK_ORDER: tuple[str, ...] = (
     "relevance_budget",
 )
 """The order the rules are checked in, so that of several bad values the same one is reported."""
+
+
+def check_seed(value: Any) -> Any:
+    """``value``, unless it is an integer outside ``SEED_MIN..SEED_MAX`` (the seeds people give):
+    then :class:`RequestValidationError`. Checked where a seed is typed (the app's box and links,
+    the command line), not where a stored request is read back; what is not an integer is left to
+    the request's own rule (:func:`check_setting`)."""
+    if _is_int(value) and not SEED_MIN <= value <= SEED_MAX:
+        raise RequestValidationError(f"seed must be between {SEED_MIN} and {SEED_MAX}, not {value}.")
+    return value
+
+
+def check_typed_setting(name: str, value: Any) -> Any:
+    """``value`` when it follows the rule of the search setting ``name`` as people type it: the
+    setting's rule (:func:`check_setting`), and for the seed the range people give seeds in
+    (:func:`check_seed`); else :class:`RequestValidationError`."""
+    check_setting(name, value)
+    return check_seed(value) if name == "seed" else value
 
 
 def check_spend_limit(value: Any) -> int | None:
@@ -177,7 +205,14 @@ sets none, where it differs from the spec's default (the request's)."""
 
 
 def _setting(
-    default: Any, description: str, *, short: str | None = None, ui_max: int | None = None, front_end: Any = None, **rule: Any
+    default: Any,
+    description: str,
+    *,
+    short: str | None = None,
+    ui_min: int | None = None,
+    ui_max: int | None = None,
+    front_end: Any = None,
+    **rule: Any,
 ) -> Any:
     """A search setting's field: its default, its description (the help line of every view),
     its short name, its bounds (``ge``/``le``, as the rules of :func:`check_setting` say) and the
@@ -185,6 +220,8 @@ def _setting(
     extra: dict[str, Any] = {}
     if short is not None:
         extra[SHORT] = short
+    if ui_min is not None:
+        extra[UI_MIN] = ui_min
     if ui_max is not None:
         extra[UI_MAX] = ui_max
     if front_end is not None:
@@ -200,8 +237,8 @@ def _budget(default: int, description: str, short: str, *, ge: int, front_end: i
 
 
 class SearchSettings(BaseModel):
-    """Every setting of a run except the question and the seed, with the spec's defaults and
-    rules: the one declaration that requests, configured defaults, app links and command-line
+    """Every setting of a run except the question (the seed included), with the spec's defaults
+    and rules: the one declaration that requests, configured defaults, app links and command-line
     options are views of (each field's description is its help line, its short name its option
     and link parameter, its ``ge``/``le`` its bounds). Frozen; validated on construction (spec
     messages, see :func:`check_setting`)."""
@@ -258,12 +295,17 @@ class SearchSettings(BaseModel):
         ge=0,
         front_end=FRONT_END_QUESTION_RESERVE,
     )
-
     relevance_budget: int = _setting(
         DEFAULT_RELEVANCE_BUDGET,
         "relevance-test calls a lazy run may make at most (method lazy)",
         ui_max=MAX_RELEVANCE_BUDGET,
         ge=1,
+    )
+    seed: int | None = _setting(
+        None,
+        f"shuffle seed, {SEED_MIN} to {SEED_MAX} (default: drawn and reported)",
+        ui_min=SEED_MIN,
+        ui_max=SEED_MAX,
     )
 
     def __init__(self, /, **data: Any) -> None:
@@ -317,6 +359,13 @@ class SearchSettings(BaseModel):
         field = cls.model_fields.get(name)
         extra = field.json_schema_extra if field is not None else None
         return extra.get(UI_MAX) if isinstance(extra, dict) else None  # type: ignore[return-value]
+
+    @classmethod
+    def ui_min(cls, name: str) -> int | None:
+        """The least value the app offers for setting ``name`` where its rule allows less (None: the rule's)."""
+        field = cls.model_fields.get(name)
+        extra = field.json_schema_extra if field is not None else None
+        return extra.get(UI_MIN) if isinstance(extra, dict) else None  # type: ignore[return-value]
 
 
 def _extra(model: type[BaseModel], name: str) -> dict[str, Any]:
@@ -385,7 +434,6 @@ class GlobalSearchRequest(SearchSettings):
     """One global question and every setting of its run. Frozen; validated on construction."""
 
     query: str
-    seed: int | None = Field(default=None, description="shuffle seed, a 64-bit integer (default: drawn and reported)", ge=SEED_MIN, le=SEED_MAX)
     spend_limit_tokens: int | None = Field(
         default=None,
         description="the most tokens the run may spend: no model call that could take it past this is sent, and a run "

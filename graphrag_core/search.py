@@ -34,7 +34,7 @@ from .llm.base import ChatModel, model_identity
 from .llm.embeddings import EmbeddingModel
 from .methods import LAZY
 from .models import Index
-from .request import GlobalSearchRequest
+from .request import SEED_MAX, SEED_MIN, GlobalSearchRequest
 from .results import GlobalSearchResult
 from .retry import DEFAULT_RETRY_POLICY, RetryPolicy
 from .run_steps import RunSteps, failure_event
@@ -50,8 +50,9 @@ EventSink = Callable[[Event], None]
 
 
 def draw_seed() -> int:
-    """A fresh seed for a request that did not set one; it is reported so the run can be repeated."""
-    return random.SystemRandom().randrange(2**31)
+    """A fresh seed for a request that did not set one (in ``SEED_MIN..SEED_MAX``, the range
+    people give seeds in); it is reported so the run can be repeated."""
+    return random.SystemRandom().randint(SEED_MIN, SEED_MAX)
 
 
 async def _run(

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import compare_charts as cc
-from graphrag_app import compare_views as views
-from graphrag_app.escaping import escape_markdown
+from graphrag_app.compare import charts as cc
+from graphrag_app.compare import views
+from graphrag_app.text import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import CompareState
+from graphrag_app.compare.state import CompareState
 from graphrag_core.history import RunStore, StoreError
 
 ensure_app_navigation()

@@ -13,18 +13,17 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import eval_views as views
-from graphrag_app import vote_views
-from graphrag_app.controls import open_picked_index
-from graphrag_app.escaping import escape_markdown
+from graphrag_app.evaluate import judging, result, views
+from graphrag_app.evaluate.state import FOLDER, INDEX, EvaluateState
+from graphrag_app.text import escape_markdown
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import EvaluateState
+from graphrag_app.widgets import open_picked_index
 from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
-if vote_views.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
-    vote_views.draw_judging(st.container(), load_settings())
+if judging.judging_requested():  # the blind judging screen: nothing else of the page, no condition named
+    judging.draw_judging(st.container(), load_settings())
     st.stop()
 
 st.title("Evaluate")
@@ -33,7 +32,7 @@ st.caption(views.intro_text(app))
 page = EvaluateState.get()
 views.load_shared(st.container(), page, app)
 
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=DEFERRED_TABLES)  # an experiment fingerprints every table
+opened = open_picked_index(app, INDEX, FOLDER, tables=DEFERRED_TABLES)  # an experiment fingerprints every table
 assert opened.index is not None  # open_picked_index stops the page otherwise
 views.draw_models(st.container(), app)
 questions = views.draw_questions(st.container(), page, opened, app)
@@ -49,4 +48,4 @@ else:
 if page.error:
     st.error(f"The evaluation failed: {escape_markdown(page.error)}", icon=":material/error:")
 if page.result is not None:
-    views.draw_result(st.container(), page.result, app)
+    result.draw_result(st.container(), page.result, app, index_key=views.index_key_of(page.result))

@@ -4,61 +4,49 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import controls, explore_views
-from graphrag_app.chart_code import load_chart_code
-from graphrag_app.escaping import escape_markdown
-from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries
+from graphrag_app.explore import actions, sidebar, views
+from graphrag_app.explore.state import Keys, ExploreState, presenting
+from graphrag_app.live import ShownRun
+from graphrag_app.loaders import warm_libraries
+from graphrag_app.previews import SECTIONS_WAIT_S
 from graphrag_app.navigation import ensure_app_navigation
-from graphrag_app.recent import draw_recent_runs
 from graphrag_app.settings import load_settings
-from graphrag_app.state import ExploreState
-from graphrag_app.widgets import Keys, read_widgets
+from graphrag_app.text import escape_markdown
 
 ensure_app_navigation()
 
 app = load_settings()
-page = ExploreState.get()
-base = explore_views.load_url(page, app)
+shown, page = ShownRun.get(), ExploreState.get()
+base = views.load_url(shown, app)
+opened, chosen = sidebar.read_request(app, base)  # the widgets, read once for this whole script run
+views.check_url_level(page, shown, opened)
+shown.settings = chosen.settings
+actions.start_requested(page, shown, chosen, app)  # a click on Run starts the run here, before anything is drawn
 
 with st.sidebar:
-    opened, draw_level_picker = controls.draw_settings_but_levels(app, base)
-explore_views.check_url_level(page, opened)
-explore_views.follow_sample_question(opened)
-
-explore_views.draw_page_style()
+    level_box = sidebar.draw_sidebar(app, page, opened, chosen)
+views.draw_page_style()
 title, switch = st.columns([3, 2], vertical_alignment="bottom")
 title.title("Explore")
-explore_views.draw_presenter_switch(switch)
-presenting = explore_views.presenting()
-intro = st.empty()  # a place kept while a run streams, so nothing below it moves when the run ends
-if not presenting and not page.running:  # while a run streams, the screen is the run's
-    intro.caption("GraphRAG global search: map over community summaries, then reduce the most useful answers.")
+views.draw_presenter_switch(switch)
+views.draw_intro(st.empty(), shown)
 st.text_area("Question", key=Keys.QUESTION, height=80, placeholder="What are the main themes of this corpus?")
-current, problem = read_widgets(base)
-page.settings = current
 
 if opened.error:
     st.error(escape_markdown(opened.error), icon=":material/folder_off:")
 preview = st.container()
-explore_views.draw_run_buttons(st.container(), page, app, current)  # on the page before the preview has waited for its figures
-load_chart_code()  # the browser loads the charts' code once Run is drawn, before a run needs it
-# in its place in the sidebar, after Run: it waits for each level's tokens, but not while a run
-# streams (the live view is drawn first; the run's end draws the whole page again)
-draw_level_picker(wait_s=0 if page.running else SECTIONS_WAIT_S)
-explore_views.draw_messages(st.container(), page)
-explore_views.keep_url(page, current)
-if not page.running:  # while a run streams, the screen is the run's
-    explore_views.draw_cost_preview(
-        preview, opened, current, problem, price=app.model.price, provider=current.model.provider or app.model.provider, app=app, shown_run=page.view is not None
-    )
+views.draw_run_buttons(st.container(), shown, app, chosen)  # on the page before the preview has waited for its figures
+views.draw_chart_code(st.empty(), shown)  # the browser loads the charts' code once Run is drawn, before a run needs it
+# the level picker waits for each level's tokens (not while a run streams: the live view is drawn
+# first, and the run's end draws the whole page again), so it is drawn into its place after Run
+sidebar.draw_level_picker(level_box, page, opened, chosen, wait_s=0 if shown.running else SECTIONS_WAIT_S)
+views.draw_messages(st.container(), shown, page)
+views.keep_url(shown, chosen)
+if not shown.running:  # while a run streams, the screen is the run's
+    views.draw_cost_preview(preview, page, opened, chosen, price=app.model.price, app=app, shown_run=shown.view is not None)
 
-if page.view is not None and page.view.live:
-    # A run followed live is drawn one place further down than a run drawn whole: the drawing
-    # after Run replaces the previous run's panels at once (an element where their block was),
-    # instead of leaving them on the screen, beside the new run, until that drawing ends.
-    st.empty()
-explore_views.draw_run(st.container(), page, app)
-if not presenting:
-    draw_recent_runs(st.expander("Recent runs", expanded=page.view is None, icon=":material/history:"), app=app, page=page)
-    explore_views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), page, app)
+views.draw_run(st.container(), shown, page, app)
+if not presenting():
+    actions.draw_recent_runs(st.expander("Recent runs", expanded=shown.view is None, icon=":material/history:"), app=app, shown=shown)
+    views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), shown, app)
 warm_libraries()  # what the tables of a run's answer need, imported now that the page is drawn

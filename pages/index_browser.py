@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import browse_views as views
-from graphrag_app.controls import open_picked_index, seed_from_url
+from graphrag_app.index_browser import views
+from graphrag_app.index_browser.state import FOLDER, INDEX
 from graphrag_app.loaders import default_index_key, folder_signature
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
+from graphrag_app.widgets import open_picked_index, seed_from_url
 from graphrag_core.deferred import DEFERRED_TABLES
 
 ensure_app_navigation()
@@ -22,8 +23,8 @@ st.title("Index browser")
 st.caption("The index itself: how its communities nest, what each level costs, and what is inside a community.")
 
 app = load_settings()
-seed_from_url(views.INDEX_KEY, views.FOLDER_KEY, views.url_index() or default_index_key())
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=DEFERRED_TABLES)  # counts, warnings, graphs
+seed_from_url(INDEX, FOLDER, views.url_index() or default_index_key())
+opened = open_picked_index(app, INDEX, FOLDER, tables=DEFERRED_TABLES)  # counts, warnings, graphs
 assert opened.index is not None and opened.source is not None  # open_picked_index stops the page otherwise
 key, index = opened.source.key, opened.index
 signature = folder_signature(opened.source.path)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import streamlit as st
 
-from graphrag_app import sweep_views as views
-from graphrag_app.controls import open_picked_index
+from graphrag_app.sweeps import views
 from graphrag_app.navigation import ensure_app_navigation
 from graphrag_app.settings import load_settings
-from graphrag_app.state import SweepsState
+from graphrag_app.sweeps.state import FOLDER, INDEX, SweepsState
+from graphrag_app.widgets import open_picked_index
 from graphrag_core.models import MAP_TEXT_TABLES
 
 ensure_app_navigation()
@@ -23,7 +23,7 @@ st.caption("Ask one question over a grid of levels, seeds and budgets: how much 
 
 app = load_settings()
 page = SweepsState.get()
-opened = open_picked_index(app, index_key=views.INDEX_KEY, folder_key=views.FOLDER_KEY, tables=MAP_TEXT_TABLES)  # what its searches read
+opened = open_picked_index(app, INDEX, FOLDER, tables=MAP_TEXT_TABLES)  # what its searches read
 spec, problem = views.draw_form(st.container(), opened, app)
 views.draw_grid_summary(st.container(), spec, problem, app)
 views.draw_buttons(st.container(), page, opened, spec, problem, app)

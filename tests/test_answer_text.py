@@ -1,6 +1,6 @@
 import re
 
-from graphrag_app.answer_text import community_linker, demote_headings, link, linked_markdown, safe_markdown
+from graphrag_app.text import community_linker, demote_headings, link, linked_markdown, safe_markdown
 
 
 def test_safe_markdown_keeps_structure_and_neutralises_html_links_images_and_maths():
@@ -57,7 +57,7 @@ def test_headings_are_demoted_below_the_page_headings():
 
 
 def test_more_in_a_citation_becomes_the_given_link_and_stays_text_elsewhere() -> None:
-    from graphrag_app.answer_text import linked_markdown
+    from graphrag_app.text import linked_markdown
 
     text = "Ada [Data: Entities (1, +more); Relationships (2)] and +more outside."
     shown = linked_markdown(text, lambda r: f"<{r.kind[0]}{r.id}>", more=lambda citation: "[+more](#all)")
@@ -69,7 +69,7 @@ def test_a_final_answer_links_or_flags_every_citation_form_the_reports_use():
     """``[Data: Entities (10)]`` in an answer on a Microsoft GraphRAG index is a link to entity 10
     (not plain text); an entity the index lacks is flagged; ``+more`` leads to the cited
     community's record list."""
-    from graphrag_app.evidence import answer_markdown
+    from graphrag_app.panels.evidence import answer_markdown
     from graphrag_core import Community, Index
     from graphrag_core.rows import Entity, Relationship
 

@@ -7,7 +7,7 @@ import asyncio
 import json
 from pathlib import Path
 
-from graphrag_app.selection_charts import WALK_COLORS, hierarchy_figure, walk_table
+from graphrag_app.explore.charts import WALK_COLORS, hierarchy_figure, walk_table
 from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core import GlobalSearchRequest, RunState, ScriptedChatModel, retrieve_global
 from graphrag_core.events import CommunityRated, SelectionRound
@@ -135,7 +135,7 @@ def test_the_hierarchy_figure_follows_the_walk_live() -> None:
 # -- Compare and Sweeps ----------------------------------------------------------------------------
 
 def test_compare_puts_a_dynamic_run_beside_a_fixed_level(run_db: Path) -> None:
-    from graphrag_app import compare_charts as cc
+    from graphrag_app.compare import charts as cc
     from graphrag_core.history import RunStore
 
     level = sample_run(GlobalSearchRequest(query=QUESTION, community_level=1, seed=1))

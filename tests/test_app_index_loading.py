@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.controls import open_index
+from graphrag_app.loaders import open_index
 from graphrag_app.loaders import IndexAccessError, folder_signature, resolve_source
 from graphrag_app.settings import settings_from_mapping
 from graphrag_core.models import MAP_TEXT_TABLES

@@ -47,7 +47,7 @@ def test_a_dynamic_runs_label_in_the_history_says_dynamic(tmp_path):
 
 
 def test_every_label_and_settings_line_of_a_dynamic_run_says_dynamic_with_its_threshold(tmp_path, capsys):
-    from graphrag_app.recent import _line
+    from graphrag_app.explore.actions import _line
     from graphrag_cli.output import format_run_line
     from graphrag_core.report import record_to_markdown
 
@@ -70,7 +70,7 @@ def test_runs_list_shows_a_runs_label_whole():
 
 
 def test_compared_runs_are_named_by_what_sets_them_apart_with_the_id_last():
-    from graphrag_app.compare_charts import run_labels
+    from graphrag_app.compare.charts import run_labels
 
     level0 = RunRecord.from_events(run_events(community_level=0), index_name="tiny")
     dynamic = RunRecord.from_events(run_events(community_selection="dynamic", rating_threshold=2), index_name="tiny")

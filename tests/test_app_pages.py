@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app import charts
+from graphrag_app.explore import charts
 from graphrag_app.jobs import fold_new, follow, start_run
 from graphrag_app.settings import PRESENTATION_LATENCY_S, offline_latency_s, settings_from_mapping
 from graphrag_app.urls import (
@@ -246,7 +246,7 @@ def test_a_url_notice_stays_when_the_page_draws_itself_again(run_db: Path, monke
     """On a busy machine the level picker is drawn before its tokens are counted, and the page
     draws itself again once they are: the URL's notices stay on it (they are the reader's only
     word on why the link's values were not used)."""
-    from graphrag_app.loaders import CostPreviews
+    from graphrag_app.previews import CostPreviews
 
     counted, computed = CostPreviews.level_costs, CostPreviews.levels_future
     asked: list[bool] = []
@@ -354,9 +354,8 @@ def test_settings_round_trip_through_query_params() -> None:
     settings = RunSettings(
         index="jargon",
         query="a & b?",
-        seed=11,
         model=ModelChoice(provider="offline", offline_latency_s=0.5),
-        search=SearchSettings(community_level=2, reduce_strategy="stop", include_sources=False),
+        search=SearchSettings(community_level=2, reduce_strategy="stop", include_sources=False, seed=11),
     )
     params = to_query_params(settings, run_id="abc")
     assert params["run"] == "abc"
@@ -503,6 +502,20 @@ def test_url_values_out_of_range_are_ignored_with_a_notice() -> None:
     assert problems == [ignored_notice("tokenizer", "nope", "tokenizer must be one of " + ", ".join(TOKENIZER_NAMES))]
 
 
+def test_the_seed_is_linked_and_drawn_from_its_field_with_the_one_range() -> None:
+    from graphrag_app.urls import setting_fields
+    from graphrag_core.request import SEED_MAX
+
+    seed = next(f for f in setting_fields() if f.name == "seed")
+    assert (seed.param, seed.kind, seed.low, seed.high, seed.scale) == ("seed", "int", 0, SEED_MAX, False)
+    settings, problems = from_query_params({"seed": str(SEED_MAX)}, base=RunSettings())
+    assert settings.seed == SEED_MAX and not problems and to_query_params(settings)["seed"] == str(SEED_MAX)
+    for raw in ("-1", str(SEED_MAX + 1)):
+        kept, problems = from_query_params({"seed": raw}, base=RunSettings(search=SearchSettings(seed=4)))
+        assert kept.seed == 4 and problems == [ignored_notice("seed", raw, f"seed must be between 0 and {SEED_MAX}, not {raw}")]
+    assert "seed" not in to_query_params(RunSettings())  # no seed yet: the run draws one
+
+
 def test_run_settings_are_a_view_of_the_search_settings() -> None:
     defaults = SearchSettings.for_front_ends()  # the app keeps 256 tokens for the question (issue 26)
     settings = RunSettings()
@@ -621,8 +634,8 @@ def test_recent_runs_lists_the_open_indexs_runs_and_hides_evaluation_runs(run_db
 def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -> None:
     """The picker said "≈496k tokens" (the map texts alone) while the preview said 515,735 (the
     prompts the map sends) for the same level: both now show the map prompt tokens."""
-    from graphrag_app.controls import short_count
-    from graphrag_app.loaders import cost_previews
+    from graphrag_app.labels import short_count
+    from graphrag_app.previews import cost_previews
     from graphrag_core.cost import map_cost
 
     at = app({"level": "1", "seed": "3", "map_budget": "6000"}).run()

@@ -16,15 +16,16 @@ from pydantic import Field
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app import jobs
-from graphrag_app.drilldown_views import nothing_judged
+from graphrag_app.evaluate.drilldown import nothing_judged
 from graphrag_core.evaluation import drilldown, drilldown_choices
-from graphrag_app.loaders import CostPreviews
-from graphrag_app.setting_fields import setting_fields
+from graphrag_app.previews import CostPreviews
+from graphrag_app.urls import setting_fields
 from graphrag_app.urls import PARAM_NAMES, RunSettings, from_query_params, to_query_params
 from graphrag_core.evaluation import Condition, ExperimentSpec, run_experiment
 from graphrag_core.evaluation.questions import EvalQuestion
 from graphrag_core.llm.offline import OfflineChatModel
 from graphrag_core.llm.scripted import ScriptedChatModel
+from graphrag_core.history import RunStore
 from graphrag_core.request import GlobalSearchRequest, SearchSettings
 from graphrag_core.state import RunState
 from graphrag_core.sweep import SweepSpec
@@ -71,17 +72,20 @@ def test_a_new_search_setting_is_linked_with_no_other_change() -> None:
 def _sidebar_with_wider_settings() -> None:
     import streamlit as st
 
-    from graphrag_app import controls, widgets
+    from graphrag_app.explore import sidebar
+    from graphrag_app.explore.state import ExploreState, seed_widgets
     from graphrag_app.settings import load_settings
     from graphrag_app.urls import RunSettings
 
     from tests.test_app_parts import WiderSettings
 
     base = RunSettings(index="jargon", query="q", search=WiderSettings(knob=4))
-    widgets.seed_widgets(base, index_options=["jargon"])
+    seed_widgets(base, index_options=["jargon"])
+    opened, chosen = sidebar.read_request(load_settings(), base)
     with st.sidebar:
-        controls.draw_settings(load_settings(), base)
-    current = widgets.settings_from_widgets(base)
+        box = sidebar.draw_sidebar(load_settings(), ExploreState.get(), opened, chosen)
+        sidebar.draw_level_picker(box, ExploreState.get(), opened, chosen)
+    current = chosen.settings
     st.text(f"{current.search.knob!r} {current.search.flavour} {current.search.tidy} {type(current.search).__name__}")
 
 
@@ -103,7 +107,9 @@ def test_a_new_search_setting_gets_its_widget_with_no_other_change(run_db: Path)
 def _sidebar_then_run_then_levels() -> None:
     import streamlit as st
 
-    from graphrag_app import controls, loaders, widgets
+    from graphrag_app import previews as loaders
+    from graphrag_app.explore import sidebar
+    from graphrag_app.explore.state import ExploreState, seed_widgets
     from graphrag_app.settings import load_settings
     from graphrag_app.urls import RunSettings
 
@@ -112,17 +118,45 @@ def _sidebar_then_run_then_levels() -> None:
     counting = previews.level_costs
     previews.level_costs = lambda *a, **k: asked.append("levels") or counting(*a, **k)  # type: ignore[method-assign]
     base = RunSettings(index="jargon", query="q")
-    widgets.seed_widgets(base, index_options=["jargon"])
+    seed_widgets(base, index_options=["jargon"])
     st.session_state["community_level"] = "level 7 (3 summaries)"  # a stale label of a level the index lacks
     try:
+        opened, chosen = sidebar.read_request(load_settings(), base)
         with st.sidebar:
-            _opened, draw_level_picker = controls.draw_settings_but_levels(load_settings(), base)
+            box = sidebar.draw_sidebar(load_settings(), ExploreState.get(), opened, chosen)
         st.text(f"before the picker: {st.session_state['community_level']} {asked}")
         st.button("Run global search")
-        draw_level_picker()
+        sidebar.draw_level_picker(box, ExploreState.get(), opened, chosen)
         st.text(f"after the picker: {asked}")
     finally:
         del previews.level_costs  # the app's one CostPreviews counts as its class does again
+
+
+def test_each_script_run_reads_the_widgets_once_and_passes_that_request_on(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Explore reads its widgets once per script run, a run with a click on Run included (the
+    callback only notes the click; the script starts the run from its one read), and hands that
+    value on: the cost preview's worker gets the request itself (no JSON), and the run is made
+    from it (the question typed in the same interaction as the click)."""
+    from graphrag_app.explore import sidebar, views
+
+    from .apptest_support import app, run_question
+
+    seen: list[str] = []  # "page" once per script run (the page reads its URL first), "read" per read
+    load_url, read = views.load_url, sidebar.read_choices
+    monkeypatch.setattr(views, "load_url", lambda *args: (seen.append("page"), load_url(*args))[1])
+    monkeypatch.setattr(sidebar, "read_choices", lambda base: (seen.append("read"), read(base))[1])
+    previewed: list[object] = []
+    preview = CostPreviews.preview_future
+    monkeypatch.setattr(CostPreviews, "preview_future", lambda self, index, key, signature, request: (previewed.append(request), preview(self, index, key, signature, request))[1])
+    at = app({"latency": "0", "seed": "5"}).run()
+    assert not at.exception and seen.count("page") >= 1 and seen == ["page", "read"] * seen.count("page")
+    assert previewed and all(isinstance(r, GlobalSearchRequest) and r.seed == 5 for r in previewed)
+    seen.clear()
+    at = run_question(at, "Who wrote the Jargon File?")
+    assert not at.exception
+    assert seen.count("page") >= 2 and seen == ["page", "read"] * seen.count("page"), seen  # the click's run, then the page drawn whole
+    record = RunStore(run_db).get(at.query_params["run"])
+    assert record is not None and record.request.query == "Who wrote the Jargon File?" and record.request.seed == 5
 
 
 def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: Path) -> None:
@@ -136,7 +170,7 @@ def test_explore_draws_run_before_the_level_picker_waits_for_its_tokens(run_db: 
 
 
 def test_the_level_picker_does_not_wait_for_its_tokens_while_a_run_streams(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphrag_app.loaders import SECTIONS_WAIT_S
+    from graphrag_app.previews import SECTIONS_WAIT_S
 
     from .apptest_support import app, run_question
 
@@ -144,9 +178,9 @@ def test_the_level_picker_does_not_wait_for_its_tokens_while_a_run_streams(run_d
     counting = CostPreviews.level_costs
 
     def level_costs(self, *args, wait_s: float = SECTIONS_WAIT_S):  # type: ignore[no-untyped-def]
-        from graphrag_app.state import ExploreState
+        from graphrag_app.live import ShownRun
 
-        waits.append((ExploreState.get().running, wait_s))
+        waits.append((ShownRun.get().running, wait_s))
         return counting(self, *args, wait_s=wait_s)
 
     monkeypatch.setattr(CostPreviews, "level_costs", level_costs)
@@ -295,13 +329,13 @@ def test_a_drill_down_is_seen_from_the_row_whichever_way_the_pair_was_judged() -
 def test_cost_previews_keep_the_newest_requests_and_move_a_repeated_one_up() -> None:
     previews = CostPreviews(preview_entries=2, section_entries=1)
     index = small_index()
-    requests = [GlobalSearchRequest(query="q", seed=1, map_token_budget=budget).model_dump_json() for budget in (3000, 4000, 5000)]
-    first = previews.preview_future(index, "small", 0, requests[0], 1)
-    second = previews.preview_future(index, "small", 0, requests[1], 1)
-    assert previews.preview_future(index, "small", 0, requests[0], 1) is first  # asked again: the newest now
-    previews.preview_future(index, "small", 0, requests[2], 1)  # drops the least recently asked
-    assert previews.preview_future(index, "small", 0, requests[0], 1) is first
-    assert previews.preview_future(index, "small", 0, requests[1], 1) is not second
+    requests = [GlobalSearchRequest(query="q", seed=1, map_token_budget=budget) for budget in (3000, 4000, 5000)]
+    first = previews.preview_future(index, "small", 0, requests[0])
+    second = previews.preview_future(index, "small", 0, requests[1])
+    assert previews.preview_future(index, "small", 0, GlobalSearchRequest(query="q", seed=1, map_token_budget=3000)) is first  # asked again (an equal request): the newest now
+    previews.preview_future(index, "small", 0, requests[2])  # drops the least recently asked
+    assert previews.preview_future(index, "small", 0, requests[0]) is first
+    assert previews.preview_future(index, "small", 0, requests[1]) is not second
     sections = previews.sections_future(index, "small", 0, "heuristic")
     assert previews.sections_future(index, "small", 0, "heuristic") is sections
     previews.sections_future(index, "other", 0, "heuristic")  # one kept: the oldest goes
@@ -312,7 +346,7 @@ def test_cost_previews_keep_the_newest_requests_and_move_a_repeated_one_up() -> 
 def test_each_level_s_sections_are_counted_once_per_index_and_tokenizer(monkeypatch: pytest.MonkeyPatch) -> None:
     """A new session draws a new seed, so the level picker's costs are planned again; the
     sections (independent of seed and budgets) are not counted again."""
-    from graphrag_app import loaders
+    from graphrag_app import previews as loaders
     from graphrag_core.cost import level_costs
 
     counted: list[str] = []
@@ -320,7 +354,7 @@ def test_each_level_s_sections_are_counted_once_per_index_and_tokenizer(monkeypa
     monkeypatch.setattr(loaders, "_compute_sections", lambda index, name: counted.append(name) or count_sections(index, name))
     previews, index = CostPreviews(), small_index()
     request = GlobalSearchRequest(query="q", seed=1, map_token_budget=3000)
-    by_seed = {seed: previews.levels_future(index, "small", 0, request.model_dump_json(), seed).result(TIMEOUT) for seed in (1, 2, 3)}
+    by_seed = {seed: previews.levels_future(index, "small", 0, request.model_copy(update={"seed": seed})).result(TIMEOUT) for seed in (1, 2, 3)}
     assert counted == ["heuristic"]
     assert previews.sections_future(index, "small", 0, "heuristic").result(TIMEOUT) == count_sections(index, "heuristic") and counted == ["heuristic"]
     for seed, costs in by_seed.items():  # the same figures as counting everything afresh
@@ -331,7 +365,8 @@ def test_a_page_state_is_one_typed_object_under_one_key() -> None:
     def script() -> None:
         import streamlit as st
 
-        from graphrag_app.state import ExploreState, SweepsState
+        from graphrag_app.explore.state import ExploreState
+        from graphrag_app.sweeps.state import SweepsState
 
         if "stale" not in st.session_state:
             st.session_state["stale"] = True
@@ -362,7 +397,8 @@ def test_a_page_run_before_any_navigation_declares_it_and_reruns(run_db: Path, m
 
 
 def test_a_link_tables_links_name_their_pages_and_parameters() -> None:
-    from graphrag_app.link_tables import destination, page_file, plain_number
+    from graphrag_app.navigation import page_file
+    from graphrag_app.panels.link_tables import destination, plain_number
     from graphrag_app.urls import provenance_url, record_url, run_url
 
     assert destination(provenance_url("jargon", "12", "r1")) == ("pages/provenance.py", {"index": "jargon", "community": "12", "run": "r1"})

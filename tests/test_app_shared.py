@@ -1,8 +1,8 @@
 """Pieces the app's pages share instead of each writing its own: the index problem line, the
 one job runner under evaluations, the cost charts' prompt-token axis."""
 
-from graphrag_app.chart_parts import PROMPT_TOKENS_NAME, add_prompt_tokens_axis
-from graphrag_app.controls import OpenedIndex
+from graphrag_app.panels.chart_parts import PROMPT_TOKENS_NAME, add_prompt_tokens_axis
+from graphrag_app.loaders import OpenedIndex
 from graphrag_app.jobs import EvalJob, JobHandle, start_evaluation
 from graphrag_core.evaluation import Condition, ExperimentSpec
 from graphrag_core.evaluation.questions import EvalQuestion

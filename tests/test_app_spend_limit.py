@@ -7,12 +7,13 @@ from pathlib import Path
 
 from graphrag_app.urls import RunSettings, from_query_params, to_query_params
 from graphrag_core.history import RunStore
+from graphrag_core.request import SearchSettings
 
 from .apptest_support import app, messages, run_question
 
 
 def test_the_limit_round_trips_through_the_url_and_a_bad_one_is_named():
-    settings = RunSettings(index="jargon", query="q", seed=3, spend_limit_tokens=60_000)
+    settings = RunSettings(index="jargon", query="q", search=SearchSettings(seed=3), spend_limit_tokens=60_000)
     params = to_query_params(settings)
     assert params["spend_limit"] == "60000"
     back, problems = from_query_params(params, base=RunSettings())
@@ -47,7 +48,7 @@ def test_no_limit_by_default_and_a_roomy_one_says_it_is_within(run_db: Path) -> 
 def test_compare_shows_each_run_s_question_reserve_and_spending_limit():
     import asyncio
 
-    from graphrag_app.compare_charts import settings_table
+    from graphrag_app.compare.charts import settings_table
     from graphrag_core import GlobalSearchRequest, retrieve_global
     from graphrag_core.history.records import RunRecord
     from graphrag_core.llm.offline import OfflineChatModel

@@ -63,11 +63,10 @@ LAYER_EXCEPTIONS: dict[str, frozenset[str]] = {
 libraries its part never imports."""
 
 PURE_APP_MODULES = (
-    "graphrag_app/charts.py",
-    "graphrag_app/*_charts.py",
-    "graphrag_app/chart_parts.py",
-    "graphrag_app/answer_text.py",
-    "graphrag_app/escaping.py",
+    "graphrag_app/*/charts.py",
+    "graphrag_app/compare/settings_table.py",
+    "graphrag_app/panels/chart_parts.py",
+    "graphrag_app/text.py",
     "graphrag_app/urls.py",
     "graphrag_app/labels.py",
 )
@@ -97,6 +96,13 @@ PUBLIC_STREAMLIT = frozenset(
 for the type of a container); any other, ``streamlit.runtime`` and ``streamlit.web`` among them,
 is an internal. Nothing may assign to an attribute of a Streamlit module or class."""
 
+STREAMLIT_FILE_NAMES = frozenset({"streamlit.__file__", "streamlit.__path__", "streamlit.__spec__"})
+PACKAGE_FILE_READERS = frozenset(
+    {"importlib.resources.files", "importlib.resources.path", "importlib.resources.read_text", "importlib.util.find_spec", "importlib.metadata.files", "pkgutil.get_data"}
+)
+"""Rule 7. What reads a package's installed files: the module's own file names, and the readers
+that, handed ``"streamlit"``, find its folder."""
+
 LONG_MODULE_LINES = 500
 LONG_MODULE_REASON = "Why this module is long:"
 """Rule 8. A module over this many lines begins its docstring's last paragraph with the reason."""
@@ -107,6 +113,24 @@ to its last line."""
 ENGINE_MODULE_LINES = 600
 ENGINE_PARTS = ("graphrag_core",)
 """Rule 8. No module of the engine is longer than this, whatever its reason."""
+
+PAGE_PACKAGES = ("explore", "compare", "sweeps", "evaluate", "provenance", "index_browser")
+"""Rule 10. The app's page packages (``graphrag_app/<page>/``); every other module of the app is
+the shared layer."""
+MAX_PAGE_REACH = 22
+"""Rule 10. The most app modules a page (``pages/X.py``) reaches through its imports."""
+MAX_PLAIN_APP_MODULES = 12
+"""Rule 10. The most plain modules directly in ``graphrag_app/`` (its ``__init__`` aside)."""
+
+SESSION_STATE = "streamlit.session_state"
+MAX_SESSION_STATE_MENTIONS = 40
+MAX_SESSION_STATE_MODULES = 3
+"""Rule 11. How often, and in how many modules, the app may name ``st.session_state``."""
+
+MAX_FUNCTION_LINES = 100
+MAX_APP_MODULE_LINES = 600
+"""Rule 12. The longest function or method of the app and its pages, and the longest app module."""
+APP_PARTS = ("graphrag_app", "pages", "app")
 
 STATUS_MODULE = "graphrag_core/status.py"
 STATUS_NAMES = ("status", "outcome", "error_type")
@@ -559,7 +583,22 @@ def streamlit_internal_offences(modules: Mapping[str, Module]) -> list[str]:
             for owner, attribute in patched:
                 if (base := qualified(owner, bound) or "").split(".")[0] == "streamlit" and _patchable(base):
                     offences.add(f"{where(module, node)}: patches {base}.{attribute}")
+        offences.update(streamlit_file_offences(module, bound))
     return sorted(offences)
+
+
+def streamlit_file_offences(module: Module, bound: Mapping[str, str]) -> list[str]:
+    """Each place ``module`` reads Streamlit's installed files: its file names
+    (``st.__file__``, ``__path__``, ``__spec__``), or a package-file reader handed ``"streamlit"``."""
+    offences = []
+    for node in ast.walk(module.tree):
+        if isinstance(node, ast.Attribute) and qualified(node, bound) in STREAMLIT_FILE_NAMES:
+            offences.append(f"{where(module, node)}: reads {qualified(node, bound)}, Streamlit's installed files")
+        elif isinstance(node, ast.Call) and qualified(node.func, bound) in PACKAGE_FILE_READERS:
+            named = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if any(name.split(".")[0] == "streamlit" for name in named):
+                offences.append(f"{where(module, node)}: {qualified(node.func, bound)}({named[0]!r}) reads Streamlit's installed files")
+    return offences
 
 
 def test_rule_7_no_streamlit_internals() -> None:
@@ -719,6 +758,147 @@ def test_rule_9_levels_are_parsed_only_in_levels_py() -> None:
     report(level_offences(project_modules()), "Rule 9 (one spelling per state: levels)")
 
 
+# ---- Rule 10: a room per page ---------------------------------------------------------------
+
+
+def page_package_of(module: Module) -> str | None:
+    """The page package ``module`` belongs to (``"explore"`` for ``graphrag_app.explore.views``), or None."""
+    parts = module.name.split(".")
+    return parts[1] if parts[0] == "graphrag_app" and len(parts) > 1 and parts[1] in PAGE_PACKAGES else None
+
+
+def page_package_offences(modules: Mapping[str, Module]) -> list[str]:
+    """Each import of a page package by another page package, or by the shared layer."""
+    offences = []
+    for module in modules.values():
+        if part_of(module) != "graphrag_app":
+            continue
+        own = page_package_of(module)
+        for imp, target in edges_of(module, modules):
+            theirs = page_package_of(modules[target])
+            if theirs is not None and theirs != own:
+                who = f"the {own} page package" if own else "the shared layer"
+                offences.append(f"{where(module, imp.line)}: {who} imports {target}; a page package is imported by its page only")
+    return offences
+
+
+def test_rule_10_no_page_package_imports_another() -> None:
+    report(page_package_offences(project_modules()), "Rule 10 (a room per page: page packages)")
+
+
+def reached(graph: Mapping[str, Mapping[str, int]], start: str) -> set[str]:
+    """Every module ``start`` reaches through its imports (itself left out)."""
+    seen: set[str] = set()
+    queue = deque([start])
+    while queue:
+        for target in graph[queue.popleft()]:
+            if target not in seen and target != start:
+                seen.add(target)
+                queue.append(target)
+    return seen
+
+
+def page_reach_offences(modules: Mapping[str, Module], limit: int = MAX_PAGE_REACH) -> list[str]:
+    """Each page (``pages/X.py``) that reaches more than ``limit`` of the app's modules."""
+    graph = import_graph(modules)
+    offences = []
+    for module in modules.values():
+        if part_of(module) != "pages":
+            continue
+        app = sorted(name for name in reached(graph, module.name) if name.split(".")[0] == "graphrag_app")
+        if len(app) > limit:
+            offences.append(f"{where(module, 1)}: reaches {len(app)} app modules (at most {limit}): {', '.join(app)}")
+    return offences
+
+
+def test_rule_10_each_page_reaches_at_most_22_app_modules() -> None:
+    report(page_reach_offences(project_modules()), "Rule 10 (a room per page: what a page reaches)")
+
+
+def plain_module_offences(modules: Mapping[str, Module], limit: int = MAX_PLAIN_APP_MODULES) -> list[str]:
+    """The plain modules directly in ``graphrag_app/``, when there are more than ``limit``."""
+    plain = sorted(m.path for m in modules.values() if m.path.count("/") == 1 and m.path.startswith("graphrag_app/") and not m.is_package)
+    return [f"graphrag_app/: {len(plain)} plain modules (at most {limit}): {', '.join(plain)}"] if len(plain) > limit else []
+
+
+def test_rule_10_at_most_12_plain_modules_in_graphrag_app() -> None:
+    report(plain_module_offences(project_modules()), "Rule 10 (a room per page: the shared layer)")
+
+
+# ---- Rule 11: session state behind typed accessors ------------------------------------------
+
+
+def session_state_offences(modules: Mapping[str, Module], *, mentions: int = MAX_SESSION_STATE_MENTIONS, at_most: int = MAX_SESSION_STATE_MODULES) -> list[str]:
+    """Every mention of ``st.session_state`` in the app (its imports included), when there are more
+    than ``mentions``, or in more than ``at_most`` modules."""
+    found = {
+        module.path: lines
+        for module in modules.values()
+        if part_of(module) in APP_PARTS and (lines := [line for line, _name in references(module, [SESSION_STATE])])
+    }
+    total = sum(len(lines) for lines in found.values())
+    if total <= mentions and len(found) <= at_most:
+        return []
+    listed = "; ".join(f"{path} ({len(lines)})" for path, lines in sorted(found.items()))
+    return [f"{path}:{lines[0]}: {total} mentions of st.session_state in {len(found)} modules (at most {mentions} in {at_most}): {listed}" for path, lines in sorted(found.items())]
+
+
+def test_rule_11_session_state_is_named_at_most_40_times_in_at_most_3_modules() -> None:
+    report(session_state_offences(project_modules()), "Rule 11 (session state behind typed accessors)")
+
+
+# ---- Rule 12: short functions, bounded modules ----------------------------------------------
+
+
+def long_app_function_offences(modules: Mapping[str, Module], limit: int = MAX_FUNCTION_LINES) -> list[str]:
+    """Each function or method of the app and its pages over ``limit`` lines (decorators included)."""
+    offences = []
+    for module in modules.values():
+        if part_of(module) not in APP_PARTS:
+            continue
+        for node in ast.walk(module.tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+                if (length := (node.end_lineno or start) - start + 1) > limit:
+                    offences.append(f"{where(module, start)}: {node.name} is {length} lines (at most {limit})")
+    return offences
+
+
+def test_rule_12_no_app_function_over_100_lines() -> None:
+    report(long_app_function_offences(project_modules()), "Rule 12 (short functions)")
+
+
+def long_app_module_offences(modules: Mapping[str, Module], limit: int = MAX_APP_MODULE_LINES) -> list[str]:
+    return [f"{where(m, 1)}: {m.lines} lines (at most {limit})" for m in modules.values() if part_of(m) == "graphrag_app" and m.lines > limit]
+
+
+def test_rule_12_no_app_module_over_600_lines() -> None:
+    report(long_app_module_offences(project_modules()), "Rule 12 (bounded modules)")
+
+
+# ---- The plan's tree names every app module --------------------------------------------------
+
+
+def tree_offences(modules: Mapping[str, Module], plan: str) -> list[str]:
+    """Each app module the graphrag_app section of the plan does not name (its file name, under its
+    package's folder), so the tree stays true."""
+    section = plan.split("## graphrag_app and pages", 1)[-1].split("## Rules", 1)[0]
+    words = set(section.replace("/", " / ").split())
+    offences = []
+    for module in modules.values():
+        if part_of(module) != "graphrag_app" or module.is_package:
+            continue
+        parts = module.path.split("/")
+        folders = [f"{folder}/" for folder in parts[1:-1]]
+        if parts[-1] not in words or any(folder.rstrip("/") not in words for folder in folders):
+            offences.append(f"{module.path}:1: not named in docs/architecture.md's graphrag_app tree")
+    return offences
+
+
+def test_the_plan_names_every_app_module() -> None:
+    report(tree_offences(project_modules(), (APP_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")), "The plan's tree")
+
+
 # ---- Browser tests wait for states ----------------------------------------------------------
 
 
@@ -853,7 +1033,7 @@ def test_checker_layers_init_imports_and_purity() -> None:
             "graphrag_core/__main__.py": "from graphrag_cli import main\n",
             "graphrag_core/engine.py": "import json\ndef f():\n    import pandas\n    from graphrag_app import views\nfrom graphrag_core import X\n",
             "graphrag_app/views.py": "import streamlit as st\n",
-            "graphrag_app/charts.py": "import plotly\nfrom graphrag_app.views import st\n",
+            "graphrag_app/explore/charts.py": "import plotly\nfrom graphrag_app.views import st\n",
             "graphrag_app/urls.py": "import streamlit\n",
             "pages/one.py": "from graphrag_app import views\nfrom pages import two\n",
             "pages/two.py": "",
@@ -861,8 +1041,8 @@ def test_checker_layers_init_imports_and_purity() -> None:
     )
     assert places(layer_offences(modules)) == {"graphrag_core/engine.py:3", "graphrag_core/engine.py:4", "pages/one.py:2"}
     assert places(init_import_offences(modules)) == {"graphrag_core/engine.py:5"}
-    assert places(impurity_offences(modules)) == {"graphrag_app/charts.py:2", "graphrag_app/urls.py:1"}
-    assert "through graphrag_app.charts -> graphrag_app.views (graphrag_app/views.py:1)" in " ".join(impurity_offences(modules))
+    assert places(impurity_offences(modules)) == {"graphrag_app/explore/charts.py:2", "graphrag_app/urls.py:1"}
+    assert "through graphrag_app.explore.charts -> graphrag_app.views (graphrag_app/views.py:1)" in " ".join(impurity_offences(modules))
 
 
 def test_checker_vendors_environment_and_event_loops() -> None:
@@ -972,3 +1152,64 @@ def test_checker_finds_fixed_waits_in_browser_tests_only() -> None:
         }
     ).values()
     assert places(fixed_wait_offences(modules)) == {"tests/test_browser_x.py:3", "tests/test_browser_x.py:4", "tests/test_y.py:4", "tests/__init__.py:5"}
+
+
+def test_checker_reading_streamlit_s_installed_files() -> None:
+    source = (
+        "import importlib.resources\n"
+        "from pathlib import Path\n"
+        "import streamlit as st\n"
+        "STATIC = Path(st.__file__).parent / 'static'\n"  # 4
+        "JS = importlib.resources.files('streamlit.static')\n"  # 5
+        "OWN = importlib.resources.files('graphrag_core.sample_data')\n"
+        "st.plotly_chart({})\n"
+    )
+    offences = streamlit_internal_offences(made_up({"graphrag_app/explore/views.py": source}))
+    assert places(offences) == {"graphrag_app/explore/views.py:4", "graphrag_app/explore/views.py:5"}
+
+
+def test_checker_page_packages_and_what_a_page_reaches() -> None:
+    modules = made_up(
+        {
+            "graphrag_app/__init__.py": "",
+            "graphrag_app/session.py": "",
+            "graphrag_app/text.py": "",
+            "graphrag_app/labels.py": "def f():\n    from graphrag_app.compare import views\n",  # 2: the shared layer imports a page package
+            "graphrag_app/explore/__init__.py": "",
+            "graphrag_app/explore/views.py": "from .. import session\nfrom ..compare.views import draw\nfrom . import state\n",  # 2: another page's
+            "graphrag_app/explore/state.py": "from graphrag_app import text\n",
+            "graphrag_app/compare/__init__.py": "",
+            "graphrag_app/compare/views.py": "from graphrag_app.text import x\n",
+            "pages/explore.py": "from graphrag_app.explore import views\n",
+            "pages/compare.py": "from graphrag_app.compare.views import draw\n",
+        }
+    )
+    assert places(page_package_offences(modules)) == {"graphrag_app/labels.py:2", "graphrag_app/explore/views.py:2"}
+    assert places(page_reach_offences(modules, limit=4)) == {"pages/explore.py:1"}  # views, session, compare.views, state, text
+    assert "reaches 5 app modules" in " ".join(page_reach_offences(modules, limit=4)) and page_reach_offences(modules, limit=5) == []
+    assert plain_module_offences(modules, limit=3) == [] and len(plain_module_offences(modules, limit=2)) == 1
+
+
+def test_checker_session_state_mentions_functions_and_module_lengths() -> None:
+    state_source = "import streamlit as st\nfrom streamlit import session_state\nA = st.session_state['a']\nB = st.session_state.get('b')\n"
+    long_function = "def f():\n" + "    x = 1\n" * 100 + "def g():\n" + "    x = 1\n" * 99
+    modules = made_up(
+        {
+            "graphrag_app/session.py": state_source,  # 3 mentions (the import is one)
+            "graphrag_app/views.py": "import streamlit as st\nst.session_state.x = 1\n",
+            "pages/one.py": long_function,
+            "graphrag_core/long.py": long_function,  # the engine's own rule is rule 8's, not this one
+            "graphrag_app/big.py": "x = 1\n" * 601,
+        }
+    )
+    assert session_state_offences(modules) == []
+    assert places(session_state_offences(modules, mentions=3)) == {"graphrag_app/session.py:2", "graphrag_app/views.py:2"}
+    assert "4 mentions of st.session_state in 2 modules" in session_state_offences(modules, at_most=1)[0]
+    assert places(long_app_function_offences(modules)) == {"pages/one.py:1"}
+    assert places(long_app_module_offences(modules)) == {"graphrag_app/big.py:1"}
+
+
+def test_checker_the_plan_s_tree() -> None:
+    modules = made_up({"graphrag_app/__init__.py": "", "graphrag_app/urls.py": "", "graphrag_app/explore/__init__.py": "", "graphrag_app/explore/views.py": "", "graphrag_app/gone.py": ""})
+    plan = "## graphrag_app and pages\n```\ngraphrag_app/\n  urls.py   links\n  explore/\n    views.py\n```\n## Rules\ngone.py\n"
+    assert places(tree_offences(modules, plan)) == {"graphrag_app/gone.py:1"}

@@ -142,6 +142,21 @@ def test_a_huge_seed_is_a_usage_error_in_the_cli(tmp_path: Path, capsys: pytest.
     assert code == EXIT_USAGE and "seed must be between" in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["query", "jargon", "x", "--seed", "-1"],
+        ["query", "jargon", "x", "--seed", str(2**31)],
+        ["sweep", "jargon", "x", "--seeds", "1,-2"],
+    ],
+    ids=["negative", "past-the-range", "a-sweep-s-seeds"],
+)
+def test_a_seed_outside_the_one_range_is_a_usage_error_in_the_cli(arguments: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main([*arguments, "--store", str(tmp_path / "runs.sqlite3"), "--no-cache"], environ={})
+    err = capsys.readouterr().err
+    assert code == EXIT_USAGE and "seed must be between 0 and 2147483647" in err and "Traceback" not in err
+
+
 # -- the command line ---------------------------------------------------------------------------
 
 

@@ -13,8 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from graphrag_app.evidence import CALL_ANCHOR
-from graphrag_app.scrolling import ANSWER_ANCHOR
+from graphrag_app.explore.inspector import ANSWER_ANCHOR, CALL_ANCHOR
 
 from .browser_support import UI_TIMEOUT_MS, ask, require_browser, shot, wait_for_plots_settled, wait_for_script_run
 

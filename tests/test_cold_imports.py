@@ -51,7 +51,7 @@ def test_explore_opens_without_pandas_or_the_graph_library_and_then_loads_pandas
     code = (
         "import sys, json, threading\n"
         "from streamlit.testing.v1 import AppTest\n"
-        "import graphrag_app.explore_views, graphrag_app.controls, graphrag_app.recent, graphrag_app.navigation\n"
+        "import graphrag_app.explore.views, graphrag_app.explore.sidebar, graphrag_app.explore.actions, graphrag_app.navigation\n"
         "loaded = {m: m in sys.modules for m in ('pandas', 'networkx')}\n"
         f"at = AppTest.from_file({str(ROOT / 'app.py')!r}, default_timeout=120).run()\n"
         "for thread in threading.enumerate():\n"

@@ -6,8 +6,8 @@ import json
 import plotly.graph_objects as go
 import pytest
 
-from graphrag_app import compare_charts as cc
-from graphrag_app import sweep_charts
+from graphrag_app.compare import charts as cc
+from graphrag_app.sweeps import charts as sweep_charts
 from graphrag_core import (
     GlobalSearchRequest,
     RetryableModelError,
@@ -97,7 +97,7 @@ def test_metrics_of_a_failed_run_come_from_its_events():
     assert metrics.batches >= 1 and metrics.failed_batches == metrics.batches
     assert metrics.model_calls == 2 * metrics.batches  # each batch tried twice
     assert cc.usefulness_values(failed) == []
-    assert cc.cited_sets([failed]) == [frozenset()]
+    assert cc.run_sets([failed], "cited") == [frozenset()]
 
 
 def test_usefulness_figure_one_box_per_run(records):
@@ -112,7 +112,7 @@ def test_jaccard_matrix_and_heatmap(records):
     matrix = cc.jaccard_matrix(records)
     assert all(matrix[i][i] == 1.0 for i in range(3))
     assert all(matrix[i][j] == matrix[j][i] for i in range(3) for j in range(3))
-    sets = cc.behind_sets(records)
+    sets = cc.run_sets(records)
     assert matrix[0][1] == pytest.approx(len(sets[0] & sets[1]) / len(sets[0] | sets[1]))
     fig = cc.overlap_heatmap_figure(records)
     assert fig.data[0].type == "heatmap" and len(fig.data[0].z) == 3
@@ -121,10 +121,10 @@ def test_jaccard_matrix_and_heatmap(records):
 def test_overlap_groups_place_every_community_behind_once(records):
     groups = cc.overlap_groups(records)
     placed = [cid for g in groups for cid in g.community_ids]
-    assert sorted(placed) == sorted(set().union(*cc.behind_sets(records)))
+    assert sorted(placed) == sorted(set().union(*cc.run_sets(records)))
     for group in groups:
         for cid in group.community_ids:
-            assert group.members == tuple(i for i, s in enumerate(cc.behind_sets(records)) if cid in s)
+            assert group.members == tuple(i for i, s in enumerate(cc.run_sets(records)) if cid in s)
     table = cc.overlap_table(records)
     assert sum(row["communities"] for row in table) == len(placed)
     assert cc.overlap_bars_figure(records).data[0].type == "bar"
@@ -161,8 +161,8 @@ def test_the_overlap_compares_the_set_asked_for_cited_behind_or_read_but_unused(
 
     record, plain = make_record(script=citing_and_dropping), make_record()
     pair = [record, plain]
-    assert cc.cited_sets(pair) == [frozenset({"4", "999"}), frozenset()], "what the answers cite, not what is behind them"
-    assert cc.behind_sets(pair) == [frozenset(record.result.community_ids), frozenset(plain.result.community_ids)]
+    assert cc.run_sets(pair, "cited") == [frozenset({"4", "999"}), frozenset()], "what the answers cite, not what is behind them"
+    assert cc.run_sets(pair) == [frozenset(record.result.community_ids), frozenset(plain.result.community_ids)]
     assert cc.run_sets(pair, "read_but_unused") == [frozenset({"5"}), frozenset()]
     assert "cited by" not in cc.overlap_table(pair)[0], "the table does not call every set 'cited'"
     assert {row["runs"]: row["ids"] for row in cc.overlap_table(pair, "cited")} == {"only A": "4, 999"}

@@ -1,8 +1,10 @@
 """Untrusted text reaches a run's charts only escaped, through the one plot_text."""
 
-from graphrag_app import charts, compare_charts, index_charts
-from graphrag_app.escaping import escape_markdown, plot_text
-from graphrag_app import views
+from graphrag_app.explore import charts
+from graphrag_app.compare import charts as compare_charts
+from graphrag_app.index_browser import charts as index_charts
+from graphrag_app.text import escape_markdown, plot_text
+from graphrag_app.explore import run_view as views
 from graphrag_core.events import BatchesPlanned, MapBatchSucceeded, PlannedBatch, ReduceSelection, RunStarted
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.results import MapAnswer, ReduceCandidate

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.evidence import CALL_KEY
+from graphrag_app.explore.inspector import CALL_KEY
 from graphrag_core.history import RunStore
 
 from . import APP_ROOT
@@ -53,7 +53,7 @@ def test_the_three_community_sets_are_tabs_named_the_same_everywhere(run_db: Pat
 
 
 def test_a_run_bundle_from_the_page_opens_in_another_history_and_says_when_the_index_differs(run_db: Path, tmp_path: Path, small_index_dir: Path) -> None:
-    from graphrag_app.bundles import bundle_json, open_bundle
+    from graphrag_app.panels.bundles import bundle_json, open_bundle
     from graphrag_app.settings import settings_from_mapping
 
     at = run_question(app().run())
@@ -273,8 +273,8 @@ def test_sources_and_claims_references_link_and_an_unknown_record_is_said(run_db
 
 
 def test_a_bundle_from_another_machine_opens_against_the_index_here_of_the_same_name(run_db: Path, tmp_path: Path) -> None:
-    from graphrag_app.bundles import bundle_json, open_bundle
-    from graphrag_app.compare_charts import index_key_for
+    from graphrag_app.panels.bundles import bundle_json, open_bundle
+    from graphrag_app.compare.charts import index_key_for
     from graphrag_app.settings import settings_from_mapping
 
     at = run_question(app().run())
@@ -354,18 +354,18 @@ def test_a_stale_level_label_from_the_browser_runs_the_level_it_names() -> None:
     def script() -> None:  # what Run's callback does before the page draws its widgets again
         import streamlit as st
 
+        from graphrag_app.explore.state import read_choices
         from graphrag_app.urls import RunSettings
-        from graphrag_app.widgets import settings_from_widgets
 
         st.session_state["community_level"] = "level 1 (70 summaries)"
-        st.text(str(settings_from_widgets(RunSettings(index="jargon")).to_request(query="What is a hacker?").community_level))
+        st.text(str(read_choices(RunSettings(index="jargon")).settings.to_request(query="What is a hacker?").community_level))
 
     at = AppTest.from_function(script).run()
     assert not at.exception and [t.value for t in at.text] == ["1"]
 
 
 def test_a_table_row_and_the_reduce_chart_open_their_calls_and_bring_them_into_view(monkeypatch: pytest.MonkeyPatch) -> None:
-    from graphrag_app import evidence
+    from graphrag_app.explore import inspector as evidence
 
     session: dict[str, object] = {}
     monkeypatch.setattr(evidence.st, "session_state", session)
@@ -393,12 +393,12 @@ def test_a_table_row_and_the_reduce_chart_open_their_calls_and_bring_them_into_v
 def test_the_finished_page_draws_once_per_script_run_and_scrolls_only_when_asked(run_db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A finished page is idle: a script run draws the run once (no rerun of its own), and the
     scroll script appears only when the answer arrives or a call opened from below asks for it."""
-    from graphrag_app import views
+    from graphrag_app.explore import run_view as views
 
     at = run_question(app().run())
     drawn: list[str] = []
-    render_run = views.render_run
-    monkeypatch.setattr(views, "render_run", lambda *args, **kwargs: (drawn.append(kwargs["key"]), render_run(*args, **kwargs))[1])
+    draw_run = views.draw_run
+    monkeypatch.setattr(views, "draw_run", lambda *args, **kwargs: (drawn.append(kwargs["key"]), draw_run(*args, **kwargs))[1])
     at = at.run()
     assert drawn == ["run"]
     assert not [h for h in at.get("html") if "scrollIntoView" in str(h.proto)]
@@ -428,7 +428,7 @@ def test_cited_in_the_final_answer_holds_only_the_final_answers_sentences(run_db
     answer, never under "Cited in the final answer." (community 87 of the issue)."""
     import asyncio
 
-    from graphrag_app.provenance import MAP_ANSWER_LABEL
+    from graphrag_app.panels.evidence import MAP_ANSWER_LABEL
     from graphrag_core import GlobalSearchRequest, ScriptedChatModel, retrieve_global
     from graphrag_core.history import RunRecord
     from graphrag_core.index import load_index

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from graphrag_app import compare_charts as cc
+from graphrag_app.compare import charts as cc
 from graphrag_core import GlobalSearchRequest, RetryableModelError, ScriptedChatModel, retrieve_global
 from graphrag_core.cache import MemoryMapCache
 from graphrag_core.errors import GraphRAGError

@@ -3,7 +3,7 @@
 import plotly.graph_objects as go
 import pytest
 
-from graphrag_app import index_charts as ic
+from graphrag_app.index_browser import charts as ic
 from graphrag_core import Community, Entity, Index, Relationship
 from graphrag_core.tokens import estimate_tokens
 from tests.factories import small_index

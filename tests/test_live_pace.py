@@ -1,4 +1,4 @@
-"""When Explore's live view draws (``graphrag_app.live_pace``), without a browser: the drawing
+"""When Explore's live view draws (``graphrag_app.explore.live_view``), without a browser: the drawing
 after a click waits for the run's plan, a tick waiting for a moment outlasts the live view's
 interval (so the browser's next tick is queued before it ends), the timeline is held while a
 moment is drawn, and figures wait for a library another thread is importing."""
@@ -12,19 +12,9 @@ from pathlib import Path
 import pytest
 
 from graphrag_app.jobs import DEFAULT_REDRAW_INTERVAL_S, MAX_REDRAW_INTERVAL_S, run_blocking
-from graphrag_app.live_pace import (
-    FIRST_EVENTS_POLL_S,
-    FIRST_EVENTS_WAIT_S,
-    TIMELINE_REDRAW_S,
-    await_first_events,
-    await_moment,
-    live_timeline,
-    moment_wait_s,
-    moments,
-    planning,
-)
+from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, TIMELINE_REDRAW_S, await_first_events, await_moment, live_timeline, moment_wait_s, moments, planning
 from graphrag_app.loaders import finish_warm_imports
-from graphrag_app.state import RunView
+from graphrag_app.live import RunView
 from graphrag_core.events import BatchesPlanned, MapBatchSucceeded, ReduceStarted, RunFinished, RunStarted
 from graphrag_core.index import load_index
 from graphrag_core.llm.offline import OfflineChatModel

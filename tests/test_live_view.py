@@ -8,14 +8,14 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from graphrag_app import charts
-from graphrag_app.run_controls import FreshCache
-from graphrag_app.explore_views import cache_line
+from graphrag_app.explore import charts
+from graphrag_app.jobs import FreshCache
+from graphrag_app.explore.views import cache_line
 from graphrag_app.jobs import follow
 from graphrag_app.live import LiveRuns, replay_run, start_partial_answer
-from graphrag_app.loaders import CostPreviews
-from graphrag_app.state import ExploreState
-from graphrag_app.urls import RunSettings, replay_speed, replay_url, to_query_params
+from graphrag_app.previews import CostPreviews
+from graphrag_app.live import ShownRun
+from graphrag_app.urls import RunSettings, replay_speed, to_query_params
 from graphrag_core.cache import MemoryMapCache, SqliteMapCache
 from graphrag_core.history import RunStore
 from graphrag_core.index import load_index
@@ -71,7 +71,6 @@ def test_stop_ends_a_replay_with_the_whole_run_and_a_speed_must_be_positive() ->
 
 
 def test_a_replays_link_and_speed() -> None:
-    assert replay_url("abc", speed=2) == "./?replay=abc&speed=2"
     assert replay_speed(None) == 1.0 and replay_speed("0.5") == 0.5
     for bad in ("fast", "0", "-1", "1000"):
         with pytest.raises(ValueError, match="speed"):
@@ -124,7 +123,7 @@ def test_before_run_the_page_can_say_how_many_batches_the_cache_would_answer(tmp
     identity = model_identity(OfflineChatModel())
 
     def cached() -> int:
-        return previews.cached_future(index, sample, 1, request.model_dump_json(), 3, identity=identity, cache_path=path).result(TIMEOUT)
+        return previews.cached_future(index, sample, 1, request, identity=identity, cache_path=path).result(TIMEOUT)
 
     assert cached() == 0
     cache = SqliteMapCache(path)
@@ -239,7 +238,7 @@ def test_before_run_the_preview_says_the_cache_would_answer_and_run_fresh_reads_
 
 
 def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bars(run_db: Path, tmp_path: Path) -> None:
-    from graphrag_app.bundles import open_bundle
+    from graphrag_app.panels.bundles import open_bundle
     from graphrag_app.settings import load_settings
     from graphrag_core.bundle import bundle_to_json, make_bundle
 
@@ -254,7 +253,7 @@ def test_a_run_from_a_bundle_replays_through_the_live_view_with_the_recorded_bar
     assert not at.exception
     assert any(t.startswith("Status: completed") for t in texts(at))
     assert at.query_params["run"] == run_id
-    shown = at.session_state[ExploreState.KEY].view
+    shown = at.session_state[ShownRun.KEY].view
     assert shown is not None and shown.handle is None  # played to its end through the live view
     assert charts.usefulness_figure(shown.state).to_plotly_json()["data"] == charts.usefulness_figure(recorded.replay()).to_plotly_json()["data"]
     assert shown.state.result == recorded.replay().result
@@ -276,8 +275,8 @@ class _Starting:
 
 
 def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_events() -> None:
-    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
-    from graphrag_app.state import RunView
+    from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, FIRST_EVENTS_WAIT_S, await_first_events
+    from graphrag_app.live import RunView
 
     from graphrag_app.jobs import run_blocking
 
@@ -302,9 +301,9 @@ def test_the_drawing_after_a_click_on_run_waits_a_moment_for_the_runs_first_even
 
 def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> None:
     # a chart drawn again unchanged costs the browser nothing; a changed one is built anew
-    from graphrag_app.live_pace import TIMELINE_REDRAW_S, live_timeline
+    from graphrag_app.explore.live_view import TIMELINE_REDRAW_S, live_timeline
     from graphrag_app.jobs import run_blocking
-    from graphrag_app.state import RunView
+    from graphrag_app.live import RunView
 
     request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)
     _handle, finished = run_blocking(load_index(sample_path("jargon")), request, OfflineChatModel(), timeout=120)
@@ -325,9 +324,9 @@ def test_the_live_view_draws_the_call_timeline_anew_at_most_once_a_second() -> N
 def test_a_tick_of_the_live_view_draws_the_first_bar_and_the_answer_as_they_come() -> None:
     # a tick due before the first map answer, or in the reduce before the answer, waits a moment
     # for it (shorter than a tick), instead of showing it a tick later
-    from graphrag_app.live_pace import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
+    from graphrag_app.explore.live_view import FIRST_EVENTS_POLL_S, MOMENT_WAIT_S, await_moment, moment_due
     from graphrag_app.jobs import run_blocking
-    from graphrag_app.state import RunView
+    from graphrag_app.live import RunView
     from graphrag_core.events import MapBatchSucceeded, ReduceStarted, RunFinished
 
     request = GlobalSearchRequest(query="What is a hacker?", community_level=1, seed=3)

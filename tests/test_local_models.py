@@ -176,7 +176,7 @@ def test_a_server_with_several_slots_is_not_called_single_slot():
 def test_the_app_remembers_what_an_endpoint_accepted_across_a_restart(tmp_path):
     """The app's process-wide endpoints now keep the negotiated form in the endpoint memory the
     settings name (the command line did; the app negotiated again after every restart)."""
-    from graphrag_app.llm import app_endpoints
+    from graphrag_app.settings import app_endpoints
     from graphrag_app.settings import settings_from_mapping
 
     app = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(tmp_path / "runs.sqlite3")})

@@ -184,7 +184,7 @@ def test_the_events_never_show_more_calls_in_flight_than_the_limit():
     # done when its event was emitted, after its slot had gone to the next call. The events carry
     # the call's own end, read before the slot is released. A counting clock makes every read a
     # distinct, ordered instant, so the check does not depend on timing.
-    from graphrag_app.charts import call_lanes
+    from graphrag_app.explore.charts import call_lanes
     from graphrag_core.events import BatchesPlanned, PlannedBatch
     from graphrag_core.state import RunState
 

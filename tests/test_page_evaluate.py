@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from graphrag_app.eval_charts import p_value_rows, win_rate_heatmap
+from graphrag_app.evaluate.charts import p_value_rows, win_rate_heatmap
 from graphrag_app.navigation import PAGE_SPECS
 from graphrag_core.citations import community_sets
 from graphrag_core.evaluation import EvaluationStore
@@ -204,7 +204,7 @@ def test_a_heuristic_judge_stars_nothing_and_labels_its_p_values():
 
 
 def test_with_one_seed_the_a_a_diagonal_says_why_it_is_empty_and_how_to_fill_it():
-    from graphrag_app.eval_charts import AA_CELL
+    from graphrag_app.evaluate.charts import AA_CELL
 
     one = win_rate_heatmap(_significant_result(heuristic=False, seeds=[1]), "diversity").data[0]
     assert one.text[0][0] == AA_CELL == one.text[1][1] and "seeds 1, 2" in one.hovertext[0][0]

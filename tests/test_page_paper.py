@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from graphrag_app.choice_charts import METHOD_COLORS, choice_chart, paper_cost_table
-from graphrag_app.llm import ranking_line
+from graphrag_app.evaluate.charts import METHOD_COLORS, choice_chart, paper_cost_table
+from graphrag_app.settings import ranking_line
 from graphrag_core.evaluation import choose
 from graphrag_core.history import RunStore
 from graphrag_core.index import load_index, save_index

@@ -5,7 +5,7 @@ import pytest
 from graphrag_core import GlobalSearchRequest
 from graphrag_core.locations import ENV_DB
 from graphrag_core.history import RunStore
-from graphrag_app.state import SweepsState
+from graphrag_app.sweeps.state import SweepsState
 
 from .apptest_support import page
 from .factories import sample_run
@@ -60,7 +60,7 @@ def test_compare_from_url_renders_settings_metrics_and_charts(store, two_runs):
     links = [m.value for m in at.markdown if "provenance?" in m.value]
     assert links and f"run={a.run_id}" in links[0] and "index=jargon" in links[0]
     # The answers are drawn as safe Markdown (no HTML), their citations as provenance links.
-    from graphrag_app.answer_text import safe_markdown
+    from graphrag_app.text import safe_markdown
 
     first_line = a.result.answer.splitlines()[0]
     assert any(m.value.startswith(safe_markdown(first_line)) for m in at.markdown)
@@ -174,7 +174,7 @@ def test_sweeps_reports_a_bad_seed_list(run_db):
 
 
 def test_switching_index_resets_the_entity_graph_community(run_db):
-    from graphrag_app import index_charts
+    from graphrag_app.index_browser import charts as index_charts
     from graphrag_core.index import load_index
     from graphrag_core.samples import sample_path
 
@@ -264,7 +264,7 @@ def test_compare_overlap_switches_between_the_three_sets_named_as_on_explore(sto
     at = page("compare")
     at.query_params["runs"] = f"{a.run_id},{b.run_id}"
     at.run()
-    from graphrag_app import compare_charts as cc
+    from graphrag_app.compare import charts as cc
 
     control = at.get("button_group")[0]
     assert control.label == "Community set"

@@ -104,3 +104,51 @@ def test_request_and_defaults_share_one_settings_declaration():
     assert issubclass(SearchDefaults, SearchSettings) and issubclass(GlobalSearchRequest, SearchSettings)
     assert set(GlobalSearchRequest.model_fields) == {*SEARCH_SETTING_NAMES, "query", "seed", "spend_limit_tokens"}
     assert SearchSettings.ui_max("map_token_budget") > 8000 and SearchSettings.ui_max("tokenizer") is None
+
+
+# -- the seed: a search setting, one range where people give one -----------------------------------
+
+
+def test_the_seed_is_a_search_setting_with_the_range_people_give_seeds_in():
+    from graphrag_core.request import SEED_MAX, SEED_MIN, SearchSettings, check_seed
+
+    assert "seed" in SearchSettings.model_fields and SearchSettings(seed=7).seed == 7 and SearchSettings().seed is None
+    assert GlobalSearchRequest(query="q", **SearchSettings(seed=7).model_dump()).seed == 7
+    assert (SearchSettings.ui_min("seed"), SearchSettings.ui_max("seed")) == (SEED_MIN, SEED_MAX) == (0, 2**31 - 1)
+    assert check_seed(0) == 0 and check_seed(SEED_MAX) == SEED_MAX and check_seed(None) is None
+    for typed in (-1, SEED_MAX + 1, 2**40):
+        with pytest.raises(RequestValidationError, match=rf"^seed must be between 0 and {SEED_MAX}, not {typed}\.$"):
+            check_seed(typed)
+
+
+def test_the_engine_draws_its_seeds_in_that_range(monkeypatch):
+    import random
+
+    from graphrag_core.request import SEED_MAX, SEED_MIN
+    from graphrag_core.search import draw_seed
+
+    monkeypatch.setattr(random.SystemRandom, "randint", lambda self, low, high: (low, high))
+    assert draw_seed() == (SEED_MIN, SEED_MAX)
+
+
+def test_a_stored_seed_outside_the_range_still_reads_back():
+    """Runs and bundles recorded before the range was one keep their seeds: only what people type
+    is held to it, not what a request read back holds."""
+    for stored in (-5, 2**40, 2**63 - 1):
+        request = GlobalSearchRequest.model_validate_json(GlobalSearchRequest(query="q", seed=stored).model_dump_json())
+        assert request.seed == stored
+
+
+def test_answer_keys_stay_the_ones_experiments_stored_before_the_seed_became_a_setting():
+    """An experiment's rerun finds its answers by these keys; they were computed (on the code
+    before the move) from the request's JSON with the seed after the question."""
+    from graphrag_core.evaluation.keys import answer_key
+
+    class Model:
+        identity = "offline-test"
+
+    request = GlobalSearchRequest(query="Wer sind die Zauberer? 茶", seed=7, community_level=1, map_token_budget=6000)
+    assert answer_key("fp", Model(), request) == "e0babcb6a6e970c52d14c0d3c2e8314764f0080efa9a6d12302cc6e55abe6619"
+    assert answer_key("fp", Model(), request.model_copy(update={"method": "text"})) == "88fd2bc05d2c0dcfb9478533a630ce521c2bbd0fe8cf225d63dcb2c0a64a351b"
+    vector = GlobalSearchRequest(query="q", method="vector", seed=None, spend_limit_tokens=5000)
+    assert answer_key("fp", Model(), vector, ranker="bm25") == "d4026b9597997e434e6445e7ef65c73444ae61273f4f981b2c1582e7e931a3fd"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from graphrag_app import charts
+from graphrag_app.explore import charts
 from graphrag_core.events import BatchesPlanned, MapBatchFailed, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.state import RunState
@@ -44,7 +44,7 @@ def test_big_numbers_have_thousands_separators() -> None:
 def test_the_timeline_counts_calls_in_flight_without_the_cache_reads():
     # a batch answered from the map cache holds no slot: drawn on its own row, never counted as a
     # call in flight (the timeline read "at most 5 in flight (limit 4)" on a run with cache hits)
-    from graphrag_app.charts import timeline_figure
+    from graphrag_app.explore.charts import timeline_figure
     from graphrag_core.state import CallSpan, RunState
 
     state = RunState(concurrency=4)
@@ -62,7 +62,7 @@ def test_a_dynamic_runs_timeline_draws_its_rating_calls_and_counts_what_diagnost
     calls (and the reduce) were not drawn, leaving the first seconds of the axis empty."""
     import asyncio
 
-    from graphrag_app.charts import timeline_figure
+    from graphrag_app.explore.charts import timeline_figure
     from graphrag_core import GlobalSearchRequest, retrieve_global
     from graphrag_core.cache import MemoryMapCache
     from graphrag_core.figures import run_figures
@@ -147,7 +147,7 @@ def test_a_long_timeline_title_takes_a_second_line_and_the_chart_beside_it_keeps
     # "Model calls: 1 (1 reduce), at most 1 in flight (limit 4) · 85 from the cache" was cut at
     # 1280x800 ("… · 85 from th"); each line now fits, and the usefulness chart beside it
     # starts its plot at the same height (the browser test checks the page itself)
-    from graphrag_app.charts import TITLE_LINE_CHARS, TITLE_LINE_PX, TITLE_TOP_PX, timeline_figure, title_top, usefulness_figure, wrapped_title
+    from graphrag_app.explore.charts import TITLE_LINE_CHARS, TITLE_LINE_PX, TITLE_TOP_PX, timeline_figure, title_top, usefulness_figure, wrapped_title
     from graphrag_core.state import CallSpan, RunState
 
     state = RunState(concurrency=4)

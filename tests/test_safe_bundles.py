@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from graphrag_app.bundles import open_bundle
+from graphrag_app.panels.bundles import open_bundle
 from graphrag_app.settings import settings_from_mapping
 from graphrag_cli.context import EXIT_USAGE
 from graphrag_core.bundle import BundleError, bundle_to_json, make_bundle, read_bundle
@@ -215,7 +215,7 @@ def test_a_bundle_with_too_many_events_is_refused_early_as_it_is_read(tmp_path: 
 
 
 def test_the_app_refuses_a_bundle_over_its_event_limit_with_a_clear_message(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import graphrag_app.bundles as bundles
+    import graphrag_app.panels.bundles as bundles
 
     monkeypatch.setattr(bundles, "MAX_BUNDLE_EVENTS", 1000)
     app = settings_from_mapping({"GRAPHRAG_EXPLORER_DB": str(tmp_path / "runs.sqlite3")})

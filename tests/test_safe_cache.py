@@ -121,7 +121,7 @@ def test_explore_with_a_locked_cache_shows_the_answer_a_warning_and_no_failed_ba
     shown = [w.value for w in at.warning]
     assert any("map cache" in w and "database is locked" in w for w in shown), shown
     assert not any(e.label.startswith("Errors:") for e in at.expander)
-    from graphrag_app.charts import timeline_figure
+    from graphrag_app.explore.charts import timeline_figure
 
     assert_within_limit(timeline_figure(record.replay()).layout.title.text)
 
@@ -129,7 +129,7 @@ def test_explore_with_a_locked_cache_shows_the_answer_a_warning_and_no_failed_ba
 def test_a_run_that_fails_mid_map_says_why_each_unfinished_batch_has_no_answer() -> None:
     """Batches still in flight when a run ends never read "batch 5: None": the fold, the failed
     batches and the reasons name the run's end; the timeline ends their calls there."""
-    from graphrag_app.charts import timeline_figure
+    from graphrag_app.explore.charts import timeline_figure
     from graphrag_core.calls import why_no_answer
     from graphrag_core.figures import run_figures
     from graphrag_core.llm.scripted import ScriptedChatModel

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-import graphrag_app.loaders as loaders
+import graphrag_app.previews as loaders
 from graphrag_core.events import BatchesPlanned, MapBatchStarted, MapBatchSucceeded, PlannedBatch, RunStarted
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.history import RunRecord, RunStore

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from graphrag_app.answer_text import community_linker, linked_markdown
-from graphrag_app.side_by_side import ONLY_HERE, point_markdown
+from graphrag_app.text import community_linker, linked_markdown
+from graphrag_app.panels.side_by_side import ONLY_HERE, point_markdown
 from graphrag_core.answer_points import align_answers
 from graphrag_core.history import RunStore
 

@@ -1,6 +1,6 @@
 """Index statistics per level: one engine function for the command line and the app."""
 
-from graphrag_app import index_charts as ic
+from graphrag_app.index_browser import charts as ic
 from graphrag_core.models import Community, Index
 from graphrag_core.statistics import index_statistics, level_statistics
 from graphrag_core.tokens import HeuristicTokenizer, estimate_tokens

@@ -135,7 +135,7 @@ def test_the_explore_page_shows_the_answer_as_it_is_written():
 
         import streamlit as st
 
-        from graphrag_app import views
+        from graphrag_app.explore import run_view as views
         from graphrag_core import retrieve_global
         from graphrag_core.events import ReduceAnswerDelta
         from graphrag_core.request import GlobalSearchRequest
@@ -150,7 +150,7 @@ def test_the_explore_page_shows_the_answer_as_it_is_written():
         cut = max(i for i, e in enumerate(events) if isinstance(e, ReduceAnswerDelta)) - 1  # mid-answer, still running
         state = RunState.replay(events[: cut + 1])
         st.session_state["draft"] = state.answer_draft
-        views.render_run(st.container(), state, index_key="small", key="live")
+        views.draw_run(st.container(), state, index_key="small", key="live")
 
     at = AppTest.from_function(page, default_timeout=60).run()
     assert not at.exception

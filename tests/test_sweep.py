@@ -199,7 +199,7 @@ def test_request_for_matches_a_plain_request():
 
 
 def test_sweep_figures_are_pure_and_complete():
-    from graphrag_app import sweep_charts as charts
+    from graphrag_app.sweeps import charts
 
     spec = SweepSpec(query=QUERY, levels=["leaf", 0, 1], seeds=[1, 2], map_token_budgets=[8000, 4000])
     result = run(spec)
@@ -228,7 +228,7 @@ def test_a_rerun_over_the_map_cache_counts_cache_hits_and_no_map_calls(tmp_path)
 
 
 def test_the_status_grid_fills_every_cell_and_says_what_each_point_did():
-    from graphrag_app import sweep_charts as charts
+    from graphrag_app.sweeps import charts
     result = run(SweepSpec(query=QUERY, levels=["leaf", 0], seeds=[1, 2, 3]))
     (grid,) = charts.points_figure(result).data
     assert grid.type == "heatmap"

@@ -27,21 +27,21 @@ def test_a_page_s_imports_are_read_from_its_file(tmp_path: Path) -> None:
         "from __future__ import annotations\n\n"
         "import json, os.path\n"
         "import streamlit as st\n\n"
-        "from graphrag_app import controls, escaping\n"
+        "from graphrag_app import widgets, urls\n"
         "from graphrag_app.loaders import SECTIONS_WAIT_S, warm_libraries\n\n"
         "def later():\n"
-        "    import graphrag_app.bundles  # inside a function: imported when called, not at start\n\n"
+        "    import graphrag_app.panels.bundles  # inside a function: imported when called, not at start\n\n"
         "st.title('x')\n"
     )
     assert page_imports(page) == [
-        "json", "os.path", "streamlit", "graphrag_app", "graphrag_app.controls", "graphrag_app.escaping", "graphrag_app.loaders",
+        "json", "os.path", "streamlit", "graphrag_app", "graphrag_app.widgets", "graphrag_app.urls", "graphrag_app.loaders",
     ]
 
 
 def test_the_explore_page_s_modules_are_warmed() -> None:
     assert WARM_PAGES == ("pages/explore.py",)  # the page / opens
     names = page_imports(APP_ROOT / WARM_PAGES[0])
-    assert {"streamlit", "graphrag_app.controls", "graphrag_app.explore_views", "graphrag_app.loaders", "graphrag_app.widgets"} <= set(names)
+    assert {"streamlit", "graphrag_app.explore.sidebar", "graphrag_app.explore.views", "graphrag_app.explore.actions", "graphrag_app.loaders"} <= set(names)
 
 
 def test_a_failing_step_is_reported_and_the_next_one_runs() -> None:
@@ -93,25 +93,25 @@ def test_app_py_s_session_waits_for_the_warm_up() -> None:
 
 FIRST_SESSION = """
 import json, sys
-from graphrag_app import loaders, warmup
+from graphrag_app import loaders, previews, warmup
 
 report = warmup.warm_up()
 modules = [*(name for page in warmup.WARM_PAGES for name in warmup.page_imports(warmup.APP_ROOT / page)), *loaders.WARM_MODULES]
 missing = [name for name in modules if name not in sys.modules]
 
 again = []
-load_index, compute_sections = loaders.load_index, loaders._compute_sections
+load_index, compute_sections = loaders.load_index, previews._compute_sections
 def counted(name, function):
     def call(*args, **kwargs):
         again.append(name)
         return function(*args, **kwargs)
     return call
 loaders.load_index = counted("index loaded", load_index)
-loaders._compute_sections = counted("levels' tokens counted", compute_sections)
+previews._compute_sections = counted("levels' tokens counted", compute_sections)
 
 from streamlit.testing.v1 import AppTest
 at = AppTest.from_file(str(warmup.APP_ROOT / "app.py"), default_timeout=120).run()
-loaders.cost_previews().settle(120)
+previews.cost_previews().settle(120)
 run = [(b.label, b.disabled) for b in at.button if b.key == "run_global_search"]
 levels = [s.options for s in at.selectbox if s.key == "community_level"]
 print(json.dumps({"failures": report.failures, "missing": missing, "again": again, "exceptions": [str(e.value) for e in at.exception],

@@ -51,7 +51,7 @@ from graphrag_core.evaluation.vote_report import people_markdown, votes_csv
 from graphrag_core.evaluation.votes import VoteStore
 from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.llm.settings import PROVIDERS
-from graphrag_core.request import check_spend_limit
+from graphrag_core.request import check_seed, check_spend_limit
 from graphrag_core.locations import DEFAULT_CACHE_NAME
 from graphrag_core.methods import LAZY, VECTOR
 from graphrag_core.models import Index
@@ -199,7 +199,7 @@ def _spec(args: argparse.Namespace, index: Index) -> ExperimentSpec:
         return ExperimentSpec(
             questions=load_questions(args.questions),
             conditions=conditions,
-            seeds=args.seeds,
+            seeds=[check_seed(seed) for seed in args.seeds],
             criteria=args.criteria,
             repeats=args.repeats,
             include_aa=not args.no_aa,

@@ -43,7 +43,7 @@ from graphrag_core.llm.base import ChatModel, model_identity
 from graphrag_core.methods import GLOBAL, LAZY, VECTOR, units_noun
 from graphrag_core.models import Index
 from graphrag_core.preflight import preflight
-from graphrag_core.request import GlobalSearchRequest
+from graphrag_core.request import GlobalSearchRequest, check_seed
 from graphrag_core.llm.embeddings import ranker_label
 from graphrag_core.search import answer_from_read, draw_seed, retrieve_global
 from graphrag_core.sources import unit_ids
@@ -103,7 +103,7 @@ def build_request(args: argparse.Namespace) -> GlobalSearchRequest:
         community_level=level,
         map_token_budget=getattr(args, setting_dest("map_token_budget")),
         reduce_token_budget=getattr(args, setting_dest("reduce_token_budget")),
-        seed=getattr(args, setting_dest("seed")),
+        seed=check_seed(getattr(args, setting_dest("seed"))),
         spend_limit_tokens=args.spend_limit_tokens,
     )
 

@@ -19,7 +19,7 @@ from graphrag_core.history import RunStore, StoreError
 from graphrag_core.levels import DYNAMIC, LEAF, Level, level_text
 from graphrag_core.llm.base import model_identity
 from graphrag_core.preflight import preflight
-from graphrag_core.request import check_spend_limit
+from graphrag_core.request import check_seed, check_spend_limit
 from graphrag_core.status import RunStatus
 from graphrag_core.sweep import (
     SweepPoint,
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace, context: CliContext) -> int:
     spec = SweepSpec(
         query=args.question,
         levels=_grid_levels(args),
-        seeds=args.seeds,
+        seeds=[check_seed(seed) for seed in args.seeds],
         map_token_budgets=args.map_budgets,
         reduce_token_budgets=args.reduce_budgets,
         base=search_defaults(args),

@@ -13,6 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 
+from pydantic_core import to_json
+
 from ..llm.base import model_identity
 from ..methods import GLOBAL, LAZY, VECTOR
 from ..request import GlobalSearchRequest
@@ -21,13 +23,28 @@ from .spec import ExperimentSpec
 EXPERIMENT_ID_CHARS = 16
 
 
+def _keyed_text(request: GlobalSearchRequest) -> str:
+    """The request's JSON in the order answer keys have always read it: the settings, the
+    question, then the seed (the seed became a setting after answers were stored under these
+    keys, which an experiment's rerun finds again). A ``global`` request without its method field."""
+    unused = {"relevance_budget"} if request.method != LAZY else set()
+    exclude = {"method", *unused} if request.method == GLOBAL else unused
+    data = request.model_dump(mode="json", exclude=exclude)
+    seed = data.pop("seed")
+    ordered: dict[str, object] = {}
+    for name, value in data.items():
+        ordered[name] = value
+        if name == "query":
+            ordered["seed"] = seed
+    return to_json(ordered).decode("utf-8")
+
+
 def answer_key(fingerprint: str, model: object, request: GlobalSearchRequest, *, ranker: str | None = None) -> str:
     """The key of one answer. A ``global`` request is keyed without its method field, so its key
     is the same whether the field is written or not; a ``vector`` or ``lazy`` one with ``ranker``
     too. Settings of a method that means nothing for it (the relevance budget outside ``lazy``)
     are left out, so a request's key stays what it was before they existed."""
-    unused = {"relevance_budget"} if request.method != LAZY else set()
-    request_text = request.model_dump_json(exclude={"method", *unused}) if request.method == GLOBAL else request.model_dump_json(exclude=unused)
+    request_text = _keyed_text(request)
     parts = [fingerprint, model_identity(model), request_text]
     if request.method in (VECTOR, LAZY):
         parts.append(ranker or "")
