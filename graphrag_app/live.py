@@ -29,6 +29,7 @@ from graphrag_core.models import Index
 from graphrag_core.request import GlobalSearchRequest
 from graphrag_core.search import answer_from_read
 from graphrag_core.state import RunState
+from graphrag_core.support.models import SupportCheck
 
 from .jobs import JobHandle, ModelFactory, RunHandle, fold_new, start_run_job
 from .session import PageState
@@ -163,6 +164,11 @@ class RunView:
     it is due (``live_view.TIMELINE_REDRAW_S``)."""
     timeline_key: tuple[float, int] | None = None
     """When that timeline was drawn (the script's clock) and at what height."""
+    support: SupportCheck | None = None
+    """The run's support check: the stored one of a reopened or replayed run, or the one Explore
+    made once the run ended (None: none made)."""
+    support_failed: str | None = None
+    """The judge whose check of this run could not be made (it is not tried again for this view)."""
 
     @property
     def live(self) -> bool:
@@ -226,7 +232,7 @@ def open_run(shown: ShownRun, run_id: str, *, app: AppSettings, set_widgets: boo
     if record is None:
         return False
     key = index_param(record.index_path, name=record.index_name)
-    shown.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key)
+    shown.view = RunView(run_id=record.run_id, state=record.replay(), index_key=key, support=record.support)
     _show_settings(shown, record.request, record.seed, key, set_widgets=set_widgets)
     return True
 
@@ -243,7 +249,7 @@ def start_replay(shown: ShownRun, run_id: str, *, speed: float, app: AppSettings
         shown.errors.append(str(exc))
         return False
     key = index_param(record.index_path, name=record.index_name)
-    shown.view = RunView(run_id=record.run_id, state=RunState(), index_key=key, handle=handle, replay_speed=speed)
+    shown.view = RunView(run_id=record.run_id, state=RunState(), index_key=key, handle=handle, replay_speed=speed, support=record.support)
     _show_settings(shown, record.request, record.seed, key, set_widgets=set_widgets)
     return True
 

@@ -22,6 +22,7 @@ from graphrag_core.citations import UNSUPPORTED_LABELS, Citation, Reference, fin
 from graphrag_core.models import Claim, Entity, Relationship
 from graphrag_core.models import Index
 from graphrag_core.records import RECORD_NAMES, AnyRecord, IndexRecords, RecordKind, record_ref
+from graphrag_core.support.models import VERDICT_LABELS
 
 from .urls import community_records_url, provenance_url, record_url
 
@@ -276,8 +277,45 @@ def more_linker(url_for: Callable[[str], str]) -> Callable[[Citation], str | Non
     return render
 
 
+# -- a support check's marks (issue 41) ------------------------------------------------------------
+
+VERDICT_ICONS = {"supported": ":material/check_circle:", "partial": ":material/contrast:", "unsupported": ":material/cancel:"}
+"""Each support verdict's icon, always drawn with its word (colour is never the only signal)."""
+VERDICT_COLOURS = {"supported": "green", "partial": "orange", "unsupported": "red"}
+QUOTE_CONTEXT_CHARS = 400
+"""How much of a unit's text :func:`highlighted_markdown` shows on each side of a quote (the rest cut, marked ``…``)."""
+
+
+def verdict_badge(verdict: str) -> str:
+    """A support verdict as a Markdown badge, its icon and its word: ``:green-badge[:material/check_circle: supported]``."""
+    return f":{VERDICT_COLOURS[verdict]}-badge[{VERDICT_ICONS[verdict]} {VERDICT_LABELS[verdict]}]"
+
+
+def _escaped_lines(text: str) -> str:
+    """``text`` escaped line by line (its line breaks kept as hard breaks), a space at either end
+    kept (it sits beside a highlight)."""
+    lines = [escape_markdown(line) for line in text.split("\n")]
+    lead = " " if text[:1].isspace() and lines[0] else ""
+    tail = " " if text[-1:].isspace() and lines[-1] else ""
+    return lead + "  \n".join(lines) + tail
+
+
+def highlighted_markdown(text: str, start: int, end: int, *, context: int = QUOTE_CONTEXT_CHARS) -> str:
+    """Untrusted ``text`` as safe Markdown with ``text[start:end]`` highlighted (bold, on a
+    yellow background), cut to ``context`` characters on each side of it."""
+    before, quote, after = text[max(0, start - context) : start], text[start:end], text[end : end + context]
+    lead = "…" if start > context else ""
+    trail = "…" if end + context < len(text) else ""
+    return f"{lead}{_escaped_lines(before)}:yellow-background[**{escape_markdown(quote)}**]{_escaped_lines(after)}{trail}"
+
+
 __all__ = [
     "MORE_HOVER",
+    "QUOTE_CONTEXT_CHARS",
+    "VERDICT_COLOURS",
+    "VERDICT_ICONS",
+    "highlighted_markdown",
+    "verdict_badge",
     "escape_markdown",
     "hover_paragraph",
     "one_line",

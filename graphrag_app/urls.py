@@ -195,6 +195,8 @@ REPLAY_PARAM = "replay"
 SPEED_PARAM = "speed"
 PRESENTER_PARAM = "presenter"
 """Explore in presenter mode: ``?presenter=1``."""
+SUPPORT_PARAM = "support"
+"""Explore checks each finished run's support (issue 41): ``?support=1``."""
 REPLAY_SPEEDS: tuple[float, ...] = (0.5, 1.0, 2.0, 4.0, 8.0)
 """The speeds the Replay picker offers (a link may ask for any speed in the range below)."""
 MAX_REPLAY_SPEED = 100.0
@@ -273,11 +275,11 @@ def _linked(settings: RunSettings, name: str) -> bool:
 
 
 def to_query_params(
-    settings: RunSettings, *, run_id: str | None = None, replay_speed: float | None = None, presenter: bool = False
+    settings: RunSettings, *, run_id: str | None = None, replay_speed: float | None = None, presenter: bool = False, support: bool = False
 ) -> dict[str, str]:
     """The query parameters of ``settings`` (the endpoint only for the OpenAI model, the
     simulated latency only for the offline one), the run shown (``replay`` and ``speed`` instead
-    of ``run`` while it is played back) and presenter mode."""
+    of ``run`` while it is played back), presenter mode and the support check."""
     params = {INDEX_PARAM: settings.index, OWN_PARAMS["query"]: settings.query}
     for setting in settings.fields:
         value = getattr(settings.search, setting.name)
@@ -301,6 +303,8 @@ def to_query_params(
         params[RUN_PARAM] = run_id
     if presenter:
         params[PRESENTER_PARAM] = "1"
+    if support:
+        params[SUPPORT_PARAM] = "1"
     return params
 
 
@@ -532,6 +536,7 @@ __all__ = [
     "RUNS_PARAM",
     "RUN_PARAM",
     "SPEED_PARAM",
+    "SUPPORT_PARAM",
     "RunSettings",
     "Kind",
     "LINK_NAMES",

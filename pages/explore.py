@@ -44,8 +44,9 @@ views.draw_messages(st.container(), shown, page)
 views.keep_url(shown, chosen)
 if not shown.running:  # while a run streams, the screen is the run's
     views.draw_cost_preview(preview, page, opened, chosen, price=app.model.price, app=app, shown_run=shown.view is not None)
+    actions.draw_support_cost(preview, opened, chosen)
 
-views.draw_run(st.container(), shown, page, app)
+views.draw_run(st.container(), shown, page, app, chosen)
 if not presenting():
     actions.draw_recent_runs(st.expander("Recent runs", expanded=shown.view is None, icon=":material/history:"), app=app, shown=shown)
     views.bundle_open(st.expander("Open run bundle", icon=":material/upload_file:"), shown, app)

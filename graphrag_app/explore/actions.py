@@ -1,12 +1,19 @@
 """What Explore's buttons start and open: a run (from the script run's one read of the widgets),
 a replay, an answer from what a stopped run read, a stored run, a bundle; and the Recent runs
-list, whose Open buttons reopen a run with no model.
+list, whose Open buttons reopen a run with no model; and the support check (issue 41) of the
+run shown once it has ended (:func:`ensure_support`), kept with the run in the history so a
+reopened or replayed run shows it again, and the model judge's cost in the preview.
 
 A button's callback runs before the script, with the widgets' values of the click. Run and Run
 fresh only note the click (``ExploreState.start``); the script starts the run right after it has
 read the widgets, before it draws anything (:func:`start_requested`), so the run is made from
 that one read and the page then draws Stop enabled. Errors are queued on the session's
 :class:`~graphrag_app.live.ShownRun` and shown on the page.
+
+The support check is the engine's (:mod:`graphrag_core.support`): the offline judge is lexical
+and takes milliseconds, so it runs in the script that draws the ended run; the model judge asks
+the run's model in a worker (its replies kept in the map cache) while a spinner turns. A check
+that cannot be made says why once and leaves the run as it was.
 """
 
 from __future__ import annotations
@@ -19,26 +26,27 @@ from pathlib import Path
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from graphrag_core.errors import PreflightError
+from graphrag_core.errors import GraphRAGError, PreflightError
 from graphrag_core.history import RunStore, RunSummary, StoreError, is_evaluation_label
 from graphrag_core.index import index_display_name
 from graphrag_core.llm.settings import ModelSettings, SettingsError, resolve_model_settings
 from graphrag_core.methods import VECTOR
-from graphrag_core.models import map_text_tables
+from graphrag_core.models import Index, map_text_tables
 from graphrag_core.report import record_to_markdown, settings_text
 from graphrag_core.state import RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.support import SupportCheck, check_support, forecast_support, offline_support
 from graphrag_core.wording import counted
 
-from ..jobs import cache_factory, check_model, start_run
+from ..jobs import JobHandle, cache_factory, check_model, start_job, start_run
 from ..live import RunView, ShownRun, live_runs, open_run, start_partial_answer, start_replay, stored_run
 from ..settings import build_embedder, build_model, shared_preflight
-from ..loaders import IndexAccessError, IndexSource, open_index, resolve_source
+from ..loaders import IndexAccessError, IndexSource, OpenedIndex, open_index, resolve_source
 from ..session import Widget
 from ..settings import AppSettings, endpoint_refusal, load_settings
 from ..text import escape_markdown
 from ..urls import RunSettings
-from .state import API_KEY, REPLAY_SPEED, ExploreRequest, ExploreState, Start
+from .state import API_KEY, MODEL, REPLAY_SPEED, SUPPORT_JUDGE, ExploreRequest, ExploreState, Start, checking_support
 
 SHOW_EVALUATION = Widget[bool]("recent_show_evaluation_runs", False)
 
@@ -339,14 +347,113 @@ def draw_recent_runs(container: DeltaGenerator, *, app: AppSettings, shown: Show
             )
 
 
+# -- the support check of the run shown ------------------------------------------------------------
+
+
+def model_judge_available() -> bool:
+    """Whether a model is configured to judge (the OpenAI-compatible endpoint is chosen)."""
+    return MODEL.value == "openai"
+
+
+def judge() -> str:
+    """The judge the next check uses: the model only when it is chosen and available."""
+    return "model" if SUPPORT_JUDGE.value == "model" and model_judge_available() else "offline"
+
+
+def checkable(view: RunView | None) -> bool:
+    """Whether the run shown has an answer to check (it has ended with one)."""
+    return view is not None and view.handle is None and view.state.result is not None and RunStatus(view.state.result.status).answered
+
+
+def _model_check(index: Index, view: RunView, app: AppSettings, chosen: ExploreRequest) -> SupportCheck:
+    settings = model_settings(app, chosen)
+    caches = cache_factory(app.cache_path, use=chosen.use_cache)
+    result = view.state.result
+    assert result is not None
+
+    made: list[SupportCheck] = []
+
+    async def judged() -> None:  # in a worker's event loop: the model is built inside the loop that uses it
+        made.append(await check_support(index, result, "model", model=build_model(settings), cache=caches() if caches else None))
+
+    job = JobHandle()
+    with st.spinner("Checking the answer's support with the model…"):
+        start_job(job, judged, name="graphrag-support-check")
+        job.wait()
+    if job.failure is not None:
+        raise job.failure
+    return made[0]
+
+
+def make_check(index: Index, view: RunView, app: AppSettings, chosen: ExploreRequest) -> SupportCheck:
+    """The check of the ended run ``view`` by the chosen judge; raises the engine's errors."""
+    result = view.state.result
+    assert result is not None
+    return _model_check(index, view, app, chosen) if judge() == "model" else offline_support(index, result)
+
+
+def keep_support(app: AppSettings, run_id: str, check: SupportCheck) -> str | None:
+    """Keep ``check`` with the run in the history; why it could not be, or None."""
+    if app.store_path is None:
+        return None
+    try:
+        RunStore(app.store_path).set_support(run_id, check)
+    except (StoreError, OSError) as exc:
+        return f"The support check was made but could not be kept with run {run_id}: {exc}"
+    return None
+
+
+def ensure_support(shown: ShownRun, index: Index | None, app: AppSettings, chosen: ExploreRequest) -> SupportCheck | None:
+    """The support check to draw with the run shown: the one it has (stored, or made earlier in
+    this session), else, with the switch on, one made now and kept with the run. A check that
+    cannot be made says why (once: the view keeps the failed attempt) and the run is drawn without it."""
+    view = shown.view
+    if view is None or not checkable(view):
+        return None
+    wanted = judge()
+    if view.support is not None and (not checking_support() or view.support.judge == wanted):
+        return view.support
+    if not checking_support() or index is None or view.support_failed == wanted:
+        return view.support
+    try:
+        check = make_check(index, view, app, chosen)
+    except (GraphRAGError, ValueError, OSError) as exc:
+        view.support_failed = wanted
+        st.error(escape_markdown(f"The support check could not be made: {exc}"), icon=":material/error:")
+        return view.support
+    view.support = check
+    if problem := keep_support(app, view.run_id, check):
+        st.warning(escape_markdown(problem), icon=":material/warning:")
+    return check
+
+
+def draw_support_cost(container: DeltaGenerator, opened: OpenedIndex, chosen: ExploreRequest) -> None:
+    """With the model judge chosen, what its check of the next run would cost (a forecast)."""
+    if not checking_support() or judge() != "model" or opened.index is None or chosen.problem is not None:
+        return
+    try:
+        cost = forecast_support(opened.index, chosen.previewed())
+    except (GraphRAGError, ValueError) as exc:
+        container.caption(escape_markdown(f"Support check: its cost could not be forecast ({exc})."))
+        return
+    container.caption(escape_markdown(f"Then the {cost.text()}."))
+
+
 __all__ = [
     "RecentRuns",
     "answer_from_read_clicked",
     "bundle_opened",
+    "checkable",
     "close_clicked",
     "describe_target",
     "draw_recent_runs",
+    "draw_support_cost",
+    "ensure_support",
     "fresh_clicked",
+    "judge",
+    "keep_support",
+    "make_check",
+    "model_judge_available",
     "model_settings",
     "of_index",
     "open_clicked",

@@ -29,6 +29,7 @@ from graphrag_core.methods import UnitKind
 from graphrag_core.models import Index
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.support import SupportCheck
 
 from ..labels import FATE_LABELS, WALK_LABELS
 from ..navigation import PROVENANCE_PAGE
@@ -50,6 +51,7 @@ from ..panels.evidence import (
     unit_url,
 )
 from ..panels.link_tables import link_table
+from ..panels.evidence import draw_support, draw_unit_support
 from ..text import escape_markdown
 from ..urls import COMMUNITY_PARAM, provenance_params
 from . import charts, inspector
@@ -339,14 +341,22 @@ def draw_community_sets(
                 st.caption(f"Every {noun} read is behind the answer.")
 
 
-def draw_run_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None) -> None:
+def draw_run_answer(container: DeltaGenerator, state: RunState, *, index_key: str, key: str | None = None, support: SupportCheck | None = None) -> None:
     """The answer as Markdown with its citations as links (a click shows the citation's evidence
-    on this page), and the three community sets (their communities open in one click when
-    ``key`` is given: a run drawn once per script run)."""
-    draw_answer(
-        container, state, index_key=index_key, anchor=inspector.ANSWER_ANCHOR, key=key,
-        under_answer=lambda box: draw_citation_evidence(box, state, index_key=index_key),
-    )
+    on this page), its support check under it (``support``: each point's verdict, the summary
+    line), and the three community sets (their communities open in one click when ``key`` is
+    given: a run drawn once per script run)."""
+
+    def under(box: DeltaGenerator) -> None:
+        if support is not None:
+            draw_support(box.container(border=True, key=SUPPORT_BOX_KEY), support)
+        draw_citation_evidence(box.container(), state, index_key=index_key, support=support)
+
+    draw_answer(container, state, index_key=index_key, anchor=inspector.ANSWER_ANCHOR, key=key, under_answer=under)
+
+
+SUPPORT_BOX_KEY = "answer-support"
+"""The key of the support check's box under the answer."""
 
 
 BUTTON_KEY = "cite-{n}"
@@ -377,7 +387,7 @@ def _open(community_id: str | None) -> None:
     EVIDENCE_OPEN.set(community_id)
 
 
-def draw_citation_evidence(container: DeltaGenerator, state: RunState, *, index_key: str) -> None:
+def draw_citation_evidence(container: DeltaGenerator, state: RunState, *, index_key: str, support: SupportCheck | None = None) -> None:
     """The cited communities as evidence buttons under the answer, the script that routes a
     citation's click to its button, and the evidence dialog of the one chosen (until closed)."""
     result = state.result
@@ -397,10 +407,10 @@ def draw_citation_evidence(container: DeltaGenerator, state: RunState, *, index_
             st.html(script, unsafe_allow_javascript=True)
     chosen = EVIDENCE_OPEN.value
     if chosen:
-        st.dialog(f"Evidence for community {chosen}", width="large", on_dismiss=lambda: _open(None))(_evidence)(str(chosen), state, index_key)
+        st.dialog(f"Evidence for community {chosen}", width="large", on_dismiss=lambda: _open(None))(_evidence)(str(chosen), state, index_key, support)
 
 
-def _evidence(community_id: str, state: RunState, index_key: str) -> None:
+def _evidence(community_id: str, state: RunState, index_key: str, support: SupportCheck | None = None) -> None:
     index = index_for(index_key)
     run_id = state.run_id
     st.page_link(
@@ -412,18 +422,23 @@ def _evidence(community_id: str, state: RunState, index_key: str) -> None:
     if index is None or not index.has_community(community_id):
         st.warning(f"Community {escape_markdown(community_id)} is not in this index: the answer cites it without support.", icon=":material/warning:")
         return
-    draw_community_evidence(st.container(), index, community_id, state, index_key=index_key)
+    draw_community_evidence(st.container(), index, community_id, state, index_key=index_key, support=support)
 
 
-def draw_community_evidence(container: DeltaGenerator, index: Index, community_id: str, state: RunState, *, index_key: str) -> None:
-    """What the evidence dialog shows of one community: its place in the run's three sets, what
-    the run did with it, its summary, and its leaf claims with their sources."""
+def draw_community_evidence(
+    container: DeltaGenerator, index: Index, community_id: str, state: RunState, *, index_key: str, support: SupportCheck | None = None
+) -> None:
+    """What the evidence dialog shows of one community: its place in the run's three sets, the
+    support check of the points citing it (their quotes highlighted in its texts), what the run
+    did with it, its summary, and its leaf claims with their sources."""
     community = index.community(community_id)
     sets = sets_of(state, index)
     with container:
         st.markdown(f"**{escape_markdown(community.title or 'Untitled community')}** · level {community.level}")
         if sets is not None:
             st.caption(escape_markdown(run_mark(community.id, sets).removeprefix(" · ")))
+        if support is not None:
+            draw_unit_support(st.container(), index, support, community.id)
         st.markdown("**Summary**")
         draw_summary(st.container(border=True), index, community, index_key=index_key, run_id=state.run_id)
         if state.run_id:
@@ -444,11 +459,13 @@ def draw_run(
     price: Price | None = None,
     interactive: bool | None = None,
     presenter: bool = False,
+    support: SupportCheck | None = None,
 ) -> None:
     """The whole run: status, live charts, then (after the map) reduce, answer, errors, diagnostics.
 
     ``interactive`` (default: the run is not running) draws the widgets that open a call;
-    ``presenter`` leaves out the developer detail (the call inspector, the diagnostics)."""
+    ``presenter`` leaves out the developer detail (the call inspector, the diagnostics);
+    ``support`` is the answer's support check, drawn with it."""
     interactive = state.status != RunStatus.RUNNING if interactive is None else interactive
     with container:
         if state.status is None:
@@ -470,7 +487,7 @@ def draw_run(
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             draw_reduce_chart(st.container(), state, key=key, interactive=interactive)
         if state.result is not None:
-            draw_run_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None)
+            draw_run_answer(st.container(), state, index_key=index_key, key=f"{key}-sets" if interactive else None, support=support)
         else:
             draw_answer_draft(st.container(), state)
         if state.status != RunStatus.RUNNING and not presenter:

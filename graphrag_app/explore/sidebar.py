@@ -28,6 +28,7 @@ from ..loaders import OpenedIndex
 from ..previews import SECTIONS_WAIT_S, level_costs_for
 from ..settings import AppSettings
 from ..urls import MAX_LATENCY_S, RunSettings, level_option
+from . import actions
 from .actions import model_settings
 from .state import (
     API_KEY,
@@ -40,10 +41,12 @@ from .state import (
     QUESTION,
     SEED,
     SPEND_LIMIT,
+    SUPPORT_JUDGE,
     USE_CACHE,
     ExploreRequest,
     ExploreState,
     Keys,
+    checking_support,
     read_choices,
 )
 
@@ -175,6 +178,8 @@ def draw_sidebar(app: AppSettings, page: ExploreState, opened: OpenedIndex, chos
     st.button("New seed", key=Keys.NEW_SEED, on_click=_new_seed, icon=":material/casino:", help="Draw a new random seed.")
     widgets.draw_settings([f for f in widgets.other_fields(base, widgets.SELECTION, widgets.BUDGETS, [SEED.key]) if f.name not in unused])
     draw_model(app)
+    st.header("Support check")
+    draw_support_switch(st.container())
     return level_box
 
 
@@ -241,6 +246,29 @@ def draw_method_note(container: DeltaGenerator, opened: OpenedIndex, method: str
         container.caption(f"Map-reduce over the index's {chunks:,} source chunks in place of community summaries (the paper's TS).")
 
 
+SUPPORT_HELP = (
+    "Once a run has ended, check each point of its answer against the texts it cites (their summaries, claims "
+    "and source chunks): supported, partly supported or not supported, with the words that support it. "
+    "The offline judge is lexical and needs no model. The URL keeps it (support=1)."
+)
+JUDGE_NAMES = {"offline": "Offline (lexical)", "model": "The run's model"}
+
+
+def draw_support_switch(container: DeltaGenerator) -> None:
+    """The "Check support" switch and, when a model is configured, which judge checks."""
+    with container:
+        st.toggle("Check support", key=Keys.SUPPORT, help=SUPPORT_HELP)
+        if checking_support() and actions.model_judge_available():
+            st.radio(
+                "Support judge",
+                list(JUDGE_NAMES),
+                key=SUPPORT_JUDGE.key,
+                format_func=JUDGE_NAMES.__getitem__,
+                horizontal=True,
+                help="The model judge asks the run's model about each point (its quotes checked word for word); it costs model calls.",
+            )
+
+
 def _new_seed() -> None:
     SEED.set(draw_seed())
 
@@ -249,6 +277,7 @@ __all__ = [
     "draw_level_picker",
     "draw_method_note",
     "draw_model",
+    "draw_support_switch",
     "draw_sidebar",
     "follow_sample_question",
     "level_picker_label",

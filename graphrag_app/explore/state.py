@@ -72,6 +72,8 @@ class Keys:
     REPLAY_SPEED = "replay_speed"
     ANSWER_FROM_READ = "answer_from_read"
     PRESENTER = "presenter_mode"
+    SUPPORT = "check_support"
+    SUPPORT_JUDGE = "support_judge"
     SPEND_LIMIT = "spend_limit_tokens"
 
 
@@ -83,6 +85,10 @@ LATENCY = Widget[float](Keys.LATENCY)
 USE_CACHE = Widget[bool](Keys.USE_CACHE, True)
 SPEND_LIMIT = Widget[int](Keys.SPEND_LIMIT)
 PRESENTER = Widget[bool](Keys.PRESENTER, False)
+SUPPORT = Widget[bool](Keys.SUPPORT, False)
+"""The "Check support" switch (``?support=1``): each finished run's answer is support-checked."""
+SUPPORT_JUDGE = Widget[str](Keys.SUPPORT_JUDGE, "offline")
+"""Which judge checks support: ``offline`` (lexical, the default) or ``model`` (the run's model)."""
 REPLAY_SPEED = Widget[float](Keys.REPLAY_SPEED, 1.0)
 SEED = setting_widget(Keys.SEED)
 
@@ -182,6 +188,11 @@ def presenting() -> bool:
     return bool(PRESENTER.value)
 
 
+def checking_support() -> bool:
+    """Whether Explore checks each finished run's support (its switch, or ``?support=1``)."""
+    return bool(SUPPORT.value)
+
+
 def draw_again(page: ExploreState) -> NoReturn:
     """The whole page drawn again by the page itself (its figures are counted, a run ended), not
     for the reader: what it said stays on it."""
@@ -202,11 +213,14 @@ __all__ = [
     "REPLAY_SPEED",
     "SEED",
     "SPEND_LIMIT",
+    "SUPPORT",
+    "SUPPORT_JUDGE",
     "USE_CACHE",
     "ExploreRequest",
     "ExploreState",
     "Keys",
     "Start",
+    "checking_support",
     "draw_again",
     "presenting",
     "read_choices",

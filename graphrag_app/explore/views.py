@@ -36,9 +36,10 @@ from ..previews import CostPreview, LevelCosts, cost_previews, level_sections_fo
 from ..panels import bundles
 from ..settings import AppSettings, initial_model
 from ..text import escape_markdown
-from ..urls import PRESENTER_PARAM, REPLAY_PARAM, REPLAY_SPEEDS, RUN_PARAM, SPEED_PARAM, RunSettings, from_query_params, level_notice, replay_speed, to_query_params
+from ..urls import PRESENTER_PARAM, REPLAY_PARAM, REPLAY_SPEEDS, RUN_PARAM, SPEED_PARAM, SUPPORT_PARAM, RunSettings, from_query_params, level_notice, replay_speed, to_query_params
+from ..panels.evidence import index_for
 from . import actions, charts, inspector, live_view, run_view
-from .state import PRESENTER, REPLAY_SPEED, ExploreRequest, ExploreState, Keys, draw_again, presenting, seed_widgets
+from .state import PRESENTER, REPLAY_SPEED, SUPPORT, ExploreRequest, ExploreState, Keys, checking_support, draw_again, presenting, seed_widgets
 
 PREVIEW_POLL_S = 1.0
 """How often a preview still computing is looked at again."""
@@ -59,6 +60,7 @@ def load_url(shown: ShownRun, app: AppSettings) -> RunSettings:
         shown.settings, problems = from_query_params(params, base=base)
         shown.notices.extend(problems)
         PRESENTER.set(params.get(PRESENTER_PARAM) == "1")
+        SUPPORT.set(params.get(SUPPORT_PARAM) == "1")
         if replayed := params.get(REPLAY_PARAM):
             try:
                 speed = replay_speed(params.get(SPEED_PARAM))
@@ -406,11 +408,11 @@ def draw_messages(container: DeltaGenerator, shown: ShownRun, page: ExploreState
 
 
 def keep_url(shown: ShownRun, chosen: ExploreRequest) -> None:
-    """The URL carries the chosen settings, the run shown (a replay while it plays) and presenter
-    mode, so a link reproduces the run, or the replay."""
+    """The URL carries the chosen settings, the run shown (a replay while it plays), presenter
+    mode and the support check, so a link reproduces the run, or the replay."""
     view = shown.view
     speed = view.replay_speed if view is not None and view.live else None
-    params = to_query_params(chosen.settings, run_id=view.run_id if view else None, replay_speed=speed, presenter=presenting())
+    params = to_query_params(chosen.settings, run_id=view.run_id if view else None, replay_speed=speed, presenter=presenting(), support=checking_support())
     if st.query_params.to_dict() != params:
         st.query_params.from_dict(params)
 
@@ -439,9 +441,10 @@ def draw_answer_offer(container: DeltaGenerator, shown: ShownRun) -> None:
         row.caption(f"{answers:,} useful map answers were finished before the stop: a reduce over them gives a partial answer.")
 
 
-def draw_run(container: DeltaGenerator, shown: ShownRun, page: ExploreState, app: AppSettings) -> None:
-    """The run shown: followed live while it runs or replays (the live view), then drawn whole,
-    its answer scrolled into view once when it arrives.
+def draw_run(container: DeltaGenerator, shown: ShownRun, page: ExploreState, app: AppSettings, chosen: ExploreRequest) -> None:
+    """The run shown: followed live while it runs or replays (the live view), then drawn whole
+    (with its support check: :func:`~graphrag_app.explore.actions.ensure_support`), its
+    answer scrolled into view once when it arrives.
 
     ``container`` holds two places: the first for a run drawn whole, the second for a run
     followed live; the one not in use holds an empty element. So the drawing after Run replaces
@@ -466,7 +469,8 @@ def draw_run(container: DeltaGenerator, shown: ShownRun, page: ExploreState, app
         draw_answer_offer(st.container(), shown)
         if not presenter:
             bundles.draw_bundle_download(st.container(), view.state, index_key=view.index_key, app=app, key="run")
-        run_view.draw_run(st.container(), view.state, index_key=view.index_key, key="run", price=app.model.price, presenter=presenter)
+        support = actions.ensure_support(shown, index_for(view.index_key), app, chosen)
+        run_view.draw_run(st.container(), view.state, index_key=view.index_key, key="run", price=app.model.price, presenter=presenter, support=support)
         if view.reveal_answer:
             view.reveal_answer = False
             inspector.scroll_to_answer(st.container())

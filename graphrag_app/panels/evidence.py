@@ -1,11 +1,17 @@
 """A run's evidence, as several pages draw it: the answer as safe Markdown with every citation a
 link, the three community sets and their words, and one community's evidence (its summary, the
 claims of its leaf descendants with their sources, and what a run did with it), which Explore's
-evidence dialog and the Provenance page both show.
+evidence dialog and the Provenance page both show; and a run's support check (issue 41): each
+point with its verdict as a badge (icon and word, its reason on hover), the summary line, and a
+supporting quote highlighted inside its unit's text at the position the engine verified.
 
 One draw function per panel, each taking the container to draw into. Model and index text is
 drawn with ``st.text`` (verbatim) or through :mod:`graphrag_app.text` (safe Markdown); no panel
 uses ``unsafe_allow_html``.
+
+Why this module is long: a support check's quotes are drawn inside the same community evidence
+(the dialog beside the answer), and a module of their own would take Explore past the modules a
+page may reach (architecture rule 10).
 """
 
 from __future__ import annotations
@@ -22,13 +28,25 @@ from graphrag_core.records import IndexRecords, mention_excerpt, record_ref
 from graphrag_core.sources import source_table, unit_ids
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
+from graphrag_core.support import VERDICT_LABELS, SupportCheck, SupportEvidence, SupportPoint, find_quote, unit_text
 from graphrag_core.wording import counted
 
 from ..labels import FATE_LABELS, WALK_LABELS
 from ..loaders import open_index
 from ..session import Widget
 from ..settings import load_settings
-from ..text import cited_markdown, community_linker, demote_headings, either, escape_markdown, link, linked_markdown, record_linker
+from ..text import (
+    cited_markdown,
+    community_linker,
+    demote_headings,
+    either,
+    escape_markdown,
+    highlighted_markdown,
+    link,
+    linked_markdown,
+    record_linker,
+    verdict_badge,
+)
 from ..urls import RECORDS_ANCHOR, provenance_url, record_url
 
 
@@ -363,19 +381,122 @@ def draw_run_use(container: DeltaGenerator, index: Index, community: Community, 
                     st.text(f"error: {error}")
 
 
+# -- a run's support check -------------------------------------------------------------------------
+
+SUPPORT_HEADING = "Support check"
+EVIDENCE_NAMES = {"summary": "Summary", "claim": "Claim", "chunk": "Source chunk"}
+"""How a quote's unit is named over its text."""
+
+
+def judge_caption(check: SupportCheck) -> str:
+    """Who judged and what the summary line leaves out, on one line (plain text)."""
+    judge = "the offline (lexical) judge" if check.judge == "offline" else f"the model judge ({check.judged_by})"
+    detail = check.detail_line()
+    return f"Checked by {judge}" + (f" · {detail}" if detail else "") + "."
+
+
+def point_tooltip(point: SupportPoint) -> str:
+    """What a point's badge says on hover: its verdict in words, why, and who says it instead."""
+    words = [VERDICT_LABELS[point.verdict].capitalize() + ".", point.reason]
+    if point.error:
+        words.append(f"Not judged: {point.error}")
+    return " ".join(w for w in words if w)
+
+
+def point_markdown(point: SupportPoint) -> str:
+    """A point as one line of Markdown: its badge, then its text (escaped)."""
+    return f"{verdict_badge(point.verdict)} {escape_markdown(point.text)}"
+
+
+def draw_support(container: DeltaGenerator, check: SupportCheck) -> None:
+    """The check under the answer: the summary line (``7 of 8 points supported``), who judged,
+    then each point with its badge (its reason on hover)."""
+    with container:
+        st.markdown(f"**{SUPPORT_HEADING}:** {escape_markdown(check.summary_line())}")
+        st.caption(escape_markdown(judge_caption(check)))
+        for point in check.points:
+            st.markdown(point_markdown(point), help=point_tooltip(point))
+
+
+def quote_position(text: str, evidence: SupportEvidence) -> tuple[int, int] | None:
+    """Where ``evidence``'s quote is in its unit's ``text``: the position the engine verified when
+    it still holds, else where the quote is found (whitespace aside); None when it is not there."""
+    if 0 <= evidence.start < evidence.end <= len(text) and text[evidence.start : evidence.end] == evidence.quote:
+        return evidence.start, evidence.end
+    return find_quote(text, evidence.quote)
+
+
+def evidence_title(evidence: SupportEvidence) -> str:
+    """``Summary of community 3``, ``Claim 12``, ``Source chunk 4`` (plain text)."""
+    if evidence.kind == "summary":
+        return f"Summary of community {evidence.id}"
+    return f"{EVIDENCE_NAMES[evidence.kind]} {evidence.id}"
+
+
+def draw_quote(container: DeltaGenerator, index: Index, evidence: SupportEvidence) -> bool:
+    """One quote highlighted in its unit's text; False (nothing drawn) when the unit or the quote is not there."""
+    text = unit_text(index, evidence.kind, evidence.id)
+    position = quote_position(text, evidence) if text is not None else None
+    if text is None or position is None:
+        return False
+    with container:
+        st.caption(escape_markdown(evidence_title(evidence)))
+        st.markdown(highlighted_markdown(text, *position))
+    return True
+
+
+def points_citing(check: SupportCheck, unit_id: str) -> list[SupportPoint]:
+    """The points that cite ``unit_id``, or that it supports though they cite others."""
+    return [p for p in check.points if unit_id in p.communities or unit_id in p.supported_by]
+
+
+def quotes_from(point: SupportPoint, unit_id: str) -> list[SupportEvidence]:
+    """A point's quotes reached through ``unit_id`` (its own evidence, or what ``unit_id`` says for it elsewhere)."""
+    return [e for e in (*point.evidence, *point.elsewhere) if (e.community_id or e.id) == unit_id]
+
+
+def draw_unit_support(container: DeltaGenerator, index: Index, check: SupportCheck, unit_id: str) -> None:
+    """The check in a cited unit's evidence dialog: each point citing it (or supported by it)
+    with its badge, and its supporting quotes highlighted in their texts."""
+    points = points_citing(check, unit_id)
+    if not points:
+        return
+    with container:
+        st.markdown(f"**{SUPPORT_HEADING}** of the points citing it")
+        for point in points:
+            with st.container(border=True):
+                st.markdown(point_markdown(point), help=point_tooltip(point))
+                if unit_id not in point.communities:
+                    st.caption("The point does not cite it, but it says what the point says.")
+                if not sum(draw_quote(st.container(), index, e) for e in quotes_from(point, unit_id)):
+                    st.caption("No words of its texts support this point.")
+
+
 __all__ = [
     "ANSWER_BOX_KEY",
     "CLAIM_FILTER",
     "CLAIM_PAGE",
+    "EVIDENCE_NAMES",
     "EVIDENCE_OPEN",
     "FINAL_ANSWER_HEADING",
     "MAP_ANSWER_LABEL",
     "SET_HELP",
     "SET_NAMES",
     "SOURCE_SET_HELP",
+    "SUPPORT_HEADING",
     "answer_markdown",
     "close_evidence",
     "draw_claims",
+    "draw_quote",
+    "draw_support",
+    "draw_unit_support",
+    "evidence_title",
+    "judge_caption",
+    "point_markdown",
+    "point_tooltip",
+    "points_citing",
+    "quote_position",
+    "quotes_from",
     "draw_final_citations",
     "draw_run_use",
     "draw_summary",
