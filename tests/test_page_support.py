@@ -135,3 +135,24 @@ def test_a_long_units_text_is_cut_around_the_quote() -> None:
     start = text.index("the quote")
     shown = highlighted_markdown(text, start, start + len("the quote"), context=10)
     assert shown.startswith("…") and shown.endswith("…") and "**the quote**" in shown and len(shown) < 80
+
+
+def test_evaluate_shows_each_conditions_supported_share_beside_the_win_rates(run_db: Path) -> None:
+    from .apptest_support import page
+
+    at = page("evaluate", timeout=120).run()
+    at.selectbox(key="eval_index").set_value("zh-tea").run()
+    at.text_input(key="eval_seeds").input("1")
+    at.multiselect(key="eval_criteria").set_value(["directness"])
+    at.run()
+    at.button(key="eval_start").click().run()
+    assert not at.exception, at.exception
+    figures = {m.label: m.value for m in at.metric}
+    shares = [c.value for c in at.caption if " points supported · " in c.value]
+    assert "**Supported share** per condition" in _markdown(at)
+    assert {"C0", "leaf"} <= set(figures), figures
+    assert len(shares) == 2
+    for label, caption in zip(("C0", "leaf"), shares):
+        supported, points = (int(n.replace(",", "")) for n in caption.split(" points supported")[0].split(" of "))
+        assert points > 0 and figures[label] == f"{100 * supported / points:.1f}%"
+    assert "eval_support_csv" in [b.key for b in at.get("download_button")]

@@ -1,7 +1,8 @@
 """An experiment's result on the Evaluate page: the win rates per criterion (with people's votes
 beside the judge's when people judged), the p-values, the answer to "which condition should I
 use?" (evaluation spec section 8) with its cost table in the paper's form, the costs in detail,
-the drill-down to each judged pair, and the exports. One draw function per panel, each taking
+the drill-down to each judged pair, and the exports; beside the win rates, each condition's
+supported share when its answers were support-checked (issue 41). One draw function per panel, each taking
 its container.
 
 The choice is a pure function of the finished experiment (:func:`graphrag_core.evaluation.choose`),
@@ -26,6 +27,7 @@ from graphrag_core.evaluation.report import (
     judge_label,
     judgments_csv,
     significance_legend,
+    support_csv,
     to_markdown,
     win_rates_csv,
 )
@@ -59,6 +61,40 @@ def draw_choice(container: DeltaGenerator, result: ExperimentResult, choices: li
                 st.plotly_chart(choice_chart(choice), key=f"eval_choice_{choice.criterion}", config=PLOTLY_CONFIG)
         with st.expander("The choice as a table (also the choice CSV)"):
             st.dataframe(pd.DataFrame(choice_rows(choices)), hide_index=True, width="stretch", key="eval_choice_table")
+
+
+SUPPORT_SHARE_HELP = (
+    "The share of a condition's cited points that what they cite supports, the points of all its answers pooled "
+    "(see docs/support-check.md). {judge}"
+)
+SUPPORT_JUDGES = {
+    "offline": "Checked by the offline judge, by the words: it cannot see a paraphrase or a negation.",
+    "model": "Checked by the model judge.",
+}
+
+
+def support_share_text(share: float | None) -> str:
+    """A supported share as the page shows it: ``87.5%`` (``–`` when no point cites anything)."""
+    return "–" if share is None else f"{100 * share:.1f}%"
+
+
+def draw_support_shares(container: DeltaGenerator, result: ExperimentResult) -> None:
+    """Each condition's supported share as a figure (with its counts), when the answers were
+    support-checked; nothing otherwise."""
+    if not result.supported_shares:
+        return
+    help_text = SUPPORT_SHARE_HELP.format(judge=SUPPORT_JUDGES.get(result.support_judge or "", ""))
+    with container:
+        st.markdown("**Supported share** per condition")
+        cols = st.columns(min(len(result.supported_shares), 6))
+        for n, share in enumerate(result.supported_shares):
+            cols[n % len(cols)].metric(
+                share.condition, support_share_text(share.share), help=help_text,
+            )
+            cols[n % len(cols)].caption(
+                f"{share.supported:,} of {share.points:,} points supported · {share.partial:,} partly · {share.unsupported:,} not, "
+                f"over {share.answers:,} answers"
+            )
 
 
 def draw_paper_costs(container: DeltaGenerator, result: ExperimentResult) -> None:
@@ -98,6 +134,7 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
             f"{significance_legend(result)} "
             + ("The diagonal is the A/A check across seeds: it should be near 50." if len(result.spec.seeds) > 1 else AA_NEEDS_SEEDS)
         )
+        draw_support_shares(st.container(), result)
         heuristic = " of the heuristic judge's scores" if result.heuristic_judge else ""
         with st.expander(f"p-values{heuristic} (two-sided Wilcoxon signed-rank of per-question scores against 50, Holm-corrected per criterion)"):
             st.dataframe(pd.DataFrame(p_value_rows(result)), hide_index=True, width="stretch", key="eval_pvalues")
@@ -122,6 +159,10 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         st.subheader("Export")
         cols = st.columns(6 if votes else 5)
         stem = f"evaluation-{result.id}"
+        if result.supported_shares:
+            st.download_button(
+                "Supported share CSV", support_csv(result), file_name=f"{stem}.support.csv", mime="text/csv", key="eval_support_csv", on_click="ignore", icon=":material/download:"
+            )
         report = to_markdown(result) + ("\n" + people_markdown(result, votes) if votes else "")
         if votes:
             cols[5].download_button("Votes CSV", votes_csv(votes), file_name=f"{stem}.votes.csv", mime="text/csv", key="eval_votes_csv", on_click="ignore", icon=":material/download:")
@@ -136,4 +177,4 @@ def draw_result(container: DeltaGenerator, result: ExperimentResult, app: AppSet
         )
 
 
-__all__ = ["CHOICE_HELP", "draw_choice", "draw_paper_costs", "draw_result"]
+__all__ = ["CHOICE_HELP", "SUPPORT_SHARE_HELP", "draw_choice", "draw_paper_costs", "draw_result", "draw_support_shares", "support_share_text"]
