@@ -5,6 +5,7 @@ paper's form."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app.evaluate.charts import METHOD_COLORS, choice_chart, paper_cost_table
+from graphrag_app.explore.relevance import subqueries_line
 from graphrag_app.settings import ranking_line
+from graphrag_app.text import escape_markdown
 from graphrag_core.evaluation import choose
 from graphrag_core.history import RunStore
 from graphrag_core.index import load_index, save_index
@@ -146,3 +149,9 @@ def test_a_lazy_run_on_explore_uses_its_relevance_budget_and_is_recorded(run_db:
     record = RunStore(run_db).get(at.query_params["run"])
     assert record is not None and record.request.method == "lazy" and record.request.relevance_budget == 30
     assert record.result is not None and 0 < record.result.diagnostics.relevance_tests <= 30
+    tests = record.result.diagnostics.relevance_tests
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    assert any(title.startswith(f"Relevance tests: {tests} of 30 · ") for title in titles), titles
+    assert any(caption.startswith(f"{tests} of 30 relevance tests · ") for caption in (c.value for c in at.caption))
+    subqueries = record.result.diagnostics.subqueries
+    assert f"Subqueries: {escape_markdown(subqueries_line(subqueries))}" in [c.value for c in at.caption]

@@ -79,10 +79,14 @@ def await_first_events(
 
 def planning(state: RunState) -> bool:
     """Whether a run has shown nothing to draw yet: no event, or started and still planning its
-    batches (a dynamic selection's walk, or a ranking of source chunks, is something to draw)."""
+    batches (a dynamic selection's walk, a lazy run's relevance tests, or a ranking of source
+    chunks, is something to draw)."""
     if not state.events:
         return True
-    return state.status == RunStatus.RUNNING and state.phase == "selecting" and not state.selection.active and state.ranking is None
+    return (
+        state.status == RunStatus.RUNNING and state.phase == "selecting" and not state.selection.active and not state.relevance.active
+        and state.ranking is None
+    )
 
 
 def moment_due(state: RunState) -> bool:

@@ -8,6 +8,10 @@ output are drawn with ``st.text`` or as safe Markdown (:mod:`graphrag_app.text`)
 ``unsafe_allow_html``. The two small scripts drawn with ``st.html`` (the scroll, the citation
 clicks) carry only constants of this app and the community ids it linked, never model or index
 text.
+
+Why this module is long: every panel of a run (the walk before the map, the map's charts, the
+reduce, the answer) is drawn here in the one order that the live view's ticks and the whole
+page share; apart, a live run and the same run drawn whole would drift from each other.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from graphrag_core.models import Index
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
 
-from ..labels import FATE_LABELS, WALK_LABELS
+from ..text import FATE_LABELS, WALK_LABELS, escape_markdown
 from ..navigation import PROVENANCE_PAGE
 from ..panels.evidence import (
     ANSWER_BOX_KEY,
@@ -50,9 +54,8 @@ from ..panels.evidence import (
     unit_url,
 )
 from ..panels.link_tables import link_table
-from ..text import escape_markdown
 from ..urls import COMMUNITY_PARAM, provenance_params
-from . import charts, inspector
+from . import charts, inspector, relevance
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it
@@ -75,6 +78,8 @@ def phase_label(state: RunState) -> str:
     if state.phase == "selecting" and state.selection.active:
         round_text = f", round {state.selection.round}" if state.selection.round is not None else ""
         return f"dynamic selection: {state.selection.rated_count:,} communities rated{round_text}"
+    if state.phase == "selecting" and state.relevance.active:
+        return state.relevance.label if state.relevance.budget is not None else "expanding the question into subqueries"
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
@@ -90,6 +95,10 @@ def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None 
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
+        elif state.status == RunStatus.RUNNING and state.phase == "selecting" and state.relevance.budget is not None:
+            tests = state.relevance
+            found = f" · {tests.relevant_count:,} relevant chunks found"
+            st.progress(min(1.0, tests.used / max(1, tests.budget or 1)), text=tests.label + found)
         elif state.ranking is not None:  # naive RAG: no map, one call over the most relevant chunks
             ranked = state.ranking
             st.progress(1.0 if state.result is not None else 0.5, text=f"{ranked.relevant_count:,} of {ranked.unit_count:,} source chunks relevant · ranked by {ranker_label(ranked.ranker)}")
@@ -169,6 +178,27 @@ def draw_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, i
         _chart(container, charts.reduce_figure(state), key=chart_key, on_select=(lambda: inspector.reduce_chart_selected(chart_key)) if interactive else None)
 
 
+def draw_relevance(container: DeltaGenerator, state: RunState, *, key: str, height: int = relevance.RELEVANCE_HEIGHT) -> None:
+    """A lazy run's relevance tests (live): the subqueries they ask, then tests by community
+    and outcome under the budget (:func:`graphrag_app.explore.relevance.relevance_figure`)."""
+    tests = state.relevance
+    if not tests.active:
+        return
+    with container:
+        if tests.expansion_error:
+            st.warning(f"The question could not be expanded ({escape_markdown(tests.expansion_error)}); the tests ask the question itself.", icon=":material/warning:")
+        if tests.subqueries:
+            st.caption("Subqueries: " + escape_markdown(relevance.subqueries_line(tests.subqueries)))
+        if tests.budget is not None:
+            _chart(st.container(), relevance.relevance_figure(tests, height=height), key=None if state.status == RunStatus.RUNNING else f"{key}-relevance", live=state.status == RunStatus.RUNNING)
+        if tests.finished:
+            st.caption(
+                f"{tests.used:,} of {tests.budget or 0:,} relevance tests · {tests.calls:,} calls ({tests.cache_hits:,} from the cache) · "
+                f"{tests.failed:,} failed · {tests.usage.total_tokens:,} test tokens · {tests.relevant_count:,} relevant chunks, "
+                f"{len(tests.groups):,} communities mapped"
+            )
+
+
 def draw_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:
     """The walk of a dynamic selection on the hierarchy (live), then its table of ratings."""
     selection = state.selection
@@ -206,6 +236,8 @@ def draw_live_body(
     with container:
         if state.selection.active:
             draw_selection(st.container(), state, key=key)
+        if state.relevance.active:
+            draw_relevance(st.container(), state, key=key, height=chart_height)
         place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             draw_reduce_chart(st.container(), state, key=key)
@@ -459,6 +491,8 @@ def draw_run(
             inspector.draw_why(st.container(), state)
         if state.selection.active:
             draw_selection(st.container(), state, key=key)
+        if state.relevance.active:
+            draw_relevance(st.container(), state, key=key)
         if state.batches:
             draw_map_charts(st.container(), state, key=key, interactive=interactive)
         if interactive and not presenter and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call

@@ -24,11 +24,10 @@ from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
 from graphrag_core.wording import counted
 
-from ..labels import FATE_LABELS, WALK_LABELS
+from ..text import FATE_LABELS, WALK_LABELS, cited_markdown, community_linker, demote_headings, either, escape_markdown, link, linked_markdown, record_linker
 from ..loaders import open_index
 from ..session import Widget
 from ..settings import load_settings
-from ..text import cited_markdown, community_linker, demote_headings, either, escape_markdown, link, linked_markdown, record_linker
 from ..urls import RECORDS_ANCHOR, provenance_url, record_url
 
 
