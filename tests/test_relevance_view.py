@@ -77,3 +77,21 @@ def test_the_axis_ticks_whole_tests_only() -> None:
     relevance.apply(RelevanceTested(community_id="c", level=0, round=0, subquery=0, source_ids=("k",), calls=1))
     axis = relevance_figure(relevance).layout.xaxis
     assert (axis.tick0, axis.dtick) == (0, 1)  # one test drew ticks 0, 0, 0, 1, 1, 1
+
+
+def test_a_lazy_run_s_bundle_draws_the_same_relevance_chart(tmp_path) -> None:
+    """Issue 42, item 5: a lazy run written to a bundle and read back (another machine's app
+    opening it) folds into the same relevance tests and draws the same chart."""
+    from graphrag_app.jobs import run_blocking
+    from graphrag_core.bundle import bundle_to_json, make_bundle, read_bundle
+    from graphrag_core.history import RunStore
+
+    index = load_index(sample_path("jargon"))
+    request = GlobalSearchRequest(query="What is a kludge?", method="lazy", relevance_budget=9, seed=2)
+    handle, state = run_blocking(index, request, OfflineChatModel(), store_path=tmp_path / "runs.db", index_name="jargon")
+    record = RunStore(tmp_path / "runs.db").get(handle.run_id)
+    assert record is not None
+    opened = read_bundle(bundle_to_json(make_bundle(record)))
+    again = RunState.replay(list(opened.events))
+    assert opened.request.relevance_budget == 9 and again.relevance.used == state.relevance.used > 0
+    assert relevance_figure(again.relevance).to_dict() == relevance_figure(state.relevance).to_dict()
