@@ -29,6 +29,7 @@ from graphrag_core.citations import CommunitySets
 from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.figures import Price
 from graphrag_core.llm.embeddings import ranker_label
+from graphrag_core.llm.openai_replies import FormRefusal
 from graphrag_core.methods import UnitKind
 from graphrag_core.models import Index
 from graphrag_core.state import BatchStatus, RunState
@@ -105,7 +106,7 @@ def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None 
         elif state.status == RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
-            st.caption(f"Model: {escape_markdown(notice)}")
+            draw_notice(notice)
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.result is not None and state.result.diagnostics.stopped_note:
@@ -116,6 +117,18 @@ def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None 
         elif state.status in (RunStatus.FAILED, RunStatus.INTERRUPTED):
             st.error(f"The run failed ({escape_markdown(state.error_type or 'error')}):", icon=":material/error:")
             st.text(state.error or "")
+
+
+def draw_notice(notice: str) -> None:
+    """A model notice under the status: an endpoint's refusal of a ``response_format`` in one
+    sentence, with the server's own words behind a details expander; any other notice as it is."""
+    refusal = FormRefusal.read(notice)
+    if refusal is None:
+        st.caption(f"Model: {escape_markdown(notice)}")
+        return
+    st.caption(f"Model: {escape_markdown(refusal.sentence)}")
+    with st.expander("What the server said"):
+        st.text(refusal.detail)
 
 
 # -- the charts -----------------------------------------------------------------------------------
