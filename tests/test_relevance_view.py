@@ -95,3 +95,4 @@ def test_a_lazy_run_s_bundle_draws_the_same_relevance_chart(tmp_path) -> None:
     again = RunState.replay(list(opened.events))
     assert opened.request.relevance_budget == 9 and again.relevance.used == state.relevance.used > 0
     assert relevance_figure(again.relevance).to_dict() == relevance_figure(state.relevance).to_dict()
+
