@@ -15,8 +15,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.errors import EvaluationError, GraphRAGError
-from graphrag_core.evaluation import CRITERIA as ALL_CRITERIA, conditions_text as preset_text, lazy_conditions, paper_conditions, EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, estimate_experiment, parse_conditions, parse_questions
+from graphrag_core.evaluation import CRITERIA as ALL_CRITERIA, conditions_text as preset_text, preset_conditions, EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, estimate_experiment, parse_conditions, parse_questions
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
+from graphrag_core.evaluation.presets import LAZY_PRESET, PAPER
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.request import check_seed
@@ -47,14 +48,10 @@ def conditions_text(result: ExperimentResult) -> str:
     return "\n".join(f"{c.name}: {', '.join(f'{k}={v}' for k, v in c.overrides.items())}" for c in result.spec.conditions)
 
 
-def use_paper_preset(index: Index) -> None:
-    """Callback of "The paper's conditions": every level of the index, TS, SS and dynamic selection in the box."""
-    CONDITIONS.set(preset_text(paper_conditions(index)))
-
-
-def use_lazy_preset(index: Index) -> None:
-    """Callback of "… and lazy search": the paper's conditions, then LZ100, LZ500 and LZ1500."""
-    CONDITIONS.set(preset_text([*paper_conditions(index), *lazy_conditions()]))
+def use_preset(name: str, index: Index) -> None:
+    """Callback of a preset's button: the preset's conditions on the index in the box (``paper``:
+    every level, TS, SS and dynamic selection; ``lazy``: those, then LZ100, LZ500 and LZ1500)."""
+    CONDITIONS.set(preset_text(preset_conditions(name, index)))
 
 
 def index_key_of(result: ExperimentResult) -> str:
@@ -224,8 +221,8 @@ def draw_form(
             "The paper's conditions",
             key=PRESET_KEY,
             icon=":material/science:",
-            on_click=use_paper_preset,
-            args=(index,),
+            on_click=use_preset,
+            args=(PAPER, index),
             disabled=index is None,
             help="Fill in the GraphRAG paper's setup for this index: every community level (C0, C1, …; summaries only), TS "
             "(map-reduce over the source text), SS (naive RAG over the source chunks) and dynamic selection.",
@@ -234,8 +231,8 @@ def draw_form(
             "… and lazy search (LZ)",
             key=LAZY_PRESET_KEY,
             icon=":material/speed:",
-            on_click=use_lazy_preset,
-            args=(index,),
+            on_click=use_preset,
+            args=(LAZY_PRESET, index),
             disabled=index is None,
             help="The paper's conditions, and lazy search (relevance tests of the source text under a budget, then map-reduce "
             "over what they found) at relevance budgets 100, 500 and 1,500: LZ100, LZ500, LZ1500.",
