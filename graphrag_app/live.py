@@ -163,6 +163,9 @@ class RunView:
     it is due (``live_view.TIMELINE_REDRAW_S``)."""
     timeline_key: tuple[float, int] | None = None
     """When that timeline was drawn (the script's clock) and at what height."""
+    usefulness: object | None = None
+    """The usefulness chart the live view drew last (a Plotly figure), drawn again unchanged on
+    a tick that builds the timeline anew (``live_view.live_usefulness``)."""
 
     @property
     def live(self) -> bool:

@@ -135,11 +135,18 @@ def draw_notice(notice: str) -> None:
 
 
 def draw_map_charts(
-    container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, timeline: go.Figure | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    interactive: bool = False,
+    height: int = charts.CHART_HEIGHT,
+    timeline: go.Figure | None = None,
+    usefulness: go.Figure | None = None,
 ) -> DeltaGenerator | None:
     """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
-    is drawn instead of a timeline of ``state`` when given (the live view redraws it at its own
-    pace). Returns the usefulness chart's place (None: no batches yet), where the live view
+    and ``usefulness`` are drawn instead of figures of ``state`` when given (the live view redraws
+    each at its own pace). Returns the usefulness chart's place (None: no batches yet), where the live view
     draws it again when its first bar comes (:func:`draw_usefulness`)."""
     if not state.batches:
         return None
@@ -147,17 +154,26 @@ def draw_map_charts(
         left, right = st.columns(2)
         timeline = timeline if timeline is not None else charts.timeline_figure(state, height=height)
         place = left.empty()
-        draw_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t)
+        draw_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t, figure=usefulness)
         _chart(right, timeline, key=f"{key}-timeline", live=not interactive)
     return place
 
 
-def draw_usefulness(place: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, top: int | None = None) -> None:
+def draw_usefulness(
+    place: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    interactive: bool = False,
+    height: int = charts.CHART_HEIGHT,
+    top: int | None = None,
+    figure: go.Figure | None = None,
+) -> None:
     """The usefulness chart in ``place`` (an ``st.empty``), its plot ``top`` px down (the
-    timeline's beside it). A finished run's chart (``interactive``) has its key: clicking a bar
+    timeline's beside it); ``figure`` instead of one of ``state`` when given. A finished run's chart (``interactive``) has its key: clicking a bar
     opens that batch (inspector.draw_call_inspector). A live one has none, so a tick may draw it
     again in its place when its first bar comes (the figure differs, and so does its identity)."""
-    figure = charts.usefulness_figure(state, height=height, top=top)
+    figure = figure if figure is not None else charts.usefulness_figure(state, height=height, top=top)
     if interactive:
         chart_key = f"{key}-usefulness"
         _chart(place, figure, key=chart_key, on_select=lambda: inspector.chart_selected(chart_key))
@@ -239,7 +255,13 @@ and still fit a 1280x800 screen under the question)."""
 
 
 def draw_live_body(
-    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    chart_height: int = LIVE_CHART_HEIGHT,
+    timeline: go.Figure | None = None,
+    usefulness: go.Figure | None = None,
 ) -> DeltaGenerator | None:
     """A run while it streams (or a replay), under its status and above the answer as it is
     written: the walk of a dynamic selection, the usefulness chart and the call timeline, the
@@ -251,7 +273,7 @@ def draw_live_body(
             draw_selection(st.container(), state, key=key)
         if state.relevance.active:
             draw_relevance(st.container(), state, key=key, height=chart_height)
-        place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
+        place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline, usefulness=usefulness)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             draw_reduce_chart(st.container(), state, key=key)
     return place
