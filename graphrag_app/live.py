@@ -169,6 +169,9 @@ class RunView:
     made once the run ended (None: none made)."""
     support_failed: str | None = None
     """The judge whose check of this run could not be made (it is not tried again for this view)."""
+    usefulness: object | None = None
+    """The usefulness chart the live view drew last (a Plotly figure), drawn again unchanged on
+    a tick that builds the timeline anew (``live_view.live_usefulness``)."""
 
     @property
     def live(self) -> bool:

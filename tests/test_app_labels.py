@@ -1,7 +1,7 @@
 """How the app names a run in its lists (graphrag_app.labels) and the settings line it shows
 (graphrag_core.report.settings_text)."""
 
-from graphrag_app.labels import run_label
+from graphrag_app.text import run_label
 from graphrag_core.history.records import RunRecord
 from graphrag_core.history.store import RunStore
 from graphrag_core.report import settings_text

@@ -634,7 +634,7 @@ def test_recent_runs_lists_the_open_indexs_runs_and_hides_evaluation_runs(run_db
 def test_the_level_picker_and_the_cost_preview_give_one_estimate(run_db: Path) -> None:
     """The picker said "≈496k tokens" (the map texts alone) while the preview said 515,735 (the
     prompts the map sends) for the same level: both now show the map prompt tokens."""
-    from graphrag_app.labels import short_count
+    from graphrag_app.text import short_count
     from graphrag_app.previews import cost_previews
     from graphrag_core.cost import map_cost
 

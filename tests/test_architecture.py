@@ -64,11 +64,11 @@ libraries its part never imports."""
 
 PURE_APP_MODULES = (
     "graphrag_app/*/charts.py",
+    "graphrag_app/explore/relevance.py",
     "graphrag_app/compare/settings_table.py",
     "graphrag_app/panels/chart_parts.py",
     "graphrag_app/text.py",
     "graphrag_app/urls.py",
-    "graphrag_app/labels.py",
 )
 """Rule 3. Modules (glob patterns) that import no ``streamlit``, not even through another module."""
 

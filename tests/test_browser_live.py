@@ -312,3 +312,25 @@ def test_the_sidebar_is_wide_enough_for_the_level_picker_even_when_the_page_conf
         )
         assert (sidebar.bounding_box() or {}).get("width", 0) >= SIDEBAR_WIDTH_PX - 1
         assert cut_texts(page) == []
+
+
+def test_a_lazy_run_draws_its_relevance_tests_live_within_the_budget_at_1280x800(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    """Issue 42: while a lazy run tests relevance, the status names "relevance tests: N of B"
+    and the chart of tests by community grows; the answer follows, the chart stays with the run."""
+    with chromium_page(height=800, browser=browser) as page:
+        page.set_viewport_size({"width": 1280, "height": 800})
+        open_explore(page, server + "/?method=lazy&relevance_budget=40&latency=0.3&concurrency=2&seed=21")
+        page.get_by_role("button", name="Run global search").click()
+        sync_api.expect(page.get_by_text(re.compile(r"^relevance tests: [1-9]\d* of 40 · \d+ relevant chunks found$"))).to_be_visible()
+        sync_api.expect(chart_title(page, r"^Relevance tests: [1-9]\d* of 40 · ")).to_be_visible()
+        shot(page, "lazy-live-1280x800")
+        sync_api.expect(answer(page)).to_be_visible()
+        sync_api.expect(page.get_by_role("button", name="Run global search")).to_be_enabled()  # the page drawn whole after the run
+        title = chart_title(page, r"^Relevance tests: \d+ of 40 · .*(budget spent|nothing left to test)$")
+        sync_api.expect(title).to_be_visible()
+        used = int(re.match(r"^Relevance tests: (\d+) of 40", title.text_content() or "").group(1))  # type: ignore[union-attr]
+        assert 0 < used <= 40
+        sync_api.expect(page.get_by_text(re.compile(rf"^{used} of 40 relevance tests · "))).to_be_visible()
+        wait_for_plots_settled(page)
+        shot(page, "lazy-done-1280x800")
+        assert cut_texts(page) == [] and legend_overlaps(page) == []

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from graphrag_app.labels import short_count
+from graphrag_app.text import short_count
 from graphrag_core import Community, GlobalSearchRequest, Index, ScriptedChatModel, retrieve_global
 from graphrag_core.figures import run_figures
 from graphrag_core.history import RunRecord, RunStore

@@ -5,6 +5,7 @@ paper's form."""
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from graphrag_app.evaluate.charts import METHOD_COLORS, choice_chart, paper_cost_table
+from graphrag_app.explore.relevance import subqueries_line
 from graphrag_app.settings import ranking_line
+from graphrag_app.text import escape_markdown
 from graphrag_core.evaluation import choose
 from graphrag_core.history import RunStore
 from graphrag_core.index import load_index, save_index
@@ -146,3 +149,34 @@ def test_a_lazy_run_on_explore_uses_its_relevance_budget_and_is_recorded(run_db:
     record = RunStore(run_db).get(at.query_params["run"])
     assert record is not None and record.request.method == "lazy" and record.request.relevance_budget == 30
     assert record.result is not None and 0 < record.result.diagnostics.relevance_tests <= 30
+    tests = record.result.diagnostics.relevance_tests
+    titles = [json.loads(chart.proto.spec)["layout"]["title"]["text"] for chart in at.get("plotly_chart")]
+    assert any(title.startswith(f"Relevance tests: {tests} of 30 · ") for title in titles), titles
+    assert any(caption.startswith(f"{tests} of 30 relevance tests · ") for caption in (c.value for c in at.caption))
+    subqueries = record.result.diagnostics.subqueries
+    assert f"Subqueries: {escape_markdown(subqueries_line(subqueries))}" in [c.value for c in at.caption]
+
+
+def test_lazy_conditions_in_one_click_and_an_lz_condition_judged_with_its_costs(run_db: Path) -> None:
+    """Issue 42, item 6: Evaluate puts LZ100, LZ500 and LZ1500 beside the paper's conditions, and
+    an LZ condition runs, is judged and has its costs row (method lazy) and its point on the choice."""
+    at = evaluate().run()
+    at.selectbox(key="eval_index").set_value("jargon").run()
+    at.button(key="eval_preset_lazy").click().run()
+    levels = load_index(sample_path("jargon")).levels()
+    box = at.text_area(key="eval_conditions").value.splitlines()
+    names = [f"C{level}" for level in levels] + ["TS", "SS", "dynamic", "LZ100", "LZ500", "LZ1500"]
+    assert [line.split(":")[0] for line in box] == names
+    assert "LZ500: method=lazy, relevance_budget=500" in box
+    at.text_area(key="eval_conditions").input("C1: level=1, claims=false, sources=false\nLZ20: method=lazy, relevance_budget=20")
+    at.text_input(key="eval_seeds").input("1")
+    at.multiselect(key="eval_criteria").set_value(["comprehensiveness"]).run()
+    at.button(key="eval_start").click().run()
+    assert not at.exception, at.exception
+    paper = next(f.value for f in at.dataframe if "units read per answer" in f.value.columns)
+    assert list(paper["condition"]) == ["C1", "LZ20"]
+    choice = next(f.value for f in at.dataframe if "Pareto front" in f.value.columns)
+    assert set(choice["condition"]) == {"C1", "LZ20"}
+    costs = next(f.value for f in at.dataframe if "prompt tokens (planned)" in f.value.columns).set_index("condition")
+    assert costs.loc["LZ20", "relevance calls"] > 0 and costs.loc["C1", "relevance calls"] == 0  # the relevance tests, costed apart
+    assert costs.loc["LZ20", "relevance calls"] <= 20

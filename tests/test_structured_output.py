@@ -211,3 +211,41 @@ def test_every_kind_of_call_sends_its_own_schema_and_the_schema_fits_its_parser(
         # accepted has exactly the schema's keys
         assert body["type"] == "object" and body["additionalProperties"] is False
         assert set(body["required"]) == set(body["properties"]) == set(reply(request)), request.purpose
+
+
+def test_a_refusal_is_said_in_one_sentence_with_the_servers_words_behind_an_expander():
+    """Issue 40, item 7: Explore showed the refusal as the raw validation dump under the status.
+    The notice a run gets reads back into one sentence, and the page shows that sentence with the
+    server's message in a details expander."""
+    from streamlit.testing.v1 import AppTest
+
+    from graphrag_app.text import escape_markdown
+    from graphrag_core.llm.openai_replies import FormRefusal
+
+    with openai_server(only("json_object_schema", 500)) as server:
+        model = model_for(server.base_url)
+        events: list = []
+        asyncio.run(run_global_map("Where is tea grown?", batches(1), model, concurrency=1, on_event=events.append))
+    notice = next(e.message for e in events if isinstance(e, ModelNotice))
+    refusal = FormRefusal.read(notice)
+    assert refusal is not None and (refusal.form, refusal.following) == ("json_schema", "json_object_schema")
+    assert refusal.detail.startswith("1 validation error for CreateChatCompletionRequest")
+    assert refusal.sentence == f"This server ({model.identity}) does not take json_schema output: it takes json_object, and the reply's schema now goes in the prompt."
+    assert FormRefusal.read("Model endpoint x answered slowly.") is None
+
+    def status(notice: str) -> None:
+        from graphrag_app.explore.run_view import draw_status
+        from graphrag_core.events import ModelNotice as Notice
+        from graphrag_core.state import RunState
+
+        state = RunState()
+        state.apply(Notice(at=0.0, message=notice))
+        draw_status(__import__("streamlit").container(), state)
+
+    at = AppTest.from_function(status, args=(notice,)).run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert captions == [f"Model: {escape_markdown(refusal.sentence)}"], captions
+    assert not any("validation error" in c for c in captions)  # the dump is not on the main screen
+    assert [e.label for e in at.expander] == ["What the server said"]
+    assert any(t.value.startswith("1 validation error for CreateChatCompletionRequest") for t in at.expander[0].text)

@@ -17,8 +17,7 @@ import plotly.graph_objects as go
 
 from graphrag_app.compare.settings_table import SettingRow, settings_rows, settings_table  # noqa: F401 - also imported from here
 from graphrag_app.panels.chart_parts import BATCHES_COLOR, MODEL_CALLS_COLOR, PROMPT_TOKENS_NAME, SPENT_CALLS_COLOR, add_prompt_tokens_axis
-from graphrag_app.text import plot_text  # noqa: F401 - also imported from here
-from graphrag_app.labels import run_labels
+from graphrag_app.text import plot_text, run_labels  # noqa: F401 - plot_text also imported from here
 from graphrag_app.urls import index_param
 from graphrag_core.citations import CommunitySets, SetName, community_sets
 from graphrag_core.figures import Price, RunSpend, money

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from graphrag_app.labels import run_labels
+from graphrag_app.text import run_labels
 from graphrag_core.history import RunRecord
 
 # Request fields shown in the settings table, with their display names, in display order.

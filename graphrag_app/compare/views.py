@@ -22,8 +22,7 @@ from graphrag_core.wording import counted
 
 from ..panels import bundles, evidence, side_by_side
 from . import charts as cc
-from ..text import escape_markdown
-from ..labels import BRIEF_QUERY_CHARS, run_label
+from ..text import BRIEF_QUERY_CHARS, escape_markdown, run_label
 from ..settings import AppSettings
 from .state import HISTORY_RUN, ONLY_DIFFERING, OVERLAP_SET, POINTS_LEFT, POINTS_RIGHT, SELECTED, CompareState
 from ..urls import RUNS_PARAM, provenance_url, run_ids_param

@@ -24,8 +24,7 @@ from graphrag_core.evaluation.judge import Order
 from graphrag_core.evaluation.vote_report import AGREEMENT_HEADER, agreement_rows
 from graphrag_core.evaluation.votes import CHOICE_WORDS, Choice, Vote, VoteStore, VoteTask, next_task, order_shown, validate_judge_name, vote_tasks
 
-from ..text import safe_markdown
-from ..text import escape_markdown
+from ..text import escape_markdown, safe_markdown
 from .charts import agreement_chart
 from ..settings import AppSettings
 from .state import JUDGE_NAME, JudgingState

@@ -50,6 +50,7 @@ CRITERIA, REPEATS = Widget[list[str]]("eval_criteria", make=list), Widget[int]("
 MODEL, JUDGE, CLAIMS = Widget[str]("eval_model", "offline"), Widget[str]("eval_judge", "offline"), Widget[bool]("eval_claims", False)
 PERSONAS, TASKS, PER_TASK = Widget[int]("eval_personas", 3), Widget[int]("eval_tasks", 2), Widget[int]("eval_per_task", 2)
 PRESET_KEY = "eval_preset_paper"
+LAZY_PRESET_KEY = "eval_preset_lazy"
 JUDGE_NAME = Widget[str]("judge_name_input", "")
 """The name a person types on the judging screen."""
 
@@ -65,6 +66,7 @@ __all__ = [
     "MODEL",
     "PERSONAS",
     "PER_TASK",
+    "LAZY_PRESET_KEY",
     "PRESET_KEY",
     "REPEATS",
     "SEEDS",

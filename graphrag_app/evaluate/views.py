@@ -15,8 +15,9 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from graphrag_core.errors import EvaluationError, GraphRAGError
-from graphrag_core.evaluation import CRITERIA as ALL_CRITERIA, conditions_text as preset_text, paper_conditions, EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, estimate_experiment, parse_conditions, parse_questions
+from graphrag_core.evaluation import CRITERIA as ALL_CRITERIA, conditions_text as preset_text, preset_conditions, EvalProgress, EvaluationStore, ExperimentResult, ExperimentSpec, estimate_experiment, parse_conditions, parse_questions
 from graphrag_core.evaluation.questions import EvalQuestion, bundled_question_set, questions_to_jsonl
+from graphrag_core.evaluation.presets import LAZY_PRESET, PAPER
 from graphrag_core.inputs import parse_ints
 from graphrag_core.llm.settings import ModelSettings, resolve_model_settings
 from graphrag_core.request import check_seed
@@ -31,7 +32,7 @@ from ..settings import build_embedder, build_model, ranking_line
 from ..jobs import EvalJob, ModelFactory, follow, start_evaluation, start_question_generation
 from ..session import Widget
 from ..settings import MODEL_PICKS, AppSettings, configured_model_name, load_settings
-from .state import CLAIMS, CONDITIONS, CRITERIA, INDEX, JUDGE, MODEL, PER_TASK, PERSONAS, PRESET_KEY, REPEATS, SEEDS, SOURCE, TASKS, UPLOAD, EvaluateState
+from .state import CLAIMS, CONDITIONS, CRITERIA, INDEX, JUDGE, MODEL, LAZY_PRESET_KEY, PER_TASK, PERSONAS, PRESET_KEY, REPEATS, SEEDS, SOURCE, TASKS, UPLOAD, EvaluateState
 from ..urls import EXPERIMENT_PARAM, index_param
 
 DEFAULT_CONDITIONS = "C0: level=0\nleaf: level=leaf"
@@ -47,9 +48,10 @@ def conditions_text(result: ExperimentResult) -> str:
     return "\n".join(f"{c.name}: {', '.join(f'{k}={v}' for k, v in c.overrides.items())}" for c in result.spec.conditions)
 
 
-def use_paper_preset(index: Index) -> None:
-    """Callback of "The paper's conditions": every level of the index, TS, SS and dynamic selection in the box."""
-    CONDITIONS.set(preset_text(paper_conditions(index)))
+def use_preset(name: str, index: Index) -> None:
+    """Callback of a preset's button: the preset's conditions on the index in the box (``paper``:
+    every level, TS, SS and dynamic selection; ``lazy``: those, then LZ100, LZ500 and LZ1500)."""
+    CONDITIONS.set(preset_text(preset_conditions(name, index)))
 
 
 def index_key_of(result: ExperimentResult) -> str:
@@ -212,18 +214,28 @@ def draw_form(
             key=CONDITIONS.key,
             height=170,
             help="One per line: NAME: key=value, key=value. Keys: level (0, 1, … or leaf), method (global, text for the paper's TS, "
-            "vector for its SS), map_budget, reduce_budget, map_reserve, reduce_reserve, strategy (skip/stop), claims, sources "
+            "vector for its SS, lazy for lazy search with relevance_budget), map_budget, reduce_budget, map_reserve, reduce_reserve, strategy (skip/stop), claims, sources "
             "(true/false), or any request field such as community_selection.",
         )
         left.button(
             "The paper's conditions",
             key=PRESET_KEY,
             icon=":material/science:",
-            on_click=use_paper_preset,
-            args=(index,),
+            on_click=use_preset,
+            args=(PAPER, index),
             disabled=index is None,
             help="Fill in the GraphRAG paper's setup for this index: every community level (C0, C1, …; summaries only), TS "
             "(map-reduce over the source text), SS (naive RAG over the source chunks) and dynamic selection.",
+        )
+        left.button(
+            "… and lazy search (LZ)",
+            key=LAZY_PRESET_KEY,
+            icon=":material/speed:",
+            on_click=use_preset,
+            args=(LAZY_PRESET, index),
+            disabled=index is None,
+            help="The paper's conditions, and lazy search (relevance tests of the source text under a budget, then map-reduce "
+            "over what they found) at relevance budgets 100, 500 and 1,500: LZ100, LZ500, LZ1500.",
         )
         with right:
             st.text_input("Seeds", key=SEEDS.key, help="Two or more add the A/A check (each condition against itself across seeds).")

@@ -32,8 +32,7 @@ from graphrag_core.events import ReduceReplied, ReduceStarted
 from graphrag_core.levels import level_label
 from graphrag_core.state import BatchState, BatchStatus, CallOutcome, CallSpan, RunState, SelectionState
 
-from ..labels import FATE_LABELS, WALK_LABELS
-from ..text import hover_paragraph, plot_text
+from ..text import FATE_LABELS, WALK_LABELS, hover_paragraph, plot_text
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it

@@ -25,10 +25,9 @@ from graphrag_core.results import GlobalSearchDiagnostics
 from graphrag_core.state import BatchStatus, CallOutcome, RunState
 from graphrag_core.status import RunStatus
 
-from ..labels import FATE_LABELS
+from ..text import FATE_LABELS, cited_markdown, escape_markdown, link
 from ..panels.evidence import index_for, run_unit, unit_title, unit_url
 from ..session import Widget
-from ..text import cited_markdown, escape_markdown, link
 from . import charts
 
 CALL_KEY = "evidence_open_call"

@@ -13,8 +13,10 @@ run's status, then waits for the moment for a little longer than the interval
 (:func:`moment_wait_s`): the browser's next request is in before the wait ends, so ticks follow
 one another with no gap, and the moment is drawn as soon as the run has it, whenever it comes.
 The drawing after a click waits a moment for the run's first events. The call timeline is built
-anew at most once a second, and not in the tick that draws a moment: the browser builds a Plotly
-chart whose figure changed from scratch, while one drawn again unchanged costs it nothing.
+anew at most once a second, and not in the tick that draws a moment; a tick that builds it draws
+the usefulness chart it drew last (:func:`tick_figures`): the browser builds a Plotly chart whose
+figure changed from scratch, showing nothing in its place meanwhile, while one drawn again
+unchanged costs it nothing.
 """
 
 from __future__ import annotations
@@ -79,10 +81,14 @@ def await_first_events(
 
 def planning(state: RunState) -> bool:
     """Whether a run has shown nothing to draw yet: no event, or started and still planning its
-    batches (a dynamic selection's walk, or a ranking of source chunks, is something to draw)."""
+    batches (a dynamic selection's walk, a lazy run's relevance tests, or a ranking of source
+    chunks, is something to draw)."""
     if not state.events:
         return True
-    return state.status == RunStatus.RUNNING and state.phase == "selecting" and not state.selection.active and state.ranking is None
+    return (
+        state.status == RunStatus.RUNNING and state.phase == "selecting" and not state.selection.active and not state.relevance.active
+        and state.ranking is None
+    )
 
 
 def moment_due(state: RunState) -> bool:
@@ -145,6 +151,31 @@ def live_timeline(
     return view.timeline  # type: ignore[return-value]
 
 
+def live_usefulness(view: RunView, *, height: int, top: int | None, keep: bool = False) -> go.Figure:
+    """The usefulness chart for this tick of the live view: the one drawn last when the tick
+    ``keep``s it (it builds the timeline anew), else one drawn from the run now. The browser
+    builds a chart whose figure changed from scratch, and shows nothing in its place for a
+    moment; one tick building both charts left the usefulness chart's place blank often enough
+    for an audience to see it blink, so a tick builds one of them at most."""
+    kept = view.usefulness
+    if keep and kept is not None and kept.layout.height == height:  # type: ignore[attr-defined]
+        return kept  # type: ignore[return-value]
+    view.usefulness = charts.usefulness_figure(view.state, height=height, top=top)
+    return view.usefulness  # type: ignore[return-value]
+
+
+def tick_figures(
+    view: RunView, *, height: int, moment: bool = False, ended: bool = False, clock: Callable[[], float] = time.monotonic
+) -> tuple[go.Figure, go.Figure]:
+    """The call timeline and the usefulness chart a tick draws: a tick that builds the timeline
+    anew draws the usefulness chart it drew last again (the browser builds one chart at most per
+    tick), unless it draws a moment or the run's end, which show the run as it is."""
+    drawn = view.timeline
+    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment, clock=clock)
+    keep = timeline is not drawn and drawn is not None and not moment and not ended
+    return timeline, live_usefulness(view, height=height, top=timeline.layout.margin.t, keep=keep)
+
+
 # -- the live view --------------------------------------------------------------------------------
 
 
@@ -200,8 +231,9 @@ def _live_tick(interval: float, *, await_moments: bool = True) -> None:
         run_view.draw_answer(answer, state, index_key=view.index_key)
     height = run_view.PRESENTER_CHART_HEIGHT if presenting() else run_view.LIVE_CHART_HEIGHT
     moment = moments(state) != drawn
-    timeline = live_timeline(view, height=height, fresh=ended and not moment, hold=moment)
-    usefulness = run_view.draw_live_body(body, state, key="run", chart_height=height, timeline=timeline)
+    timeline, figure = tick_figures(view, height=height, moment=moment, ended=ended)
+    top = timeline.layout.margin.t
+    usefulness = run_view.draw_live_body(body, state, key="run", chart_height=height, timeline=timeline, usefulness=figure)
     run_view.draw_answer_draft(draft.container(), state)
     if await_moments and not ended and moment_due(state):
         before = moments(state)
@@ -211,7 +243,7 @@ def _live_tick(interval: float, *, await_moments: bool = True) -> None:
         run_view.draw_status(status.container(), state, note=note)
         (bars, answered), (had_bars, had_answer) = moments(state), before
         if bars and not had_bars and usefulness is not None:
-            run_view.draw_usefulness(usefulness, state, key="run", height=height, top=timeline.layout.margin.t)
+            run_view.draw_usefulness(usefulness, state, key="run", height=height, figure=live_usefulness(view, height=height, top=top))
         if answered and not had_answer:
             draft.empty()
             run_view.draw_answer(answer, state, index_key=view.index_key)
@@ -247,8 +279,10 @@ __all__ = [
     "draw_live",
     "end_live",
     "live_timeline",
+    "live_usefulness",
     "moment_due",
     "moment_wait_s",
     "moments",
+    "tick_figures",
     "planning",
 ]

@@ -8,6 +8,10 @@ output are drawn with ``st.text`` or as safe Markdown (:mod:`graphrag_app.text`)
 ``unsafe_allow_html``. The two small scripts drawn with ``st.html`` (the scroll, the citation
 clicks) carry only constants of this app and the community ids it linked, never model or index
 text.
+
+Why this module is long: every panel of a run (the walk before the map, the map's charts, the
+reduce, the answer) is drawn here in the one order that the live view's ticks and the whole
+page share; apart, a live run and the same run drawn whole would drift from each other.
 """
 
 from __future__ import annotations
@@ -25,13 +29,14 @@ from graphrag_core.citations import CommunitySets
 from graphrag_core.errors import STOPPED_MESSAGE
 from graphrag_core.figures import Price
 from graphrag_core.llm.embeddings import ranker_label
+from graphrag_core.llm.openai_replies import FormRefusal
 from graphrag_core.methods import UnitKind
 from graphrag_core.models import Index
 from graphrag_core.state import BatchStatus, RunState
 from graphrag_core.status import RunStatus
 from graphrag_core.support import SupportCheck
 
-from ..labels import FATE_LABELS, WALK_LABELS
+from ..text import FATE_LABELS, WALK_LABELS, escape_markdown
 from ..navigation import PROVENANCE_PAGE
 from ..panels.evidence import (
     ANSWER_BOX_KEY,
@@ -52,9 +57,8 @@ from ..panels.evidence import (
 )
 from ..panels.link_tables import link_table
 from ..panels.evidence import draw_support, draw_unit_support
-from ..text import escape_markdown
 from ..urls import COMMUNITY_PARAM, provenance_params
-from . import charts, inspector
+from . import charts, inspector, relevance
 
 if TYPE_CHECKING:
     import pandas as pd  # imported where a table is built: a page that draws none does not load it
@@ -77,6 +81,8 @@ def phase_label(state: RunState) -> str:
     if state.phase == "selecting" and state.selection.active:
         round_text = f", round {state.selection.round}" if state.selection.round is not None else ""
         return f"dynamic selection: {state.selection.rated_count:,} communities rated{round_text}"
+    if state.phase == "selecting" and state.relevance.active:
+        return state.relevance.label if state.relevance.budget is not None else "expanding the question into subqueries"
     return {"selecting": "selecting summaries", "reduce": "reduce", "done": ""}.get(state.phase, state.phase)
 
 
@@ -92,13 +98,17 @@ def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None 
             selection = state.selection
             total = selection.community_count or 1
             st.progress(min(1.0, selection.rated_count / total), text=f"dynamic selection: {selection.rated_count:,} communities rated")
+        elif state.status == RunStatus.RUNNING and state.phase == "selecting" and state.relevance.budget is not None:
+            tests = state.relevance
+            found = f" · {tests.relevant_count:,} relevant chunks found"
+            st.progress(min(1.0, tests.used / max(1, tests.budget or 1)), text=tests.label + found)
         elif state.ranking is not None:  # naive RAG: no map, one call over the most relevant chunks
             ranked = state.ranking
             st.progress(1.0 if state.result is not None else 0.5, text=f"{ranked.relevant_count:,} of {ranked.unit_count:,} source chunks relevant · ranked by {ranker_label(ranked.ranker)}")
         elif state.status == RunStatus.RUNNING or state.result is not None:
             st.progress(state.progress, text=f"{state.finished_batches:,} of {len(state.batches):,} map batches finished")
         for notice in state.notices:
-            st.caption(f"Model: {escape_markdown(notice)}")
+            draw_notice(notice)
         for warning in state.warnings:
             st.warning(escape_markdown(warning), icon=":material/warning:")
         if state.result is not None and state.result.diagnostics.stopped_note:
@@ -111,15 +121,34 @@ def draw_status(container: DeltaGenerator, state: RunState, *, note: str | None 
             st.text(state.error or "")
 
 
+def draw_notice(notice: str) -> None:
+    """A model notice under the status: an endpoint's refusal of a ``response_format`` in one
+    sentence, with the server's own words behind a details expander; any other notice as it is."""
+    refusal = FormRefusal.read(notice)
+    if refusal is None:
+        st.caption(f"Model: {escape_markdown(notice)}")
+        return
+    st.caption(f"Model: {escape_markdown(refusal.sentence)}")
+    with st.expander("What the server said"):
+        st.text(refusal.detail)
+
+
 # -- the charts -----------------------------------------------------------------------------------
 
 
 def draw_map_charts(
-    container: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, timeline: go.Figure | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    interactive: bool = False,
+    height: int = charts.CHART_HEIGHT,
+    timeline: go.Figure | None = None,
+    usefulness: go.Figure | None = None,
 ) -> DeltaGenerator | None:
     """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
-    is drawn instead of a timeline of ``state`` when given (the live view redraws it at its own
-    pace). Returns the usefulness chart's place (None: no batches yet), where the live view
+    and ``usefulness`` are drawn instead of figures of ``state`` when given (the live view redraws
+    each at its own pace). Returns the usefulness chart's place (None: no batches yet), where the live view
     draws it again when its first bar comes (:func:`draw_usefulness`)."""
     if not state.batches:
         return None
@@ -127,17 +156,26 @@ def draw_map_charts(
         left, right = st.columns(2)
         timeline = timeline if timeline is not None else charts.timeline_figure(state, height=height)
         place = left.empty()
-        draw_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t)
+        draw_usefulness(place, state, key=key, interactive=interactive, height=height, top=timeline.layout.margin.t, figure=usefulness)
         _chart(right, timeline, key=f"{key}-timeline", live=not interactive)
     return place
 
 
-def draw_usefulness(place: DeltaGenerator, state: RunState, *, key: str, interactive: bool = False, height: int = charts.CHART_HEIGHT, top: int | None = None) -> None:
+def draw_usefulness(
+    place: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    interactive: bool = False,
+    height: int = charts.CHART_HEIGHT,
+    top: int | None = None,
+    figure: go.Figure | None = None,
+) -> None:
     """The usefulness chart in ``place`` (an ``st.empty``), its plot ``top`` px down (the
-    timeline's beside it). A finished run's chart (``interactive``) has its key: clicking a bar
+    timeline's beside it); ``figure`` instead of one of ``state`` when given. A finished run's chart (``interactive``) has its key: clicking a bar
     opens that batch (inspector.draw_call_inspector). A live one has none, so a tick may draw it
     again in its place when its first bar comes (the figure differs, and so does its identity)."""
-    figure = charts.usefulness_figure(state, height=height, top=top)
+    figure = figure if figure is not None else charts.usefulness_figure(state, height=height, top=top)
     if interactive:
         chart_key = f"{key}-usefulness"
         _chart(place, figure, key=chart_key, on_select=lambda: inspector.chart_selected(chart_key))
@@ -171,6 +209,27 @@ def draw_reduce_chart(container: DeltaGenerator, state: RunState, *, key: str, i
         _chart(container, charts.reduce_figure(state), key=chart_key, on_select=(lambda: inspector.reduce_chart_selected(chart_key)) if interactive else None)
 
 
+def draw_relevance(container: DeltaGenerator, state: RunState, *, key: str, height: int = relevance.RELEVANCE_HEIGHT) -> None:
+    """A lazy run's relevance tests (live): the subqueries they ask, then tests by community
+    and outcome under the budget (:func:`graphrag_app.explore.relevance.relevance_figure`)."""
+    tests = state.relevance
+    if not tests.active:
+        return
+    with container:
+        if tests.expansion_error:
+            st.warning(f"The question could not be expanded ({escape_markdown(tests.expansion_error)}); the tests ask the question itself.", icon=":material/warning:")
+        if tests.subqueries:
+            st.caption("Subqueries: " + escape_markdown(relevance.subqueries_line(tests.subqueries)))
+        if tests.budget is not None:
+            _chart(st.container(), relevance.relevance_figure(tests, height=height), key=None if state.status == RunStatus.RUNNING else f"{key}-relevance", live=state.status == RunStatus.RUNNING)
+        if tests.finished:
+            st.caption(
+                f"{tests.used:,} of {tests.budget or 0:,} relevance tests · {tests.calls:,} calls ({tests.cache_hits:,} from the cache) · "
+                f"{tests.failed:,} failed · {tests.usage.total_tokens:,} test tokens · {tests.relevant_count:,} relevant chunks, "
+                f"{len(tests.groups):,} communities mapped"
+            )
+
+
 def draw_selection(container: DeltaGenerator, state: RunState, *, key: str) -> None:
     """The walk of a dynamic selection on the hierarchy (live), then its table of ratings."""
     selection = state.selection
@@ -198,7 +257,13 @@ and still fit a 1280x800 screen under the question)."""
 
 
 def draw_live_body(
-    container: DeltaGenerator, state: RunState, *, key: str, chart_height: int = LIVE_CHART_HEIGHT, timeline: go.Figure | None = None
+    container: DeltaGenerator,
+    state: RunState,
+    *,
+    key: str,
+    chart_height: int = LIVE_CHART_HEIGHT,
+    timeline: go.Figure | None = None,
+    usefulness: go.Figure | None = None,
 ) -> DeltaGenerator | None:
     """A run while it streams (or a replay), under its status and above the answer as it is
     written: the walk of a dynamic selection, the usefulness chart and the call timeline, the
@@ -208,7 +273,9 @@ def draw_live_body(
     with container:
         if state.selection.active:
             draw_selection(st.container(), state, key=key)
-        place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline)
+        if state.relevance.active:
+            draw_relevance(st.container(), state, key=key, height=chart_height)
+        place = draw_map_charts(st.container(), state, key=key, height=chart_height, timeline=timeline, usefulness=usefulness)
         if state.phase in ("reduce", "done") and (state.candidates or state.reduce_prompt_budget is not None):
             draw_reduce_chart(st.container(), state, key=key)
     return place
@@ -476,6 +543,8 @@ def draw_run(
             inspector.draw_why(st.container(), state)
         if state.selection.active:
             draw_selection(st.container(), state, key=key)
+        if state.relevance.active:
+            draw_relevance(st.container(), state, key=key)
         if state.batches:
             draw_map_charts(st.container(), state, key=key, interactive=interactive)
         if interactive and not presenter and (state.batches or state.reduce_calls):  # naive RAG has no batch, only its one call

@@ -22,7 +22,7 @@ from graphrag_core.samples import is_starting_question, starting_question
 from graphrag_core.search import draw_seed
 
 from .. import widgets
-from ..labels import short_count
+from ..text import short_count
 from ..settings import ranking_line
 from ..loaders import OpenedIndex
 from ..previews import SECTIONS_WAIT_S, level_costs_for

@@ -379,7 +379,7 @@ def draw_run_buttons(container: DeltaGenerator, shown: ShownRun, app: AppSetting
                 icon=":material/replay:",
                 help="Play the run shown back through the live view at its recorded pace (or the speed beside): no model, no cache.",
             )
-            if REPLAY_SPEED.value not in REPLAY_SPEEDS:
+            if not REPLAY_SPEED.present or REPLAY_SPEED.value not in REPLAY_SPEEDS:  # a selectbox with no value shows its first option
                 REPLAY_SPEED.set(1.0)
             row.selectbox("Replay speed", REPLAY_SPEEDS, key=REPLAY_SPEED.key, format_func=lambda v: f"{v:g}× speed", width=130, label_visibility="collapsed")
         if not presenting() and not shown.running:

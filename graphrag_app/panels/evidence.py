@@ -31,11 +31,9 @@ from graphrag_core.status import RunStatus
 from graphrag_core.support import VERDICT_LABELS, SupportCheck, SupportEvidence, SupportPoint, find_quote, unit_text
 from graphrag_core.wording import counted
 
-from ..labels import FATE_LABELS, WALK_LABELS
-from ..loaders import open_index
-from ..session import Widget
-from ..settings import load_settings
 from ..text import (
+    FATE_LABELS,
+    WALK_LABELS,
     cited_markdown,
     community_linker,
     demote_headings,
@@ -47,6 +45,9 @@ from ..text import (
     record_linker,
     verdict_badge,
 )
+from ..loaders import open_index
+from ..session import Widget
+from ..settings import load_settings
 from ..urls import RECORDS_ANCHOR, provenance_url, record_url
 
 

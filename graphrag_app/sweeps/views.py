@@ -29,10 +29,9 @@ from graphrag_core.wording import counted
 from ..loaders import OpenedIndex
 
 from ..previews import level_costs_for
-from ..labels import short_count
+from ..text import escape_markdown, short_count
 from ..jobs import cache_factory
 from ..previews import LevelCosts
-from ..text import escape_markdown
 from ..panels.link_tables import link_table
 from ..settings import build_model, shared_preflight
 from ..jobs import check_model, follow, start_sweep

@@ -86,6 +86,7 @@ from .openai_replies import (
     is_context_overflow,
     is_retryable_status,
     notice_excerpt,
+    refusal_notice,
     parse_retry_after,
     refuses_format,
     reported_usage,
@@ -320,7 +321,7 @@ class OpenAIChatModel:
     def _refused(self, form: OutputForm, following: OutputForm, detail: str) -> None:
         """Remember that the endpoint refused ``form``; say so once per endpoint and form."""
         if self.endpoints.refused(self.endpoint, form, following=following):
-            notice = f"Model endpoint {self.identity} does not accept response_format {form} ({notice_excerpt(detail)}); using {following} from now on."
+            notice = refusal_notice(self.identity, form, following, detail)
             logger.warning("%s", notice)
             self._notices.append(notice)
 

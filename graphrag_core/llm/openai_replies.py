@@ -8,8 +8,10 @@ embedding adapters.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 
 from .base import MAX_REPLY_CHARS, TokenUsage
@@ -152,7 +154,53 @@ def error_detail(body: object) -> str:
     return ""
 
 
+
+FOLLOWING_FORM_WORDS: dict[str, str] = {
+    "json_object_schema": "it takes json_object, and the reply's schema now goes in the prompt",
+    "json_object": "it takes json_object, so replies are asked for as JSON objects with no schema",
+    "none": "it takes no response_format, so replies are read from plain text",
+}
+"""What the form a refusal falls back to means for the calls that follow, in words."""
+
+_REFUSAL_NOTICE = re.compile(
+    r"^Model endpoint (?P<identity>.+?) does not accept response_format (?P<form>\w+) \((?P<detail>.*)\); using (?P<following>\w+) from now on\.$",
+    re.S,
+)
+
+
+def refusal_notice(identity: str, form: str, following: str, detail: str) -> str:
+    """The notice a run gets when its endpoint refused a ``response_format`` (once per endpoint
+    and form): the endpoint, the form, an excerpt of the server's message, the form used next."""
+    return f"Model endpoint {identity} does not accept response_format {form} ({notice_excerpt(detail)}); using {following} from now on."
+
+
+@dataclass(frozen=True)
+class FormRefusal:
+    """A :func:`refusal_notice` read back: a front end says it in one sentence
+    (:attr:`sentence`) and keeps the server's own words (:attr:`detail`) behind a details view."""
+
+    identity: str
+    form: str
+    following: str
+    detail: str
+
+    @classmethod
+    def read(cls, notice: str) -> FormRefusal | None:
+        """The refusal a notice says, or None for any other notice."""
+        match = _REFUSAL_NOTICE.match(notice)
+        return None if match is None else cls(**match.groupdict())
+
+    @property
+    def sentence(self) -> str:
+        """``This server (…) does not take json_schema output: it takes json_object, and the
+        reply's schema now goes in the prompt.``"""
+        then = FOLLOWING_FORM_WORDS.get(self.following, f"it is sent {self.following} from now on")
+        return f"This server ({self.identity}) does not take {self.form} output: {then}."
+
+
 __all__ = [
+    "FOLLOWING_FORM_WORDS",
+    "FormRefusal",
     "CONTEXT_LENGTH_ADVICE",
     "ERROR_BODY_EXCERPT",
     "MAX_PLAUSIBLE_CALL_TOKENS",
@@ -165,6 +213,7 @@ __all__ = [
     "is_context_overflow",
     "is_retryable_status",
     "notice_excerpt",
+    "refusal_notice",
     "parse_retry_after",
     "refuses_format",
     "reported_usage",
