@@ -148,8 +148,8 @@ def draw_map_charts(
 ) -> DeltaGenerator | None:
     """The usefulness chart and the call timeline side by side (``height`` px each); ``timeline``
     and ``usefulness`` are drawn instead of figures of ``state`` when given (the live view redraws
-    each at its own pace). Returns the usefulness chart's place (None: no batches yet), where the live view
-    draws it again when its first bar comes (:func:`draw_usefulness`)."""
+    each at its own pace). Returns the usefulness chart's place (None: no batches yet), where the
+    live view draws it again when its first bar comes (:func:`draw_usefulness`)."""
     if not state.batches:
         return None
     with container:
@@ -172,9 +172,10 @@ def draw_usefulness(
     figure: go.Figure | None = None,
 ) -> None:
     """The usefulness chart in ``place`` (an ``st.empty``), its plot ``top`` px down (the
-    timeline's beside it); ``figure`` instead of one of ``state`` when given. A finished run's chart (``interactive``) has its key: clicking a bar
-    opens that batch (inspector.draw_call_inspector). A live one has none, so a tick may draw it
-    again in its place when its first bar comes (the figure differs, and so does its identity)."""
+    timeline's beside it); ``figure`` instead of one of ``state`` when given. A finished run's
+    chart (``interactive``) has its key: clicking a bar opens that batch
+    (inspector.draw_call_inspector). A live one has none, so a tick may draw it again in its
+    place when its first bar comes (the figure differs, and so does its identity)."""
     figure = figure if figure is not None else charts.usefulness_figure(state, height=height, top=top)
     if interactive:
         chart_key = f"{key}-usefulness"
